@@ -1,0 +1,58 @@
+"""Where things live. Every path can be overridden by an environment variable.
+
+PREDICTABASE_HOME       project root holding warehouse/ and dbt_project/ (default: this checkout)
+PREDICTABASE_WAREHOUSE  warehouse directory (default: $PREDICTABASE_HOME/warehouse)
+PREDICTABASE_MIRROR     local mirror of the upstream sources; when unset, files are downloaded
+PREDICTABASE_MODEL_CACHE  converted-model cache (default: $PREDICTABASE_WAREHOUSE/models)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Paths:
+    warehouse: Path
+
+    @property
+    def raw(self) -> Path:  # fetched, checksum-verified source files
+        return self.warehouse / "raw"
+
+    @property
+    def duckdb(self) -> Path:  # the warehouse written by ingest and dbt
+        return self.warehouse / "predictabase.duckdb"
+
+    @property
+    def marts(self) -> Path:  # read-only snapshot published for the dashboard
+        return self.warehouse / "marts.duckdb"
+
+    @property
+    def parquet(self) -> Path:
+        return self.warehouse / "parquet"
+
+    @property
+    def token_scores(self) -> Path:
+        return self.parquet / "token_scores"
+
+    @property
+    def models(self) -> Path:
+        return Path(os.environ.get("PREDICTABASE_MODEL_CACHE", self.warehouse / "models"))
+
+
+def paths(warehouse: str | Path | None = None) -> Paths:
+    if warehouse is None:
+        home = Path(os.environ.get("PREDICTABASE_HOME", PROJECT_ROOT))
+        warehouse = os.environ.get("PREDICTABASE_WAREHOUSE", home / "warehouse")
+    return Paths(Path(warehouse).resolve())
+
+
+def mirror_dir(explicit: str | Path | None = None) -> Path | None:
+    value = explicit or os.environ.get("PREDICTABASE_MIRROR")
+    return Path(value).resolve() if value else None
+
+
+DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"

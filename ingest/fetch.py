@@ -1,0 +1,93 @@
+"""Fetch catalog files from a local mirror or upstream, verifying sha256."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.progress import Progress
+
+from .catalog import SourceFile, files_for
+from .config import Paths, mirror_dir
+from .errors import ChecksumError, IngestError
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class FetchResult:
+    file: SourceFile
+    status: str  # "present" | "copied" | "downloaded"
+
+
+def _download(url: str, dest: Path) -> None:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, open(dest, "wb") as out:
+            shutil.copyfileobj(resp, out)
+    except (urllib.error.URLError, OSError) as exc:
+        raise IngestError(url, f"download failed ({exc}); pass --mirror DIR or set PREDICTABASE_MIRROR") from exc
+
+
+def fetch_one(sf: SourceFile, paths: Paths, mirror: Path | None) -> FetchResult:
+    dest = paths.raw / sf.path
+    if dest.exists() and sha256_of(dest) == sf.sha256:
+        return FetchResult(sf, "present")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".fetch-")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if mirror is not None:
+            src = mirror / sf.path
+            if not src.exists():
+                raise IngestError(src, "missing from the mirror")
+            shutil.copyfile(src, tmp)
+            origin, status = src, "copied"
+        else:
+            _download(sf.url, tmp)
+            origin, status = sf.url, "downloaded"
+        got = sha256_of(tmp)
+        if got != sf.sha256:
+            raise ChecksumError(origin, f"sha256 {got} does not match the catalog's {sf.sha256}; refusing it")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return FetchResult(sf, status)
+
+
+def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = None,
+          show_progress: bool = True) -> list[FetchResult]:
+    """Fetch every catalog file (or one dataset's). Stops at the first bad file."""
+    m = mirror_dir(mirror)
+    files = files_for(dataset)
+    if not files:
+        raise IngestError(None, f"no catalog files for dataset {dataset!r}")
+    results = []
+    with Progress(disable=not show_progress, transient=True) as progress:
+        task = progress.add_task("fetch", total=len(files))
+        for sf in files:
+            results.append(fetch_one(sf, paths, m))
+            progress.advance(task)
+    return results
+
+
+def verified_path(sf: SourceFile, paths: Paths) -> Path:
+    """The fetched local copy of a catalog file, re-verified; ingest reads only through this."""
+    p = paths.raw / sf.path
+    if not p.exists():
+        raise IngestError(p, "not fetched yet; run `predictabase fetch` first")
+    got = sha256_of(p)
+    if got != sf.sha256:
+        raise ChecksumError(p, f"sha256 {got} does not match the catalog's {sf.sha256} (file changed after fetch)")
+    return p
