@@ -1,0 +1,68 @@
+{#- Staging helpers that keep the project buildable when an input does not exist yet
+    (a raw table that no ingest job has written, or no Parquet run at all). Every
+    staging view has a fixed, typed column list: present columns are cast to the
+    declared type, missing columns (or a missing table) become typed NULLs / an
+    empty relation, so downstream models and tests always compile. -#}
+
+{% macro typed_select(columns, present, from_sql) -%}
+select
+{%- for col in columns %}
+    {% if col[0] | lower in present -%}
+    cast({{ adapter.quote(col[0]) }} as {{ col[1] }})
+    {%- else -%}
+    cast(null as {{ col[1] }})
+    {%- endif %} as {{ adapter.quote(col[0]) }}{{ "," if not loop.last }}
+{%- endfor %}
+from {{ from_sql }}
+{%- endmacro %}
+
+{% macro empty_select(columns) -%}
+select
+{%- for col in columns %}
+    cast(null as {{ col[1] }}) as {{ adapter.quote(col[0]) }}{{ "," if not loop.last }}
+{%- endfor %}
+where false
+{%- endmacro %}
+
+{#- select `columns` ([name, type] pairs) from a raw table, or an empty typed relation when it is missing -#}
+{% macro select_source_or_empty(source_name, table_name, columns) -%}
+{%- set rel = source(source_name, table_name) -%}
+{%- set existing = none -%}
+{%- if execute -%}
+  {%- set existing = adapter.get_relation(database=rel.database, schema=rel.schema, identifier=rel.identifier) -%}
+{%- endif -%}
+{%- if existing is not none -%}
+  {%- set present = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list -%}
+{{ typed_select(columns, present, rel) }}
+{%- else -%}
+{{ empty_select(columns) }}
+{%- endif -%}
+{%- endmacro %}
+
+{#- the token-score directory (env PREDICTABASE_TOKEN_SCORES), without a trailing slash -#}
+{% macro token_scores_dir() -%}
+{{ env_var('PREDICTABASE_TOKEN_SCORES') | replace("'", "''") | trim | replace('\\', '/') }}
+{%- endmacro %}
+
+{#- number of files matching a glob (0 at parse time) -#}
+{% macro count_files(pattern) -%}
+{%- if execute -%}
+  {%- set res = run_query("select count(*) from glob('" ~ pattern ~ "')") -%}
+  {{- return(res.columns[0].values()[0] | int) -}}
+{%- else -%}
+  {{- return(0) -}}
+{%- endif -%}
+{%- endmacro %}
+
+{#- select `columns` from an external source (Parquet / JSON glob), or an empty typed relation
+    when no file matches `pattern` -#}
+{% macro select_external_or_empty(source_name, table_name, pattern, columns) -%}
+{%- set rel = source(source_name, table_name) -%}
+{%- if count_files(pattern) > 0 -%}
+  {%- set described = run_query("describe select * from " ~ rel) -%}
+  {%- set present = described.columns[0].values() | map('lower') | list -%}
+{{ typed_select(columns, present, rel) }}
+{%- else -%}
+{{ empty_select(columns) }}
+{%- endif -%}
+{%- endmacro %}
