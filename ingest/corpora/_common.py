@@ -1,0 +1,210 @@
+"""Shared pieces of the corpus loaders: verified reads, strict parsing helpers, span
+helpers and the one-transaction-per-corpus writer.
+
+Every loader works in two phases: `load_*` reads its source files (through
+`verified_path` only), parses and validates everything in memory and returns a
+`CorpusLoad`; only then does `write_corpus` replace the corpus's partitions of all
+its tables inside ONE transaction. A bad file therefore raises `IngestError`
+before anything is written.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from ..catalog import SourceFile, by_path
+from ..config import Paths
+from ..errors import IngestError
+from ..fetch import verified_path
+
+
+@dataclass(frozen=True)
+class Source:
+    """A fetched, re-verified catalog file, read once."""
+    path: str  # catalog (mirror-relative) path, the value of `source_path`
+    sha256: str
+    local: Path
+    data: bytes
+
+
+def read_source(catalog_path: str, paths: Paths) -> Source:
+    try:
+        sf: SourceFile = by_path(catalog_path)
+    except KeyError as exc:
+        raise IngestError(catalog_path, "not in the source catalog") from exc
+    local = verified_path(sf, paths)
+    return Source(path=sf.path, sha256=sf.sha256, local=local, data=local.read_bytes())
+
+
+def corpus_version(sources: Iterable[Source]) -> str:
+    """sha256 over the sha256s of the corpus's source files (sorted by catalog path, one per line)."""
+    lines = "\n".join(s.sha256 for s in sorted(sources, key=lambda s: s.path))
+    return hashlib.sha256(lines.encode("ascii")).hexdigest()
+
+
+# --------------------------------------------------------------------------- parsing helpers
+
+def decode(data: bytes, name: str, encoding: str = "utf-8") -> str:
+    try:
+        return data.decode(encoding, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise IngestError(name, f"not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} "
+                                f"at offset {exc.start} ({exc.reason})") from exc
+
+
+def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str = ",",
+                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8") -> list[dict[str, str]]:
+    """Strictly parse a delimited text file: valid encoding, header with `required` columns,
+    every row exactly as many fields as the header, file ending with a newline (else truncated)."""
+    text = decode(data, name, encoding)
+    if not text:
+        raise IngestError(name, "file is empty")
+    if not text.endswith("\n"):
+        raise IngestError(name, "file does not end with a newline: truncated?")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        raise IngestError(name, f"cannot read the header ({exc})") from exc
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise IngestError(name, f"missing column(s) {missing}; header has {header}")
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    if dupes:
+        raise IngestError(name, f"duplicate column(s) {dupes}")
+    rows = []
+    try:
+        for rec in reader:
+            if len(rec) != len(header):
+                raise IngestError(name, f"line {reader.line_num}: {len(rec)} fields, expected {len(header)} "
+                                        f"(truncated or malformed row)")
+            rows.append(dict(zip(header, rec)))
+    except csv.Error as exc:
+        raise IngestError(name, f"line {reader.line_num}: malformed CSV ({exc})") from exc
+    if not rows:
+        raise IngestError(name, "no data rows")
+    return rows
+
+
+def to_int(value: str, name: str, what: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise IngestError(name, f"{what}: {value!r} is not an integer") from exc
+
+
+def to_float(value: str, name: str, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise IngestError(name, f"{what}: {value!r} is not a number") from exc
+
+
+_NONSPACE = re.compile(r"\S+")
+
+
+def whitespace_words(text: str) -> list[tuple[str, int, int]]:
+    """Maximal runs of non-whitespace characters with their [start, end) spans."""
+    return [(m.group(), m.start(), m.end()) for m in _NONSPACE.finditer(text)]
+
+
+def join_with_spans(words: list[str], sep: str = " ") -> tuple[str, list[tuple[int, int]]]:
+    spans, pos = [], 0
+    for i, w in enumerate(words):
+        if i:
+            pos += len(sep)
+        spans.append((pos, pos + len(w)))
+        pos += len(w)
+    return sep.join(words), spans
+
+
+# --------------------------------------------------------------------------- frames
+
+DOC_SCHEMA = {
+    "corpus": pl.String, "doc_id": pl.String, "doc_index": pl.Int32, "text": pl.String,
+    "n_chars": pl.Int32, "n_bytes": pl.Int32, "score_prefix_chars": pl.Int32,
+    "corpus_version": pl.String, "source_path": pl.String, "source_sha256": pl.String,
+}
+WORD_SCHEMA = {
+    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "word": pl.String,
+    "char_start": pl.Int32, "char_end": pl.Int32, "native_id": pl.String,
+    "source_path": pl.String, "source_sha256": pl.String,
+}
+TOKEN_SCHEMA = {
+    "doc_id": pl.String, "token_index": pl.Int32, "token": pl.String, "char_start": pl.Int32,
+    "char_end": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,
+}
+
+
+def doc_row(corpus: str, doc_id: str, doc_index: int, text: str, src: Source, version: str,
+            score_prefix_chars: int | None = None) -> dict:
+    return dict(corpus=corpus, doc_id=doc_id, doc_index=doc_index, text=text, n_chars=len(text),
+                n_bytes=len(text.encode("utf-8")), score_prefix_chars=score_prefix_chars,
+                corpus_version=version, source_path=src.path, source_sha256=src.sha256)
+
+
+def frame(rows: list[dict] | dict[str, list], schema: dict) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, strict=True)
+
+
+def check_word_spans(docs: pl.DataFrame, words: pl.DataFrame, name: str) -> None:
+    """Every word's span lies in its document and covers exactly the word's characters; indices 0..n-1."""
+    texts = dict(zip(docs["doc_id"].to_list(), docs["text"].to_list()))
+    last: dict[str, int] = {}
+    for doc_id, wi, w, a, b in words.select("doc_id", "word_index", "word", "char_start", "char_end").iter_rows():
+        t = texts.get(doc_id)
+        if t is None:
+            raise IngestError(name, f"word {wi} refers to unknown document {doc_id}")
+        if t[a:b] != w or not (0 <= a < b <= len(t)):
+            raise IngestError(name, f"document {doc_id} word {wi} {w!r}: span [{a},{b}) holds {t[a:b]!r}")
+        if wi != last.get(doc_id, -1) + 1:
+            raise IngestError(name, f"document {doc_id}: word_index {wi} out of order")
+        last[doc_id] = wi
+
+
+# --------------------------------------------------------------------------- writing
+
+@dataclass
+class CorpusLoad:
+    """Everything one ingest name writes: (table, frame, partition) triples, plus notes for the report."""
+    name: str
+    tables: list[tuple[str, pl.DataFrame, dict[str, object]]]
+    notes: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        return sum(f.height for _, f, _ in self.tables)
+
+
+def write_corpus(con: duckdb.DuckDBPyConnection, load: CorpusLoad) -> int:
+    """Replace every partition of `load` in ONE transaction (same semantics as
+    `ingest.db.replace_partition`, extended to several tables): all or nothing, idempotent."""
+    for table, df, where in load.tables:
+        for col, val in where.items():
+            if col not in df.columns:
+                raise ValueError(f"partition column {col} missing from frame for {table}")
+            if df.height and (df[col].n_unique() != 1 or df[col][0] != val):
+                raise ValueError(f"frame for {table} holds rows outside partition {where}")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for i, (table, df, where) in enumerate(load.tables):
+            view = f"_incoming_{i}"
+            con.register(view, df.to_arrow())
+            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM {view} LIMIT 0")
+            cond = " AND ".join(f"{c} = ?" for c in where) or "TRUE"
+            con.execute(f"DELETE FROM {table} WHERE {cond}", list(where.values()))
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view}")
+            con.unregister(view)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return load.rows
