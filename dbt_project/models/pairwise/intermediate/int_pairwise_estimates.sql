@@ -1,0 +1,35 @@
+{{ config(materialized='table', schema='intermediate') }}
+-- One row per (resample, predictor, rounding, subset): paper 000 equation 5,
+--     L_h - L_G ~= (1/N) sum_{(c,y)} ln( (1/n) sum_{x ~ G(c)} g(y|c)/g(x|c) * r(x, y|c) ),
+-- the mean over the subset's N questions of log_mean_term_nats, with sec. 4.1.3 (1)'s
+-- uncertainty sigma = (standard deviation over questions) / sqrt(N) (population sd, ddof 0, as
+-- the authors' numpy .std()). Also the generator's true loss L_G on the same questions
+-- (mean of -ln g(y|c)) and, for language models, the predictor's own true loss there.
+-- Subsets: all 120 questions, word tokens (appendix D: y = space + letters), each set alone.
+with subsets (subset) as (
+    values ('all'), ('word_tokens'), ('set_1'), ('set_2')
+),
+
+terms as (
+    select s.subset, t.*
+    from {{ ref('int_pairwise_question_terms') }} as t
+    inner join subsets as s
+        on s.subset = 'all'
+        or (s.subset = 'word_tokens' and t.is_word_token)
+        or s.subset = t.question_set
+)
+
+select
+    resample_id,
+    predictor,
+    rounding,
+    subset,
+    count(*) as n_questions,
+    sum(n_answers) as n_answers,
+    avg(log_mean_term_nats) as lh_minus_lg_nats,
+    stddev_pop(log_mean_term_nats) as sd_over_questions_nats,
+    stddev_pop(log_mean_term_nats) / sqrt(count(*)) as sigma_nats,
+    avg(generator_loss_nats) as lg_same_questions_nats,
+    avg(predictor_loss_nats) as predictor_true_loss_nats
+from terms
+group by resample_id, predictor, rounding, subset
