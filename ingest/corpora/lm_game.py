@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 
 import polars as pl
 
@@ -86,29 +87,32 @@ def build(docs: dict[int, tuple[Source, list[str]]], acc_src: Source,
         src, tokens = docs[doc]
         doc_id = str(doc)
         text = "".join(tokens)
-        pos = 0
-        for i, t in enumerate(tokens):
-            tok_cols["doc_id"].append(doc_id)
-            tok_cols["token_index"].append(i)
-            tok_cols["token"].append(t)
-            tok_cols["char_start"].append(pos)
-            pos += len(t)
-            tok_cols["char_end"].append(pos)
+        ends = list(accumulate(len(t) for t in tokens))
+        nt = len(tokens)
+        tok_cols["doc_id"].extend([doc_id] * nt)
+        tok_cols["token_index"].extend(range(nt))
+        tok_cols["token"].extend(tokens)
+        tok_cols["char_start"].extend([0] + ends[:-1])
+        tok_cols["char_end"].extend(ends)
+        tok_cols["source_path"].extend([src.path] * nt)
+        tok_cols["source_sha256"].extend([src.sha256] * nt)
         n_prefix = max_idx.get(doc)
-        prefix_chars = sum(len(t) for t in tokens[:n_prefix]) if n_prefix is not None else None
+        prefix_chars = ends[n_prefix - 1] if n_prefix else None
         prefix_tokens += n_prefix or 0
         doc_rows.append(doc_row(CORPUS, doc_id, doc_index, text, src, version, prefix_chars))
-        for wi, (w, a, b) in enumerate(whitespace_words(text)):
-            for k, v in zip(("doc_id", "word_index", "word", "char_start", "char_end"), (doc_id, wi, w, a, b)):
-                word_cols[k].append(v)
-        nw = len(word_cols["doc_id"]) - len(word_cols["corpus"])
+        ws = whitespace_words(text)
+        nw = len(ws)
+        if nw:
+            w, a, b = zip(*ws)
+            word_cols["word"].extend(w)
+            word_cols["char_start"].extend(a)
+            word_cols["char_end"].extend(b)
+        word_cols["doc_id"].extend([doc_id] * nw)
+        word_cols["word_index"].extend(range(nw))
         word_cols["corpus"].extend([CORPUS] * nw)
         word_cols["native_id"].extend([None] * nw)
         word_cols["source_path"].extend([src.path] * nw)
         word_cols["source_sha256"].extend([src.sha256] * nw)
-        nt = len(tok_cols["doc_id"]) - len(tok_cols["source_path"])
-        tok_cols["source_path"].extend([src.path] * nt)
-        tok_cols["source_sha256"].extend([src.sha256] * nt)
     documents = pl.DataFrame(doc_rows, schema=DOC_SCHEMA, strict=True)
     words = pl.DataFrame(word_cols, schema=WORD_SCHEMA, strict=True)
     tokens_df = pl.DataFrame(tok_cols, schema=TOKEN_SCHEMA, strict=True)
