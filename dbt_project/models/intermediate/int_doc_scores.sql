@@ -28,8 +28,8 @@ doc_sums as (
         count(*) as n_tokens,
         sum(surprisal_nats) as total_surprisal_nats,
         sum(surprisal_bits) as total_surprisal_bits,
-        sum(n_chars) as n_chars,
-        sum(n_bytes) as n_bytes,
+        cast(sum(n_chars) as bigint) as n_chars,
+        cast(sum(n_bytes) as bigint) as n_bytes,
         min(char_start) as scored_char_start,
         max(char_end) as scored_char_end
     from scored

@@ -22,10 +22,10 @@ totals as (
     select
         run_id,
         count(*) as n_docs,
-        sum(n_tokens) as n_tokens,
-        sum(n_words) as n_words,
-        sum(n_chars) as n_chars,
-        sum(n_bytes) as n_bytes,
+        cast(sum(n_tokens) as bigint) as n_tokens,
+        cast(sum(n_words) as bigint) as n_words,
+        cast(sum(n_chars) as bigint) as n_chars,
+        cast(sum(n_bytes) as bigint) as n_bytes,
         sum(total_surprisal_nats) as total_surprisal_nats,
         sum(total_surprisal_bits) as total_surprisal_bits
     from {{ ref('int_doc_scores') }}

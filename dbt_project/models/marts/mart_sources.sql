@@ -15,7 +15,7 @@ select
     (select string_agg(distinct citation, '; ' order by citation) from repos r where r.dataset = f.dataset) as citation,
     count(distinct f.repo) as n_repos,
     count(*) as n_files,
-    sum(f.bytes) as total_bytes,
+    cast(sum(f.bytes) as bigint) as total_bytes,
     count(*) filter (where f.status = 'verified') as n_verified,
     bool_and(coalesce(f.status = 'verified', false)) as all_verified,
     max(f.fetched_at) as last_fetched_at
