@@ -1,0 +1,19 @@
+"""predictabase dashboard: `streamlit run dashboards/app.py` (or `predictabase serve`).
+
+Reads only the published marts snapshot (see `data.py`); pages live in `app_pages/`.
+Not `pages/`: Streamlit treats a `pages/` folder next to the entry script as an old-style
+multipage app until `st.navigation` has run once in the process, so a cold deep link
+(e.g. /perplexity as the first request) would run that page alone, without this file.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="predictabase", page_icon="📈", layout="wide")
+
+pages = [
+    st.Page("app_pages/home.py", title="Warehouse", icon=":material/warehouse:", url_path="home", default=True),
+    st.Page("app_pages/perplexity.py", title="Perplexity", icon=":material/monitoring:", url_path="perplexity"),
+]
+
+st.navigation(pages).run()

@@ -1,0 +1,79 @@
+"""Models x corpora: token perplexity (95% interval), bits per byte/char, word and normalized perplexity."""
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+import data
+import labels
+
+st.title("Perplexity by model and corpus")
+st.caption("Each point is one model on one corpus (the scoring run the marts are built from); "
+           "bars are 95% intervals where the mart provides them. Lower is better.")
+
+data.require_snapshot()
+df = data.table("mart_model_perplexity")
+if df is None:
+    data.missing("mart_model_perplexity")
+    st.stop()
+if df.empty:
+    st.info("The snapshot has no scored runs yet: score a corpus with `predictabase score`, then `predictabase build`.")
+    st.stop()
+
+metric_options = [m for m in labels.METRICS if m in df.columns]
+left, mid, right = st.columns([2, 2, 1])
+with left:
+    metric = st.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric")
+with mid:
+    corpora = sorted(df["corpus"].dropna().unique())
+    chosen_corpora = st.multiselect("Corpora", corpora, default=corpora, key="corpora")
+with right:
+    log_scale = st.toggle("Log scale", value=False, key="log")
+model_keys = sorted(df["model_key"].dropna().unique())
+chosen_models = st.multiselect("Models", model_keys, default=model_keys, key="models")
+
+view = df[df["corpus"].isin(chosen_corpora) & df["model_key"].isin(chosen_models)]
+if view.empty:
+    st.info("Nothing selected.")
+    st.stop()
+
+lo, hi = f"{metric}_ci_low", f"{metric}_ci_high"
+has_ci = lo in view.columns and hi in view.columns and view[[lo, hi]].notna().any().any()
+title = labels.METRICS[metric]
+
+plot_cols = ["model_key", "corpus", "source", "n_tokens", metric] + ([lo, hi] if has_ci else [])
+plot = view[[c for c in plot_cols if c in view.columns]].dropna(subset=[metric])
+
+tooltip = [alt.Tooltip("model_key:N", title="model"), alt.Tooltip("corpus:N", title="corpus"),
+           alt.Tooltip(f"{metric}:Q", title=labels.header(metric), format=".4g")]
+if has_ci:
+    tooltip += [alt.Tooltip(f"{lo}:Q", title="95% CI low", format=".4g"),
+                alt.Tooltip(f"{hi}:Q", title="95% CI high", format=".4g")]
+if "n_tokens" in plot.columns:
+    tooltip.append(alt.Tooltip("n_tokens:Q", title="tokens", format=","))
+
+scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
+base = alt.Chart(plot).encode(
+    y=alt.Y("corpus:N", title="corpus", sort=chosen_corpora),
+    yOffset=alt.YOffset("model_key:N", sort=chosen_models),
+    color=alt.Color("model_key:N", title="model", sort=chosen_models),
+    tooltip=tooltip,
+)
+points = base.mark_point(filled=True, size=90).encode(x=alt.X(f"{metric}:Q", title=title, scale=scale))
+layers = [points]
+if has_ci:
+    layers.insert(0, base.mark_rule(strokeWidth=2).encode(
+        x=alt.X(f"{lo}:Q", title=title, scale=scale), x2=alt.X2(f"{hi}:Q")))
+    layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{lo}:Q", title=title, scale=scale)))
+    layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{hi}:Q", title=title, scale=scale)))
+chart = alt.layer(*layers).properties(height=60 + 28 * len(chosen_models) * len(chosen_corpora))
+st.altair_chart(chart, width="stretch")
+if not has_ci:
+    st.caption(f"The mart has no 95% interval for {title.lower()}; points only.")
+
+st.subheader("All perplexity metrics")
+first = ["model_key", "corpus", "token_perplexity", "token_perplexity_ci_low", "token_perplexity_ci_high",
+         "bits_per_byte", "bits_per_char", "word_perplexity", "bits_per_word", "normalized_perplexity",
+         "mean_surprisal_nats", "mean_surprisal_bits", "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"]
+order = [c for c in first if c in view.columns] + [c for c in view.columns if c not in first]
+labels.show(view[order], key="perplexity_table")

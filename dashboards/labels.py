@@ -1,0 +1,98 @@
+"""Display labels (with units) and number formats for mart columns. Formatting only."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+# column -> (header with unit, format or None for text/default)
+COLUMNS: dict[str, tuple[str, str | None]] = {
+    # perplexity mart
+    "model_key": ("model", None),
+    "corpus": ("corpus", None),
+    "run_id": ("run", None),
+    "model_id": ("model id", None),
+    "model_revision": ("model revision", None),
+    "tokenizer": ("tokenizer", None),
+    "source": ("source", None),
+    "vocab_size": ("vocabulary (tokens)", "%d"),
+    "n_docs": ("documents", "%d"),
+    "n_tokens": ("tokens", "%d"),
+    "n_words": ("words", "%d"),
+    "n_chars": ("characters", "%d"),
+    "n_bytes": ("bytes (UTF-8)", "%d"),
+    "total_surprisal_nats": ("total surprisal (nats)", "%.1f"),
+    "mean_surprisal_nats": ("mean surprisal (nats/token)", "%.3f"),
+    "mean_surprisal_bits": ("mean surprisal (bits/token)", "%.3f"),
+    "token_perplexity": ("token perplexity (per token)", "%.2f"),
+    "token_perplexity_ci_low": ("token perplexity 95% CI low", "%.2f"),
+    "token_perplexity_ci_high": ("token perplexity 95% CI high", "%.2f"),
+    "bits_per_byte": ("bits per byte (bits/byte)", "%.3f"),
+    "bits_per_char": ("bits per char (bits/char)", "%.3f"),
+    "word_perplexity": ("word perplexity (per word)", "%.2f"),
+    "bits_per_word": ("bits per word (bits/word)", "%.3f"),
+    "normalized_perplexity": ("normalized perplexity (perplexity / vocabulary size)", "scientific"),
+    "built_at": ("built at (UTC)", None),
+    # sources mart
+    "dataset": ("dataset", None),
+    "repo": ("upstream repository", None),
+    "commit": ("commit", None),
+    "license": ("license", None),
+    "citation": ("citation", None),
+    "n_files": ("files", "%d"),
+    "total_bytes": ("size (bytes)", "%d"),
+    "n_verified": ("sha256 verified (files)", "%d"),
+    "all_verified": ("all checksums verified", None),
+    "last_fetched_at": ("last fetched (UTC)", None),
+    # models mart
+    "dtype": ("dtype", None),
+    "device": ("device", None),
+    "bos_policy": ("BOS policy", None),
+    "bos_token": ("BOS token", None),
+    "context_length": ("context (tokens)", "%d"),
+    "stride": ("stride (tokens)", "%d"),
+    "top_k": ("top-k stored", "%d"),
+    "finished_at": ("finished (UTC)", None),
+    "used_in_marts": ("used in marts", None),
+    # warehouse tables mart
+    "table_name": ("table", None),
+    "layer": ("layer", None),
+    "n_rows": ("rows", "%d"),
+    "dbt_version": ("dbt version", None),
+}
+
+# the metrics the perplexity page can plot: column -> axis title (with unit)
+METRICS: dict[str, str] = {
+    "token_perplexity": "Token perplexity (per token)",
+    "bits_per_byte": "Bits per byte (bits/byte)",
+    "bits_per_char": "Bits per character (bits/char)",
+    "word_perplexity": "Word perplexity (per word)",
+    "normalized_perplexity": "Normalized perplexity (token perplexity / vocabulary size)",
+}
+
+
+def header(col: str) -> str:
+    return COLUMNS.get(col, (col, None))[0]
+
+
+def column_config(df: pd.DataFrame) -> dict:
+    """Headers with units and number formats for the columns of `df` (unknown columns keep their names)."""
+    cfg: dict = {}
+    for col in df.columns:
+        label, fmt = COLUMNS.get(col, (col, None))
+        if col in ("commit", "model_revision", "run_id"):
+            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="small")
+        elif col == "repo":
+            cfg[col] = st.column_config.TextColumn(label, help="GitHub owner/name")
+        elif fmt and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
+            cfg[col] = st.column_config.NumberColumn(label, format=fmt, help=f"`{col}`")
+        elif pd.api.types.is_bool_dtype(df[col]):
+            cfg[col] = st.column_config.CheckboxColumn(label, help=f"`{col}`")
+        elif pd.api.types.is_datetime64_any_dtype(df[col]):
+            cfg[col] = st.column_config.DatetimeColumn(label, format="YYYY-MM-DD HH:mm:ss", help=f"`{col}`")
+        else:
+            cfg[col] = st.column_config.Column(label, help=f"`{col}`")
+    return cfg
+
+
+def show(df: pd.DataFrame, **kwargs) -> None:
+    st.dataframe(df, hide_index=True, column_config=column_config(df), **kwargs)

@@ -1,0 +1,124 @@
+"""A small but realistic marts snapshot for the dashboard tests.
+
+Same tables and columns as the marts `predictabase build` publishes into
+`warehouse/marts.duckdb` (schema `main`). The numbers are consistent with each
+other (perplexity = exp(mean surprisal), bits = nats / ln 2, ...), so a page that
+showed the wrong column would show a visibly wrong value. Written like the real
+publish: to a temporary file, then `os.replace`.
+"""
+from __future__ import annotations
+
+import math
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+LN2 = math.log(2)
+
+SOURCES = [
+    # dataset, repo, commit, license, n_files, total_bytes
+    ("corpus_lm_game", "bshlgrs/lm-game", "f3ba57f5182df8b56877371efae561b863a69f21", "none stated", 40, 231_504),
+    ("corpus_natural_stories", "languageMIT/naturalstories", "4700daad696e942f5aba23c957a7423d0de66612",
+     "CC BY-NC-SA 4.0", 1, 58_721),
+    ("corpus_provo", "martin-vasilev/Provo_corpus", "736e69b1e5a0444ceb81787b789a0e375c063b89",
+     "none stated; Provo itself CC BY 4.0", 1, 1_733_456),
+    ("corpus_ucl", "Andrea-de-Varda/prediction-resource", "7162734da00a9a3c81d5ebaec65bdf6d59e931fc",
+     "none stated", 2, 402_331),
+]
+
+# model_key, model_id, revision, tokenizer, vocab, source
+MODELS = {
+    "smollm2-135m": ("HuggingFaceTB/SmolLM2-135M", "93efa2f097d58c2a74874c7e644dbc9b0cee75a2", "GPT2TokenizerFast",
+                     49152, "scored"),
+    "gpt3-davinci": ("davinci (OpenAI API, imported)", "naturalstories@4700daad", "gpt2 BPE", 50257, "imported"),
+}
+
+# model_key, corpus, n_docs, n_tokens, n_words, n_chars, mean_surprisal_nats, se of the mean
+PERPLEXITY = [
+    ("smollm2-135m", "lm_game", 40, 10_912, 8_204, 46_115, 3.0412, 0.0291),
+    ("smollm2-135m", "natural_stories", 10, 12_870, 10_256, 55_961, 3.2518, 0.0254),
+    ("smollm2-135m", "provo", 55, 3_011, 2_689, 14_540, 3.4907, 0.0533),
+    ("smollm2-135m", "ucl", 205, 2_352, 1_931, 9_376, 4.1093, 0.0701),
+    ("gpt3-davinci", "natural_stories", 10, 12_996, 10_256, 55_961, 2.6731, 0.0231),
+]
+
+
+def _ts(s: str) -> datetime:
+    return datetime.fromisoformat(s).replace(tzinfo=None)
+
+
+def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: float = 1.0) -> Path:
+    """Write a marts snapshot at `path` (atomically). `scale` multiplies every surprisal,
+    so two snapshots differ visibly (the republish test)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        con.execute("""CREATE TABLE mart_sources (dataset VARCHAR, repo VARCHAR, "commit" VARCHAR, license VARCHAR,
+            citation VARCHAR, n_files BIGINT, total_bytes BIGINT, n_verified BIGINT, all_verified BOOLEAN,
+            last_fetched_at TIMESTAMP)""")
+        for ds, repo, commit, lic, n, size in SOURCES:
+            con.execute("INSERT INTO mart_sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [ds, repo, commit, lic, f"citation for {ds}", n, size, n, True, _ts("2025-11-23 09:12:44")])
+
+        con.execute("""CREATE TABLE mart_models (run_id VARCHAR, model_key VARCHAR, model_id VARCHAR,
+            model_revision VARCHAR, tokenizer VARCHAR, dtype VARCHAR, device VARCHAR, bos_policy VARCHAR,
+            bos_token VARCHAR, corpus VARCHAR, context_length INTEGER, stride INTEGER, top_k INTEGER,
+            n_docs BIGINT, n_tokens BIGINT, source VARCHAR, finished_at TIMESTAMP, used_in_marts BOOLEAN)""")
+        con.execute("""CREATE TABLE mart_model_perplexity (model_key VARCHAR, corpus VARCHAR, run_id VARCHAR,
+            model_id VARCHAR, model_revision VARCHAR, tokenizer VARCHAR, source VARCHAR, vocab_size INTEGER,
+            n_docs BIGINT, n_tokens BIGINT, n_words BIGINT, n_chars BIGINT, n_bytes BIGINT,
+            total_surprisal_nats DOUBLE, mean_surprisal_nats DOUBLE, mean_surprisal_bits DOUBLE,
+            token_perplexity DOUBLE, token_perplexity_ci_low DOUBLE, token_perplexity_ci_high DOUBLE,
+            bits_per_byte DOUBLE, bits_per_char DOUBLE, word_perplexity DOUBLE, bits_per_word DOUBLE,
+            normalized_perplexity DOUBLE, built_at TIMESTAMP)""")
+        for i, (key, corpus, docs, toks, words, chars, mean, se) in enumerate(PERPLEXITY):
+            model_id, rev, tok, vocab, source = MODELS[key]
+            run_id = f"{(0x5a17c0de + 7919 * i):08x}{(0x9e3779b1 * (i + 1)) % 2**32:08x}"
+            scored = source == "scored"
+            con.execute("INSERT INTO mart_models VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, key, model_id, rev, tok, "float32" if scored else None, "cpu" if scored else None,
+                         "prepend" if scored else "none", "<|endoftext|>" if scored else None, corpus,
+                         1024 if scored else None, 512 if scored else None, 10 if scored else None,
+                         docs, toks, source, _ts("2025-11-23 09:30:00"), True])
+            mean *= scale
+            total = mean * toks
+            n_bytes = chars + chars // 200  # a few non-ASCII characters
+            ppl = math.exp(mean)
+            con.execute("INSERT INTO mart_model_perplexity VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [key, corpus, run_id, model_id, rev, tok, source, vocab, docs, toks, words, chars, n_bytes,
+                         total, mean, mean / LN2, ppl, math.exp(mean - 1.96 * se), math.exp(mean + 1.96 * se),
+                         total / LN2 / n_bytes, total / LN2 / chars, math.exp(total / words), total / LN2 / words,
+                         ppl / vocab, _ts(built_at)])
+        # a scoring run that is not used by the marts (a --limit quick run)
+        con.execute("INSERT INTO mart_models VALUES ('0badc0ffee123456', 'smollm2-135m', "
+                    "'HuggingFaceTB/SmolLM2-135M', '93efa2f097d58c2a74874c7e644dbc9b0cee75a2', 'GPT2TokenizerFast', "
+                    "'float32', 'cpu', 'prepend', '<|endoftext|>', 'provo', 1024, 512, 10, 5, 287, 'scored', "
+                    "TIMESTAMP '2025-11-23 09:20:00', false)")
+
+        con.execute("CREATE TABLE mart_warehouse_tables (table_name VARCHAR, layer VARCHAR, n_rows BIGINT)")
+        con.executemany("INSERT INTO mart_warehouse_tables VALUES (?, ?, ?)", [
+            ("raw.source_files", "raw", 51), ("raw.documents", "raw", 310), ("raw.words", "raw", 23_080),
+            ("raw.game_doc_tokens", "raw", 10_912), ("raw.imported_word_surprisal", "raw", 7_722),
+            ("stg_token_scores", "staging", 41_141), ("mart_model_perplexity", "marts", len(PERPLEXITY)),
+        ])
+        con.execute("CREATE TABLE mart_build_info (built_at TIMESTAMP, dbt_version VARCHAR)")
+        con.execute("INSERT INTO mart_build_info VALUES (?, '1.11.2')", [_ts(built_at)])
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, path)
+    return path
+
+
+def expected_token_perplexity(model_key: str, corpus: str, scale: float = 1.0) -> float:
+    """The token perplexity of a fixture row."""
+    for key, c, *_rest, mean, _se in PERPLEXITY:
+        if (key, c) == (model_key, corpus):
+            return math.exp(mean * scale)
+    raise KeyError((model_key, corpus))

@@ -1,0 +1,281 @@
+"""The dashboard in a real browser: every page renders from a marts snapshot, shows its
+values, makes no request off this machine, and survives the snapshot being republished.
+
+Starts `predictabase serve`'s exact Streamlit command (ingest.serve.streamlit_command)
+on a free localhost port against a temporary warehouse, and drives it with Playwright
+in Debian's headless Chromium. Screenshots of every page go to the test's tmp dir
+(and to $DASHBOARD_SCREENSHOTS when set).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from ingest.config import paths as make_paths
+from ingest.serve import PROJECT_ROOT, streamlit_command
+
+from .dashboard_fixtures import create_marts, expected_token_perplexity
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+PAGES = {"home": "/", "perplexity": "/perplexity"}
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"streamlit did not come up in {timeout}s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """The dashboard served on a free localhost port against a fixture warehouse."""
+    tmp = tmp_path_factory.mktemp("dashboard")
+    p = make_paths(tmp / "warehouse")
+    create_marts(p.marts)
+    port = _free_port()
+    argv, env = streamlit_command(p, port, address="127.0.0.1")
+    # a fresh HOME: no ~/.streamlit of the developer's can change what is tested
+    home = tmp / "home"
+    home.mkdir()
+    env["HOME"] = str(home)
+    log = tmp / "streamlit.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield {"url": url, "paths": p, "log": log, "tmp": tmp}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = shutil.which("chromium")
+    if exe is None:
+        pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Page:
+    """A browser page that records every request and refuses any that leaves this machine."""
+
+    def __init__(self, browser, shots: Path):
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.requests: list[str] = []
+        self.shots = shots
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.context.route("**/*", self._route)
+        self.page.set_default_timeout(60_000)
+
+    @staticmethod
+    def _is_local(url: str) -> bool:
+        u = urlparse(url)
+        return u.scheme in ("data", "blob", "about") or u.hostname in LOCAL_HOSTS
+
+    def _route(self, route):
+        if self._is_local(route.request.url):
+            route.continue_()
+        else:
+            route.abort()
+
+    def outbound(self) -> list[str]:
+        return [u for u in self.requests if not self._is_local(u)]
+
+    def wait_idle(self) -> None:
+        """Until Streamlit has finished running the script and the page has settled."""
+        self.page.wait_for_selector(APP_READY, state="attached")
+        self.page.wait_for_load_state("networkidle")
+        self.page.wait_for_selector(APP_READY, state="attached")
+
+    def open(self, url: str) -> None:
+        self.page.goto(url)
+        self.page.wait_for_selector('[data-testid="stMain"] h1')
+        self.wait_idle()
+
+    def screenshot(self, name: str) -> Path:
+        path = self.shots / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        extra = os.environ.get("DASHBOARD_SCREENSHOTS")
+        if extra:
+            Path(extra).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, Path(extra) / path.name)
+        return path
+
+    def assert_no_exception(self) -> None:
+        errors = self.page.locator('[data-testid="stException"]')
+        assert errors.count() == 0, errors.first.inner_text()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser, app):
+    p = Page(browser, app["tmp"])
+    try:
+        yield p
+    finally:
+        p.close()
+    assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
+
+
+def _grid_text(page, n_grids: int) -> str:
+    """Text of the cells of every data grid on the page (waiting for `n_grids` of them).
+    Streamlit's dataframes draw on a canvas, but keep an accessible table of the visible
+    cells inside it."""
+    from playwright.sync_api import expect
+    grids = page.page.locator('[data-testid="stDataFrame"]')
+    expect(grids).to_have_count(n_grids, timeout=60_000)
+    for i in range(grids.count()):
+        grids.nth(i).locator("table td").first.wait_for(state="attached")
+    return "\n".join(page.page.locator('[data-testid="stDataFrame"] table').all_text_contents())
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
+
+
+def _shows_value(text: str, value: float, places: int = 2) -> bool:
+    """Whether `value` appears in `text`, formatted or raw (the grid's accessible table has raw values)."""
+    return any(abs(n - value) < 0.5 * 10 ** -places for n in _numbers(text))
+
+
+def _nav_links(page) -> list[str]:
+    return page.page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()
+
+
+def test_perplexity_page(app, page):
+    # the first request to a fresh server is a deep link: it must still go through app.py's navigation
+    page.open(app["url"] + PAGES["perplexity"])
+    page.assert_no_exception()
+    assert [t.split()[-1] for t in _nav_links(page)] == ["Warehouse", "Perplexity"]  # not the pages/ folder
+    chart = page.page.locator('[data-testid="stVegaLiteChart"]')
+    chart.locator("canvas, svg").first.wait_for()
+    assert chart.count() == 1
+    cells = _grid_text(page, 1)
+    page.screenshot("perplexity")
+    assert _shows_value(cells, expected_token_perplexity("smollm2-135m", "natural_stories"))
+    assert _shows_value(cells, expected_token_perplexity("gpt3-davinci", "natural_stories"))
+    assert "gpt3-davinci" in cells
+    assert "token perplexity (per token)" in cells  # units in the headers
+
+
+def test_home_page(app, page):
+    page.open(app["url"] + PAGES["home"])
+    page.assert_no_exception()
+    text = page.page.inner_text('[data-testid="stMain"]')
+    assert "2025-11-23 09:41:07" in text  # mart_build_info.built_at
+    assert "1.11.2" in text  # mart_build_info.dbt_version
+    cells = _grid_text(page, 3)  # sources, runs, tables
+    page.screenshot("home")
+    assert "languageMIT/naturalstories" in cells
+    assert "CC BY-NC-SA 4.0" in cells
+    assert "4700daad696e942f5aba23c957a7423d0de66612" in cells  # the source's commit
+    assert "raw.words" in cells and "23080" in cells  # a table and its row count
+
+
+def test_perplexity_metric_selector(app, page):
+    page.open(app["url"] + PAGES["perplexity"])
+    for label in ["Bits per byte (bits/byte)", "Bits per character (bits/char)", "Word perplexity (per word)",
+                  "Normalized perplexity (token perplexity / vocabulary size)", "Token perplexity (per token)"]:
+        page.page.locator('[data-testid="stSelectbox"]').first.click()
+        page.page.get_by_role("option", name=label, exact=True).click()
+        page.page.get_by_text(label).first.wait_for()
+        page.wait_idle()
+        page.assert_no_exception()
+        page.page.locator('[data-testid="stVegaLiteChart"]').locator("canvas, svg").first.wait_for()
+        if label.startswith("Bits per byte"):
+            page.screenshot("perplexity_bits_per_byte")
+
+
+def test_snapshot_republished_while_running(app, page):
+    """`predictabase build` replaces marts.duckdb atomically while the app runs; a reload shows the new values."""
+    marts = app["paths"].marts
+    page.open(app["url"] + PAGES["perplexity"])
+    before = expected_token_perplexity("smollm2-135m", "provo")
+    assert _shows_value(_grid_text(page, 1), before)
+
+    time.sleep(0.05)  # a different mtime even on coarse-timestamp file systems
+    create_marts(marts, built_at="2025-11-24 10:00:00", scale=1.1)
+    after = expected_token_perplexity("smollm2-135m", "provo", scale=1.1)
+    assert abs(after - before) > 1
+
+    page.page.reload()
+    page.page.wait_for_selector('[data-testid="stMain"] h1')
+    page.wait_idle()
+    page.assert_no_exception()
+    cells = _grid_text(page, 1)
+    assert _shows_value(cells, after) and not _shows_value(cells, before)
+
+    page.open(app["url"] + PAGES["home"])
+    page.assert_no_exception()
+    assert "2025-11-24 10:00:00" in page.page.inner_text('[data-testid="stMain"]')
+
+
+def test_no_snapshot_yet(browser, tmp_path):
+    """Before anything is published the app says so instead of failing."""
+    p = make_paths(tmp_path / "warehouse")
+    port = _free_port()
+    argv, env = streamlit_command(p, port, address="127.0.0.1")
+    env["HOME"] = str(tmp_path)
+    log = tmp_path / "streamlit.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, proc, log)
+        pg = Page(browser, tmp_path)
+        try:
+            for path in reversed(list(PAGES.values())):  # a deep link first
+                pg.open(url + path)
+                pg.assert_no_exception()
+                assert "No warehouse snapshot yet" in pg.page.inner_text('[data-testid="stMain"]')
+            pg.screenshot("no_snapshot")
+            assert pg.outbound() == []
+        finally:
+            pg.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
