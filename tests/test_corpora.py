@@ -21,9 +21,16 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
     p = make_paths(tmp_path_factory.mktemp("corpora") / "w")
     p.warehouse.mkdir(parents=True)
     p.raw.symlink_to(fetched_raw.raw, target_is_directory=True)
-    counts = ingest(p, None, show_progress=False)
-    assert set(counts) == {"lm_game", "natural_stories", "provo", "ucl", "ucl_imported_surprisal"}
+    loads = load(p, None)  # what ingest() does: parse + validate everything, then one transaction per corpus
+    assert set(loads) == {"lm_game", "natural_stories", "provo", "ucl", "ucl_imported_surprisal"}
+    with connect(p) as con:
+        for ld in loads.values():
+            write_corpus(con, ld)
+    LOADS.update(loads)
     return p
+
+
+LOADS: dict = {}
 
 
 def q(p: Paths, sql: str, *args) -> list[tuple]:
@@ -127,7 +134,7 @@ def test_provo_text_and_numbering(wh):
     assert "doesn\u2019t" in t27 and "\u00d5" not in t27
     assert q(wh, "select count(*) from raw.documents where corpus='provo' and regexp_matches(text, '[ÕÑ\\n]|  ')") \
         == [(0,)]
-    notes = LAST_NOTES["provo"]["numbering"]
+    notes = LOADS["provo"].notes["numbering"]
     assert set(notes) == {2, 3, 13, 18, 36, 55}
     assert {t: n["tokens_vs_cloze_max_word_n"] for t, n in notes.items() if t != 2} == {
         3: (58, 59), 13: (53, 54), 18: (51, 50), 36: (40, 39), 55: (62, 60)}
@@ -178,12 +185,12 @@ def test_idempotent(wh):
         return {t: q(wh, f"select count(*), count(distinct columns(*)) from {t}")
                 for t in ("raw.documents", "raw.words", "raw.game_doc_tokens", "raw.imported_word_surprisal")}
     before = snapshot()
-    loads = load(wh, ["lm_game"])  # rewrite the parsed frames: replace, never append
-    with connect(wh) as con:
-        write_corpus(con, loads["lm_game"])
+    with connect(wh) as con:  # rewrite the parsed lm_game frames: replace, never append
+        assert write_corpus(con, LOADS["lm_game"]) == 870241
     counts = ingest(wh, ["natural_stories", "provo", "ucl", "ucl_imported_surprisal"], show_progress=False)
     assert counts == {"natural_stories": 10266, "provo": 2800, "ucl": 2136, "ucl_imported_surprisal": 12082}
     assert snapshot() == before
+    assert LAST_NOTES["natural_stories"] == {"documents": 10, "words": 10256}
     assert q(wh, "select count(*) from (select corpus, doc_id, word_index from raw.words group by all "
                  "having count(*) > 1)") == [(0,)]
     assert q(wh, "select count(*) from (select corpus, doc_id from raw.documents group by all "

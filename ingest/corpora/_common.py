@@ -111,9 +111,17 @@ def to_float(value: str, name: str, what: str) -> float:
 _NONSPACE = re.compile(r"\S+")
 
 
+_SPACE_SPLIT = re.compile(r"(\s+)")
+
+
 def whitespace_words(text: str) -> list[tuple[str, int, int]]:
     """Maximal runs of non-whitespace characters with their [start, end) spans."""
-    return [(m.group(), m.start(), m.end()) for m in _NONSPACE.finditer(text)]
+    out, pos = [], 0
+    for k, piece in enumerate(_SPACE_SPLIT.split(text)):  # alternates word, space, word, ...
+        if k % 2 == 0 and piece:
+            out.append((piece, pos, pos + len(piece)))
+        pos += len(piece)
+    return out
 
 
 def join_with_spans(words: list[str], sep: str = " ") -> tuple[str, list[tuple[int, int]]]:
