@@ -1,0 +1,194 @@
+"""Prompts in the wild (paper 002, Casares et al., AAAI-22): is using GPT-3 cheaper than doing the task?
+
+Reads only the published snapshot's wild marts; computes nothing (pivots, filters and formats only).
+The prompts, completions and answers are shown inside the app only.
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import data
+
+st.title("Prompts in the wild")
+st.caption("Paper 002 (Casares et al., AAAI-22): 36 people solved 12 task instances with GPT-3 "
+           "(writing prompts, extracting and rating its answers), 34 others solved them by hand. "
+           "Effort in seconds (medians), loss L = 1 - (s - 1)/4 from the 1-5 usefulness score s (means).")
+
+DOMAINS = ["numeric", "communication", "reasoning", "writing"]
+CONDITION = {"with_model": "with GPT-3", "without_model": "without (by hand)"}
+COMPONENT = {"devising": "devising D_H", "wrapping": "wrapping W_H", "unwrapping": "unwrapping U_H",
+             "validating": "validating V_H", "solving": "solving G_H"}
+VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 basic)",
+            "gpt3_familiarity": "LM familiarity (0-4)", "assistants_code": "assistants (1 yes, 2 no)",
+            "devising_s": "D_H devising (s)", "wrapping_s": "W_H wrapping (s)", "unwrapping_s": "U_H unwrapping (s)",
+            "validating_s": "V_H validating (s)", "solving_s": "G_H solving (s)", "loss_mean": "L_H loss"}
+
+
+def mart(name: str) -> pd.DataFrame | None:
+    """A wild mart through data.py's read path (read-only, cached per snapshot)."""
+    try:
+        return data.table(name)
+    except ValueError:  # not (yet) listed in data.MARTS: the same cached read-only path
+        present = data.tables()
+        if present is None or name not in present:
+            return None
+        return data._stable(data._cached_table, name)
+
+
+data.require_snapshot()
+effort = mart("mart_wild_effort")
+if effort is None:
+    data.missing("mart_wild_effort")
+    st.stop()
+if effort.empty:
+    st.info("The snapshot has no questionnaire data yet: `predictabase ingest wild`, then `predictabase build`.")
+    st.stop()
+
+# ------------------------------------------------------------------ effort (Fig. 4)
+st.subheader("Effort with and without the model (Fig. 4)")
+bars = effort[effort["in_figure4"]].copy()
+bars["condition_label"] = bars["condition"].map(CONDITION)
+bars["component_label"] = bars["component"].map(COMPONENT)
+chart = alt.Chart(bars).mark_bar().encode(
+    y=alt.Y("domain:N", sort=DOMAINS, title=None),
+    yOffset=alt.YOffset("condition_label:N", sort=list(CONDITION.values())),
+    x=alt.X("sum(median_s):Q", title="median effort per instance (s); D_H once per task", stack="zero"),
+    color=alt.Color("component_label:N", sort=list(COMPONENT.values()), title="component"),
+    order=alt.Order("component_order:Q"),
+    tooltip=[alt.Tooltip("domain:N"), alt.Tooltip("condition_label:N", title="condition"),
+             alt.Tooltip("component_label:N", title="component"), alt.Tooltip("median_s:Q", title="median (s)"),
+             alt.Tooltip("n_measurements:Q", title="measurements")],
+).properties(height=320)
+st.altair_chart(chart, width="stretch")
+st.caption("Upper bar of each pair: with GPT-3 (D_H = median first-instance prompting time minus W_H); "
+           "lower: by hand. Medians, not means, because some respondents paused mid-form.")
+table = effort.pivot_table(index=["domain_order", "domain"], columns="component", values="median_s").reset_index()
+cols = [c for c in ["domain", "devising", "wrapping", "prompting_first_instance", "unwrapping", "validating",
+                    "solving", "self_rating"] if c in table.columns]
+st.dataframe(table[cols].rename(columns={c: f"{c} (s)" for c in cols if c != "domain"}), hide_index=True)
+
+cost = mart("mart_wild_cost")
+if cost is not None and not cost.empty:
+    st.markdown("**Costs C_H (Eq. 2) and C_H,M (Eq. 3) for the three instances of each task**")
+    w = cost.iloc[0]
+    st.caption(f"Weights alpha={w['alpha']:g}, beta={w['beta']:g}, gamma={w['gamma']:g}, delta={w['delta']:g} "
+               "(dbt vars wild_alpha .. wild_delta). Cost units = loss + weighted seconds.")
+    show = cost.sort_values("domain_order")[["domain", "effort_h_s", "effort_h_m_s", "c_h", "c_h_m",
+                                              "gain_c_h_m_minus_c_h"]]
+    st.dataframe(show.rename(columns={"effort_h_s": "effort alone (s)", "effort_h_m_s": "effort with GPT-3 (s)",
+                                      "c_h": "C_H", "c_h_m": "C_H,M", "gain_c_h_m_minus_c_h": "C_H,M - C_H"}),
+                 hide_index=True)
+
+# ------------------------------------------------------------------ loss (Table 1)
+st.subheader("Loss with and without the model (Table 1)")
+loss = mart("mart_wild_loss")
+if loss is None:
+    data.missing("mart_wild_loss")
+elif not loss.empty:
+    wide = loss.pivot_table(index=["domain_order", "domain"], columns="condition",
+                            values=["loss_mean", "paper_loss_mean"]).reset_index()
+    wide.columns = ["_".join(c for c in col if c) for col in wide.columns]
+    tests = loss.drop_duplicates("domain")[["domain", "test", "alternative", "p_value", "p_value_holm",
+                                            "paper_p_value_holm", "p_value_two_sided_holm"]]
+    t1 = wide.merge(tests, on="domain").sort_values("domain_order").drop(columns="domain_order")
+    st.dataframe(t1, hide_index=True, column_config={
+        "loss_mean_with_model": st.column_config.NumberColumn("L_H with GPT-3", format="%.3f"),
+        "loss_mean_without_model": st.column_config.NumberColumn("L_H by hand", format="%.3f"),
+        "paper_loss_mean_with_model": st.column_config.NumberColumn("paper: GPT-3", format="%.2f"),
+        "paper_loss_mean_without_model": st.column_config.NumberColumn("paper: human", format="%.2f"),
+        "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.2e"),
+        "p_value_holm": st.column_config.NumberColumn("p (Holm)", format="%.2e"),
+        "paper_p_value_holm": st.column_config.NumberColumn("paper: p (Holm)", format="%.2g"),
+        "p_value_two_sided_holm": st.column_config.NumberColumn("p two-sided (Holm)", format="%.2e"),
+    })
+    st.caption("Test per domain chosen from Shapiro (each condition) and Levene p-values: Student's t when all "
+               f"exceed {loss['normality_alpha'].iloc[0]:g}, else Mann-Whitney U; one observation per respondent "
+               "(mean over the three instances); Holm correction across domains.")
+
+# ------------------------------------------------------------------ correlations (Fig. 3)
+st.subheader("Spearman correlations: demographics vs effort and loss (Fig. 3)")
+corr = mart("mart_wild_correlations")
+if corr is None:
+    data.missing("mart_wild_correlations")
+elif not corr.empty:
+    left, right = st.columns(2)
+    with left:
+        cond = st.radio("Group", list(CONDITION), format_func=CONDITION.get, horizontal=True, key="wild_corr_cond")
+    with right:
+        scope = st.selectbox("Averaged over", ["all"] + DOMAINS, key="wild_corr_scope",
+                             format_func=lambda d: "all tasks" if d == "all" else d)
+    m = corr[(corr["condition"] == cond) & (corr["domain"] == scope)].copy()
+    order = [VARIABLE.get(v, v) for v in dict.fromkeys(m["variable_x"])]
+    m["x"] = m["variable_x"].map(lambda v: VARIABLE.get(v, v))
+    m["y"] = m["variable_y"].map(lambda v: VARIABLE.get(v, v))
+    base = alt.Chart(m).encode(x=alt.X("x:N", sort=order, title=None), y=alt.Y("y:N", sort=order, title=None))
+    heat = base.mark_rect().encode(
+        color=alt.Color("spearman_rho:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True),
+                        title="Spearman rho"),
+        tooltip=[alt.Tooltip("x:N"), alt.Tooltip("y:N"), alt.Tooltip("spearman_rho:Q", format=".2f"),
+                 alt.Tooltip("p_value:Q", format=".3g"), alt.Tooltip("n_respondents:Q")])
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman_rho:Q", format=".2f"))
+    st.altair_chart((heat + text).properties(height=420), width="stretch")
+    st.caption("Two-sided p-values in the tooltip (uncorrected). Group B was not asked about LMs or assistants.")
+
+# ------------------------------------------------------------------ loss vs difficulty (Fig. 5)
+st.subheader("Loss against difficulty (Fig. 5, self-assessed L_H)")
+diff = mart("mart_wild_loss_by_difficulty")
+if diff is None:
+    data.missing("mart_wild_loss_by_difficulty")
+elif not diff.empty:
+    d = diff.copy()
+    d["condition_label"] = d["condition"].map(CONDITION)
+    enc = dict(x=alt.X("difficulty:O", title="difficulty h"),
+               color=alt.Color("condition_label:N", title="condition"))
+    line = alt.Chart(d).mark_line(point=True).encode(
+        y=alt.Y("loss_mean:Q", title="mean loss L_H", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["domain", "difficulty", "condition_label", alt.Tooltip("loss_mean:Q", format=".3f"),
+                 "n_ratings"], **enc)
+    band = alt.Chart(d).mark_errorbar().encode(y=alt.Y("loss_ci95_low:Q", title="mean loss L_H"),
+                                               y2="loss_ci95_high:Q", **enc)
+    st.altair_chart(alt.layer(band, line).facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)))
+    st.caption("The paper's Fig. 5 plots the externally evaluated loss L_E, which was not published; "
+               "this is the self-assessed L_H (the paper's appendix view). Bars: 95% normal intervals.")
+
+# ------------------------------------------------------------------ browser
+st.subheader("Browse prompts, completions and answers")
+texts = mart("mart_wild_texts")
+if texts is None:
+    data.missing("mart_wild_texts")
+elif not texts.empty:
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        domain = st.selectbox("Task", DOMAINS, key="wild_domain")
+    with c2:
+        instance = st.selectbox("Instance (difficulty)", [1, 2, 3], key="wild_instance")
+    with c3:
+        cond = st.radio("Condition", list(CONDITION), format_func=CONDITION.get, key="wild_browse_cond")
+    sel = texts[(texts["domain"] == domain) & (texts["instance"] == instance) & (texts["condition"] == cond)]
+    sel = sel.sort_values("respondent_id")
+    if sel.empty:
+        st.info("No answers for this selection.")
+    else:
+        rid = st.selectbox("Respondent", sel["respondent_id"].tolist(), key="wild_respondent")
+        row = sel[sel["respondent_id"] == rid].iloc[0]
+        meta = {"usefulness (1-5)": row["usefulness_score"], "loss L_H": row["loss"], "age": row["age_years"],
+                "English": row["eng_level"]}
+        st.caption(" · ".join(f"{k}: {v:g}" if isinstance(v, (int, float)) else f"{k}: {v}"
+                              for k, v in meta.items() if pd.notna(v)))
+        if cond == "with_model":
+            st.markdown(f"**Prompt** ({row['prompting_s']:g} s)")
+            st.text(row["prompt_text"] or "")
+            st.markdown("**GPT-3 completion**")
+            st.text(row["completion_text"] or "")
+            st.markdown(f"**Extracted answer** ({row['unwrapping_s']:g} s; rated in {row['validating_s']:g} s)")
+            st.text(row["extracted_answer_text"] or "")
+        else:
+            solving = row["solving_s"]
+            st.markdown(f"**Own answer** ({solving:g} s)" if pd.notna(solving) else "**Own answer**")
+            st.text(row["own_answer_text"] or "")
+        with st.expander("All answers to this instance"):
+            cols = (["respondent_id", "usefulness_score", "prompt_text", "completion_text", "extracted_answer_text"]
+                    if cond == "with_model" else ["respondent_id", "usefulness_score", "own_answer_text"])
+            st.dataframe(sel[cols], hide_index=True)
