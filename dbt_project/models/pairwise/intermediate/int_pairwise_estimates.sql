@@ -25,7 +25,7 @@ select
     rounding,
     subset,
     count(*) as n_questions,
-    sum(n_answers) as n_answers,
+    cast(sum(n_answers) as bigint) as n_answers,
     avg(log_mean_term_nats) as lh_minus_lg_nats,
     stddev_pop(log_mean_term_nats) as sd_over_questions_nats,
     stddev_pop(log_mean_term_nats) / sqrt(count(*)) as sigma_nats,

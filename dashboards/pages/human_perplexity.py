@@ -1,0 +1,129 @@
+"""Human perplexity (paper 000, Shlegeris et al., sec. 4, Figure 4; appendices B-D).
+
+Reads only the published snapshot's `mart_pairwise_perplexity`; computes nothing (filters,
+labels and plots the mart's columns).
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import data
+
+MART = "mart_pairwise_perplexity"
+SUBSETS = {"all": "all 120 questions", "word_tokens": "word tokens only (appendix D)",
+           "set_1": "question set 1 (40 questions, 19 players)", "set_2": "question set 2 (80 questions, 11 players)"}
+ROUNDINGS = {"interface_11": "the game's 11 choices (1%, 10%, ..., 90%, 99%)",
+             "coarse_5": "coarser: nearest of 10, 20, 50, 80, 90 %",
+             "coarse_3": "coarsest: nearest of 20, 50, 80 %"}
+METHODS = {"two_sigma": "±2 sigma over questions (Figure 4)",
+           "bootstrap_players": "bootstrap: 100 random halves of the players, median and 5-95 % (Figure 7)"}
+ORDER = ["Humans", "2-layer (14M), rounded", "GPT-2 small (generator), rounded", "GPT-2 medium, rounded",
+         "2-layer (14M)", "GPT-2 small (generator)", "GPT-2 medium"]
+
+
+def mart(name: str) -> pd.DataFrame | None:
+    """The mart through data.py's read path (read-only, cached per snapshot)."""
+    try:
+        return data.table(name)
+    except ValueError:  # not (yet) listed in data.MARTS: the same cached read-only path
+        present = data.tables()
+        if present is None or name not in present:
+            return None
+        return data._stable(data._cached_table, name)
+
+
+st.title("Human perplexity")
+st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are better than humans at next-token "
+           "prediction*), section 4: human perplexity estimated from a pairwise guessing game, next to language "
+           "models measured the same way on the same questions.")
+
+data.require_snapshot()
+df = mart(MART)
+if df is None:
+    data.missing(MART)
+    st.stop()
+if df.empty:
+    st.info("The snapshot has no pairwise-game data yet: `predictabase ingest pairwise`, then `predictabase build`.")
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+subset = c1.radio("Questions", list(SUBSETS), format_func=SUBSETS.get, index=0)
+rounding = c2.radio("Rounding of the answers", list(ROUNDINGS), format_func=ROUNDINGS.get, index=0,
+                    help="Applies to the 'rounded' models and, post hoc, to the humans' answers (appendix C). "
+                         "The unrounded models always use their exact probability ratios.")
+method = c3.radio("Uncertainty", list(METHODS), format_func=METHODS.get, index=0)
+
+sel = df[(df["subset"] == subset) & (df["uncertainty_method"] == method)
+         & ((df["rounding"] == rounding)
+            | ((df["predictor_kind"] == "language_model") & (df["rounding"] == "exact")))].copy()
+sel["row"] = sel.apply(lambda r: r["predictor_label"] + (", rounded" if r["predictor_kind"] == "language_model"
+                                                         and r["rounding"] != "exact" else ""), axis=1)
+sel["group"] = sel["predictor_kind"].map({"human": "humans", "language_model": "language models"})
+
+if sel.empty:
+    st.warning("No rows for this combination in the snapshot.")
+    st.stop()
+
+base = alt.Chart(sel).encode(
+    y=alt.Y("row:N", sort=ORDER, title=None),
+    color=alt.Color("group:N", scale=alt.Scale(domain=["humans", "language models"], range=["#1f4e9c", "#c0392b"]),
+                    legend=alt.Legend(title=None, orient="bottom")),
+)
+xscale = alt.Scale(type="log")
+bars = base.mark_errorbar(ticks=True).encode(
+    x=alt.X("perplexity_low:Q", scale=xscale, title="per-token perplexity (log scale)"), x2="perplexity_high:Q")
+points = base.mark_point(filled=True, size=70).encode(
+    x=alt.X("perplexity:Q", scale=xscale),
+    tooltip=[alt.Tooltip("row:N", title="predictor"), alt.Tooltip("perplexity:Q", format=".1f"),
+             alt.Tooltip("perplexity_low:Q", format=".1f", title="low"),
+             alt.Tooltip("perplexity_high:Q", format=".1f", title="high"),
+             alt.Tooltip("lh_minus_lg_nats:Q", format=".3f", title="L_h - L_G (nats)"),
+             alt.Tooltip("n_questions:Q", title="questions"), alt.Tooltip("n_answers:Q", title="answers")])
+stars = alt.Chart(sel[sel["true_perplexity"].notna()]).mark_point(shape="diamond", size=90, color="black",
+                                                                  filled=False).encode(
+    y=alt.Y("row:N", sort=ORDER), x=alt.X("true_perplexity:Q", scale=xscale),
+    tooltip=[alt.Tooltip("row:N", title="predictor"), alt.Tooltip("true_perplexity:Q", format=".1f",
+                                                                  title="true perplexity")])
+st.altair_chart((bars + points + stars).properties(height=300), width="stretch")
+lg = sel.iloc[0]
+st.caption(f"Dots: estimated perplexity exp(L_G + (L_h - L_G)); bars: {METHODS[method]}; open diamonds: a model's "
+           f"true perplexity on the same questions. L_G = {lg['lg_nats']:.3f} nats "
+           f"({'the generator GPT-2 small on the same questions' if lg['lg_source'] == 'same_questions' else 'user-supplied (dbt var pairwise_lg_nats)'}).")
+
+table = sel.sort_values("row", key=lambda s: s.map({r: i for i, r in enumerate(ORDER)}))[
+    ["row", "n_questions", "n_answers", "n_players", "lh_minus_lg_nats", "sigma_nats", "perplexity",
+     "perplexity_low", "perplexity_high", "true_perplexity"]]
+st.dataframe(table, hide_index=True, column_config={
+    "row": "predictor", "n_questions": "questions", "n_answers": "answers", "n_players": "players",
+    "lh_minus_lg_nats": st.column_config.NumberColumn("L_h - L_G (nats)", format="%.3f"),
+    "sigma_nats": st.column_config.NumberColumn("sigma (nats)", format="%.3f"),
+    "perplexity": st.column_config.NumberColumn("perplexity", format="%.1f"),
+    "perplexity_low": st.column_config.NumberColumn("low", format="%.1f"),
+    "perplexity_high": st.column_config.NumberColumn("high", format="%.1f"),
+    "true_perplexity": st.column_config.NumberColumn("true perplexity", format="%.1f"),
+})
+
+st.subheader("How this is estimated")
+st.markdown("""
+People cannot write down a probability for each of 50,000 tokens, so the game asks something easier. You see a
+text and two candidate next tokens: the real one (y) and one drawn from a language model, the *generator*
+(GPT-2 small). You say how likely it is that y is the real one, p. That answer tells us how much more likely
+you find the other token than the real one: r = (1 − p) / p.
+
+For each text, many players each see a different generated token x. Averaging r, weighted by how often the
+generator proposes each x (g(y)/g(x)), gives how much less probability you put on the real token than the
+generator did (equation 4). Averaging the log of that over all texts gives the difference between your loss
+and the generator's, **L_h − L_G** (equation 5). Adding the generator's own loss L_G gives your loss, and
+perplexity = exp(loss): the number of equally likely tokens you are, in effect, choosing from.
+
+Language models are put through exactly the same procedure using their own probabilities, either exactly or
+rounded to the buttons the players had. The generator playing against itself gets exactly its true perplexity.
+
+**Known bias.** With only a handful of answered samples per text (here about 10 to 20), the average in
+equation 4 misses rare but heavy terms, so the estimate is too *low*: it underestimates the loss, and more so
+the further a predictor is from the generator (compare the 2-layer model's estimate with its true value). The
+bootstrap, which uses only half of the players, shows the same effect: fewer samples, lower estimates.
+Human numbers are therefore, if anything, flattering to humans.
+""")
