@@ -149,7 +149,8 @@ elif not diff.empty:
                  "n_ratings"], **enc)
     band = alt.Chart(d).mark_errorbar().encode(y=alt.Y("loss_ci95_low:Q", title="mean loss L_H"),
                                                y2="loss_ci95_high:Q", **enc)
-    st.altair_chart(alt.layer(band, line).facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)))
+    st.altair_chart(alt.layer(band, line).properties(width=170, height=260)
+                    .facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)))
     st.caption("The paper's Fig. 5 plots the externally evaluated loss L_E, which was not published; "
                "this is the self-assessed L_H (the paper's appendix view). Bars: 95% normal intervals.")
 
