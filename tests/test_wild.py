@@ -45,14 +45,21 @@ def _wild_state(p: Paths) -> dict[str, object]:
         con.close()
 
 
+def _drop_warehouse(p: Paths) -> None:
+    """Remove a test warehouse holding decrypted text, so no plaintext outlives the test."""
+    for f in (p.duckdb, p.duckdb.with_name(p.duckdb.name + ".wal")):
+        f.unlink(missing_ok=True)
+
+
 @pytest.fixture
-def wild_paths(tmp_paths: Paths, mirror: Path) -> Paths:
+def wild_paths(tmp_paths: Paths, mirror: Path):
     _fetch_wild(tmp_paths, mirror)
-    return tmp_paths
+    yield tmp_paths
+    _drop_warehouse(tmp_paths)
 
 
 @pytest.fixture(scope="module")
-def built(mirror: Path, tmp_path_factory) -> Paths:
+def built(mirror: Path, tmp_path_factory):
     """A warehouse with the wild data ingested and `dbt build` run on models/wild + tests/wild."""
     root = tmp_path_factory.mktemp("wild")
     p = make_paths(root / "warehouse")
@@ -66,8 +73,11 @@ def built(mirror: Path, tmp_path_factory) -> Paths:
          "--target-path", str(root / "target"), "--log-path", str(root / "logs"),
          "--select", "path:models/wild", "path:tests/wild"],
         env=env, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
-    return p
+    try:
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+        yield p
+    finally:
+        _drop_warehouse(p)
 
 
 def _q(p: Paths, sql: str) -> list[tuple]:
