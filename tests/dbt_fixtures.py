@@ -139,7 +139,7 @@ def build_fixture(paths: Paths, mirror: Path) -> Fixture:
         doc_id = str(story + 1)
         text = "".join(g["token"].to_list())
         spans = [(o, o + len(t)) for o, t in zip(g["offset"], g["token"])]
-        documents.append(dict(corpus="natural_stories", doc_id=doc_id, doc_index=story, text=text))
+        documents.append(dict(corpus="natural_stories", doc_id=doc_id, doc_index=story, text=text, score_prefix_chars=None))
         words += whitespace_words("natural_stories", doc_id, text)
         gpt3_rows += token_rows("gpt3run00000001", "gpt3-davinci", "natural_stories", doc_id, text, spans,
                                 g["logprob"].to_list())
@@ -156,7 +156,7 @@ def build_fixture(paths: Paths, mirror: Path) -> Fixture:
                       infer_schema_length=0).unique("sent_id").with_columns(pl.col("sent_id").cast(pl.Int64)).sort("sent_id")
     ucl_docs = list(zip(ucl["sent_id"].cast(pl.Utf8), ucl["sentence"]))
     for i, (doc_id, text) in enumerate(ucl_docs):
-        documents.append(dict(corpus="ucl", doc_id=doc_id, doc_index=i, text=text))
+        documents.append(dict(corpus="ucl", doc_id=doc_id, doc_index=i, text=text, score_prefix_chars=None))
         words += whitespace_words("ucl", doc_id, text)
 
     def ucl_run(run_id: str, model_key: str, seed: int, docs, meta: dict | None) -> None:
@@ -206,7 +206,8 @@ def expected_metrics(fx: Fixture, run_id: str) -> dict:
     tokens = pl.read_parquet(fx.run_dirs[run_id] / "part-*.parquet").filter(pl.col("logprob_nats").is_not_null())
     corpus = tokens["corpus"][0]
     with connect(fx.paths, read_only=True) as con:
-        words = pl.from_arrow(con.execute("SELECT doc_id, char_end FROM raw.words WHERE corpus = ?", [corpus]).arrow())
+        words = pl.DataFrame(con.execute("SELECT doc_id, char_end FROM raw.words WHERE corpus = ?", [corpus]).fetchall(),
+                             schema=["doc_id", "char_end"], orient="row")
     n_words = 0
     for (doc_id,), g in tokens.group_by("doc_id"):
         ends = words.filter(pl.col("doc_id") == doc_id)["char_end"].to_numpy()

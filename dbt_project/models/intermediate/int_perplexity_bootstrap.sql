@@ -8,12 +8,15 @@
 -- Token perplexity of a replicate is exp(mean surprisal) (paper 003, PPL = exp(-1/T sum log p)).
 -- The 95% interval is the percentile interval (2.5%, 97.5%) over replicates.
 --
--- Determinism: draw k of replicate b picks document position md5_number(run_id:b:k) mod n_docs
--- (documents ordered by doc_id), so the same data always gives the same interval.
+-- Determinism: draw k of replicate b picks document position (first 60 bits of md5('run_id:b:k')) mod n_docs
+-- (documents ordered by doc_id), and the per-document sums are added as DECIMAL(38,12) (exact,
+-- so independent of the parallel summation order): the same data always gives the same interval.
 {% set B = var('bootstrap_replicates') | int %}
 with docs as (
     select
-        run_id, doc_id, n_tokens, total_surprisal_nats, total_surprisal_bits, n_bytes,
+        run_id, doc_id, n_tokens, n_bytes,
+        cast(total_surprisal_nats as decimal(38, 12)) as total_surprisal_nats,
+        cast(total_surprisal_bits as decimal(38, 12)) as total_surprisal_bits,
         row_number() over (partition by run_id order by doc_id) - 1 as doc_pos,
         count(*) over (partition by run_id) as n_docs
     from {{ ref('int_doc_scores') }}
@@ -26,14 +29,16 @@ draws as (
     from runs, range({{ B }}) as reps(b)
 ),
 picks as (
-    select run_id, b, cast(md5_number(run_id || ':' || b || ':' || k) % n_docs as bigint) as doc_pos
+    -- the first 60 bits of md5 as a BIGINT (md5_number() is a UHUGEINT, and UHUGEINT % BIGINT
+    -- goes through DOUBLE, which loses the low bits)
+    select run_id, b, cast(('0x' || substr(md5(run_id || ':' || b || ':' || k), 1, 15)) as bigint) % n_docs as doc_pos
     from draws
 ),
 replicates as (
     select
         p.run_id, p.b,
-        sum(d.total_surprisal_nats) / sum(d.n_tokens) as mean_surprisal_nats,
-        sum(d.total_surprisal_bits) / nullif(sum(d.n_bytes), 0) as bits_per_byte
+        cast(sum(d.total_surprisal_nats) as double) / sum(d.n_tokens) as mean_surprisal_nats,
+        cast(sum(d.total_surprisal_bits) as double) / nullif(sum(d.n_bytes), 0) as bits_per_byte
     from picks as p
     inner join docs as d using (run_id, doc_pos)
     group by all

@@ -1,0 +1,155 @@
+"""dbt marts over a small real warehouse, checked against an independent polars/numpy computation.
+
+The fixture (tests/dbt_fixtures.py) writes raw tables and token-score Parquet in the contract
+shape from real upstream files: GPT-3 davinci's real log-probabilities on the Natural Stories,
+and the UCL sentences scored in several runs (old / newest / --limit / incomplete).
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest.config import paths as make_paths
+from ingest.errors import IngestError
+from ingest.warehouse import dbt_build, publish
+
+from .dbt_fixtures import build_fixture, expected_metrics, numpy_bootstrap
+
+# everything this project's perplexity / home-page marts need (the other teams' marts are not built here)
+SELECT = "path:models/staging path:models/intermediate path:models/marts path:seeds"
+MARTS = ["mart_build_info", "mart_model_perplexity", "mart_models", "mart_sources", "mart_warehouse_tables"]
+
+
+@pytest.fixture(scope="module")
+def built(mirror: Path, tmp_path_factory):
+    p = make_paths(tmp_path_factory.mktemp("dbt") / "warehouse")
+    fx = build_fixture(p, mirror)
+    dbt_build(p, select=SELECT)
+    publish(p)
+    return fx
+
+
+def marts(fx, sql: str, params=None):
+    with duckdb.connect(str(fx.paths.marts), read_only=True) as con:
+        cur = con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+def perplexity_rows(fx) -> dict[tuple[str, str], dict]:
+    return {(r["model_key"], r["corpus"]): r for r in marts(fx, "SELECT * FROM mart_model_perplexity")}
+
+
+def test_published_snapshot_holds_the_marts(built):
+    names = {r["table_name"] for r in marts(built, "SELECT table_name FROM information_schema.tables "
+                                                   "WHERE table_schema = 'main'")}
+    assert set(MARTS) <= names
+    assert not list(built.paths.warehouse.glob(".marts-*")), "temporary snapshot left behind"
+    info = marts(built, "SELECT * FROM mart_build_info")
+    assert len(info) == 1 and info[0]["dbt_version"].startswith("1.11")
+
+
+def test_run_selection_latest_full_complete_run(built):
+    rows = perplexity_rows(built)
+    assert {k: r["run_id"] for k, r in rows.items()} == built.expected_runs
+    models = {r["run_id"]: r for r in marts(built, "SELECT * FROM mart_models")}
+    # every complete run is listed, the incomplete one is not
+    assert set(models) == set(built.expected_runs.values()) | built.unused_runs
+    assert not (set(models) & built.incomplete_runs)
+    assert {rid for rid, r in models.items() if r["used_in_marts"]} == set(built.expected_runs.values())
+    # the newest ucl run is a --limit run: listed, never used; a model with only limited runs has no mart row
+    assert models["ucllim0000000003"]["limit"] == 5 and not models["ucllim0000000003"]["used_in_marts"]
+    assert ("only-limited", "ucl") not in rows
+
+
+def test_metrics_match_independent_computation(built):
+    rows = perplexity_rows(built)
+    for key, run_id in built.expected_runs.items():
+        exp, got = expected_metrics(built, run_id), rows[key]
+        for col in ("n_docs", "n_tokens", "n_chars", "n_bytes", "n_words"):
+            assert got[col] == exp[col], (key, col)
+        for col in ("total_surprisal_nats", "token_perplexity", "bits_per_byte", "bits_per_char",
+                    "word_perplexity", "bits_per_word"):
+            assert got[col] == pytest.approx(exp[col], rel=1e-9), (key, col)
+        assert got["mean_surprisal_bits"] == pytest.approx(exp["total_surprisal_nats"] / math.log(2) / exp["n_tokens"])
+        assert got["normalized_perplexity"] == pytest.approx(got["token_perplexity"] / got["vocab_size"])
+
+
+def test_imported_gpt3_first_tokens_not_scored(built):
+    got = perplexity_rows(built)[("gpt3-davinci", "natural_stories")]
+    # 12373 upstream tokens in 10 stories, the first of each unscored
+    assert got["n_tokens"] == 12373 - 10
+    assert got["source"] == "imported"
+    # vocab size unknown to the imported run: the documented GPT-2 BPE size
+    assert got["vocab_size"] == 50257 and got["vocab_size_source"] == "reference"
+    # the unscored first tokens ('If', ...) are not counted: scored text starts after them
+    with duckdb.connect(str(built.paths.duckdb), read_only=True) as con:
+        text_chars, = con.execute("SELECT sum(n_chars) FROM raw.documents WHERE corpus = 'natural_stories'").fetchone()
+        first_chars, = con.execute(
+            f"SELECT sum(char_end - char_start) FROM read_parquet('{built.run_dirs['gpt3run00000001']}/*.parquet') "
+            "WHERE token_index = 0").fetchone()
+    assert got["n_chars"] == text_chars - first_chars and first_chars > 0
+
+
+def test_prefix_and_non_ascii(built):
+    got = perplexity_rows(built)[("test-lm", "lm_game")]
+    with duckdb.connect(str(built.paths.duckdb), read_only=True) as con:
+        prefix_chars, prefix_bytes = con.execute(
+            "SELECT sum(score_prefix_chars), sum(strlen(substr(text, 1, score_prefix_chars))) "
+            "FROM raw.documents WHERE corpus = 'lm_game'").fetchone()
+    assert got["n_chars"] == prefix_chars and got["n_bytes"] == prefix_bytes and prefix_bytes > prefix_chars
+    assert got["bits_per_char"] > got["bits_per_byte"]
+
+
+def test_bootstrap_interval(built):
+    rows = perplexity_rows(built)
+    for key, run_id in built.expected_runs.items():
+        r = rows[key]
+        assert r["bootstrap_replicates"] == 1000
+        assert r["token_perplexity_ci_low"] < r["token_perplexity"] < r["token_perplexity_ci_high"], key
+        assert r["bits_per_byte_ci_low"] < r["bits_per_byte"] < r["bits_per_byte_ci_high"], key
+        exp = expected_metrics(built, run_id)
+        lo, hi = numpy_bootstrap(exp["doc_nats"], exp["doc_tokens"])
+        width = hi - lo
+        assert abs(r["token_perplexity_ci_low"] - lo) < 0.2 * width, (key, r["token_perplexity_ci_low"], lo)
+        assert abs(r["token_perplexity_ci_high"] - hi) < 0.2 * width, (key, r["token_perplexity_ci_high"], hi)
+
+
+def test_bootstrap_is_deterministic(built):
+    """Re-running the compiled bootstrap model over the same data gives identical intervals."""
+    compiled = next((built.paths.warehouse / "dbt" / "target" / "compiled").rglob("int_perplexity_bootstrap.sql"))
+    sql = compiled.read_text()
+    with duckdb.connect(str(built.paths.duckdb), read_only=True) as con:
+        first = con.execute(f"SELECT * FROM ({sql}) ORDER BY run_id").fetchall()
+        second = con.execute(f"SELECT * FROM ({sql}) ORDER BY run_id").fetchall()
+        stored = con.execute("SELECT * FROM intermediate.int_perplexity_bootstrap ORDER BY run_id").fetchall()
+    assert first == second == stored
+
+
+def test_home_page_marts(built):
+    sources = marts(built, "SELECT * FROM mart_sources")
+    assert all(r["all_verified"] and r["n_files"] == r["n_verified"] for r in sources)
+    from ingest.catalog import load_catalog
+    assert sum(r["n_files"] for r in sources) == len(load_catalog())
+    tables = {r["table_name"]: r for r in marts(built, "SELECT * FROM mart_warehouse_tables")}
+    assert tables["raw.documents"]["n_rows"] == 10 + 205 + 3
+    assert tables["raw.game_doc_tokens"] == {"table_name": "raw.game_doc_tokens", "layer": "raw", "n_rows": 0,
+                                             "present": False}
+    assert tables["mart_model_perplexity"]["n_rows"] == len(built.expected_runs)
+
+
+def test_schema_test_failure_raises(built, tmp_path):
+    """A deliberately broken row (a run with an unknown `source`) makes a schema test fail."""
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(built.paths.warehouse, p.warehouse)
+    bad = json.loads((p.token_scores / "model=test-lm" / "corpus=ucl" / "run=uclnew0000000002" / "_run.json").read_text())
+    bad["source"] = "bogus"
+    (p.token_scores / "model=test-lm" / "corpus=ucl" / "run=uclnew0000000002" / "_run.json").write_text(json.dumps(bad))
+    with pytest.raises(IngestError) as err:
+        dbt_build(p, select="path:models/staging path:models/intermediate path:seeds mart_models")
+    assert "accepted_values_mart_models_source" in str(err.value)
