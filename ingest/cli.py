@@ -42,17 +42,44 @@ def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Opti
     console.print(f"fetched {len(results)} files, all checksums verified: {counts}")
 
 
+# datasets loaded by their own modules (each atomic), after the corpora
+DATASET_JOBS = {
+    "gpt3_natural_stories": ("ingest.imports_gpt3", "import_gpt3_natural_stories"),
+    "pairwise": ("ingest.pairwise", "ingest_pairwise"),
+    "wild": ("ingest.wild", "ingest_wild"),
+}
+
+
+def run_ingest(paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
+    """Ingest corpora and datasets; None means everything (corpora first: imports align to them)."""
+    import importlib
+
+    from .corpora import NAMES, ingest
+    wanted = names or [*NAMES, *DATASET_JOBS]
+    unknown = [n for n in wanted if n not in NAMES and n not in DATASET_JOBS]
+    if unknown:
+        raise IngestError(None, f"unknown ingest name(s) {unknown}; choose from {[*NAMES, *DATASET_JOBS]}")
+    counts: dict[str, object] = {}
+    corpora = [n for n in wanted if n in NAMES]
+    if corpora:
+        counts.update(ingest(paths, corpora, show_progress=show_progress))
+    for name in wanted:
+        if name in DATASET_JOBS:
+            module, func = DATASET_JOBS[name]
+            counts[name] = getattr(importlib.import_module(module), func)(paths)
+    return counts
+
+
 @app.command("ingest")
-def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest (default: everything)")] = None,
+def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild (default: everything)")] = None,
                warehouse: WarehouseOpt = None) -> None:
     """Load fetched sources into the warehouse's raw tables (validated, idempotent)."""
-    from .corpora import ingest
     try:
-        counts = ingest(get_paths(warehouse), names or None)
+        counts = run_ingest(get_paths(warehouse), names or None)
     except IngestError as exc:
         _fail(exc)
     for name, n in counts.items():
-        console.print(f"{name}: {n} rows")
+        console.print(f"{name}: {n}")
 
 
 @app.command()
