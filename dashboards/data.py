@@ -60,6 +60,7 @@ def snapshot() -> Snapshot | None:
 def _read(path: str, sql: str) -> pd.DataFrame:
     con = duckdb.connect(path, read_only=True)
     try:
+        con.execute("SET TimeZone = 'UTC'")  # a session setting: timestamps with time zone come back in UTC
         return con.execute(sql).fetchdf()
     finally:
         con.close()

@@ -20,7 +20,14 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "n_words": ("words", "%d"),
     "n_chars": ("characters", "%d"),
     "n_bytes": ("bytes (UTF-8)", "%d"),
+    "vocab_size_source": ("vocabulary size from", None),
     "total_surprisal_nats": ("total surprisal (nats)", "%.1f"),
+    "total_surprisal_bits": ("total surprisal (bits)", "%.1f"),
+    "mean_surprisal_nats_ci_low": ("mean surprisal 95% CI low (nats/token)", "%.3f"),
+    "mean_surprisal_nats_ci_high": ("mean surprisal 95% CI high (nats/token)", "%.3f"),
+    "bootstrap_replicates": ("bootstrap replicates", "%d"),
+    "bits_per_byte_ci_low": ("bits per byte 95% CI low (bits/byte)", "%.3f"),
+    "bits_per_byte_ci_high": ("bits per byte 95% CI high (bits/byte)", "%.3f"),
     "mean_surprisal_nats": ("mean surprisal (nats/token)", "%.3f"),
     "mean_surprisal_bits": ("mean surprisal (bits/token)", "%.3f"),
     "token_perplexity": ("token perplexity (per token)", "%.2f"),
@@ -38,6 +45,7 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "commit": ("commit", None),
     "license": ("license", None),
     "citation": ("citation", None),
+    "n_repos": ("repositories", "%d"),
     "n_files": ("files", "%d"),
     "total_bytes": ("size (bytes)", "%d"),
     "n_verified": ("sha256 verified (files)", "%d"),
@@ -52,12 +60,20 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "stride": ("stride (tokens)", "%d"),
     "top_k": ("top-k stored", "%d"),
     "finished_at": ("finished (UTC)", None),
+    "started_at": ("started (UTC)", None),
+    "limit": ("--limit (documents)", "%d"),
+    "full_document": ("whole LM-game documents", None),
     "used_in_marts": ("used in marts", None),
     # warehouse tables mart
     "table_name": ("table", None),
     "layer": ("layer", None),
     "n_rows": ("rows", "%d"),
+    "present": ("present", None),
     "dbt_version": ("dbt version", None),
+    "duckdb_version": ("DuckDB version", None),
+    "invocation_id": ("dbt invocation", None),
+    "n_complete_runs": ("complete runs", "%d"),
+    "n_runs_used_in_marts": ("runs used in marts", "%d"),
 }
 
 # the metrics the perplexity page can plot: column -> axis title (with unit)
@@ -80,7 +96,7 @@ def column_config(df: pd.DataFrame) -> dict:
     for col in df.columns:
         label, fmt = COLUMNS.get(col, (col, None))
         if col in ("commit", "model_revision", "run_id"):
-            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="small")
+            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="medium")
         elif col == "repo":
             cfg[col] = st.column_config.TextColumn(label, help="GitHub owner/name")
         elif fmt and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
@@ -94,5 +110,29 @@ def column_config(df: pd.DataFrame) -> dict:
     return cfg
 
 
-def show(df: pd.DataFrame, **kwargs) -> None:
+def in_utc(df: pd.DataFrame) -> pd.DataFrame:
+    """Timestamps with a time zone shown in UTC, without the offset (the headers say UTC)."""
+    out = df.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            out[col] = out[col].dt.tz_convert("UTC").dt.tz_localize(None)
+    return out
+
+
+def timestamp(value) -> str:
+    """A timestamp as `YYYY-MM-DD HH:MM:SS` in UTC."""
+    ts = pd.Timestamp(value)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def ordered(df: pd.DataFrame, first: list[str]) -> pd.DataFrame:
+    """`df` with the `first` columns (those present) leading, the rest after in mart order."""
+    cols = [c for c in first if c in df.columns]
+    return df[cols + [c for c in df.columns if c not in cols]]
+
+
+def show(df: pd.DataFrame, first: list[str] | None = None, **kwargs) -> None:
+    df = in_utc(ordered(df, first or []))
     st.dataframe(df, hide_index=True, column_config=column_config(df), **kwargs)

@@ -46,7 +46,7 @@ PERPLEXITY = [
 
 
 def _ts(s: str) -> datetime:
-    return datetime.fromisoformat(s).replace(tzinfo=None)
+    return datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
 
 
 def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: float = 1.0) -> Path:
@@ -58,57 +58,73 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
+        con.execute("SET TimeZone = 'UTC'")
         con.execute("""CREATE TABLE mart_sources (dataset VARCHAR, repo VARCHAR, "commit" VARCHAR, license VARCHAR,
-            citation VARCHAR, n_files BIGINT, total_bytes BIGINT, n_verified BIGINT, all_verified BOOLEAN,
-            last_fetched_at TIMESTAMP)""")
+            citation VARCHAR, n_repos BIGINT, n_files BIGINT, total_bytes BIGINT, n_verified BIGINT,
+            all_verified BOOLEAN, last_fetched_at TIMESTAMPTZ)""")
         for ds, repo, commit, lic, n, size in SOURCES:
-            con.execute("INSERT INTO mart_sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            con.execute("INSERT INTO mart_sources VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
                         [ds, repo, commit, lic, f"citation for {ds}", n, size, n, True, _ts("2025-11-23 09:12:44")])
 
         con.execute("""CREATE TABLE mart_models (run_id VARCHAR, model_key VARCHAR, model_id VARCHAR,
             model_revision VARCHAR, tokenizer VARCHAR, dtype VARCHAR, device VARCHAR, bos_policy VARCHAR,
             bos_token VARCHAR, corpus VARCHAR, context_length INTEGER, stride INTEGER, top_k INTEGER,
-            n_docs BIGINT, n_tokens BIGINT, source VARCHAR, finished_at TIMESTAMP, used_in_marts BOOLEAN)""")
+            n_docs BIGINT, n_tokens BIGINT, source VARCHAR, finished_at TIMESTAMPTZ, used_in_marts BOOLEAN,
+            vocab_size INTEGER, vocab_size_source VARCHAR, "limit" INTEGER, full_document BOOLEAN,
+            started_at TIMESTAMPTZ, built_at TIMESTAMPTZ)""")
         con.execute("""CREATE TABLE mart_model_perplexity (model_key VARCHAR, corpus VARCHAR, run_id VARCHAR,
             model_id VARCHAR, model_revision VARCHAR, tokenizer VARCHAR, source VARCHAR, vocab_size INTEGER,
             n_docs BIGINT, n_tokens BIGINT, n_words BIGINT, n_chars BIGINT, n_bytes BIGINT,
-            total_surprisal_nats DOUBLE, mean_surprisal_nats DOUBLE, mean_surprisal_bits DOUBLE,
-            token_perplexity DOUBLE, token_perplexity_ci_low DOUBLE, token_perplexity_ci_high DOUBLE,
-            bits_per_byte DOUBLE, bits_per_char DOUBLE, word_perplexity DOUBLE, bits_per_word DOUBLE,
-            normalized_perplexity DOUBLE, built_at TIMESTAMP)""")
+            total_surprisal_nats DOUBLE, total_surprisal_bits DOUBLE, mean_surprisal_nats DOUBLE,
+            mean_surprisal_bits DOUBLE, token_perplexity DOUBLE, token_perplexity_ci_low DOUBLE,
+            token_perplexity_ci_high DOUBLE, mean_surprisal_nats_ci_low DOUBLE, mean_surprisal_nats_ci_high DOUBLE,
+            bootstrap_replicates INTEGER, bits_per_byte DOUBLE, bits_per_byte_ci_low DOUBLE,
+            bits_per_byte_ci_high DOUBLE, bits_per_char DOUBLE, word_perplexity DOUBLE, bits_per_word DOUBLE,
+            normalized_perplexity DOUBLE, finished_at TIMESTAMPTZ, built_at TIMESTAMPTZ)""")
         for i, (key, corpus, docs, toks, words, chars, mean, se) in enumerate(PERPLEXITY):
             model_id, rev, tok, vocab, source = MODELS[key]
             run_id = f"{(0x5a17c0de + 7919 * i):08x}{(0x9e3779b1 * (i + 1)) % 2**32:08x}"
             scored = source == "scored"
-            con.execute("INSERT INTO mart_models VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            con.execute("INSERT INTO mart_models VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?)",
                         [run_id, key, model_id, rev, tok, "float32" if scored else None, "cpu" if scored else None,
                          "prepend" if scored else "none", "<|endoftext|>" if scored else None, corpus,
                          1024 if scored else None, 512 if scored else None, 10 if scored else None,
-                         docs, toks, source, _ts("2025-11-23 09:30:00"), True])
+                         docs, toks, source, _ts("2025-11-23 09:30:00"), True,
+                         vocab, "tokenizer" if scored else "gpt2 BPE", None, False,
+                         _ts("2025-11-23 09:25:00"), _ts(built_at)])
             mean *= scale
             total = mean * toks
             n_bytes = chars + chars // 200  # a few non-ASCII characters
             ppl = math.exp(mean)
-            con.execute("INSERT INTO mart_model_perplexity VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            lo, hi = mean - 1.96 * se, mean + 1.96 * se
+            con.execute("INSERT INTO mart_model_perplexity VALUES (" + ", ".join(["?"] * 32) + ")",
                         [key, corpus, run_id, model_id, rev, tok, source, vocab, docs, toks, words, chars, n_bytes,
-                         total, mean, mean / LN2, ppl, math.exp(mean - 1.96 * se), math.exp(mean + 1.96 * se),
-                         total / LN2 / n_bytes, total / LN2 / chars, math.exp(total / words), total / LN2 / words,
-                         ppl / vocab, _ts(built_at)])
+                         total, total / LN2, mean, mean / LN2, ppl, math.exp(lo), math.exp(hi), lo, hi, 2000,
+                         total / LN2 / n_bytes, lo * toks / LN2 / n_bytes, hi * toks / LN2 / n_bytes,
+                         total / LN2 / chars, math.exp(total / words), total / LN2 / words,
+                         ppl / vocab, _ts("2025-11-23 09:30:00"), _ts(built_at)])
         # a scoring run that is not used by the marts (a --limit quick run)
         con.execute("INSERT INTO mart_models VALUES ('0badc0ffee123456', 'smollm2-135m', "
                     "'HuggingFaceTB/SmolLM2-135M', '93efa2f097d58c2a74874c7e644dbc9b0cee75a2', 'GPT2TokenizerFast', "
                     "'float32', 'cpu', 'prepend', '<|endoftext|>', 'provo', 1024, 512, 10, 5, 287, 'scored', "
-                    "TIMESTAMP '2025-11-23 09:20:00', false)")
+                    "TIMESTAMPTZ '2025-11-23 09:20:00+00', false, 49152, 'tokenizer', 5, false, "
+                    "TIMESTAMPTZ '2025-11-23 09:19:00+00', ?)", [_ts(built_at)])
 
-        con.execute("CREATE TABLE mart_warehouse_tables (table_name VARCHAR, layer VARCHAR, n_rows BIGINT)")
-        con.executemany("INSERT INTO mart_warehouse_tables VALUES (?, ?, ?)", [
-            ("raw.source_files", "raw", 51), ("raw.documents", "raw", 310), ("raw.words", "raw", 23_080),
-            ("raw.game_doc_tokens", "raw", 10_912), ("raw.imported_word_surprisal", "raw", 7_722),
-            ("stg_token_scores", "staging", 41_141), ("mart_model_perplexity", "marts", len(PERPLEXITY)),
+        con.execute("CREATE TABLE mart_warehouse_tables (table_name VARCHAR, layer VARCHAR, n_rows BIGINT, "
+                    "present BOOLEAN)")
+        con.executemany("INSERT INTO mart_warehouse_tables VALUES (?, ?, ?, true)", [
+            ("raw.documents", "raw", 310), ("raw.game_doc_tokens", "raw", 10_912),
+            ("raw.imported_word_surprisal", "raw", 7_722), ("raw.source_files", "raw", 51),
+            ("raw.words", "raw", 23_080), ("parquet token_scores (complete runs)", "parquet", 41_141),
+            ("parquet _run.json (complete runs)", "parquet", len(PERPLEXITY) + 1),
+            ("mart_model_perplexity", "mart", len(PERPLEXITY)),
         ])
-        con.execute("CREATE TABLE mart_build_info (built_at TIMESTAMP, dbt_version VARCHAR)")
-        con.execute("INSERT INTO mart_build_info VALUES (?, '1.11.2')", [_ts(built_at)])
+        con.execute("CREATE TABLE mart_build_info (built_at TIMESTAMPTZ, dbt_version VARCHAR, duckdb_version VARCHAR, "
+                    "invocation_id VARCHAR, n_complete_runs BIGINT, n_runs_used_in_marts BIGINT)")
+        con.execute("INSERT INTO mart_build_info VALUES (?, '1.11.2', 'v1.4.1', "
+                    "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13', ?, ?)",
+                    [_ts(built_at), len(PERPLEXITY) + 1, len(PERPLEXITY)])
         con.execute("CHECKPOINT")
     finally:
         con.close()

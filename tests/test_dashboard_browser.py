@@ -101,7 +101,7 @@ class Page:
     """A browser page that records every request and refuses any that leaves this machine."""
 
     def __init__(self, browser, shots: Path):
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1600})
         self.page = self.context.new_page()
         self.requests: list[str] = []
         self.shots = shots
@@ -210,7 +210,7 @@ def test_home_page(app, page):
     assert "1.11.2" in text  # mart_build_info.dbt_version
     cells = _grid_text(page, 3)  # sources, runs, tables
     page.screenshot("home")
-    assert "languageMIT/naturalstories" in cells
+    assert "corpus_natural_stories" in cells
     assert "CC BY-NC-SA 4.0" in cells
     assert "4700daad696e942f5aba23c957a7423d0de66612" in cells  # the source's commit
     assert "raw.words" in cells and "23080" in cells  # a table and its row count

@@ -18,9 +18,12 @@ if build is None:
 elif len(build):
     row = build.iloc[0]
     c1, c2, c3 = st.columns(3)
-    c1.metric("Last build (UTC)", str(row["built_at"])[:19])
-    c2.metric("dbt version", str(row.get("dbt_version", "?")))
-    c3.metric("Snapshot", data.marts_path().name, help=str(data.marts_path()))
+    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]), help=f"snapshot: {data.marts_path()}")
+    c2.metric("dbt version", str(row.get("dbt_version", "?")),
+              help=f"DuckDB {row['duckdb_version']}" if "duckdb_version" in row else None)
+    if "n_runs_used_in_marts" in row and "n_complete_runs" in row:
+        c3.metric("Scoring runs used in marts", f"{row['n_runs_used_in_marts']} of {row['n_complete_runs']} complete",
+                  help="the latest complete run without --limit, per model and corpus")
 
 st.header("Sources", anchor="sources")
 st.caption("Every upstream file is copied from a mirror or downloaded, then checked against the "
@@ -29,7 +32,8 @@ sources = data.table("mart_sources")
 if sources is None:
     data.missing("mart_sources")
 else:
-    labels.show(sources, key="sources")
+    labels.show(sources, ["dataset", "license", "all_verified", "n_verified", "n_files", "total_bytes", "commit",
+                          "repo", "last_fetched_at", "citation"], key="sources")
 
 st.header("Models and scoring runs", anchor="models")
 st.caption("One row per completed scoring run; `used in marts` marks the runs the metrics are built from.")
@@ -37,7 +41,9 @@ models = data.table("mart_models")
 if models is None:
     data.missing("mart_models")
 else:
-    labels.show(models, key="models")
+    labels.show(models, ["model_key", "corpus", "used_in_marts", "source", "n_docs", "n_tokens", "model_id",
+                         "model_revision", "tokenizer", "vocab_size", "dtype", "device", "context_length", "stride",
+                         "bos_policy", "bos_token", "limit", "full_document", "finished_at", "run_id"], key="models")
 
 st.header("Warehouse tables", anchor="tables")
 tables = data.table("mart_warehouse_tables")

@@ -21,16 +21,18 @@ if df.empty:
     st.stop()
 
 metric_options = [m for m in labels.METRICS if m in df.columns]
-left, mid, right = st.columns([2, 2, 1])
+left, right = st.columns([3, 1], vertical_alignment="bottom")
 with left:
     metric = st.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric")
-with mid:
+with right:
+    log_scale = st.toggle("Log scale", value=False, key="log")
+left, right = st.columns(2)
+with left:
     corpora = sorted(df["corpus"].dropna().unique())
     chosen_corpora = st.multiselect("Corpora", corpora, default=corpora, key="corpora")
 with right:
-    log_scale = st.toggle("Log scale", value=False, key="log")
-model_keys = sorted(df["model_key"].dropna().unique())
-chosen_models = st.multiselect("Models", model_keys, default=model_keys, key="models")
+    model_keys = sorted(df["model_key"].dropna().unique())
+    chosen_models = st.multiselect("Models", model_keys, default=model_keys, key="models")
 
 view = df[df["corpus"].isin(chosen_corpora) & df["model_key"].isin(chosen_models)]
 if view.empty:
@@ -56,7 +58,7 @@ scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
 base = alt.Chart(plot).encode(
     y=alt.Y("corpus:N", title="corpus", sort=chosen_corpora),
     yOffset=alt.YOffset("model_key:N", sort=chosen_models),
-    color=alt.Color("model_key:N", title="model", sort=chosen_models),
+    color=alt.Color("model_key:N", title="model", sort=chosen_models, scale=alt.Scale(scheme="tableau10")),
     tooltip=tooltip,
 )
 points = base.mark_point(filled=True, size=90).encode(x=alt.X(f"{metric}:Q", title=title, scale=scale))
@@ -72,8 +74,8 @@ if not has_ci:
     st.caption(f"The mart has no 95% interval for {title.lower()}; points only.")
 
 st.subheader("All perplexity metrics")
-first = ["model_key", "corpus", "token_perplexity", "token_perplexity_ci_low", "token_perplexity_ci_high",
-         "bits_per_byte", "bits_per_char", "word_perplexity", "bits_per_word", "normalized_perplexity",
-         "mean_surprisal_nats", "mean_surprisal_bits", "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"]
-order = [c for c in first if c in view.columns] + [c for c in view.columns if c not in first]
-labels.show(view[order], key="perplexity_table")
+labels.show(view, ["model_key", "corpus", "token_perplexity", "token_perplexity_ci_low", "token_perplexity_ci_high",
+                   "bits_per_byte", "bits_per_byte_ci_low", "bits_per_byte_ci_high", "bits_per_char",
+                   "word_perplexity", "bits_per_word", "normalized_perplexity", "mean_surprisal_nats",
+                   "mean_surprisal_nats_ci_low", "mean_surprisal_nats_ci_high", "mean_surprisal_bits",
+                   "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"], key="perplexity_table")

