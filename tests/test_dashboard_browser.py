@@ -214,6 +214,9 @@ def test_home_page(app, page):
     assert "CC BY-NC-SA 4.0" in cells
     assert "4700daad696e942f5aba23c957a7423d0de66612" in cells  # the source's commit
     assert "raw.words" in cells and "23080" in cells  # a table and its row count
+    # the dashboard only ever opened the snapshot read-only: no WAL, no temp files beside it
+    marts = app["paths"].marts
+    assert sorted(x.name for x in marts.parent.iterdir()) == ["marts.duckdb"]
 
 
 def test_perplexity_metric_selector(app, page):
