@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,12 +101,18 @@ def _release_duckdb() -> None:
     DuckDBConnectionManager.close_all_connections()
 
 
-def dbt_build(paths: Paths, select: str | None = None) -> None:
+def dbt_build(paths: Paths, select: str | None = None) -> list[str]:
     """`dbt build` (seeds, models, schema tests) over `paths.duckdb`, reading `paths.token_scores`.
 
     Raises IngestError naming the failing node(s) and dbt's message when a model or test fails.
+    Returns the warnings (tests of severity warn that found rows), also printed to stderr.
     """
-    run_dbt(paths, "build", select)
+    res = run_dbt(paths, "build", select)
+    warnings = [f"{r.node.unique_id}: {(r.message or '').strip()}"
+                for r in (getattr(res.result, "results", None) or []) if str(r.status).lower() == "warn"]
+    for w in warnings:
+        print(f"dbt warning: {w}", file=sys.stderr)
+    return warnings
 
 
 def mart_names(paths: Paths) -> list[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -63,7 +62,7 @@ def test_run_selection_latest_full_complete_run(built):
     assert not (set(models) & built.incomplete_runs)
     assert {rid for rid, r in models.items() if r["used_in_marts"]} == set(built.expected_runs.values())
     # the newest ucl run is a --limit run: listed, never used; a model with only limited runs has no mart row
-    assert models["ucllim0000000003"]["limit"] == 5 and not models["ucllim0000000003"]["used_in_marts"]
+    assert models["ucllim0000000003"]["run_limit"] == 5 and not models["ucllim0000000003"]["used_in_marts"]
     assert ("only-limited", "ucl") not in rows
 
 
@@ -143,13 +142,33 @@ def test_home_page_marts(built):
     assert tables["mart_model_perplexity"]["n_rows"] == len(built.expected_runs)
 
 
-def test_schema_test_failure_raises(built, tmp_path):
-    """A deliberately broken row (a run with an unknown `source`) makes a schema test fail."""
+def test_empty_warehouse_builds(tmp_path):
+    """No raw table and no Parquet yet: staging yields empty typed relations, every mart builds."""
     p = make_paths(tmp_path / "warehouse")
-    shutil.copytree(built.paths.warehouse, p.warehouse)
-    bad = json.loads((p.token_scores / "model=test-lm" / "corpus=ucl" / "run=uclnew0000000002" / "_run.json").read_text())
+    assert dbt_build(p, select=SELECT) == []
+    publish(p)
+    with duckdb.connect(str(p.marts), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM mart_model_perplexity").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM mart_build_info").fetchone() == (1,)
+        tables = dict(con.execute("SELECT table_name, present FROM mart_warehouse_tables WHERE layer = 'raw'").fetchall())
+    assert tables == {f"raw.{t}": False for t in
+                      ("documents", "game_doc_tokens", "imported_word_surprisal", "source_files", "words")}
+
+
+def test_schema_test_failure_raises(built):
+    """A deliberately broken row (a run with an unknown `source`) makes a schema test fail.
+
+    Runs last, on the module's warehouse (dbt can then parse partially); the published snapshot
+    the other tests read is not touched, and the run file is restored afterwards.
+    """
+    run_json = built.run_dirs["uclnew0000000002"] / "_run.json"
+    good = run_json.read_text()
+    bad = json.loads(good)
     bad["source"] = "bogus"
-    (p.token_scores / "model=test-lm" / "corpus=ucl" / "run=uclnew0000000002" / "_run.json").write_text(json.dumps(bad))
-    with pytest.raises(IngestError) as err:
-        dbt_build(p, select="path:models/staging path:models/intermediate path:seeds mart_models")
+    run_json.write_text(json.dumps(bad))
+    try:
+        with pytest.raises(IngestError) as err:
+            dbt_build(built.paths, select="path:models/staging path:models/intermediate path:seeds mart_models")
+    finally:
+        run_json.write_text(good)
     assert "accepted_values_mart_models_source" in str(err.value)

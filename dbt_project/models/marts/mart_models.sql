@@ -4,7 +4,7 @@
 select
     run_id, model_key, model_id, model_revision, tokenizer, vocab_size, vocab_size_source,
     dtype, device, bos_policy, bos_token, corpus, context_length, stride, top_k,
-    run_limit as "limit", full_document, n_docs, n_tokens, source, started_at, finished_at,
+    run_limit, full_document, n_docs, n_tokens, source, started_at, finished_at,
     used_in_marts,
     cast('{{ run_started_at.isoformat() }}' as timestamptz) as built_at
 from {{ ref('int_runs') }}
