@@ -8,6 +8,7 @@ in Debian's headless Chromium. Screenshots of every page go to the test's tmp di
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -55,25 +56,22 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 
     raise AssertionError(f"streamlit did not come up in {timeout}s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    """The dashboard served on a free localhost port against a fixture warehouse."""
-    tmp = tmp_path_factory.mktemp("dashboard")
-    p = make_paths(tmp / "warehouse")
-    create_marts(p.marts)
+@contextlib.contextmanager
+def serving(p, tmp: Path):
+    """`predictabase serve`'s Streamlit command on a free localhost port against warehouse `p`."""
     port = _free_port()
     argv, env = streamlit_command(p, port, address="127.0.0.1")
     # a fresh HOME: no ~/.streamlit of the developer's can change what is tested
     home = tmp / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     env["HOME"] = str(home)
-    log = tmp / "streamlit.log"
+    log = tmp / f"streamlit-{port}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)
-        yield {"url": url, "paths": p, "log": log, "tmp": tmp}
+        yield url
     finally:
         proc.terminate()
         try:
@@ -81,6 +79,16 @@ def app(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """The dashboard against a fixture snapshot (tests/dashboard_fixtures.py)."""
+    tmp = tmp_path_factory.mktemp("dashboard")
+    p = make_paths(tmp / "warehouse")
+    create_marts(p.marts)
+    with serving(p, tmp) as url:
+        yield {"url": url, "paths": p, "tmp": tmp}
 
 
 @pytest.fixture(scope="module")
@@ -260,15 +268,7 @@ def test_snapshot_republished_while_running(app, page):
 def test_no_snapshot_yet(browser, tmp_path):
     """Before anything is published the app says so instead of failing."""
     p = make_paths(tmp_path / "warehouse")
-    port = _free_port()
-    argv, env = streamlit_command(p, port, address="127.0.0.1")
-    env["HOME"] = str(tmp_path)
-    log = tmp_path / "streamlit.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, proc, log)
+    with serving(p, tmp_path) as url:
         pg = Page(browser, tmp_path)
         try:
             for path in reversed(list(PAGES.values())):  # a deep link first
@@ -279,6 +279,43 @@ def test_no_snapshot_yet(browser, tmp_path):
             assert pg.outbound() == []
         finally:
             pg.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+
+
+def test_pages_on_a_dbt_built_snapshot(browser, mirror, tmp_path):
+    """Every page against a snapshot that `dbt build` + `publish` really produced (tests/dbt_fixtures.py:
+    GPT-3 davinci's real log-probabilities on Natural Stories, UCL and LM-game runs of a test model)."""
+    import duckdb
+
+    from ingest.warehouse import dbt_build, publish
+
+    from .dbt_fixtures import build_fixture
+    from .test_dbt_marts import SELECT as DBT_SELECT
+
+    p = make_paths(tmp_path / "warehouse")
+    build_fixture(p, mirror)
+    dbt_build(p, select=DBT_SELECT)
+    publish(p)
+    with duckdb.connect(str(p.marts), read_only=True) as con:
+        rows = con.execute("SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity "
+                           "ORDER BY model_key, corpus").fetchall()
+        datasets = [r[0] for r in con.execute("SELECT dataset FROM mart_sources ORDER BY dataset").fetchall()]
+    assert rows and datasets
+    with serving(p, tmp_path) as url:
+        pg = Page(browser, tmp_path)
+        try:
+            pg.open(url + PAGES["home"])
+            pg.assert_no_exception()
+            cells = _grid_text(pg, 3)
+            pg.screenshot("home_dbt")
+            assert datasets[0] in cells
+            pg.open(url + PAGES["perplexity"])
+            pg.assert_no_exception()
+            pg.page.locator('[data-testid="stVegaLiteChart"]').locator("canvas, svg").first.wait_for()
+            cells = _grid_text(pg, 1)
+            pg.screenshot("perplexity_dbt")
+            for model_key, corpus, ppl in rows:
+                assert model_key in cells and corpus in cells
+                assert _shows_value(cells, ppl), (model_key, corpus, ppl)
+            assert pg.outbound() == []
+        finally:
+            pg.close()
