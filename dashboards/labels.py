@@ -99,6 +99,8 @@ def column_config(df: pd.DataFrame) -> dict:
             cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="medium")
         elif col == "repo":
             cfg[col] = st.column_config.TextColumn(label, help="GitHub owner/name")
+        elif col in ("license", "citation"):  # long texts: keep the checksum columns in view
+            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="medium")
         elif fmt and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
             cfg[col] = st.column_config.NumberColumn(label, format=fmt, help=f"`{col}`")
         elif pd.api.types.is_bool_dtype(df[col]):
