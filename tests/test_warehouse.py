@@ -1,0 +1,61 @@
+"""ingest.warehouse.publish: an atomic, read-only-friendly snapshot of the marts (no dbt needed)."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from ingest.errors import IngestError
+from ingest.warehouse import dbt_args, dbt_env, publish
+
+
+def write_marts(paths, value: int) -> None:
+    paths.warehouse.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(paths.duckdb)) as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS marts")
+        con.execute("CREATE SCHEMA IF NOT EXISTS staging")
+        con.execute("CREATE OR REPLACE TABLE marts.mart_build_info AS SELECT ? AS value", [value])
+        con.execute("CREATE OR REPLACE TABLE marts.mart_models AS SELECT range AS i FROM range(?)", [value])
+        con.execute("CREATE OR REPLACE TABLE staging.not_a_mart AS SELECT 1 AS x")
+
+
+def test_publish_copies_marts_into_main(tmp_paths):
+    write_marts(tmp_paths, 3)
+    assert publish(tmp_paths) == tmp_paths.marts
+    with duckdb.connect(str(tmp_paths.marts), read_only=True) as con:
+        tables = {r[0] for r in con.execute(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables").fetchall()}
+        assert tables == {"main.mart_build_info", "main.mart_models"}
+        assert con.execute("SELECT count(*) FROM mart_models").fetchone() == (3,)
+    assert not list(tmp_paths.warehouse.glob(".marts-*"))
+
+
+def test_republish_is_atomic_for_open_readers(tmp_paths):
+    write_marts(tmp_paths, 1)
+    publish(tmp_paths)
+    reader = duckdb.connect(str(tmp_paths.marts), read_only=True)
+    try:
+        write_marts(tmp_paths, 2)  # the working warehouse is writable while a reader holds the snapshot
+        publish(tmp_paths)
+        assert reader.execute("SELECT value FROM mart_build_info").fetchone() == (1,)  # old snapshot, intact
+    finally:
+        reader.close()
+    with duckdb.connect(str(tmp_paths.marts), read_only=True) as con:
+        assert con.execute("SELECT value FROM mart_build_info").fetchone() == (2,)
+
+
+def test_publish_without_warehouse_or_marts_raises(tmp_paths):
+    with pytest.raises(IngestError, match="no warehouse"):
+        publish(tmp_paths)
+    tmp_paths.warehouse.mkdir(parents=True)
+    duckdb.connect(str(tmp_paths.duckdb)).close()
+    with pytest.raises(IngestError, match="no tables in schema marts"):
+        publish(tmp_paths)
+    assert not tmp_paths.marts.exists()
+
+
+def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
+    env = dbt_env(tmp_paths)
+    assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores)}
+    args = dbt_args(tmp_paths, "build", "mart_models")
+    assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]
+    assert str(tmp_paths.warehouse / "dbt" / "target") in args
