@@ -61,7 +61,7 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "top_k": ("top-k stored", "%d"),
     "finished_at": ("finished (UTC)", None),
     "started_at": ("started (UTC)", None),
-    "limit": ("--limit (documents)", "%d"),
+    "run_limit": ("--limit (documents)", "%d"),
     "full_document": ("whole LM-game documents", None),
     "used_in_marts": ("used in marts", None),
     # warehouse tables mart

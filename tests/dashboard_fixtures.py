@@ -70,7 +70,7 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
             model_revision VARCHAR, tokenizer VARCHAR, dtype VARCHAR, device VARCHAR, bos_policy VARCHAR,
             bos_token VARCHAR, corpus VARCHAR, context_length INTEGER, stride INTEGER, top_k INTEGER,
             n_docs BIGINT, n_tokens BIGINT, source VARCHAR, finished_at TIMESTAMPTZ, used_in_marts BOOLEAN,
-            vocab_size INTEGER, vocab_size_source VARCHAR, "limit" INTEGER, full_document BOOLEAN,
+            vocab_size INTEGER, vocab_size_source VARCHAR, run_limit INTEGER, full_document BOOLEAN,
             started_at TIMESTAMPTZ, built_at TIMESTAMPTZ)""")
         con.execute("""CREATE TABLE mart_model_perplexity (model_key VARCHAR, corpus VARCHAR, run_id VARCHAR,
             model_id VARCHAR, model_revision VARCHAR, tokenizer VARCHAR, source VARCHAR, vocab_size INTEGER,

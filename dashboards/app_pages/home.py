@@ -43,7 +43,7 @@ if models is None:
 else:
     labels.show(models, ["model_key", "corpus", "used_in_marts", "source", "n_docs", "n_tokens", "model_id",
                          "model_revision", "tokenizer", "vocab_size", "dtype", "device", "context_length", "stride",
-                         "bos_policy", "bos_token", "limit", "full_document", "finished_at", "run_id"], key="models")
+                         "bos_policy", "bos_token", "run_limit", "full_document", "finished_at", "run_id"], key="models")
 
 st.header("Warehouse tables", anchor="tables")
 tables = data.table("mart_warehouse_tables")
