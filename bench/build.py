@@ -59,6 +59,7 @@ def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
     with duckdb.connect(str(p.duckdb), read_only=True) as con:
         docs = con.execute("SELECT corpus, doc_id, text, score_prefix_chars FROM raw.documents "
                            "ORDER BY corpus, doc_index").fetchall()
+        versions = dict(con.execute("SELECT DISTINCT corpus, corpus_version FROM raw.documents").fetchall())
     for m in range(n_models):
         rng = np.random.default_rng(m)
         by_corpus: dict[str, list] = {}
@@ -73,7 +74,7 @@ def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
                            -rng.gamma(2.0, 1.5, len(spans))))
         for corpus, rows in by_corpus.items():
             write_run(fx, f"bench{m:02d}{corpus[:6]}", f"bench-lm-{m}", corpus, rows,
-                      dict(finished_at=f"2024-01-{m + 1:02d}T00:00:00Z"), n_parts=4)
+                      dict(finished_at=f"2024-01-{m + 1:02d}T00:00:00Z", corpus_version=versions[corpus]), n_parts=4)
     # the real GPT-3 davinci log-probabilities, as an imported run
     import polars as pl
     g = pl.read_csv(mirror / "natural_stories" / "probs" / "all_stories_gpt3.csv", infer_schema_length=0)
