@@ -94,24 +94,18 @@ def _load_gguf_into_model(gguf: Path):
     """Dequantize a GGUF into a float32 transformers model without needing `accelerate`."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    try:
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    except ValueError as exc:
-        if "accelerate" not in str(exc):
-            raise
-        from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
-        config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-        params = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=model)
-        result = model.load_state_dict(params["tensors"], strict=False)
-        missing = [k for k in result.missing_keys if not k.endswith("lm_head.weight")]
-        if missing:
-            raise ValueError(f"GGUF lacks weights for {missing[:5]}") from None
-        if "lm_head.weight" in " ".join(result.missing_keys):
-            model.tie_weights()
-            if getattr(model.get_output_embeddings(), "weight", None) is not None and \
-                    model.get_output_embeddings().weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
-                model.get_output_embeddings().weight = model.get_input_embeddings().weight
+    # transformers' own from_pretrained(gguf_file=) needs `accelerate` (not a dependency) and its result
+    # refuses save_pretrained; so build the model from the GGUF's config and load the dequantized tensors.
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+    config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    params = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=model)
+    result = model.load_state_dict(params["tensors"], strict=False)
+    missing = [k for k in result.missing_keys if not k.endswith("lm_head.weight")]
+    if missing:
+        raise ValueError(f"GGUF lacks weights for {missing[:5]}")
+    if result.missing_keys:  # tied embeddings: the GGUF stores token_embd only
+        model.get_output_embeddings().weight = model.get_input_embeddings().weight
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     return model.eval(), tokenizer
 
