@@ -33,7 +33,7 @@ from ingest.scoring.bos import choose_bos, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.pipeline import Document, build_table  # noqa: E402
-from tests.test_scoring_helpers import natural_stories, ucl_sentences  # noqa: E402
+from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))
 

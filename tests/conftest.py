@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 
@@ -44,25 +43,9 @@ def gpt2_tokenizer_files() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_gpt2_dir(tmp_path_factory) -> Path:
-    """A 2-layer GPT-2 with random (seeded) weights and the real GPT-2 tokenizer, saved as a local model dir.
+    """A 2-layer GPT-2 with seeded random weights and the real GPT-2 tokenizer, saved as a local model dir.
 
     n_positions=128 so that long documents exercise the sliding windows.
     """
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
-
-    out = tmp_path_factory.mktemp("tiny-gpt2")
-    files = gpt2_tokenizer_files()
-    tok = GPT2TokenizerFast(vocab_file=str(files / "encoder.json"), merges_file=str(files / "vocab.bpe"),
-                            bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>")
-    torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=128, n_embd=64, n_layer=2, n_head=2,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    model = GPT2LMHeadModel(cfg).eval()
-    # a less flat distribution than the default init, so ranks and top-k are informative
-    with torch.no_grad():
-        model.lm_head.weight.mul_(20.0)
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    (out / "README.txt").write_text(json.dumps({"what": "tiny random GPT-2 for tests"}))
-    return out
+    from tests.scoring_helpers import build_tiny_gpt2
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))

@@ -12,7 +12,7 @@ from ingest.errors import IngestError
 from ingest.fetch import fetch_one
 from ingest.imports_gpt3 import CSV_PATH, import_gpt3_natural_stories
 from ingest.scoring import writer
-from tests.test_scoring_helpers import natural_stories, write_documents
+from tests.scoring_helpers import natural_stories, write_documents
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ from ingest.scoring import ScoreSettings, score_corpora
 from ingest.scoring import pipeline, writer
 from ingest.scoring.bos import choose_bos, encode
 from ingest.scoring.engine import make_windows
-from tests.test_scoring_helpers import build_tiny_gpt2, natural_stories, ucl_sentences, write_documents
+from tests.scoring_helpers import natural_stories, ucl_sentences, write_documents
 
 SET = dict(top_k=5, device="cpu", dtype="float32")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-v5"))
+def tiny(tiny_gpt2_dir) -> Path:
+    return tiny_gpt2_dir
 
 
 @pytest.fixture(scope="module")

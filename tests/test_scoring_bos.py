@@ -8,7 +8,7 @@ import torch
 from ingest.scoring.bos import choose_bos, encode
 from ingest.scoring.engine import Scorer, eos_ids, make_windows, vocab_strings, word_initial_mask
 from ingest.scoring.models import smollm2_gguf
-from tests.test_scoring_helpers import gpt2_tokenizer, ucl_sentences
+from tests.scoring_helpers import gpt2_tokenizer, ucl_sentences
 
 
 def check_encoding(tok, bos, texts):
