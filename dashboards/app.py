@@ -14,6 +14,9 @@ st.set_page_config(page_title="predictabase", page_icon="📈", layout="wide")
 pages = [
     st.Page("app_pages/home.py", title="Warehouse", icon=":material/warehouse:", url_path="home", default=True),
     st.Page("app_pages/perplexity.py", title="Perplexity", icon=":material/monitoring:", url_path="perplexity"),
+    st.Page("app_pages/human_perplexity.py", title="Human perplexity", icon=":material/psychology:",
+            url_path="human-perplexity"),
+    st.Page("app_pages/wild.py", title="Prompts in the wild", icon=":material/forum:", url_path="wild"),
 ]
 
 st.navigation(pages).run()

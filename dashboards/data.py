@@ -20,7 +20,10 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse_tables", "mart_build_info")
+MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse_tables", "mart_build_info",
+         "mart_pairwise_perplexity",
+         "mart_wild_loss", "mart_wild_effort", "mart_wild_cost", "mart_wild_correlations",
+         "mart_wild_loss_by_difficulty", "mart_wild_texts")
 
 
 def marts_path() -> Path:

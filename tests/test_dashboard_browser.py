@@ -4,7 +4,12 @@ values, makes no request off this machine, and survives the snapshot being repub
 Starts `predictabase serve`'s exact Streamlit command (ingest.serve.streamlit_command)
 on a free localhost port against a temporary warehouse, and drives it with Playwright
 in Debian's headless Chromium. Screenshots of every page go to the test's tmp dir
-(and to $DASHBOARD_SCREENSHOTS when set).
+(and to $DASHBOARD_SCREENSHOTS when set), except pages showing decrypted "prompts in the
+wild" text: those go only to the real warehouse's directory, removed at teardown.
+
+Two snapshots: a synthetic one (tests/dashboard_fixtures.py, fast, exact expected values)
+and, shared by the module, one that fetch + ingest + `dbt build` + publish really built
+from the mirror's data (natural_stories, ucl, GPT-3 import, pairwise game, wild).
 """
 from __future__ import annotations
 
@@ -28,7 +33,9 @@ from .dashboard_fixtures import create_marts, expected_token_perplexity
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-PAGES = {"home": "/", "perplexity": "/perplexity"}
+PAGES = {"home": "/", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "wild": "/wild"}
+NAV = ["Warehouse", "Perplexity", "Human perplexity", "Prompts in the wild"]
+REAL_INGEST = ["natural_stories", "ucl", "gpt3_natural_stories", "pairwise", "wild"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -142,11 +149,13 @@ class Page:
         self.page.wait_for_selector('[data-testid="stMain"] h1')
         self.wait_idle()
 
-    def screenshot(self, name: str) -> Path:
-        path = self.shots / f"{name}.png"
+    def screenshot(self, name: str, private_dir: Path | None = None) -> Path:
+        """A full-page PNG in the test's tmp dir (and $DASHBOARD_SCREENSHOTS); with `private_dir`
+        (a page showing decrypted text) only there, never copied anywhere else."""
+        path = (private_dir or self.shots) / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         extra = os.environ.get("DASHBOARD_SCREENSHOTS")
-        if extra:
+        if extra and private_dir is None:
             Path(extra).mkdir(parents=True, exist_ok=True)
             shutil.copy(path, Path(extra) / path.name)
         return path
@@ -169,6 +178,12 @@ def page(browser, app):
     assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
 
 
+def _cells_text(page) -> str:
+    """One line per header or cell of every grid, so adjacent numbers never run together."""
+    return "\n".join(page.page.locator(
+        '[data-testid="stDataFrame"] table th, [data-testid="stDataFrame"] table td').all_text_contents())
+
+
 def _grid_text(page, n_grids: int) -> str:
     """Text of the cells of every data grid on the page (waiting for `n_grids` of them).
     Streamlit's dataframes draw on a canvas, but keep an accessible table of the visible
@@ -178,7 +193,26 @@ def _grid_text(page, n_grids: int) -> str:
     expect(grids).to_have_count(n_grids, timeout=60_000)
     for i in range(grids.count()):
         grids.nth(i).locator("table td").first.wait_for(state="attached")
-    return "\n".join(page.page.locator('[data-testid="stDataFrame"] table').all_text_contents())
+    return _cells_text(page)
+
+
+def _grids_text(page, at_least: int) -> str:
+    """Like `_grid_text`, for pages with a variable number of grids (some in collapsed expanders)."""
+    grids = page.page.locator('[data-testid="stDataFrame"]')
+    grids.nth(at_least - 1).wait_for(state="attached", timeout=60_000)
+    for i in range(grids.count()):
+        if grids.nth(i).is_visible():
+            grids.nth(i).locator("table td").first.wait_for(state="attached")
+    return _cells_text(page)
+
+
+def _charts(page, at_least: int = 1) -> int:
+    """Wait until `at_least` Vega-Lite charts have drawn; the number of charts on the page."""
+    charts = page.page.locator('[data-testid="stVegaLiteChart"]')
+    charts.nth(at_least - 1).wait_for(timeout=60_000)
+    for i in range(charts.count()):
+        charts.nth(i).locator("canvas, svg").first.wait_for()
+    return charts.count()
 
 
 def _numbers(text: str) -> list[float]:
@@ -198,7 +232,7 @@ def test_perplexity_page(app, page):
     # the first request to a fresh server is a deep link: it must still go through app.py's navigation
     page.open(app["url"] + PAGES["perplexity"])
     page.assert_no_exception()
-    assert [t.split()[-1] for t in _nav_links(page)] == ["Warehouse", "Perplexity"]  # not the pages/ folder
+    assert [t.split("\n")[-1].strip() for t in _nav_links(page)] == NAV  # app.py's navigation, no pages/ folder
     chart = page.page.locator('[data-testid="stVegaLiteChart"]')
     chart.locator("canvas, svg").first.wait_for()
     assert chart.count() == 1
@@ -319,3 +353,133 @@ def test_pages_on_a_dbt_built_snapshot(browser, mirror, tmp_path):
             assert pg.outbound() == []
         finally:
             pg.close()
+
+
+def test_new_pages_without_their_marts(app, page):
+    """A snapshot from before the pairwise and wild marts existed: the pages say what is missing."""
+    for name, mart in [("human_perplexity", "mart_pairwise_perplexity"), ("wild", "mart_wild_effort")]:
+        page.open(app["url"] + PAGES[name])
+        page.assert_no_exception()
+        assert f"{mart} is not in this snapshot yet" in page.page.inner_text('[data-testid="stMain"]')
+
+
+# --------------------------------------------------------------------------------------------
+# every page against a snapshot built by dbt from the real data
+
+
+@pytest.fixture(scope="module")
+def real_app(mirror, tmp_path_factory):
+    """fetch + ingest (natural_stories, ucl, GPT-3 import, pairwise game, wild) + `dbt build` + publish,
+    served; with the marts' values the pages must show. The warehouse holds decrypted wild text
+    (raw tables, mart_wild_texts, the snapshot, the wild page's screenshot): removed at teardown."""
+    import duckdb
+
+    from ingest.cli import run_ingest
+    from ingest.sources import fetch_and_record
+    from ingest.warehouse import dbt_build, publish
+
+    tmp = tmp_path_factory.mktemp("dashboard_real")
+    p = make_paths(tmp / "warehouse")
+    try:
+        fetch_and_record(p, mirror, show_progress=False)
+        run_ingest(p, REAL_INGEST, show_progress=False)
+        dbt_build(p)
+        publish(p)
+        with duckdb.connect(str(p.marts), read_only=True) as con:
+            q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+            expected = {
+                "datasets": [r[0] for r in q("SELECT dataset FROM mart_sources ORDER BY dataset")],
+                "perplexity": q("SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity"),
+                # the page's defaults: all questions, the game's 11 choices, +-2 sigma
+                "human": q("SELECT perplexity, perplexity_low, perplexity_high FROM mart_pairwise_perplexity "
+                           "WHERE predictor_kind = 'human' AND subset = 'all' AND rounding = 'interface_11' "
+                           "AND uncertainty_method = 'two_sigma'"),
+                "generator": q("SELECT perplexity FROM mart_pairwise_perplexity WHERE is_generator "
+                               "AND subset = 'all' AND rounding = 'exact' AND uncertainty_method = 'two_sigma'"),
+                "wild_loss": q("SELECT domain, condition, loss_mean, paper_loss_mean FROM mart_wild_loss "
+                               "ORDER BY domain_order, condition"),
+                # the browser's defaults: numeric, instance 1, with GPT-3, first respondent
+                "wild_prompt": q("SELECT prompt_text FROM mart_wild_texts WHERE domain = 'numeric' AND instance = 1 "
+                                 "AND condition = 'with_model' ORDER BY respondent_id LIMIT 1"),
+            }
+        with serving(p, tmp) as url:
+            yield {"url": url, "paths": p, "tmp": tmp, "expected": expected}
+    finally:
+        shutil.rmtree(p.warehouse, ignore_errors=True)
+        assert not p.warehouse.exists(), f"decrypted text left behind in {p.warehouse}"
+
+
+@pytest.fixture
+def real_page(browser, real_app):
+    p = Page(browser, real_app["tmp"])
+    try:
+        yield p
+    finally:
+        p.close()
+    assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
+
+
+def test_real_warehouse_page(real_app, real_page):
+    pg, ex = real_page, real_app["expected"]
+    pg.open(real_app["url"] + PAGES["home"])  # the home page has metrics and tables, no chart
+    pg.assert_no_exception()
+    assert [t.split("\n")[-1].strip() for t in _nav_links(pg)] == NAV
+    cells = _grid_text(pg, 3)
+    pg.screenshot("real_home")
+    assert {"corpus_natural_stories", "corpus_ucl", "lm_game_pairwise", "in_the_wild"} <= set(ex["datasets"])
+    # the grid only keeps its visible rows in the DOM (about ten of the sources)
+    shown = [d for d in ex["datasets"] if d in cells]
+    assert len(shown) >= min(8, len(ex["datasets"])), shown
+    # the tables grid: the wild questionnaire's raw tables with their real row counts
+    for table, rows in [("raw.wild_respondents", 70), ("raw.wild_scores", 840), ("raw.wild_tasks", 12)]:
+        assert f"{table}\nraw\n{rows}\n" in cells, table
+
+
+def test_real_perplexity_page(real_app, real_page):
+    pg, ex = real_page, real_app["expected"]
+    pg.open(real_app["url"] + PAGES["perplexity"])
+    pg.assert_no_exception()
+    assert _charts(pg) == 1
+    cells = _grid_text(pg, 1)
+    pg.screenshot("real_perplexity")
+    assert ex["perplexity"]
+    for model_key, corpus, ppl in ex["perplexity"]:
+        assert model_key in cells and corpus in cells
+        assert _shows_value(cells, ppl), (model_key, corpus, ppl)
+
+
+def test_real_human_perplexity_page(real_app, real_page):
+    pg, ex = real_page, real_app["expected"]
+    pg.open(real_app["url"] + PAGES["human_perplexity"])  # a cold deep link
+    pg.assert_no_exception()
+    assert _charts(pg) == 1
+    cells = _grid_text(pg, 1)
+    pg.screenshot("real_human_perplexity")
+    [(human, low, high)] = ex["human"]
+    [(generator,)] = ex["generator"]
+    assert 50 < human < 500 and low < human < high  # paper 000: humans far above GPT-2 small's ~20-ish
+    for value in (human, low, high, generator):
+        assert _shows_value(cells, value, places=1), value
+    assert "Humans" in cells and "GPT-2 small (generator)" in cells
+    # the chart draws the humans' point and its error bar
+    chart = pg.page.locator('[data-testid="stVegaLiteChart"]')
+    assert chart.locator("canvas, svg").count() >= 1
+
+
+def test_real_wild_page(real_app, real_page):
+    pg, ex = real_page, real_app["expected"]
+    pg.open(real_app["url"] + PAGES["wild"])
+    pg.assert_no_exception()
+    assert _charts(pg, 3) >= 3  # effort (Fig. 4), correlations (Fig. 3), loss by difficulty (Fig. 5)
+    cells = _grids_text(pg, 3)  # effort, costs, Table 1 (+ the answers in a collapsed expander)
+    # decrypted prompts on screen: the screenshot stays in the warehouse dir removed at teardown
+    pg.screenshot("real_wild", private_dir=real_app["paths"].warehouse)
+    assert len(ex["wild_loss"]) == 8
+    for domain, condition, loss, paper in ex["wild_loss"]:
+        assert domain in cells
+        assert _shows_value(cells, loss, places=3), (domain, condition, loss)
+        assert abs(loss - paper) < 0.01, (domain, condition, loss, paper)  # Table 1 as published
+    assert _shows_value(cells, 0.61) and _shows_value(cells, 0.31)  # numeric: with GPT-3, by hand
+    [(prompt,)] = ex["wild_prompt"]
+    shown = [t.strip() for t in pg.page.locator('[data-testid="stText"]').all_inner_texts()]
+    assert prompt and prompt.strip() in shown, "the first respondent's decrypted prompt is not shown"

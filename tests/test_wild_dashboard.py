@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "dashboards" / "pages" / "wild.py"
+PAGE = ROOT / "dashboards" / "app_pages" / "wild.py"
 DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 
 

@@ -23,16 +23,6 @@ ORDER = ["Humans", "2-layer (14M), rounded", "GPT-2 small (generator), rounded",
          "2-layer (14M)", "GPT-2 small (generator)", "GPT-2 medium"]
 
 
-def mart(name: str) -> pd.DataFrame | None:
-    """The mart through data.py's read path (read-only, cached per snapshot)."""
-    try:
-        return data.table(name)
-    except ValueError:  # not (yet) listed in data.MARTS: the same cached read-only path
-        present = data.tables()
-        if present is None or name not in present:
-            return None
-        return data._stable(data._cached_table, name)
-
 
 st.title("Human perplexity")
 st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are better than humans at next-token "
@@ -40,7 +30,7 @@ st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are bett
            "models measured the same way on the same questions.")
 
 data.require_snapshot()
-df = mart(MART)
+df = data.table(MART)
 if df is None:
     data.missing(MART)
     st.stop()
@@ -66,12 +56,16 @@ if sel.empty:
     st.warning("No rows for this combination in the snapshot.")
     st.stop()
 
+# labels in full (the default 180 px cuts "GPT-2 small (generator), rounded")
+y = alt.Y("row:N", sort=ORDER, title=None, axis=alt.Axis(labelLimit=400, labelFontSize=12))
 base = alt.Chart(sel).encode(
-    y=alt.Y("row:N", sort=ORDER, title=None),
+    y=y,
     color=alt.Color("group:N", scale=alt.Scale(domain=["humans", "language models"], range=["#1f4e9c", "#c0392b"]),
                     legend=alt.Legend(title=None, orient="bottom")),
 )
-xscale = alt.Scale(type="log")
+# the axis spans the data (a "nice" log axis would run on to the next power of ten)
+extent = sel[["perplexity", "perplexity_low", "perplexity_high", "true_perplexity"]].stack()
+xscale = alt.Scale(type="log", nice=False, domain=[float(extent.min()) / 1.15, float(extent.max()) * 1.15])
 bars = base.mark_errorbar(ticks=True).encode(
     x=alt.X("perplexity_low:Q", scale=xscale, title="per-token perplexity (log scale)"), x2="perplexity_high:Q")
 points = base.mark_point(filled=True, size=70).encode(
@@ -83,7 +77,7 @@ points = base.mark_point(filled=True, size=70).encode(
              alt.Tooltip("n_questions:Q", title="questions"), alt.Tooltip("n_answers:Q", title="answers")])
 stars = alt.Chart(sel[sel["true_perplexity"].notna()]).mark_point(shape="diamond", size=90, color="black",
                                                                   filled=False).encode(
-    y=alt.Y("row:N", sort=ORDER), x=alt.X("true_perplexity:Q", scale=xscale),
+    y=y, x=alt.X("true_perplexity:Q", scale=xscale),
     tooltip=[alt.Tooltip("row:N", title="predictor"), alt.Tooltip("true_perplexity:Q", format=".1f",
                                                                   title="true perplexity")])
 st.altair_chart((bars + points + stars).properties(height=300), width="stretch")

@@ -26,19 +26,9 @@ VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 
             "validating_s": "V_H validating (s)", "solving_s": "G_H solving (s)", "loss_mean": "L_H loss"}
 
 
-def mart(name: str) -> pd.DataFrame | None:
-    """A wild mart through data.py's read path (read-only, cached per snapshot)."""
-    try:
-        return data.table(name)
-    except ValueError:  # not (yet) listed in data.MARTS: the same cached read-only path
-        present = data.tables()
-        if present is None or name not in present:
-            return None
-        return data._stable(data._cached_table, name)
-
 
 data.require_snapshot()
-effort = mart("mart_wild_effort")
+effort = data.table("mart_wild_effort")
 if effort is None:
     data.missing("mart_wild_effort")
     st.stop()
@@ -69,7 +59,7 @@ cols = [c for c in ["domain", "devising", "wrapping", "prompting_first_instance"
                     "solving", "self_rating"] if c in table.columns]
 st.dataframe(table[cols].rename(columns={c: f"{c} (s)" for c in cols if c != "domain"}), hide_index=True)
 
-cost = mart("mart_wild_cost")
+cost = data.table("mart_wild_cost")
 if cost is not None and not cost.empty:
     st.markdown("**Costs C_H (Eq. 2) and C_H,M (Eq. 3) for the three instances of each task**")
     w = cost.iloc[0]
@@ -83,7 +73,7 @@ if cost is not None and not cost.empty:
 
 # ------------------------------------------------------------------ loss (Table 1)
 st.subheader("Loss with and without the model (Table 1)")
-loss = mart("mart_wild_loss")
+loss = data.table("mart_wild_loss")
 if loss is None:
     data.missing("mart_wild_loss")
 elif not loss.empty:
@@ -109,7 +99,7 @@ elif not loss.empty:
 
 # ------------------------------------------------------------------ correlations (Fig. 3)
 st.subheader("Spearman correlations: demographics vs effort and loss (Fig. 3)")
-corr = mart("mart_wild_correlations")
+corr = data.table("mart_wild_correlations")
 if corr is None:
     data.missing("mart_wild_correlations")
 elif not corr.empty:
@@ -135,7 +125,7 @@ elif not corr.empty:
 
 # ------------------------------------------------------------------ loss vs difficulty (Fig. 5)
 st.subheader("Loss against difficulty (Fig. 5, self-assessed L_H)")
-diff = mart("mart_wild_loss_by_difficulty")
+diff = data.table("mart_wild_loss_by_difficulty")
 if diff is None:
     data.missing("mart_wild_loss_by_difficulty")
 elif not diff.empty:
@@ -156,7 +146,7 @@ elif not diff.empty:
 
 # ------------------------------------------------------------------ browser
 st.subheader("Browse prompts, completions and answers")
-texts = mart("mart_wild_texts")
+texts = data.table("mart_wild_texts")
 if texts is None:
     data.missing("mart_wild_texts")
 elif not texts.empty:
