@@ -32,7 +32,7 @@ from ingest.config import paths as get_paths  # noqa: E402
 from ingest.scoring.bos import choose_bos, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
-from ingest.scoring.pipeline import Document, build_table  # noqa: E402
+from ingest.scoring.pipeline import Document, ScoreSettings, build_table, effective_lengths  # noqa: E402
 from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))
@@ -68,7 +68,7 @@ def run_plain(model, tok, bos, texts, ctx, stride, batch_tokens, device):
                 inp[r, 1:1 + len(seq)] = torch.tensor(seq)
                 att[r, :1 + len(seq)] = 1
             inp, att = inp.to(device), att.to(device)
-            logits = model(input_ids=inp, attention_mask=att).logits
+            logits = model(input_ids=inp, attention_mask=att, use_cache=False).logits
             lp = torch.log_softmax(logits[:, :-1].float(), -1)
             out.append(lp.gather(2, inp[:, 1:, None])[..., 0].cpu())
     return out
@@ -119,8 +119,7 @@ def main() -> None:
     lm = load_model(args.model, get_paths(), args.device, args.dtype)
     tok = lm.tokenizer
     bos = choose_bos(tok, lm.model_type)
-    ctx = min(lm.max_positions or 1024, 1024)
-    stride = ctx // 2
+    ctx, stride = effective_lengths(lm, ScoreSettings())  # the scorer's defaults
     scorer = Scorer(lm.model, tok, bos.token_id, 10, lm.device)
     print(f"model {lm.model_key} ({lm.model_id}), {lm.dtype} on {lm.device}; torch threads {torch.get_num_threads()}, "
           f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}"

@@ -88,7 +88,7 @@ def score(
     corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="corpus to score (repeatable; 'all' for every corpus)")] = ["all"],
     limit: Annotated[Optional[int], typer.Option(help="score only the first N documents (quick runs; not used by marts)")] = None,
     full: Annotated[bool, typer.Option("--full", help="score whole LM-game documents, not just the guessed prefix")] = False,
-    context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS (default: model maximum, capped at 1024)")] = None,
+    context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS (default: model maximum, capped at 2048)")] = None,
     stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window (default: half the context)")] = None,
     top_k: Annotated[int, typer.Option(help="alternatives stored per position")] = 10,
     batch_tokens: Annotated[int, typer.Option(help="padded tokens per forward batch")] = 8192,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # rows of the float32 [rows x vocab] log-softmax kept at once: about 256 MiB
-SOFTMAX_BYTES = 1 << 28
+SOFTMAX_BYTES = 1 << 25  # ~32 MiB of float32 logits per chunk: cache-friendly on CPU
 
 
 @dataclass(frozen=True)
@@ -185,13 +185,21 @@ class Scorer:
     def _position_logits(self, input_ids, attention_mask, rows, cols):
         """Logits [N, V] at (row, col) positions of the batch (model dtype)."""
         if self._split:
-            hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask,
+                                           use_cache=False).last_hidden_state
             return hidden[rows, cols]  # the head is applied chunk by chunk
-        logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
         return logits[rows, cols]
 
     def _stats(self, sel, targets):
-        """Per-position statistics from selected hidden states (split) or logits, chunked."""
+        """Per-position statistics from selected hidden states (split) or logits, chunked.
+
+        From one float32 log-softmax lp (whatever the weights' dtype): log p(t) = lp_t;
+        rank = 1 + #{v : lp_v > lp_t}; entropy H = -sum_v p_v lp_v; word-initial mass
+        log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary (the
+        comparison counts into int32: an int64 bool-sum is ~5x slower on CPU), so the
+        bookkeeping stays close to the plain log_softmax + gather loop (bench/score.py).
+        """
         torch = self.torch
         head = self.model.get_output_embeddings()
         k = min(self.top_k, self.vocab_size)
@@ -204,9 +212,13 @@ class Scorer:
             t = targets[s:s + self.chunk_rows]
             tlp = lp.gather(1, t[:, None])
             out["lp"].append(tlp[:, 0])
-            out["rank"].append((lp > tlp).sum(dim=1) + 1)
+            out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
             p = lp.exp()
-            out["ent"].append(-(p * lp).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1))
+            ent = -torch.linalg.vecdot(p, lp)
+            bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
+            if bool(bad.any()):
+                ent[bad] = -(p[bad] * lp[bad]).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1)
+            out["ent"].append(ent)
             mass = p @ self.wi_mask
             wi = mass.log()
             tiny = mass < 1e-30

@@ -83,9 +83,14 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+DEFAULT_CONTEXT_CAP = 2048  # every Natural Story (<= ~1,300 tokens) fits one window; attention stays cheap
+
+
 def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, int]:
+    """Context length (incl. BOS) and stride: the user's, else the model's maximum capped
+    at DEFAULT_CONTEXT_CAP with half of it as stride (each token keeps >= half a window of context)."""
     maxpos = lm.max_positions or 1024
-    ctx = settings.context_length or min(maxpos, 1024)
+    ctx = settings.context_length or min(maxpos, DEFAULT_CONTEXT_CAP)
     if ctx < 2 or ctx > maxpos:
         raise IngestError(lm.model_id, f"context_length {ctx} outside 2..{maxpos} (the model's maximum)")
     stride = settings.stride or max(1, ctx // 2)
