@@ -53,3 +53,24 @@ def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.Data
         con.execute("ROLLBACK")
         raise
     return frame.height
+
+
+def replace_tables(paths: Paths, frames: dict[str, pl.DataFrame], schema: str = "raw") -> dict[str, int]:
+    """Create or replace `schema.<name>` from each frame, all in one transaction.
+
+    For datasets whose tables hold that dataset only (pairwise, wild): replacing them is
+    the partition replace, so re-running never duplicates, and a failure leaves every
+    table as it was. Returns rows per table.
+    """
+    with connect(paths) as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for name, frame in frames.items():
+                con.register("_incoming", frame.to_arrow())
+                con.execute(f"CREATE OR REPLACE TABLE {schema}.{name} AS SELECT * FROM _incoming")
+                con.unregister("_incoming")
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return {name: frame.height for name, frame in frames.items()}

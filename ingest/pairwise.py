@@ -45,7 +45,7 @@ import polars as pl
 
 from .catalog import SourceFile, files_for
 from .config import Paths
-from .db import connect
+from .db import replace_tables
 from .errors import IngestError
 from .fetch import verified_path
 
@@ -239,18 +239,7 @@ def build_frames(paths: Paths) -> dict[str, pl.DataFrame]:
 
 def write_frames(paths: Paths, frames: dict[str, pl.DataFrame]) -> dict[str, int]:
     """Replace every `raw.pairwise_*` table in one transaction (re-running replaces, never duplicates)."""
-    with connect(paths) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for table, frame in frames.items():
-                con.register("_incoming", frame.to_arrow())
-                con.execute(f"CREATE OR REPLACE TABLE raw.{table} AS SELECT * FROM _incoming")
-                con.unregister("_incoming")
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-    return {table: frame.height for table, frame in frames.items()}
+    return replace_tables(paths, frames)
 
 
 def ingest_pairwise(paths: Paths) -> dict[str, int]:

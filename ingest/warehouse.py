@@ -7,6 +7,7 @@ file and atomically swaps it onto `paths.marts`.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import threading
@@ -45,7 +46,7 @@ def dbt_env(paths: Paths) -> dict[str, str]:
 
 
 def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
-             project_dir: Path = DBT_PROJECT_DIR) -> list[str]:
+             project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None) -> list[str]:
     """CLI arguments for `dbt <command>`; target/ and logs/ live in the warehouse, so builds of
     different warehouses never share dbt state."""
     args = [command, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir),
@@ -54,6 +55,8 @@ def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
             "--quiet", "--no-use-colors"]
     if select:
         args += ["--select", select]
+    if dbt_vars:
+        args += ["--vars", json.dumps(dbt_vars)]
     return args
 
 
@@ -74,8 +77,8 @@ def _failure_message(res) -> str:
 
 
 def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
-            project_dir: Path = DBT_PROJECT_DIR):
-    """Run a dbt command programmatically; return dbt's result. Raises IngestError on failure."""
+            project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None):
+    """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. Raises IngestError on failure."""
     from dbt.cli.main import dbtRunner
 
     if not paths.duckdb.parent.exists():
@@ -83,7 +86,7 @@ def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
     paths.token_scores.mkdir(parents=True, exist_ok=True)
     with _env(dbt_env(paths)):
         try:
-            res = dbtRunner().invoke(dbt_args(paths, command, select, project_dir))
+            res = dbtRunner().invoke(dbt_args(paths, command, select, project_dir, dbt_vars))
         finally:
             _release_duckdb()
     if not res.success:

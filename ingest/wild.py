@@ -43,7 +43,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from .catalog import by_path
 from .config import Paths
-from .db import connect
+from .db import replace_tables
 from .errors import IngestError
 from .fetch import sha256_of, verified_path
 
@@ -274,17 +274,5 @@ def ingest_wild(paths: Paths, key: bytes | None = None) -> dict[str, int]:
     a = _load(paths, WITH_PATH, key)
     b = _load(paths, WITHOUT_PATH, key)
     frames = _frames(a, b)
-    with connect(paths) as con:
-        # One transaction for the whole dataset (replace_partition commits per table). The
-        # tables hold this dataset only, so replacing them is the partition replace.
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for name, frame in frames.items():
-                con.register("_incoming", frame.to_arrow())
-                con.execute(f"CREATE OR REPLACE TABLE raw.{name} AS SELECT * FROM _incoming")
-                con.unregister("_incoming")
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-    return {name: frame.height for name, frame in frames.items()}
+    # One transaction for the whole dataset; the tables hold this dataset only.
+    return replace_tables(paths, frames)

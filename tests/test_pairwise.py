@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import json
 import math
-import os
 from pathlib import Path
 
 import duckdb
@@ -19,37 +18,19 @@ import polars as pl
 import pytest
 
 from ingest.config import Paths, paths as make_paths
+from ingest import warehouse
 from ingest.errors import IngestError
 from ingest.pairwise import (ANSWERS_PATH, build_frames, ingest_pairwise, is_word_token, parse_answers,
                              parse_comparison, write_frames)
 
 ROOT = Path(__file__).resolve().parent.parent
-DBT_DIR = ROOT / "dbt_project"
 SET_1 = list(range(10000, 10040))
 SET_2 = list(range(20010, 20090))
 
 
 def run_dbt(p: Paths, vars_: dict | None = None) -> None:
-    from dbt.cli.main import dbtRunner
-
-    p.token_scores.mkdir(parents=True, exist_ok=True)
-    env = {"PREDICTABASE_DUCKDB": str(p.duckdb), "PREDICTABASE_TOKEN_SCORES": str(p.token_scores)}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        args = ["run", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
-                "--target-path", str(p.warehouse / "dbt" / "target"), "--log-path", str(p.warehouse / "dbt" / "logs"),
-                "--quiet", "--select", "path:models/pairwise"]
-        if vars_:
-            args += ["--vars", json.dumps(vars_)]
-        res = dbtRunner().invoke(args)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    assert res.success, f"dbt failed: {res.exception or [r.message for r in res.result.results if r.status != 'success']}"
+    """`dbt run` of the pairwise models only, through the product's invocation (raises on failure)."""
+    warehouse.run_dbt(p, "run", "path:models/pairwise", dbt_vars=vars_)
 
 
 def query(p: Paths, sql: str, params: list | None = None) -> list[tuple]:
