@@ -228,3 +228,17 @@ def test_spans_tile_with_byte_fallback_and_odd_whitespace(tiny_model):
         assert len(ids) == len(spans) and spans[0][0] == 0 and spans[-1][1] == len(text)
         assert all(a[1] == b[0] and a[0] <= a[1] for a, b in zip(spans, spans[1:]))
         assert "".join(text[s:e] for s, e in spans) == text
+
+
+def test_rank_inside_and_outside_the_top_k_with_ties():
+    from ingest.scoring.engine import RANK_TOP, rank_of_target
+    g = torch.Generator().manual_seed(0)
+    lp = torch.log_softmax(torch.randint(0, 40, (64, 300), generator=g).float() / 4, -1)  # many ties
+    targets = torch.randint(0, 300, (64,), generator=g)
+    targets[:32] = lp[:32].argsort(dim=1, descending=True)[torch.arange(32), torch.arange(32) % RANK_TOP]
+    tlp = lp.gather(1, targets[:, None])
+    topv, _ = lp.topk(RANK_TOP, dim=1)
+    want = 1 + (lp.numpy() > tlp.numpy()).sum(1)
+    inside = (tlp[:, 0] >= topv[:, -1]).numpy()
+    assert inside[:32].all() and not inside[32:].all()  # both paths are exercised
+    np.testing.assert_array_equal(rank_of_target(lp, tlp, topv).numpy(), want)

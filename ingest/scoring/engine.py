@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# rows of the float32 [rows x vocab] log-softmax kept at once: about 256 MiB
-SOFTMAX_BYTES = 1 << 25  # ~32 MiB of float32 logits per chunk: cache-friendly on CPU
+# rows of the float32 [rows x vocab] log-softmax kept at once: ~32 MiB, cache-friendly on CPU
+SOFTMAX_BYTES = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,22 @@ def eos_ids(tokenizer) -> set[int]:
     return ids
 
 
+RANK_TOP = 10  # the rank of a target among the top RANK_TOP needs no pass over the vocabulary
+
+
+def rank_of_target(lp, tlp, topv):
+    """1 + #{v : lp_v > lp_target} per row. `topv` holds each row's largest values in
+    descending order: where the target's value is >= the last of them, every strictly
+    larger value is among them; only the other rows count over the whole vocabulary
+    (into int32: an int64 bool-sum is ~5x slower on CPU)."""
+    import torch
+    rank = (topv > tlp).sum(dim=1, dtype=torch.int32) + 1
+    outside = tlp[:, 0] < topv[:, -1]
+    if bool(outside.any()):
+        rank[outside] = (lp[outside] > tlp[outside]).sum(dim=1, dtype=torch.int32) + 1
+    return rank
+
+
 class Scorer:
     """Scores token sequences with one model; holds the per-tokenizer vocabulary tables."""
 
@@ -196,9 +212,9 @@ class Scorer:
 
         From one float32 log-softmax lp (whatever the weights' dtype): log p(t) = lp_t;
         rank = 1 + #{v : lp_v > lp_t}; entropy H = -sum_v p_v lp_v; word-initial mass
-        log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary (the
-        comparison counts into int32: an int64 bool-sum is ~5x slower on CPU), so the
-        bookkeeping stays close to the plain log_softmax + gather loop (bench/score.py).
+        log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary, and the
+        rank needs a pass only where the target is outside the top-k (`rank_of_target`), so
+        the bookkeeping stays close to the plain log_softmax + gather loop (bench/score.py).
         """
         torch = self.torch
         head = self.model.get_output_embeddings()
@@ -212,7 +228,8 @@ class Scorer:
             t = targets[s:s + self.chunk_rows]
             tlp = lp.gather(1, t[:, None])
             out["lp"].append(tlp[:, 0])
-            out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
+            topv, topi = lp.topk(max(k, RANK_TOP), dim=1)
+            out["rank"].append(rank_of_target(lp, tlp, topv))
             p = lp.exp()
             ent = -torch.linalg.vecdot(p, lp)
             bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
@@ -226,9 +243,8 @@ class Scorer:
                 wi[tiny] = torch.logsumexp(lp[tiny].masked_fill(self.wi_mask[None, :] == 0, float("-inf")), dim=1)
             out["wi"].append(wi)
             if k:
-                v, i = lp.topk(k, dim=1)
-                out["topv"].append(v)
-                out["topi"].append(i)
+                out["topv"].append(topv[:, :k])
+                out["topi"].append(topi[:, :k])
         res = {}
         for name, parts in out.items():
             res[name] = torch.cat(parts).cpu().numpy() if parts else np.zeros((0, k))
