@@ -8,7 +8,7 @@ B = a plain loop over the same windows and batches: forward, float32
 log_softmax over all positions, gather of the actual tokens, nothing else.
 A and B alternate pair by pair; the table shows each pair's ratio and the median.
 C = minicons IncrementalLMScorer.token_score on the same model object (full
-context, one text per call batch of 8), timed once; agreement = max |logprob
+context, batches of 8 texts), alternating with A pair by pair; agreement = max |logprob
 difference| vs the scorer over tokens whose context is the same in both.
 --bos-evidence: mean log-prob of SmolLM2 on UCL sentences with BOS id 0 vs id 1.
 """
@@ -157,14 +157,26 @@ def main() -> None:
               f"mean surprisal {-lp.mean():.3f} nats/token ({-lp.mean() / np.log(2):.3f} bits)")
         if not args.no_minicons:
             try:
-                sync(lm.device)
-                t0 = time.perf_counter()
-                ms = run_minicons(lm, texts, bos.token, lm.device)
-                sync(lm.device)
-                tm = time.perf_counter() - t0
+                import minicons  # noqa: F401
             except ImportError:
                 print("  minicons not installed (pip install minicons)")
                 continue
+            # the peer, also pair by pair: scorer (A) and minicons (C) alternate
+            mratios = []
+            for i in range(args.pairs):
+                t = {}
+                for which in (("A", "C") if i % 2 == 0 else ("C", "A")):
+                    sync(lm.device)
+                    t0 = time.perf_counter()
+                    if which == "A":
+                        run_scorer(scorer, tok, bos, texts, ctx, stride, args.batch_tokens)
+                    else:
+                        ms = run_minicons(lm, texts, bos.token, lm.device)
+                    sync(lm.device)
+                    t[which] = time.perf_counter() - t0
+                mratios.append(t["C"] / t["A"])
+                print(f"{name:16} {n:7d} {i + 1:4d} {n / t['A']:13.1f} {'minicons':>8} {n / t['C']:7.1f} tok/s "
+                      f"{mratios[-1]:6.3f}")
             # minicons: full context, BOS given as text; compare where our context is the whole prefix
             doc = np.array(table.column("doc_id").to_pylist()).astype(int)
             idx = np.array(table.column("token_index").to_pylist())
@@ -178,7 +190,8 @@ def main() -> None:
                 if len(theirs) != len(ours):
                     print(f"  doc {d}: minicons {len(theirs)} tokens vs scorer {len(ours)}")
                 diffs.append(np.abs(ours[:k] - theirs[:k]).max())
-            print(f"{name:16} minicons {n / tm:.1f} tok/s (scorer is {tm / t['A']:.2f}x as fast); "
+            print(f"{name:16} median minicons/scorer time ratio {statistics.median(mratios):.3f} (scorer is that many "
+                  f"times as fast); "
                   f"max |logprob diff| vs scorer {max(diffs):.2e} (tokens with index < {ctx - 1})")
 
 
