@@ -6,7 +6,7 @@
 
 The fresh warehouse: every catalog file fetched from the mirror ($PREDICTABASE_MIRROR, default
 ../shared/data) and verified, every corpus ingested by `ingest.corpora` (real raw.documents /
-raw.words), and token-score Parquet in the contract layout: GPT-3 davinci's real
+raw.words), the pairwise game and the wild questionnaires ingested, and token-score Parquet in the contract layout: GPT-3 davinci's real
 log-probabilities on the Natural Stories (imported run) plus `--models` synthetic scored runs
 over every document of every corpus (regex tokens, seeded log-probabilities; lm_game on its
 score prefix). Scoring itself is not timed.
@@ -53,8 +53,11 @@ def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
     from ingest.sources import fetch_and_record
     from tests.dbt_fixtures import Fixture, regex_tokens, token_rows, write_run
 
+    from ingest.cli import run_ingest
+
     fetch_and_record(p, mirror, show_progress=False)
     ingest(p, None, show_progress=False)
+    run_ingest(p, ["pairwise", "wild"], show_progress=False)  # the game's answers, the questionnaires
     fx = Fixture(p)
     with duckdb.connect(str(p.duckdb), read_only=True) as con:
         docs = con.execute("SELECT corpus, doc_id, text, score_prefix_chars FROM raw.documents "
