@@ -229,7 +229,7 @@ class Scorer:
             t = targets[s:s + self.chunk_rows]
             tlp = lp.gather(1, t[:, None])
             out["lp"].append(tlp[:, 0])
-            topv, topi = lp.topk(max(k, RANK_TOP), dim=1)
+            topv, topi = lp.topk(min(max(k, RANK_TOP), self.vocab_size), dim=1)
             out["rank"].append(rank_of_target(lp, tlp, topv))
             p = lp.exp()
             ent = -torch.linalg.vecdot(p, lp)
