@@ -168,14 +168,19 @@ class Page:
         self.context.close()
 
 
-@pytest.fixture
-def page(browser, app):
+def _browse(browser, app):
+    """A fresh page on `app`'s server; afterwards, no request may have left this machine."""
     p = Page(browser, app["tmp"])
     try:
         yield p
     finally:
         p.close()
     assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
+
+
+@pytest.fixture
+def page(browser, app):
+    yield from _browse(browser, app)
 
 
 def _cells_text(page) -> str:
@@ -411,12 +416,7 @@ def real_app(mirror, tmp_path_factory):
 
 @pytest.fixture
 def real_page(browser, real_app):
-    p = Page(browser, real_app["tmp"])
-    try:
-        yield p
-    finally:
-        p.close()
-    assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
+    yield from _browse(browser, real_app)
 
 
 def test_real_warehouse_page(real_app, real_page):
