@@ -132,3 +132,17 @@ def require_snapshot() -> Snapshot:
 def missing(name: str) -> None:
     st.warning(f"`{name}` is not in this snapshot yet; rebuild with `predictabase build`.",
                icon=":material/warning:")
+
+
+def page_table(name: str, empty_hint: str) -> pd.DataFrame:
+    """A page's main mart. Stops the page with a message when nothing is published yet, when the
+    snapshot lacks the mart, or when the mart is empty (`empty_hint` says how to fill it)."""
+    require_snapshot()
+    df = table(name)
+    if df is None:
+        missing(name)
+        st.stop()
+    if df.empty:
+        st.info(empty_hint)
+        st.stop()
+    return df

@@ -23,20 +23,13 @@ ORDER = ["Humans", "2-layer (14M), rounded", "GPT-2 small (generator), rounded",
          "2-layer (14M)", "GPT-2 small (generator)", "GPT-2 medium"]
 
 
-
 st.title("Human perplexity")
 st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are better than humans at next-token "
            "prediction*), section 4: human perplexity estimated from a pairwise guessing game, next to language "
            "models measured the same way on the same questions.")
 
-data.require_snapshot()
-df = data.table(MART)
-if df is None:
-    data.missing(MART)
-    st.stop()
-if df.empty:
-    st.info("The snapshot has no pairwise-game data yet: `predictabase ingest pairwise`, then `predictabase build`.")
-    st.stop()
+df = data.page_table(MART, "The snapshot has no pairwise-game data yet: `predictabase ingest pairwise`, "
+                          "then `predictabase build`.")
 
 c1, c2, c3 = st.columns(3)
 subset = c1.radio("Questions", list(SUBSETS), format_func=SUBSETS.get, index=0)

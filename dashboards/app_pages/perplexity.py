@@ -11,14 +11,8 @@ st.title("Perplexity by model and corpus")
 st.caption("Each point is one model on one corpus (the scoring run the marts are built from); "
            "bars are 95% intervals where the mart provides them. Lower is better.")
 
-data.require_snapshot()
-df = data.table("mart_model_perplexity")
-if df is None:
-    data.missing("mart_model_perplexity")
-    st.stop()
-if df.empty:
-    st.info("The snapshot has no scored runs yet: score a corpus with `predictabase score`, then `predictabase build`.")
-    st.stop()
+df = data.page_table("mart_model_perplexity", "The snapshot has no scored runs yet: score a corpus with "
+                     "`predictabase score`, then `predictabase build`.")
 
 metric_options = [m for m in labels.METRICS if m in df.columns]
 left, right = st.columns([3, 1], vertical_alignment="bottom")

@@ -26,15 +26,8 @@ VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 
             "validating_s": "V_H validating (s)", "solving_s": "G_H solving (s)", "loss_mean": "L_H loss"}
 
 
-
-data.require_snapshot()
-effort = data.table("mart_wild_effort")
-if effort is None:
-    data.missing("mart_wild_effort")
-    st.stop()
-if effort.empty:
-    st.info("The snapshot has no questionnaire data yet: `predictabase ingest wild`, then `predictabase build`.")
-    st.stop()
+effort = data.page_table("mart_wild_effort", "The snapshot has no questionnaire data yet: `predictabase ingest wild`, "
+                                            "then `predictabase build`.")
 
 # ------------------------------------------------------------------ effort (Fig. 4)
 st.subheader("Effort with and without the model (Fig. 4)")
