@@ -32,6 +32,8 @@ sources = data.table("mart_sources")
 if sources is None:
     data.missing("mart_sources")
 else:
+    # a DuckDB table has no row order: sort every grid, so it looks the same on every build
+    sources = sources.sort_values("dataset")
     labels.show(sources, ["dataset", "license", "all_verified", "n_verified", "n_files", "total_bytes", "commit",
                           "repo", "last_fetched_at", "citation"], key="sources")
 
@@ -41,6 +43,7 @@ models = data.table("mart_models")
 if models is None:
     data.missing("mart_models")
 else:
+    models = models.sort_values(["model_key", "corpus", "finished_at"])
     labels.show(models, ["model_key", "corpus", "used_in_marts", "source", "n_docs", "n_tokens", "model_id",
                          "model_revision", "tokenizer", "vocab_size", "dtype", "device", "context_length", "stride",
                          "bos_policy", "bos_token", "run_limit", "full_document", "finished_at", "run_id"], key="models")
@@ -50,4 +53,6 @@ tables = data.table("mart_warehouse_tables")
 if tables is None:
     data.missing("mart_warehouse_tables")
 else:
+    layer_order = {"raw": 0, "parquet": 1, "mart": 2}  # the order data flows in
+    tables = tables.sort_values(["layer", "table_name"], key=lambda c: c.map(layer_order) if c.name == "layer" else c)
     labels.show(tables, key="tables")
