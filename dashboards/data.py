@@ -1,24 +1,38 @@
 """Read-only access to the published marts snapshot (`warehouse/marts.duckdb`).
 
 The dashboard never touches the working warehouse (`predictabase.duckdb`) and never
-writes: every query opens its own short-lived `read_only` DuckDB connection to the
-snapshot and closes it right away, so `predictabase build` can publish a new snapshot
-(an atomic `os.replace`) at any time. Query results are cached with `st.cache_data`
-keyed by the snapshot's path, mtime and size, so a republished snapshot is picked up
-on the next rerun without restarting the server.
+writes: every read opens its own short-lived connection to the snapshot and closes it
+right away, so `predictabase build` can publish a new snapshot (an atomic `os.replace`)
+at any time.
+
+Two DuckDB details decide how a read finds the current file:
+
+- `duckdb.connect(path)` reuses the database instance of any connection to that path still
+  open in this process, i.e. the *old*, replaced file for as long as some session holds a
+  connection to it. So every read opens an in-memory database and `ATTACH`es the snapshot
+  read-only, which always opens the file the path names now.
+- Query results are cached with `st.cache_data` keyed by the snapshot's own id, read from
+  inside the file (`snapshot_info.snapshot_id`, written by `publish`), and every cached read
+  checks that the file it opened carries the id it is cached under; a read that finds another
+  id (a publish landed in between) is retried under the new id. A republished snapshot is
+  therefore picked up on the next rerun, and an old result is never stored under a new key.
 
 Pages compute no metrics here or anywhere else: they select, filter and format the
 columns the marts already hold.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 import streamlit as st
+
+SNAPSHOT_INFO = "snapshot_info"  # ingest.warehouse.SNAPSHOT_INFO (the dashboard does not import ingest)
 
 MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse_tables", "mart_build_info",
          "mart_pairwise_perplexity",
@@ -46,57 +60,79 @@ def marts_path() -> Path:
 @dataclass(frozen=True)
 class Snapshot:
     path: str
-    mtime_ns: int
-    size: int
+    snapshot_id: str  # from inside the file; "stat:<mtime>:<size>" for snapshots without snapshot_info
+
+
+class _Moved(Exception):
+    """The file at the path is no longer the snapshot a read was asked for."""
+
+
+@contextlib.contextmanager
+def _open(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET TimeZone = 'UTC'")  # a session setting: timestamps with time zone come back in UTC
+        con.execute(f"ATTACH '{path.replace(chr(39), chr(39) * 2)}' AS snap (READ_ONLY)")
+        con.execute("USE snap")
+        yield con
+    finally:
+        con.close()
+
+
+def _snapshot_id(con: duckdb.DuckDBPyConnection, path: str) -> str:
+    try:
+        row = con.execute(f"SELECT snapshot_id FROM main.{SNAPSHOT_INFO} LIMIT 1").fetchone()
+    except duckdb.CatalogException:
+        row = None
+    if row:
+        return str(row[0])
+    s = os.stat(path)
+    return f"stat:{s.st_mtime_ns}:{s.st_size}"
 
 
 def snapshot() -> Snapshot | None:
     """The current snapshot's identity (None while nothing has been published)."""
     path = marts_path()
-    try:
-        s = os.stat(path)
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    return Snapshot(str(path), s.st_mtime_ns, s.st_size)
-
-
-def _read(path: str, sql: str) -> pd.DataFrame:
-    con = duckdb.connect(path, read_only=True)
     try:
-        con.execute("SET TimeZone = 'UTC'")  # a session setting: timestamps with time zone come back in UTC
+        with _open(str(path)) as con:
+            return Snapshot(str(path), _snapshot_id(con, str(path)))
+    except duckdb.IOException:  # replaced or removed between the check and the open
+        return None if not path.exists() else snapshot()
+
+
+def _read(path: str, snapshot_id: str, sql: str) -> pd.DataFrame:
+    with _open(path) as con:
+        if _snapshot_id(con, path) != snapshot_id:
+            raise _Moved
         return con.execute(sql).fetchdf()
-    finally:
-        con.close()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _cached_tables(path: str, mtime_ns: int, size: int) -> list[str]:
-    df = _read(path, "SELECT table_name FROM information_schema.tables "
-                     "WHERE table_schema = 'main' ORDER BY table_name")
+def _cached_tables(path: str, snapshot_id: str) -> list[str]:
+    df = _read(path, snapshot_id, "SELECT table_name FROM information_schema.tables "
+                                  "WHERE table_catalog = 'snap' AND table_schema = 'main' ORDER BY table_name")
     return df["table_name"].tolist()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _cached_table(path: str, mtime_ns: int, size: int, name: str) -> pd.DataFrame:
-    return _read(path, f'SELECT * FROM main."{name}"')
+def _cached_table(path: str, snapshot_id: str, name: str) -> pd.DataFrame:
+    return _read(path, snapshot_id, f'SELECT * FROM main."{name}"')
 
 
 def _stable(fn, *args):
-    """Run a cached read, retrying once if the snapshot was replaced while it ran.
-
-    The cache key is taken before the file is opened; if a publish lands in between,
-    the result may belong to the new file under the old key. Re-stat afterwards and,
-    when the file changed, read again under the new key (the old key is never asked
-    for again, since the mtime moved on).
-    """
-    for _ in range(3):
+    """Run a cached read under the current snapshot's id; if a publish replaced the file between
+    taking the id and reading, take the new id and read again."""
+    for _ in range(5):
         snap = snapshot()
         if snap is None:
             return None
-        result = fn(snap.path, snap.mtime_ns, snap.size, *args)
-        if snapshot() == snap:
-            return result
-    return result
+        try:
+            return fn(snap.path, snap.snapshot_id, *args)
+        except _Moved:
+            continue
+    raise RuntimeError("the snapshot kept changing while it was read; reload the page")
 
 
 def tables() -> list[str] | None:

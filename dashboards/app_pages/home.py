@@ -18,7 +18,7 @@ if build is None:
 elif len(build):
     row = build.iloc[0]
     c1, c2, c3 = st.columns(3)
-    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]), help=f"snapshot: {data.marts_path()}")
+    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]), help=f"snapshot: {data.marts_path()} (id {snap.snapshot_id})")
     c2.metric("dbt version", str(row.get("dbt_version", "?")),
               help=f"DuckDB {row['duckdb_version']}" if "duckdb_version" in row else None)
     if "n_runs_used_in_marts" in row and "n_complete_runs" in row:
