@@ -11,13 +11,17 @@ import json
 import os
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from .config import DBT_PROJECT_DIR, Paths
 from .errors import IngestError
+from .failpoints import failpoint
+from .fsutil import file_mode, temp_prefix
 
 MARTS_SCHEMA = "marts"  # schema of the marts in predictabase.duckdb (see macros/generate_schema_name.sql)
 
@@ -111,6 +115,9 @@ def dbt_build(paths: Paths, select: str | None = None) -> list[str]:
     Returns the warnings (tests of severity warn that found rows), also printed to stderr.
     """
     res = run_dbt(paths, "build", select)
+    if select and not (getattr(res.result, "results", None) or []):
+        raise IngestError("--select", f"{select!r} matches no dbt model, seed or test; see `dbt ls` "
+                                      "or dbt_project/models for the names")
     warnings = [f"{r.node.unique_id}: {(r.message or '').strip()}"
                 for r in (getattr(res.result, "results", None) or []) if str(r.status).lower() == "warn"]
     for w in warnings:
@@ -127,35 +134,131 @@ def mart_names(paths: Paths) -> list[str]:
     return [r[0] for r in rows]
 
 
-def publish(paths: Paths) -> Path:
+#: the table `publish` adds to every snapshot: its own id (what the dashboard keys its cache on)
+SNAPSHOT_INFO = "snapshot_info"
+#: columns whose values name what a mart covers; a value present in the published snapshot and
+#: missing from the new marts is a lost corpus, model or dataset
+IDENTITY_COLUMNS = ("corpus", "model_key", "dataset", "predictor")
+
+
+@dataclass(frozen=True)
+class MartProfile:
+    rows: int
+    identities: dict[str, frozenset]  # column -> distinct values
+
+
+def _profile(con: duckdb.DuckDBPyConnection, qualified: str) -> MartProfile:
+    cols = [r[0] for r in con.execute(f"DESCRIBE {qualified}").fetchall()]
+    rows = con.execute(f"SELECT count(*) FROM {qualified}").fetchone()[0]
+    ids = {}
+    for c in IDENTITY_COLUMNS:
+        if c in cols:
+            ids[c] = frozenset(str(r[0]) for r in con.execute(f'SELECT DISTINCT "{c}" FROM {qualified} '
+                                                               f'WHERE "{c}" IS NOT NULL').fetchall())
+    return MartProfile(int(rows), ids)
+
+
+def _profiles(con: duckdb.DuckDBPyConnection, catalog: str, schema: str, names: list[str]) -> dict[str, MartProfile]:
+    return {n: _profile(con, f'{catalog}.{schema}."{n}"') for n in names}
+
+
+def shrinkage(old: dict[str, MartProfile], new: dict[str, MartProfile]) -> list[str]:
+    """What publishing `new` over `old` would lose: marts, all rows of a mart, or a corpus/model/dataset."""
+    lost = []
+    for name, before in sorted(old.items()):
+        after = new.get(name)
+        if after is None:
+            lost.append(f"{name} missing")
+            continue
+        if before.rows > 0 and after.rows == 0:
+            lost.append(f"{name} emptied ({before.rows} -> 0 rows)")
+            continue
+        for col, values in before.identities.items():
+            gone = sorted(values - after.identities.get(col, frozenset()))
+            if gone:
+                shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+                lost.append(f"{name} lost {col} {shown}")
+    return lost
+
+
+def published_tables(marts: Path) -> list[str] | None:
+    """The marts of the published snapshot (None when there is none or it cannot be read)."""
+    if not marts.exists():
+        return None
+    try:
+        with duckdb.connect(":memory:") as con:
+            con.execute(f"ATTACH '{_quote(marts)}' AS snap (READ_ONLY)")
+            rows = con.execute("SELECT table_name FROM information_schema.tables WHERE table_catalog = 'snap' "
+                               "AND table_schema = 'main' ORDER BY 1").fetchall()
+    except duckdb.Error:
+        return None
+    return [r[0] for r in rows if r[0] != SNAPSHOT_INFO]
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def publish(paths: Paths, allow_shrink: bool = False) -> Path:
     """Copy every mart into a new DuckDB file and atomically replace `paths.marts` with it.
 
     The snapshot holds the marts as tables of its `main` schema, named as in dbt
-    (`mart_model_perplexity`, ...). Readers holding the old file keep reading it; the next
-    open sees the new one. The working warehouse is opened read-only and only for the copy.
+    (`mart_model_perplexity`, ...), plus `snapshot_info` (its id, when and from which build).
+    Readers holding the old file keep reading it; the next open sees the new one. The working
+    warehouse is opened read-only and only for the copy.
+
+    Guard: unless `allow_shrink`, a snapshot that would lose a mart, empty a mart that has rows,
+    or drop a corpus, model, dataset or predictor the published one covers is refused
+    (IngestError) and the published snapshot stays as it was. A build over a missing or partly
+    ingested warehouse produces exactly such marts.
     """
     if not paths.duckdb.exists():
         raise IngestError(paths.duckdb, "no warehouse to publish; run `predictabase build` first")
     names = mart_names(paths)
     if not names:
         raise IngestError(paths.duckdb, f"no tables in schema {MARTS_SCHEMA}; run dbt build first")
-    tmp = paths.warehouse / f".marts-{os.getpid()}.duckdb"
+    tmp = paths.warehouse / f"{temp_prefix('marts')}new.duckdb"
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
     try:
         with duckdb.connect(str(tmp)) as con:
-            src = str(paths.duckdb).replace("'", "''")
-            con.execute(f"ATTACH '{src}' AS wh (READ_ONLY)")
+            con.execute(f"ATTACH '{_quote(paths.duckdb)}' AS wh (READ_ONLY)")
+            old_names = published_tables(paths.marts)
+            if old_names is not None and not allow_shrink:
+                con.execute(f"ATTACH '{_quote(paths.marts)}' AS old (READ_ONLY)")
+                lost = shrinkage(_profiles(con, "old", "main", old_names), _profiles(con, "wh", MARTS_SCHEMA, names))
+                con.execute("DETACH old")
+                if lost:
+                    shown = "; ".join(lost[:6]) + (f"; and {len(lost) - 6} more" if len(lost) > 6 else "")
+                    raise IngestError(paths.marts, f"refusing to publish marts that lose what the published "
+                                                   f"snapshot has ({shown}); is the warehouse missing or partly "
+                                                   "ingested? Pass --allow-shrink to publish them anyway")
+            build = _build_info(con)
             con.execute("BEGIN TRANSACTION")
             for name in names:
                 con.execute(f'CREATE TABLE main."{name}" AS SELECT * FROM wh.{MARTS_SCHEMA}."{name}"')
+            con.execute(f"CREATE TABLE main.{SNAPSHOT_INFO} AS SELECT ? AS snapshot_id, "
+                        "now()::TIMESTAMPTZ AS published_at, ? AS dbt_invocation_id, ? AS n_marts, "
+                        "? AS allowed_shrink", [uuid.uuid4().hex, build, len(names), allow_shrink])
             con.execute("COMMIT")
             con.execute("DETACH wh")
             con.execute("CHECKPOINT")
+        os.chmod(tmp, file_mode())
+        failpoint("publish.copied")
         os.replace(tmp, paths.marts)
+        failpoint("publish.replaced")
     except Exception as exc:
-        tmp.unlink(missing_ok=True)
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
         if isinstance(exc, IngestError):
             raise
         raise IngestError(paths.marts, f"publishing the marts failed: {exc}") from exc
     return paths.marts
+
+
+def _build_info(con: duckdb.DuckDBPyConnection) -> str | None:
+    try:
+        row = con.execute(f"SELECT invocation_id FROM wh.{MARTS_SCHEMA}.mart_build_info LIMIT 1").fetchone()
+    except duckdb.Error:
+        return None
+    return str(row[0]) if row else None

@@ -5,6 +5,7 @@ import duckdb
 import pytest
 
 from ingest.errors import IngestError
+from ingest.fsutil import sha256_of
 from ingest.warehouse import dbt_args, dbt_env, publish
 
 
@@ -24,8 +25,9 @@ def test_publish_copies_marts_into_main(tmp_paths):
     with duckdb.connect(str(tmp_paths.marts), read_only=True) as con:
         tables = {r[0] for r in con.execute(
             "SELECT table_schema || '.' || table_name FROM information_schema.tables").fetchall()}
-        assert tables == {"main.mart_build_info", "main.mart_models"}
+        assert tables == {"main.mart_build_info", "main.mart_models", "main.snapshot_info"}
         assert con.execute("SELECT count(*) FROM mart_models").fetchone() == (3,)
+        assert con.execute("SELECT n_marts, allowed_shrink FROM snapshot_info").fetchone() == (2, False)
     assert not list(tmp_paths.warehouse.glob(".marts-*"))
 
 
@@ -59,3 +61,53 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
     args = dbt_args(tmp_paths, "build", "mart_models")
     assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]
     assert str(tmp_paths.warehouse / "dbt" / "target") in args
+
+
+def _snapshot_id(paths) -> str:
+    with duckdb.connect(":memory:") as con:
+        con.execute(f"ATTACH '{paths.marts}' AS s (READ_ONLY)")
+        return con.execute("SELECT snapshot_id FROM s.snapshot_info").fetchone()[0]
+
+
+def write_perplexity(paths, corpora: list[str], models: list[str]) -> None:
+    with duckdb.connect(str(paths.duckdb)) as con:
+        con.execute("CREATE OR REPLACE TABLE marts.mart_model_perplexity AS "
+                    "SELECT m AS model_key, c AS corpus, 1.0 AS ppl FROM unnest(?) t(m), unnest(?) u(c)",
+                    [models, corpora])
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda con: con.execute("DROP TABLE marts.mart_models"), "mart_models missing"),
+    (lambda con: con.execute("DELETE FROM marts.mart_models"), "mart_models emptied (3 -> 0 rows)"),
+    (lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE corpus = 'ucl'"),
+     "mart_model_perplexity lost corpus ucl"),
+    (lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE model_key = 'gpt2'"),
+     "mart_model_perplexity lost model_key gpt2"),
+], ids=["lost-mart", "emptied-mart", "lost-corpus", "lost-model"])
+def test_publish_refuses_to_shrink_the_snapshot(tmp_paths, damage, expected):
+    write_marts(tmp_paths, 3)
+    write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "smollm2-135m"])
+    publish(tmp_paths)
+    before = sha256_of(tmp_paths.marts)
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        damage(con)
+    with pytest.raises(IngestError, match="refusing to publish") as err:
+        publish(tmp_paths)
+    assert expected in str(err.value) and "--allow-shrink" in str(err.value)
+    assert sha256_of(tmp_paths.marts) == before  # the published snapshot is untouched
+    assert not list(tmp_paths.warehouse.glob(".marts-*"))
+    publish(tmp_paths, allow_shrink=True)  # said explicitly: published
+    with duckdb.connect(":memory:") as con:
+        con.execute(f"ATTACH '{tmp_paths.marts}' AS s (READ_ONLY)")
+        assert con.execute("SELECT allowed_shrink FROM s.snapshot_info").fetchone() == (True,)
+
+
+def test_publish_allows_growth_and_gives_each_snapshot_its_own_id(tmp_paths):
+    write_marts(tmp_paths, 1)
+    write_perplexity(tmp_paths, ["ucl"], ["gpt2"])
+    publish(tmp_paths)
+    first = _snapshot_id(tmp_paths)
+    write_marts(tmp_paths, 5)
+    write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "pythia"])
+    publish(tmp_paths)
+    assert _snapshot_id(tmp_paths) != first and len(first) == 32
