@@ -1,10 +1,7 @@
 """Fetch catalog files from a local mirror or upstream, verifying sha256."""
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -15,14 +12,10 @@ from rich.progress import Progress
 from .catalog import SourceFile, files_for
 from .config import Paths, mirror_dir
 from .errors import ChecksumError, IngestError
+from .failpoints import failpoint
+from .fsutil import atomic_path, sha256_of
 
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+__all__ = ["FetchResult", "fetch", "fetch_one", "verified_path", "sha256_of"]
 
 
 @dataclass
@@ -40,29 +33,28 @@ def _download(url: str, dest: Path) -> None:
 
 
 def fetch_one(sf: SourceFile, paths: Paths, mirror: Path | None) -> FetchResult:
+    """Copy or download one file under a temporary name, verify it, then rename it into place.
+
+    Errors name the file by its catalog path (`<dataset>/...`, as in the mirror and under raw/).
+    """
     dest = paths.raw / sf.path
     if dest.exists() and sha256_of(dest) == sf.sha256:
         return FetchResult(sf, "present")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".fetch-")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(dest) as tmp:
         if mirror is not None:
             src = mirror / sf.path
             if not src.exists():
-                raise IngestError(src, "missing from the mirror")
+                raise IngestError(sf.path, f"missing from the mirror {mirror}")
             shutil.copyfile(src, tmp)
-            origin, status = src, "copied"
+            origin, status = f"the mirror copy {src}", "copied"
         else:
             _download(sf.url, tmp)
             origin, status = sf.url, "downloaded"
         got = sha256_of(tmp)
         if got != sf.sha256:
-            raise ChecksumError(origin, f"sha256 {got} does not match the catalog's {sf.sha256}; refusing it")
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+            raise ChecksumError(sf.path, f"sha256 {got} of {origin} does not match the catalog's {sf.sha256}; "
+                                         "refusing it")
+        failpoint("fetch.copied")
     return FetchResult(sf, status)
 
 
@@ -86,8 +78,9 @@ def verified_path(sf: SourceFile, paths: Paths) -> Path:
     """The fetched local copy of a catalog file, re-verified; ingest reads only through this."""
     p = paths.raw / sf.path
     if not p.exists():
-        raise IngestError(p, "not fetched yet; run `predictabase fetch` first")
+        raise IngestError(sf.path, "not fetched yet; run `predictabase fetch` first")
     got = sha256_of(p)
     if got != sf.sha256:
-        raise ChecksumError(p, f"sha256 {got} does not match the catalog's {sf.sha256} (file changed after fetch)")
+        raise ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
+                                     f"{sf.sha256} (file changed after fetch); run `predictabase fetch` again")
     return p

@@ -6,14 +6,14 @@ import importlib.util
 import json
 import os
 import re
-import shutil
-import tempfile
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Paths
 from ..errors import ModelLoadError
-from ..fetch import sha256_of
+from ..failpoints import failpoint
+from ..fsutil import atomic_dir, sha256_of
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
@@ -116,19 +116,12 @@ def _converted_gguf_dir(paths: Paths, key: str, gguf: Path, sha: str) -> Path:
     if (out / "config.json").exists() and (out / "tokenizer_config.json").exists() and (out / ".complete").exists():
         return out
     model, tokenizer = _load_gguf_into_model(gguf)
-    paths.models.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=paths.models, prefix=f".{out.name}-"))
-    try:
+    with atomic_dir(out) as tmp:  # `.<name>-<pid>-*` until complete: a killed conversion is cleaned up later
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / "SOURCE.json").write_text(json.dumps({"gguf": str(gguf), "sha256": sha}))
         (tmp / ".complete").write_text("")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        failpoint("models.converted")
     return out
 
 
@@ -156,6 +149,45 @@ def max_positions(config) -> int | None:
             return v
     text = getattr(config, "text_config", None)
     return max_positions(text) if text is not None and text is not config else None
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
+
+
+def _check_hub_id(spec: str) -> None:
+    """Fail at once for a name that is neither an alias, a directory, a .gguf file nor a hub id."""
+    if not _HUB_ID.match(spec) or ".." in spec:
+        raise ModelLoadError(spec, f"not a known model ({', '.join(sorted(ALIASES))}), an existing model "
+                                   "directory, a .gguf file, or a Hugging Face hub id (owner/name)")
+
+
+def _in_hub_cache(spec: str) -> bool:
+    """Whether the hub model's config is already in the local Hugging Face cache (loads offline)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(try_to_load_from_cache(spec, "config.json"), str)
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """One TCP connection to the hub's host (HF_ENDPOINT, default huggingface.co); False when
+    HF_HUB_OFFLINE is set. Avoids transformers' retry loop (~50 s) on a machine without network."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+        return False
+    from urllib.parse import urlparse
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        with socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def _require_hub(spec: str) -> None:
+    if not hub_reachable():
+        raise ModelLoadError(spec, "not in the local Hugging Face cache, and the hub cannot be reached from this "
+                                   f"machine; use {' or '.join(sorted(ALIASES))}, a model directory or a .gguf file")
 
 
 def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | None = None) -> LoadedModel:
@@ -198,7 +230,10 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
         elif os.sep in spec and spec.startswith((".", "/", "~")):
             raise ModelLoadError(spec, "no such model directory")
         else:
+            _check_hub_id(spec)
             key, model_id, load_from = _sanitize(spec), spec, spec
+            if not _in_hub_cache(spec):
+                _require_hub(spec)
     tokenizer = AutoTokenizer.from_pretrained(load_from)
     if not getattr(tokenizer, "is_fast", False):
         raise ModelLoadError(spec, "needs a fast (Rust) tokenizer for character offsets")

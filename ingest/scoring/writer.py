@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ..fsutil import atomic_path
 
 SCHEMA = pa.schema([
     ("run_id", pa.string()),
@@ -67,15 +67,8 @@ def list_array(values: np.ndarray, typ: pa.DataType) -> pa.Array:
 
 
 def write_table_atomic(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".parquet") as tmp:
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_part(directory: Path, table: pa.Table) -> Path:
@@ -87,16 +80,8 @@ def write_part(directory: Path, table: pa.Table) -> Path:
 
 
 def write_json_atomic(path: Path, obj: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path, suffix=".json") as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def count_rows(directory: Path) -> tuple[int, int]:

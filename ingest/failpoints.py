@@ -1,0 +1,35 @@
+"""Named points where the fault tests stop a real `predictabase` process.
+
+`PREDICTABASE_FAILPOINT=<point>` makes the process SIGKILL itself when it reaches `<point>`;
+`<point>:stop` makes it SIGSTOP itself instead (it keeps what it holds, the writer lock
+included, until the test kills or continues it). Unset, a failpoint costs one dict lookup.
+The points are listed in `POINTS` (and in docs/faults.md); an unknown name is an error, so
+a test cannot silently aim at a point that no longer exists.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+POINTS = {
+    "lock.acquired": "a writer command holds the warehouse lock, before any work",
+    "fetch.copied": "a fetched file is complete under its temporary name, before the rename",
+    "ingest.before_commit": "every ingest table is written inside the transaction, before COMMIT",
+    "score.part_written": "a part file of a scoring run was renamed into place",
+    "models.converted": "a GGUF conversion is saved under its temporary folder, before the rename",
+    "build.dbt_done": "dbt build finished, before publish",
+    "publish.copied": "the new snapshot is complete under its temporary name, before the rename",
+    "publish.replaced": "the new snapshot replaced the old one",
+}
+
+
+def failpoint(point: str) -> None:
+    wanted = os.environ.get("PREDICTABASE_FAILPOINT")
+    if not wanted:
+        return
+    name, _, action = wanted.partition(":")
+    if name not in POINTS:
+        raise ValueError(f"PREDICTABASE_FAILPOINT={wanted!r}: unknown point; choose from {sorted(POINTS)}")
+    if name != point:
+        return
+    os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGKILL)
