@@ -1,13 +1,21 @@
-"""The `predictabase` command line."""
+"""The `predictabase` command line.
+
+Every command that writes holds the warehouse's writer lock (`ingest.lock`) and reports bad input
+as one line, `error: <file or option>: <problem>`, with exit code 2, never a traceback.
+"""
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
+from .config import Paths
 from .config import paths as get_paths
 from .errors import IngestError
 
@@ -17,67 +25,97 @@ console = Console(stderr=True)
 
 CORPORA = ["lm_game", "natural_stories", "provo", "ucl"]
 DEFAULT_MODEL = "smollm2-135m"
+DTYPES = ["float32", "bfloat16", "float16"]
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", help="warehouse directory (default: ./warehouse or $PREDICTABASE_WAREHOUSE)")]
 MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", help="local mirror of the upstream files (default: $PREDICTABASE_MIRROR; else download)")]
+WaitOpt = Annotated[float, typer.Option("--wait", help="seconds to wait for another writer of this warehouse (default 0: refuse at once)")]
 
 
-def _fail(exc: Exception) -> None:
-    console.print(f"[bold red]error:[/] {exc}")
+def one_line(exc: BaseException | str) -> str:
+    """An error message on one line (dbt's and transformers' messages span several)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def _fail(exc: BaseException | str) -> None:
+    console.print(f"[bold red]error:[/] {one_line(exc)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+def check(option: str, value, ok: bool, allowed: str) -> None:
+    """Refuse an option value outside its domain, naming the option and the allowed range."""
+    if not ok:
+        raise IngestError(option, f"{value!r} is not allowed; {allowed}")
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    """Turn every expected failure into the one-line error (exit 2)."""
+    import duckdb
+    try:
+        yield
+    except IngestError as exc:
+        _fail(exc)
+    except duckdb.Error as exc:
+        _fail(f"the warehouse database: {type(exc).__name__}: {exc}")
+    except OSError as exc:  # disk full, permissions, ...
+        _fail(f"{exc.filename or 'file system'}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        _fail("interrupted; the warehouse and the published snapshot are as they were before this step "
+              "(an interrupted scoring run resumes next time)")
+
+
+def existing_warehouse(warehouse: Path | None) -> Paths:
+    """The warehouse of a command that needs one already there (all but fetch and all)."""
+    p = get_paths(warehouse)
+    if not p.warehouse.is_dir():
+        raise IngestError(p.warehouse, "no such warehouse directory (check --warehouse / PREDICTABASE_WAREHOUSE; "
+                                       "`predictabase fetch` or `predictabase all` creates one)")
+    return p
+
+
+@contextlib.contextmanager
+def writing(command: str, warehouse: Path | None, wait: float, create: bool = False) -> Iterator[Paths]:
+    """The warehouse of a writing command, with its writer lock held and errors on one line."""
+    from .lock import writer_lock
+    with _errors():
+        check("--wait", wait, wait >= 0, "seconds >= 0")
+        if create:
+            p = get_paths(warehouse)
+            p.warehouse.mkdir(parents=True, exist_ok=True)
+        else:
+            p = existing_warehouse(warehouse)
+        with writer_lock(p, command, wait):
+            yield p
 
 
 @app.command()
 def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Option(help="only this dataset")] = None,
-          warehouse: WarehouseOpt = None) -> None:
+          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Fetch every catalog file (copy from a mirror or download) and verify its sha256."""
+    from .catalog import datasets
     from .sources import fetch_and_record
-    try:
-        results = fetch_and_record(get_paths(warehouse), mirror, dataset)
-    except IngestError as exc:
-        _fail(exc)
+    with writing("fetch", warehouse, wait, create=True) as p:
+        if dataset is not None:
+            check("--dataset", dataset, dataset in datasets(), f"choose from {', '.join(datasets())}")
+        if mirror is not None:
+            check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
+        results = fetch_and_record(p, mirror, dataset)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     console.print(f"fetched {len(results)} files, all checksums verified: {counts}")
 
 
-# datasets loaded by their own modules (each atomic), after the corpora
-DATASET_JOBS = {
-    "gpt3_natural_stories": ("ingest.imports_gpt3", "import_gpt3_natural_stories"),
-    "pairwise": ("ingest.pairwise", "ingest_pairwise"),
-    "wild": ("ingest.wild", "ingest_wild"),
-}
-
-
-def run_ingest(paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
-    """Ingest corpora and datasets; None means everything (corpora first: imports align to them)."""
-    import importlib
-
-    from .corpora import NAMES, ingest
-    wanted = names or [*NAMES, *DATASET_JOBS]
-    unknown = [n for n in wanted if n not in NAMES and n not in DATASET_JOBS]
-    if unknown:
-        raise IngestError(None, f"unknown ingest name(s) {unknown}; choose from {[*NAMES, *DATASET_JOBS]}")
-    counts: dict[str, object] = {}
-    corpora = [n for n in wanted if n in NAMES]
-    if corpora:
-        counts.update(ingest(paths, corpora, show_progress=show_progress))
-    for name in wanted:
-        if name in DATASET_JOBS:
-            module, func = DATASET_JOBS[name]
-            counts[name] = getattr(importlib.import_module(module), func)(paths)
-    return counts
-
-
 @app.command("ingest")
 def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild (default: everything)")] = None,
-               warehouse: WarehouseOpt = None) -> None:
-    """Load fetched sources into the warehouse's raw tables (validated, idempotent)."""
-    try:
-        counts = run_ingest(get_paths(warehouse), names or None)
-    except IngestError as exc:
-        _fail(exc)
+               warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+    """Load fetched sources into the warehouse's raw tables: every file is validated before
+    anything is written, then all tables are replaced in one transaction (all or nothing)."""
+    from .jobs import run_ingest
+    with writing("ingest", warehouse, wait) as p:
+        counts = run_ingest(p, names or None)
     for name, n in counts.items():
         console.print(f"{name}: {n}")
 
@@ -86,25 +124,34 @@ def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what t
 def score(
     model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
     corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="corpus to score (repeatable; 'all' for every corpus)")] = ["all"],
-    limit: Annotated[Optional[int], typer.Option(help="score only the first N documents (quick runs; not used by marts)")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="score only the first N >= 1 documents (quick runs; not used by marts)")] = None,
     full: Annotated[bool, typer.Option("--full", help="score whole LM-game documents, not just the guessed prefix")] = False,
-    context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS (default: model maximum, capped at 2048)")] = None,
-    stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window (default: half the context)")] = None,
-    top_k: Annotated[int, typer.Option(help="alternatives stored per position")] = 10,
-    batch_tokens: Annotated[int, typer.Option(help="padded tokens per forward batch")] = 8192,
-    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:1 (default: cuda when present)")] = None,
+    context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS, 2..model maximum (default: model maximum, capped at 2048)")] = None,
+    stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window, 1..context_length-1 (default: half the context)")] = None,
+    top_k: Annotated[int, typer.Option(help="alternatives stored per position, 0..vocabulary size")] = 10,
+    batch_tokens: Annotated[int, typer.Option(help="padded tokens per forward batch (>= 1)")] = 8192,
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
     dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
-    warehouse: WarehouseOpt = None,
+    warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
     from .scoring import ScoreSettings, score_corpora
-    corpora = CORPORA if "all" in corpus else corpus
-    settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k, batch_tokens=batch_tokens,
-                             limit=limit, full=full, device=device, dtype=dtype)
-    try:
-        runs = score_corpora(get_paths(warehouse), model, corpora, settings)
-    except IngestError as exc:
-        _fail(exc)
+    with writing("score", warehouse, wait) as p:
+        for c in corpus:
+            check("--corpus", c, c in [*CORPORA, "all"], f"choose from {', '.join([*CORPORA, 'all'])}")
+        check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out to score everything)")
+        check("--context-length", context_length, context_length is None or context_length >= 2,
+              "an integer from 2 to the model's maximum")
+        check("--stride", stride, stride is None or stride >= 1, "an integer from 1 to context_length - 1")
+        check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
+        check("--batch-tokens", batch_tokens, batch_tokens >= 1, "an integer >= 1")
+        check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
+              "cpu, cuda, cuda:N or mps")
+        check("--dtype", dtype, dtype is None or dtype in DTYPES, f"one of {', '.join(DTYPES)}")
+        corpora = CORPORA if "all" in corpus else list(dict.fromkeys(corpus))
+        settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
+                                 batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype)
+        runs = score_corpora(p, model, corpora, settings)
     for run in runs:
         console.print(f"{run['model_key']} / {run['corpus']}: {run['n_tokens']} tokens in {run['n_docs']} documents "
                       f"(run {run['run_id']}, {run['status']})")
@@ -112,38 +159,53 @@ def score(
 
 @app.command()
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
-          warehouse: WarehouseOpt = None) -> None:
+          allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
+          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
+    from .failpoints import failpoint
     from .warehouse import dbt_build, publish
-    p = get_paths(warehouse)
-    try:
+    with writing("build", warehouse, wait) as p:
+        if not p.duckdb.exists():
+            raise IngestError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
+                                        "(or `predictabase all`) first")
         dbt_build(p, select=select)
-        publish(p)
-    except IngestError as exc:
-        _fail(exc)
+        failpoint("build.dbt_done")
+        publish(p, allow_shrink=allow_shrink)
     console.print(f"built and published {p.marts}")
 
 
 @app.command()
-def serve(port: Annotated[int, typer.Option(help="port")] = 8501, warehouse: WarehouseOpt = None) -> None:
-    """Serve the Streamlit dashboard (reads only the published marts snapshot)."""
+def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, warehouse: WarehouseOpt = None) -> None:
+    """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
     from .serve import serve as run_server
-    run_server(get_paths(warehouse), port=port)
+    with _errors():
+        check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
+        p = existing_warehouse(warehouse)
+    run_server(p, port=port)
 
 
 @app.command("all")
 def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--model", "-m")] = DEFAULT_MODEL,
             serve_after: Annotated[bool, typer.Option("--serve/--no-serve", help="serve the dashboard afterwards")] = True,
-            port: Annotated[int, typer.Option(help="dashboard port")] = 8501,
-            warehouse: WarehouseOpt = None) -> None:
+            port: Annotated[int, typer.Option(help="dashboard port (1..65535)")] = 8501,
+            warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """The main job: fetch, ingest, score with the default model, dbt build, serve."""
-    fetch(mirror=mirror, dataset=None, warehouse=warehouse)
-    ingest_cmd(names=None, warehouse=warehouse)
-    score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
-          batch_tokens=8192, device=None, dtype=None, warehouse=warehouse)
-    build(select=None, warehouse=warehouse)
+    with _errors():
+        check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
+    with writing("all", warehouse, wait, create=True):  # one lock over every step
+        fetch(mirror=mirror, dataset=None, warehouse=warehouse, wait=wait)
+        ingest_cmd(names=None, warehouse=warehouse, wait=wait)
+        score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
+              batch_tokens=8192, device=None, dtype=None, warehouse=warehouse, wait=wait)
+        build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
     if serve_after:
         serve(port=port, warehouse=warehouse)
+
+
+def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
+    """Kept for callers of the old location; see `ingest.jobs.run_ingest`."""
+    from .jobs import run_ingest as run
+    return run(paths, names, show_progress)
 
 
 def main() -> None:  # pragma: no cover

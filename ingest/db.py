@@ -27,32 +27,57 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
-                      where: dict[str, object]) -> int:
-    """Replace the rows of `table` matching `where` with `frame`, in one transaction.
+def replace_partitions_in(con: duckdb.DuckDBPyConnection,
+                          parts: list[tuple[str, pl.DataFrame, dict[str, object]]]) -> int:
+    """Replace the rows of each `table` matching `where` with `frame`, inside the caller's transaction.
 
-    Idempotent: re-running with the same frame leaves the same rows. The table is
-    created from the frame's schema the first time. A failure rolls back, so the
-    warehouse is never left half-written.
+    Idempotent: re-running with the same frames leaves the same rows. A table is created from
+    its frame's schema the first time. Returns the rows written.
     """
-    for col, val in where.items():
-        if col not in frame.columns:
-            raise ValueError(f"partition column {col} missing from frame for {table}")
-        if frame.height and (frame[col].n_unique() != 1 or frame[col][0] != val):
-            raise ValueError(f"frame for {table} holds rows outside partition {where}")
-    con.execute("BEGIN TRANSACTION")
-    try:
+    for table, frame, where in parts:
+        for col, val in where.items():
+            if col not in frame.columns:
+                raise ValueError(f"partition column {col} missing from frame for {table}")
+            if frame.height and (frame[col].n_unique() != 1 or frame[col][0] != val):
+                raise ValueError(f"frame for {table} holds rows outside partition {where}")
+    for table, frame, where in parts:
         con.register("_incoming", frame.to_arrow())
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM _incoming LIMIT 0")
         cond = " AND ".join(f"{c} = ?" for c in where) or "TRUE"
         con.execute(f"DELETE FROM {table} WHERE {cond}", list(where.values()))
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
         con.unregister("_incoming")
-        con.execute("COMMIT")
-    except Exception:
+    return sum(frame.height for _, frame, _ in parts)
+
+
+def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
+                      where: dict[str, object]) -> int:
+    """`replace_partitions_in` for one table, in a transaction of its own (all or nothing)."""
+    with transaction(con):
+        return replace_partitions_in(con, [(table, frame, where)])
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN ... COMMIT, or ROLLBACK when the block raises (the warehouse stays as it was)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
         con.execute("ROLLBACK")
         raise
-    return frame.height
+    con.execute("COMMIT")
+
+
+def replace_tables_in(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame],
+                      schema: str = "raw") -> dict[str, int]:
+    """Create or replace `schema.<name>` from each frame inside the caller's transaction."""
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    for name, frame in frames.items():
+        con.register("_incoming", frame.to_arrow())
+        con.execute(f"CREATE OR REPLACE TABLE {schema}.{name} AS SELECT * FROM _incoming")
+        con.unregister("_incoming")
+    return {name: frame.height for name, frame in frames.items()}
 
 
 def replace_tables(paths: Paths, frames: dict[str, pl.DataFrame], schema: str = "raw") -> dict[str, int]:
@@ -62,15 +87,5 @@ def replace_tables(paths: Paths, frames: dict[str, pl.DataFrame], schema: str = 
     the partition replace, so re-running never duplicates, and a failure leaves every
     table as it was. Returns rows per table.
     """
-    with connect(paths) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for name, frame in frames.items():
-                con.register("_incoming", frame.to_arrow())
-                con.execute(f"CREATE OR REPLACE TABLE {schema}.{name} AS SELECT * FROM _incoming")
-                con.unregister("_incoming")
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-    return {name: frame.height for name, frame in frames.items()}
+    with connect(paths) as con, transaction(con):
+        return replace_tables_in(con, frames, schema)

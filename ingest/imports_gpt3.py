@@ -25,6 +25,7 @@ import csv
 import difflib
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -108,16 +109,29 @@ def _documents(paths: Paths) -> tuple[dict[str, str], str]:
     return {str(r[0]): r[1] for r in rows}, rows[0][2]
 
 
-def import_gpt3_natural_stories(paths: Paths) -> dict:
+@dataclass
+class Gpt3Import:
+    """A validated import, ready to write (`write_gpt3`); `done` holds the run record when the
+    same import is already complete."""
+    run_dir: Path
+    table: pa.Table | None = None
+    info: dict | None = None
+    done: dict | None = None
+
+
+def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = None) -> Gpt3Import:
+    """Read and validate the upstream CSV against the natural_stories documents (`documents`:
+    doc_id -> text and the corpus_version, when natural_stories is ingested in the same command;
+    else raw.documents). Writes nothing."""
     sf = by_path(CSV_PATH)
     path = verified_path(sf, paths)
     stories = _read_csv(path)
-    docs, corpus_version = _documents(paths)
+    docs, corpus_version = documents if documents is not None else _documents(paths)
     run_id = hashlib.sha256(json.dumps({"model_key": MODEL_KEY, "source_sha256": sf.sha256,
                                         "corpus_version": corpus_version}).encode()).hexdigest()[:16]
     rdir = writer.run_dir(paths.token_scores, MODEL_KEY, CORPUS, run_id)
     if (rdir / "_run.json").exists():
-        return {**json.loads((rdir / "_run.json").read_text()), "status": "already complete"}
+        return Gpt3Import(rdir, done=json.loads((rdir / "_run.json").read_text()))
     started = now_utc().isoformat()
     cols: dict[str, list] = {k: [] for k in ("doc_id", "token_index", "token", "token_text", "char_start",
                                              "char_end", "logprob_nats", "context_tokens")}
@@ -163,11 +177,6 @@ def import_gpt3_natural_stories(paths: Paths) -> dict:
         "logprob_word_initial_nats": pa.nulls(n, pa.float64()),
         "context_tokens": pa.array(cols["context_tokens"], pa.int32()),
     }, schema=writer.SCHEMA)
-    if rdir.exists():  # an interrupted import: start the (single-part) run over
-        for p in writer.part_files(rdir):
-            p.unlink()
-        writer.clean_temporaries(rdir)
-    writer.write_table_atomic(table, rdir / "part-00000.parquet")
     models = sorted({t["model"] for toks in stories.values() for t in toks})
     info = {
         "run_id": run_id, "model_key": MODEL_KEY, "model_id": ",".join(models), "model_revision": sf.sha256,
@@ -180,5 +189,24 @@ def import_gpt3_natural_stories(paths: Paths) -> dict:
         "source_sha256": sf.sha256, "doc_id_mapping": "doc_id = story + 1",
         "text_differences_chars": differences,
     }
+    return Gpt3Import(rdir, table, info)
+
+
+def write_gpt3(prep: Gpt3Import) -> dict:
+    """Write a prepared import as one complete run (part file, then `_run.json`)."""
+    if prep.done is not None:
+        return {**prep.done, "status": "already complete"}
+    rdir = prep.run_dir
+    if rdir.exists():  # an interrupted import: start the (single-part) run over
+        for p in writer.part_files(rdir):
+            p.unlink()
+        writer.clean_temporaries(rdir)
+    writer.write_table_atomic(prep.table, rdir / "part-00000.parquet")
+    info = {**prep.info, "finished_at": now_utc().isoformat()}
     writer.write_json_atomic(rdir / "_run.json", info)
     return {**info, "status": "imported"}
+
+
+def import_gpt3_natural_stories(paths: Paths) -> dict:
+    """Import the upstream GPT-3 davinci token log-probabilities as a complete run (idempotent)."""
+    return write_gpt3(prepare_gpt3(paths))

@@ -6,7 +6,7 @@ from pathlib import Path
 import polars as pl
 
 from .config import Paths, mirror_dir
-from .db import connect, now_utc
+from .db import connect, now_utc, transaction
 from .fetch import FetchResult, fetch
 
 
@@ -22,11 +22,9 @@ def fetch_and_record(paths: Paths, mirror: str | Path | None = None, dataset: st
              origin=origin if r.status != "present" else "cache", fetched_at=when)
         for r in results
     ])
-    with connect(paths) as con:
-        con.execute("BEGIN TRANSACTION")
+    with connect(paths) as con, transaction(con):
         con.register("_incoming", frame.to_arrow())
         con.execute("CREATE TABLE IF NOT EXISTS raw.source_files AS SELECT * FROM _incoming LIMIT 0")
         con.execute("DELETE FROM raw.source_files WHERE path IN (SELECT path FROM _incoming)")
         con.execute("INSERT INTO raw.source_files BY NAME SELECT * FROM _incoming")
-        con.execute("COMMIT")
     return results

@@ -269,10 +269,12 @@ def ingest_wild(paths: Paths, key: bytes | None = None) -> dict[str, int]:
     transaction: a wrong key, a tampered file or a validation failure raises
     `IngestError` naming the file before anything is written. Returns rows per table.
     """
+    # One transaction for the whole dataset; the tables hold this dataset only.
+    return replace_tables(paths, build_frames(paths, key))
+
+
+def build_frames(paths: Paths, key: bytes | None = None) -> dict[str, pl.DataFrame]:
+    """Decrypt, parse and validate both questionnaires (nothing is written)."""
     if key is None:
         key = read_key(paths)
-    a = _load(paths, WITH_PATH, key)
-    b = _load(paths, WITHOUT_PATH, key)
-    frames = _frames(a, b)
-    # One transaction for the whole dataset; the tables hold this dataset only.
-    return replace_tables(paths, frames)
+    return _frames(_load(paths, WITH_PATH, key), _load(paths, WITHOUT_PATH, key))

@@ -2,8 +2,8 @@
 
 `ingest(paths, names)` reads only catalog files fetched into `paths.raw` (through
 `ingest.fetch.verified_path`), parses and validates ALL requested corpora in memory first,
-then writes each corpus's tables (raw.documents, raw.words, raw.game_doc_tokens,
-raw.imported_word_surprisal) in one transaction per corpus. A bad file raises
+then writes all their tables (raw.documents, raw.words, raw.game_doc_tokens,
+raw.imported_word_surprisal) in one transaction. A bad file raises
 `IngestError(file, problem)` before anything is written; re-running replaces, never duplicates.
 No metric is computed here.
 """
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from rich.progress import Progress
 
 from ..config import Paths
-from ..db import connect
+from ..db import connect, transaction
 from ..errors import IngestError
 from . import lm_game, natural_stories, provo, ucl
-from ._common import CorpusLoad, write_corpus
+from ._common import CorpusLoad, write_partitions
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ def ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = T
     """Ingest the named corpora (None: all). Returns name -> rows written (all tables of that name)."""
     loads = load(paths, names, show_progress)
     counts: dict[str, int] = {}
-    with connect(paths) as con:
+    with connect(paths) as con, transaction(con):
         for name, ld in loads.items():
-            counts[name] = write_corpus(con, ld)
+            counts[name] = write_partitions(con, ld)
             LAST_NOTES[name] = ld.notes
             log.info("%s: %s", name, {t: f.height for t, f, _ in ld.tables})
     return counts

@@ -22,6 +22,7 @@ import polars as pl
 
 from ..catalog import SourceFile, by_path
 from ..config import Paths
+from ..db import replace_partitions_in, transaction
 from ..errors import IngestError
 from ..fetch import verified_path
 
@@ -192,27 +193,12 @@ class CorpusLoad:
         return sum(f.height for _, f, _ in self.tables)
 
 
+def write_partitions(con: duckdb.DuckDBPyConnection, load: CorpusLoad) -> int:
+    """Replace every partition of `load` inside the caller's transaction (idempotent)."""
+    return replace_partitions_in(con, load.tables)
+
+
 def write_corpus(con: duckdb.DuckDBPyConnection, load: CorpusLoad) -> int:
-    """Replace every partition of `load` in ONE transaction (same semantics as
-    `ingest.db.replace_partition`, extended to several tables): all or nothing, idempotent."""
-    for table, df, where in load.tables:
-        for col, val in where.items():
-            if col not in df.columns:
-                raise ValueError(f"partition column {col} missing from frame for {table}")
-            if df.height and (df[col].n_unique() != 1 or df[col][0] != val):
-                raise ValueError(f"frame for {table} holds rows outside partition {where}")
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for i, (table, df, where) in enumerate(load.tables):
-            view = f"_incoming_{i}"
-            con.register(view, df.to_arrow())
-            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM {view} LIMIT 0")
-            cond = " AND ".join(f"{c} = ?" for c in where) or "TRUE"
-            con.execute(f"DELETE FROM {table} WHERE {cond}", list(where.values()))
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view}")
-            con.unregister(view)
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    return load.rows
+    """Replace every partition of `load` in ONE transaction of its own: all or nothing, idempotent."""
+    with transaction(con):
+        return write_partitions(con, load)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -15,14 +17,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..config import Paths
 from ..db import now_utc
 from ..errors import IngestError
+from ..failpoints import failpoint
 from . import writer
 from .bos import BosPolicy, choose_bos, encode
 from .engine import Scorer, make_batches, make_windows
 from .models import LoadedModel, load_model
 
 SCORER_VERSION = 1
-# documents are scored in groups of about this many tokens; each group becomes one part file
+# Documents are scored in groups; each group becomes one part file, the unit an interrupted run
+# resumes from. The first group holds about FIRST_PART_TOKENS tokens; later ones are sized from
+# the measured speed to take about PART_SECONDS (within [MIN_PART_TOKENS, PART_TOKENS]), so a
+# kill loses at most about that much work, whatever the model and machine.
 PART_TOKENS = 1 << 16
+FIRST_PART_TOKENS = 2048
+MIN_PART_TOKENS = 512
+PART_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -90,12 +99,13 @@ def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, in
     """Context length (incl. BOS) and stride: the user's, else the model's maximum capped
     at DEFAULT_CONTEXT_CAP with half of it as stride (each token keeps >= half a window of context)."""
     maxpos = lm.max_positions or 1024
-    ctx = settings.context_length or min(maxpos, DEFAULT_CONTEXT_CAP)
+    ctx = settings.context_length if settings.context_length is not None else min(maxpos, DEFAULT_CONTEXT_CAP)
     if ctx < 2 or ctx > maxpos:
-        raise IngestError(lm.model_id, f"context_length {ctx} outside 2..{maxpos} (the model's maximum)")
-    stride = settings.stride or max(1, ctx // 2)
+        raise IngestError("--context-length", f"{ctx} is not allowed; an integer from 2 to {maxpos} "
+                                              f"(the maximum of {lm.model_id})")
+    stride = settings.stride if settings.stride is not None else max(1, ctx // 2)
     if not 1 <= stride <= ctx - 1:
-        raise IngestError(lm.model_id, f"stride {stride} outside 1..{ctx - 1} (context_length - 1)")
+        raise IngestError("--stride", f"{stride} is not allowed; an integer from 1 to {ctx - 1} (context length - 1)")
     return ctx, stride
 
 
@@ -155,17 +165,42 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
     }, schema=writer.SCHEMA)
 
 
-def _groups(docs: list[Document], encoded, part_tokens: int):
+def _groups(encoded, sizes: Iterator[int]):
+    """Consecutive documents, each group at least the next size from `sizes` tokens (the last may be
+    smaller). `sizes` is asked once per group, so it can adapt to the speed measured so far."""
     cur: list[int] = []
     size = 0
+    target = next(sizes)
     for i, (ids, _) in enumerate(encoded):
         cur.append(i)
         size += len(ids)
-        if size >= part_tokens:
+        if size >= target:
             yield cur
             cur, size = [], 0
+            target = next(sizes)
     if cur:
         yield cur
+
+
+class PartSizer:
+    """Part sizes in tokens that take about PART_SECONDS each at the measured speed."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.seconds = 0.0
+
+    def record(self, tokens: int, seconds: float) -> None:
+        self.tokens += tokens
+        self.seconds += seconds
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> int:
+        if self.tokens == 0 or self.seconds <= 0:
+            return min(FIRST_PART_TOKENS, PART_TOKENS)
+        est = int(self.tokens / self.seconds * PART_SECONDS)
+        return min(PART_TOKENS, max(MIN_PART_TOKENS, est))
 
 
 def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, corpus: str,
@@ -192,7 +227,9 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
                TextColumn("tokens"), TimeRemainingColumn()]
     with Progress(*columns, disable=not show_progress, transient=True) as progress:
         task = progress.add_task("score", total=total)
-        for group in _groups(todo, encoded, PART_TOKENS):
+        sizer = PartSizer()
+        for group in _groups(encoded, sizer):
+            t0 = time.perf_counter()
             g_docs = [todo[i] for i in group]
             g_enc = [encoded[i] for i in group]
             windows = [w for d, (ids, _) in enumerate(g_enc) for w in make_windows(d, len(ids), ctx, stride)]
@@ -202,6 +239,8 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
             table = build_table(run_id, lm.model_key, corpus, g_docs, g_enc, results, scorer)
             if table.num_rows:
                 writer.write_part(rdir, table)
+                failpoint("score.part_written")
+            sizer.record(sum(len(ids) for ids, _ in g_enc), time.perf_counter() - t0)
     n_docs_written, n_tokens = writer.count_rows(rdir) if rdir.exists() else (0, 0)
     info = {
         "run_id": run_id, "model_key": lm.model_key, "model_id": lm.model_id, "model_revision": lm.model_revision,
@@ -224,14 +263,17 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     Documents are read (and validated) for every corpus before the model loads, so a
     missing corpus or an unloadable model writes nothing.
     """
-    if settings.top_k < 0 or settings.batch_tokens < 1:
-        raise IngestError(None, "top_k must be >= 0 and batch_tokens >= 1")
+    if settings.top_k < 0 or settings.batch_tokens < 1 or (settings.limit is not None and settings.limit < 1):
+        raise IngestError(None, "top_k must be >= 0, batch_tokens >= 1 and limit (when given) >= 1")
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
     try:
         bos = choose_bos(lm.tokenizer, lm.model_type)
     except ValueError as exc:
         raise IngestError(model_spec, str(exc)) from exc
+    if settings.top_k > lm.vocab_size:
+        raise IngestError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
+                                     f"(the vocabulary of {lm.model_id})")
     scorer = Scorer(lm.model, lm.tokenizer, bos.token_id, settings.top_k, lm.device)
     return [score_corpus(paths, lm, scorer, bos, c, docs, version, settings, show_progress)
             for c, (docs, version) in loaded.items()]

@@ -1,0 +1,102 @@
+"""The ingest jobs, in one registry, and `run_ingest`: all or nothing per command.
+
+Each job has two halves. `prepare(paths, prepared)` reads its verified source files, parses
+and validates everything in memory and writes nothing (`prepared` holds what the jobs before
+it prepared in this command, so the GPT-3 import aligns to the natural_stories documents being
+ingested with it). `write(con, prep)` replaces the job's raw tables inside the caller's
+transaction. `finish(prep)` writes what is not in DuckDB (the GPT-3 Parquet run) after COMMIT.
+
+`run_ingest` prepares every requested job first; one bad file stops the command before anything
+is written. Then it writes all of them in ONE transaction: either every table of the command is
+replaced, or none is.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+from rich.progress import Progress
+
+from . import corpora, imports_gpt3, pairwise, wild
+from .config import Paths
+from .corpora._common import CorpusLoad, write_partitions
+from .db import connect, replace_tables_in, transaction
+from .errors import IngestError
+from .failpoints import failpoint
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    prepare: Callable[[Paths, dict], object]
+    write: Callable[[duckdb.DuckDBPyConnection, object], object] | None = None
+    finish: Callable[[object], object] | None = None
+    after: tuple[str, ...] = field(default=())  # jobs that must come first when both run
+
+
+def _corpus_job(name: str) -> Job:
+    loader = corpora.LOADERS[name]
+    return Job(name, prepare=lambda paths, _prepared: loader(paths), write=write_partitions)
+
+
+def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
+    load: CorpusLoad | None = prepared.get("natural_stories")
+    if load is None:
+        return None
+    docs = next(f for t, f, _ in load.tables if t == "raw.documents")
+    return dict(zip(docs["doc_id"].to_list(), docs["text"].to_list())), docs["corpus_version"][0]
+
+
+JOBS: dict[str, Job] = {
+    **{name: _corpus_job(name) for name in corpora.NAMES},
+    "gpt3_natural_stories": Job("gpt3_natural_stories",
+                                prepare=lambda paths, prepared: imports_gpt3.prepare_gpt3(paths, _ns_documents(prepared)),
+                                finish=imports_gpt3.write_gpt3, after=("natural_stories",)),
+    "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in),
+    "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in),
+}
+NAMES = list(JOBS)
+
+
+def ordered(names: list[str]) -> list[str]:
+    """`names` in registry order, each after the jobs it depends on (when those run too)."""
+    for name in names:
+        for dep in JOBS[name].after:
+            if dep in JOBS and NAMES.index(dep) > NAMES.index(name):  # pragma: no cover - registry invariant
+                raise AssertionError(f"job {name} is registered before its dependency {dep}")
+    return [n for n in NAMES if n in names]
+
+
+def _summary(result: object) -> object:
+    if isinstance(result, dict) and "run_id" in result:
+        return {k: result[k] for k in ("run_id", "n_tokens", "status") if k in result}
+    return result
+
+
+def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
+    """Ingest the named jobs (None: all); returns name -> rows written (or the run for imports)."""
+    wanted = list(dict.fromkeys(names or NAMES))
+    unknown = [n for n in wanted if n not in JOBS]
+    if unknown:
+        raise IngestError("ingest", f"unknown name(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
+    wanted = ordered(wanted)
+    prepared: dict[str, object] = {}
+    with Progress(disable=not show_progress, transient=True) as progress:
+        task = progress.add_task("ingest: reading", total=len(wanted))
+        for name in wanted:
+            progress.update(task, description=f"reading and validating {name}")
+            prepared[name] = JOBS[name].prepare(paths, prepared)
+            progress.advance(task)
+    counts: dict[str, object] = {}
+    with connect(paths) as con, transaction(con):
+        for name in wanted:
+            if JOBS[name].write is not None:
+                counts[name] = JOBS[name].write(con, prepared[name])
+        failpoint("ingest.before_commit")
+    for name in wanted:
+        if JOBS[name].finish is not None:
+            counts[name] = _summary(JOBS[name].finish(prepared[name]))
+        if isinstance(prepared[name], CorpusLoad):
+            corpora.LAST_NOTES[name] = prepared[name].notes
+    return counts
