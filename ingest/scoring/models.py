@@ -203,6 +203,8 @@ def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | 
 def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> LoadedModel:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()  # our own progress bars; errors stay one line
     dev, dt = _resolve_device(device, dtype)
     gguf: Path | None = None
     key = None
