@@ -28,7 +28,27 @@ def test_dashboard_never_opens_the_working_warehouse():
     """Pages read marts only through dashboards/data.py, which opens the snapshot read-only."""
     root = APP.parent
     data = (root / "data.py").read_text()
-    assert "duckdb.connect(path, read_only=True)" in data and ".duckdb)" not in data  # never paths().duckdb
+    # one in-memory connection that ATTACHes the snapshot read-only; never paths().duckdb
+    assert data.count("= duckdb.connect(") == 1 and 'con = duckdb.connect(":memory:")' in data
+    assert "AS snap (READ_ONLY)" in data and ".duckdb)" not in data
     for page in (root / "app_pages").glob("*.py"):
         text = page.read_text()
         assert "import duckdb" not in text, f"{page.name} must read marts through data.py"
+
+
+def test_the_read_layer_cannot_write_the_snapshot(tmp_path, monkeypatch):
+    import sys
+
+    import duckdb
+    import pytest
+
+    from .dashboard_fixtures import create_marts
+    create_marts(tmp_path / "marts.duckdb")
+    monkeypatch.syspath_prepend(str(APP.parent))
+    sys.modules.pop("data", None)
+    import data
+    with data._open(str(tmp_path / "marts.duckdb")) as con:
+        with pytest.raises(duckdb.Error, match="read-only"):
+            con.execute("CREATE TABLE main.x AS SELECT 1")
+        with pytest.raises(duckdb.Error, match="read-only"):
+            con.execute("DELETE FROM mart_models")
