@@ -49,8 +49,8 @@ def timed(label: str, fn, rows: list):
 
 
 def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
-    from ingest.corpora import ingest
-    from ingest.sources import fetch_and_record
+    from ingest.datasets.corpora import ingest
+    from ingest.sources.fetch import fetch_and_record
     from tests.dbt_fixtures import Fixture, regex_tokens, token_rows, write_run
 
     from ingest.cli import run_ingest

@@ -15,9 +15,9 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from .config import Paths
-from .config import paths as get_paths
-from .errors import IngestError
+from ingest.config import Paths
+from ingest.config import paths as get_paths
+from ingest.errors import IngestError
 
 app = typer.Typer(help="predictabase: how well humans and language models predict the next word.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -78,7 +78,7 @@ def existing_warehouse(warehouse: Path | None) -> Paths:
 @contextlib.contextmanager
 def writing(command: str, warehouse: Path | None, wait: float, create: bool = False) -> Iterator[Paths]:
     """The warehouse of a writing command, with its writer lock held and errors on one line."""
-    from .lock import writer_lock
+    from ingest.warehouse.lock import writer_lock
     with _errors():
         check("--wait", wait, wait >= 0, "seconds >= 0")
         if create:
@@ -94,8 +94,8 @@ def writing(command: str, warehouse: Path | None, wait: float, create: bool = Fa
 def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Option(help="only this dataset")] = None,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Fetch every catalog file (copy from a mirror or download) and verify its sha256."""
-    from .catalog import datasets
-    from .sources import fetch_and_record
+    from ingest.sources.catalog import datasets
+    from ingest.sources.fetch import fetch_and_record
     with writing("fetch", warehouse, wait, create=True) as p:
         if dataset is not None:
             check("--dataset", dataset, dataset in datasets(), f"choose from {', '.join(datasets())}")
@@ -113,7 +113,7 @@ def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what t
                warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
     anything is written, then all tables are replaced in one transaction (all or nothing)."""
-    from .jobs import run_ingest
+    from ingest.datasets.registry import run_ingest
     with writing("ingest", warehouse, wait) as p:
         counts = run_ingest(p, names or None)
     for name, n in counts.items():
@@ -135,7 +135,7 @@ def score(
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
-    from .scoring import ScoreSettings, score_corpora
+    from ingest.scoring import ScoreSettings, score_corpora
     with writing("score", warehouse, wait) as p:
         for c in corpus:
             check("--corpus", c, c in [*CORPORA, "all"], f"choose from {', '.join([*CORPORA, 'all'])}")
@@ -162,8 +162,8 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
-    from .failpoints import failpoint
-    from .warehouse import dbt_build, publish
+    from ingest.failpoints import failpoint
+    from ingest.warehouse import dbt_build, publish
     with writing("build", warehouse, wait) as p:
         if not p.duckdb.exists():
             raise IngestError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
@@ -177,7 +177,7 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
 @app.command()
 def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, warehouse: WarehouseOpt = None) -> None:
     """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
-    from .serve import serve as run_server
+    from ingest.warehouse.serve import serve as run_server
     with _errors():
         check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
         p = existing_warehouse(warehouse)
@@ -204,7 +204,7 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
 
 def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
     """Kept for callers of the old location; see `ingest.jobs.run_ingest`."""
-    from .jobs import run_ingest as run
+    from ingest.datasets.registry import run_ingest as run
     return run(paths, names, show_progress)
 
 

@@ -27,7 +27,7 @@ class ModelLoadError(IngestError):
 def catalog_name(file: str | Path) -> str:
     """A source file by its catalog path (`ucl_devarda/all_measures.csv`) wherever it lies (under
     warehouse/raw/, in a mirror), so errors name it the same way; anything else unchanged."""
-    from .catalog import load_catalog
+    from ingest.sources.catalog import load_catalog
     text = str(file)
     parts = Path(text).parts
     known = _catalog_paths(load_catalog())

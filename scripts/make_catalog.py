@@ -1,11 +1,11 @@
-"""Regenerate ingest/catalog.toml from a verified local mirror (maintainer tool).
+"""Regenerate ingest/sources/catalog.toml from a verified local mirror (maintainer tool).
 
 The catalog is the project's record of every upstream file: repository, commit,
 path, sha256, license, citation and the dataset it feeds. Run this only after
 checking a new mirror by hand; `predictabase fetch` then verifies every file
 against the hashes written here.
 
-    python scripts/make_catalog.py ../shared/data > ingest/catalog.toml
+    python scripts/make_catalog.py ../shared/data > ingest/sources/catalog.toml
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def tmp_paths(tmp_path: Path) -> Paths:
 @pytest.fixture(scope="session")
 def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
     """A warehouse directory with every catalog file fetched from the mirror (shared, read-only use)."""
-    from ingest.sources import fetch_and_record
+    from ingest.sources.fetch import fetch_and_record
     p = make_paths(tmp_path_factory.mktemp("fetched") / "warehouse")
     fetch_and_record(p, mirror, show_progress=False)
     return p

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest.config import Paths
-from ingest.db import connect, replace_partition
+from ingest.warehouse.raw import connect, replace_partition
 
 TOKEN_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("model_key", pa.string()), ("corpus", pa.string()), ("doc_id", pa.string()),
@@ -120,8 +120,8 @@ def build_fixture(paths: Paths, mirror: Path) -> Fixture:
     paths.token_scores.mkdir(parents=True, exist_ok=True)
 
     # -- raw.source_files: the real catalog rows, as `predictabase fetch` records them
-    from ingest.catalog import load_catalog
-    from ingest.db import now_utc
+    from ingest.sources.catalog import load_catalog
+    from ingest.warehouse.raw import now_utc
     when = now_utc()
     source_files = pl.DataFrame([
         dict(path=f.path, dataset=f.dataset, repo=f.repo.repo, commit=f.repo.commit, upstream_path=f.upstream_path,

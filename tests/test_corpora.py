@@ -8,11 +8,11 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest.catalog import by_path
+from ingest.sources.catalog import by_path
 from ingest.config import Paths, paths as make_paths
-from ingest.corpora import LAST_NOTES, ingest, load
-from ingest.corpora._common import write_corpus
-from ingest.db import connect
+from ingest.datasets.corpora import LAST_NOTES, ingest, load
+from ingest.datasets._common import write_corpus
+from ingest.warehouse.raw import connect
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import pytest
 
 from ingest.config import paths as make_paths
-from ingest.serve import PROJECT_ROOT, streamlit_command
+from ingest.warehouse.serve import PROJECT_ROOT, streamlit_command
 
 from .dashboard_fixtures import create_marts, expected_token_perplexity
 
@@ -380,7 +380,7 @@ def real_app(mirror, tmp_path_factory):
     import duckdb
 
     from ingest.cli import run_ingest
-    from ingest.sources import fetch_and_record
+    from ingest.sources.fetch import fetch_and_record
     from ingest.warehouse import dbt_build, publish
 
     tmp = tmp_path_factory.mktemp("dashboard_real")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ingest.config import paths as make_paths
-from ingest.serve import APP, streamlit_command
+from ingest.warehouse.serve import APP, streamlit_command
 
 
 def _flag(argv: list[str], name: str) -> str:

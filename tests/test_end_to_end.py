@@ -19,7 +19,7 @@ import torch
 from ingest.cli import run_ingest
 from ingest.config import paths as make_paths
 from ingest.scoring import ScoreSettings, score_corpora
-from ingest.sources import fetch_and_record
+from ingest.sources.fetch import fetch_and_record
 from ingest.warehouse import dbt_build, publish
 
 SET = dict(top_k=3, device="cpu", dtype="float32")

@@ -24,10 +24,10 @@ import duckdb
 import pyarrow.dataset as ds
 import pytest
 
-from ingest.catalog import files_for
+from ingest.sources.catalog import files_for
 from ingest.config import paths as make_paths
 from ingest.fsutil import sha256_of
-from ingest.lock import LOCK_NAME
+from ingest.warehouse.lock import LOCK_NAME
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 FAULT_CASES: list[tuple[str, str]] = []  # (case, outcome), printed by conftest.pytest_terminal_summary
@@ -41,9 +41,9 @@ def _record(case: str, outcome: str) -> None:
 @pytest.fixture(scope="module")
 def base(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory):
     """The real warehouse every case copies (built in-process once)."""
-    from ingest.jobs import run_ingest
+    from ingest.datasets.registry import run_ingest
     from ingest.scoring import ScoreSettings, score_corpora
-    from ingest.sources import fetch_and_record
+    from ingest.sources.fetch import fetch_and_record
     from ingest.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("faults") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
@@ -270,7 +270,7 @@ def _drop_ucl_documents(p) -> int:
 
 def test_ingest_with_one_bad_file_writes_nothing(wh):
     n_ucl = _drop_ucl_documents(wh)  # were anything committed, the UCL documents would come back
-    from ingest.wild import WITH_PATH
+    from ingest.datasets.wild import WITH_PATH
     (wh.raw / WITH_PATH).write_bytes((wh.raw / WITH_PATH).read_bytes()[:100])  # truncated
     line = user_error(cli("ingest", "ucl", "wild", "--warehouse", str(wh.warehouse)), WITH_PATH)
     assert str(wh.raw) not in line  # named by its catalog path

@@ -6,11 +6,11 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.catalog import by_path
+from ingest.sources.catalog import by_path
 from ingest.config import paths as make_paths
 from ingest.errors import IngestError
-from ingest.fetch import fetch_one
-from ingest.imports_gpt3 import CSV_PATH, import_gpt3_natural_stories
+from ingest.sources.fetch import fetch_one
+from ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
 from ingest.scoring import writer
 from tests.scoring_helpers import natural_stories, write_documents
 
@@ -59,7 +59,7 @@ def test_import_real_file(ns_paths):
 
 def test_bad_file_names_the_file(ns_paths, monkeypatch, tmp_path):
     p, _ = ns_paths
-    from ingest import imports_gpt3
+    from ingest.datasets import gpt3_natural_stories as imports_gpt3
     bad = tmp_path / "bad.csv"
     bad.write_text("token,logprob,offset,model\nIf,,0,davinci\n")
     monkeypatch.setattr(imports_gpt3, "verified_path", lambda sf, paths: bad)

@@ -8,8 +8,8 @@ import duckdb
 import pytest
 
 from ingest.config import Paths, paths as make_paths
-from ingest.corpora import ingest
-from ingest.corpora import lm_game, natural_stories, provo, ucl
+from ingest.datasets.corpora import ingest
+from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
 from ingest.errors import ChecksumError, IngestError
 
 TOK = natural_stories.TOK

@@ -20,7 +20,7 @@ import pytest
 from ingest.config import Paths, paths as make_paths
 from ingest import warehouse
 from ingest.errors import IngestError
-from ingest.pairwise import (ANSWERS_PATH, build_frames, ingest_pairwise, is_word_token, parse_answers,
+from ingest.datasets.pairwise import (ANSWERS_PATH, build_frames, ingest_pairwise, is_word_token, parse_answers,
                              parse_comparison, write_frames)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def query(p: Paths, sql: str, params: list | None = None) -> list[tuple]:
 @pytest.fixture(scope="module")
 def pairwise_raw(mirror: Path, tmp_path_factory) -> Paths:
     """A warehouse with only the lm_game_pairwise files fetched and ingested."""
-    from ingest.sources import fetch_and_record
+    from ingest.sources.fetch import fetch_and_record
     p = make_paths(tmp_path_factory.mktemp("pairwise") / "warehouse")
     fetch_and_record(p, mirror, dataset="lm_game_pairwise", show_progress=False)
     ingest_pairwise(p)
@@ -106,7 +106,7 @@ def test_bad_files_raise_before_writing(tmp_path: Path, pairwise_raw: Paths, mir
         parse_answers(answers)
     # a file the experiment needs, changed after fetch: nothing is written
     p = make_paths(tmp_path / "warehouse")
-    from ingest.sources import fetch_and_record
+    from ingest.sources.fetch import fetch_and_record
     fetch_and_record(p, mirror, dataset="lm_game_pairwise", show_progress=False)
     (p.raw / ANSWERS_PATH).write_text("[[1, 2, 50.0, 10000")
     with pytest.raises(IngestError):

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from cryptography.fernet import Fernet
 
-from ingest.catalog import by_path, files_for
+from ingest.sources.catalog import by_path, files_for
 from ingest.config import DBT_PROJECT_DIR, Paths, paths as make_paths
 from ingest.errors import ChecksumError, IngestError
-from ingest.fetch import fetch_one
-from ingest.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
+from ingest.sources.fetch import fetch_one
+from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
 
 DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 
@@ -145,11 +145,11 @@ def test_tampered_file_raises_and_writes_nothing(wild_paths: Paths, tmp_path: Pa
     # and Fernet's own authentication catches it even past the checksum
     with pytest.raises(IngestError, match="wrong key or tampered") as exc2:
         decrypt_json(target, re.search(rb"key = b'([^']+)'", (wild_paths.raw / README_PATH).read_bytes()).group(1))
-    assert exc2.value.file == str(target)
+    assert exc2.value.file == WITHOUT_PATH  # named by its catalog path, wherever it lies
 
 
 def test_missing_key_in_readme_is_a_clear_error(wild_paths: Paths, monkeypatch) -> None:
-    import ingest.wild as wild
+    import ingest.datasets.wild as wild
     monkeypatch.setattr(wild, "_KEY_RE", re.compile(rb"no such key line (x)"))
     with pytest.raises(IngestError, match="Fernet key") as exc:
         ingest_wild(wild_paths)

@@ -1,4 +1,4 @@
 """The scoring engine: every token of every document, scored by a causal LM, written as Parquet."""
-from .pipeline import ScoreSettings, score_corpora
+from ingest.scoring.pipeline import ScoreSettings, score_corpora
 
 __all__ = ["ScoreSettings", "score_corpora"]

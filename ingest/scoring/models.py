@@ -10,10 +10,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Paths
-from ..errors import ModelLoadError
-from ..failpoints import failpoint
-from ..fsutil import atomic_dir, sha256_of
+from ingest.config import Paths
+from ingest.errors import ModelLoadError
+from ingest.failpoints import failpoint
+from ingest.fsutil import atomic_dir, sha256_of
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"

@@ -14,14 +14,14 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..config import Paths
-from ..db import now_utc
-from ..errors import IngestError
-from ..failpoints import failpoint
-from . import writer
-from .bos import BosPolicy, choose_bos, encode
-from .engine import Scorer, make_batches, make_windows
-from .models import LoadedModel, load_model
+from ingest.config import Paths
+from ingest.warehouse.raw import now_utc
+from ingest.errors import IngestError
+from ingest.failpoints import failpoint
+from ingest.scoring import writer
+from ingest.scoring.bos import BosPolicy, choose_bos, encode
+from ingest.scoring.engine import Scorer, make_batches, make_windows
+from ingest.scoring.models import LoadedModel, load_model
 
 SCORER_VERSION = 1
 # Documents are scored in groups; each group becomes one part file, the unit an interrupted run

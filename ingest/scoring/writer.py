@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..fsutil import atomic_path
+from ingest.fsutil import atomic_path
 
 SCHEMA = pa.schema([
     ("run_id", pa.string()),

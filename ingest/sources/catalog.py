@@ -1,4 +1,4 @@
-"""The source catalog (ingest/catalog.toml): one entry per upstream file.
+"""The source catalog (ingest/sources/catalog.toml): one entry per upstream file.
 
 Each file is pinned to a repository commit and a sha256; `url` is where a machine
 with internet downloads it, `path` where it sits in a local mirror and in

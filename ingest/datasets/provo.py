@@ -22,9 +22,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..config import Paths
-from ..errors import IngestError
-from ._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode, doc_row, frame,
+from ingest.config import Paths
+from ingest.errors import IngestError
+from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode, doc_row, frame,
                       read_source, whitespace_words)
 
 CORPUS = "provo"

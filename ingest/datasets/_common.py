@@ -20,11 +20,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ..catalog import SourceFile, by_path
-from ..config import Paths
-from ..db import replace_partitions_in, transaction
-from ..errors import IngestError
-from ..fetch import verified_path
+from ingest.sources.catalog import SourceFile, by_path
+from ingest.config import Paths
+from ingest.warehouse.raw import replace_partitions_in, transaction
+from ingest.errors import IngestError
+from ingest.sources.fetch import verified_path
 
 
 @dataclass(frozen=True)

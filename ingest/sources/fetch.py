@@ -1,4 +1,4 @@
-"""Fetch catalog files from a local mirror or upstream, verifying sha256."""
+"""Fetch catalog files from a local mirror or upstream, verify their sha256, record them in raw.source_files."""
 from __future__ import annotations
 
 import shutil
@@ -7,15 +7,17 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 from rich.progress import Progress
 
-from .catalog import SourceFile, files_for
-from .config import Paths, mirror_dir
-from .errors import ChecksumError, IngestError
-from .failpoints import failpoint
-from .fsutil import atomic_path, sha256_of
+from ingest.sources.catalog import SourceFile, files_for
+from ingest.config import Paths, mirror_dir
+from ingest.errors import ChecksumError, IngestError
+from ingest.failpoints import failpoint
+from ingest.fsutil import atomic_path, sha256_of
+from ingest.warehouse.raw import connect, now_utc, transaction
 
-__all__ = ["FetchResult", "fetch", "fetch_one", "verified_path", "sha256_of"]
+__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "verified_path", "sha256_of"]
 
 
 @dataclass
@@ -84,3 +86,23 @@ def verified_path(sf: SourceFile, paths: Paths) -> Path:
         raise ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
                                      f"{sf.sha256} (file changed after fetch); run `predictabase fetch` again")
     return p
+
+
+def fetch_and_record(paths: Paths, mirror: str | Path | None = None, dataset: str | None = None,
+                     show_progress: bool = True) -> list[FetchResult]:
+    results = fetch(paths, mirror, dataset, show_progress=show_progress)
+    origin = "mirror" if mirror_dir(mirror) is not None else "download"
+    when = now_utc()
+    frame = pl.DataFrame([
+        dict(path=r.file.path, dataset=r.file.dataset, repo=r.file.repo.repo, commit=r.file.repo.commit,
+             upstream_path=r.file.upstream_path, url=r.file.url, license=r.file.repo.license,
+             citation=r.file.repo.citation, sha256=r.file.sha256, bytes=r.file.bytes, status="verified",
+             origin=origin if r.status != "present" else "cache", fetched_at=when)
+        for r in results
+    ])
+    with connect(paths) as con, transaction(con):
+        con.register("_incoming", frame.to_arrow())
+        con.execute("CREATE TABLE IF NOT EXISTS raw.source_files AS SELECT * FROM _incoming LIMIT 0")
+        con.execute("DELETE FROM raw.source_files WHERE path IN (SELECT path FROM _incoming)")
+        con.execute("INSERT INTO raw.source_files BY NAME SELECT * FROM _incoming")
+    return results

@@ -15,10 +15,10 @@ from itertools import accumulate
 
 import polars as pl
 
-from ..catalog import files_for
-from ..config import Paths
-from ..errors import IngestError
-from ._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode,
+from ingest.sources.catalog import files_for
+from ingest.config import Paths
+from ingest.errors import IngestError
+from ingest.datasets._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode,
                       doc_row, read_source, whitespace_words)
 
 CORPUS = "lm_game"

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import duckdb
 import polars as pl
 
-from .config import Paths
+from ingest.config import Paths
 
 
 @contextlib.contextmanager

@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 from rich.progress import Progress
 
-from ..config import Paths
-from ..db import connect, transaction
-from ..errors import IngestError
-from . import lm_game, natural_stories, provo, ucl
-from ._common import CorpusLoad, write_partitions
+from ingest.config import Paths
+from ingest.warehouse.raw import connect, transaction
+from ingest.errors import IngestError
+from ingest.datasets import lm_game, natural_stories, provo, ucl
+from ingest.datasets._common import CorpusLoad, write_partitions
 
 log = logging.getLogger(__name__)
 

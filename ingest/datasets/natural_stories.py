@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import csv
 
-from ..config import Paths
-from ..errors import IngestError
-from ._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
+from ingest.config import Paths
+from ingest.errors import IngestError
+from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
                       join_with_spans, parse_delimited, read_source, to_int)
 
 CORPUS = "natural_stories"

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .config import Paths
-from .errors import IngestError
-from .failpoints import failpoint
-from .fsutil import file_mode, pid_alive, pid_of_temp, size_of
+from ingest.config import Paths
+from ingest.errors import IngestError
+from ingest.failpoints import failpoint
+from ingest.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
 LOCK_NAME = ".writer.lock"
 

@@ -41,11 +41,11 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from .catalog import by_path
-from .config import Paths
-from .db import replace_tables
-from .errors import IngestError
-from .fetch import sha256_of, verified_path
+from ingest.sources.catalog import by_path
+from ingest.config import Paths
+from ingest.warehouse.raw import replace_tables
+from ingest.errors import IngestError
+from ingest.sources.fetch import sha256_of, verified_path
 
 DATASET = "in_the_wild"
 README_PATH = "in_the_wild/README.md"

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from .config import PROJECT_ROOT, Paths
+from ingest.config import PROJECT_ROOT, Paths
 
 APP = PROJECT_ROOT / "dashboards" / "app.py"
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 import duckdb
 from rich.progress import Progress
 
-from . import corpora, imports_gpt3, pairwise, wild
-from .config import Paths
-from .corpora._common import CorpusLoad, write_partitions
-from .db import connect, replace_tables_in, transaction
-from .errors import IngestError
-from .failpoints import failpoint
+from ingest.datasets import corpora, gpt3_natural_stories, pairwise, wild
+from ingest.config import Paths
+from ingest.datasets._common import CorpusLoad, write_partitions
+from ingest.warehouse.raw import connect, replace_tables_in, transaction
+from ingest.errors import IngestError
+from ingest.failpoints import failpoint
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
 JOBS: dict[str, Job] = {
     **{name: _corpus_job(name) for name in corpora.NAMES},
     "gpt3_natural_stories": Job("gpt3_natural_stories",
-                                prepare=lambda paths, prepared: imports_gpt3.prepare_gpt3(paths, _ns_documents(prepared)),
-                                finish=imports_gpt3.write_gpt3, after=("natural_stories",)),
+                                prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
+                                finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",)),
     "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in),
     "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in),
 }

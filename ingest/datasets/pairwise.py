@@ -43,11 +43,11 @@ from pathlib import Path
 
 import polars as pl
 
-from .catalog import SourceFile, files_for
-from .config import Paths
-from .db import replace_tables
-from .errors import IngestError
-from .fetch import verified_path
+from ingest.sources.catalog import SourceFile, files_for
+from ingest.config import Paths
+from ingest.warehouse.raw import replace_tables
+from ingest.errors import IngestError
+from ingest.sources.fetch import verified_path
 
 DATASET = "lm_game_pairwise"
 ANSWERS_PATH = "lm_game/analysis/results_raw/res_loss_anonym.json"

@@ -31,12 +31,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .catalog import by_path
-from .config import Paths
-from .db import now_utc
-from .errors import IngestError
-from .fetch import verified_path
-from .scoring import writer
+from ingest.sources.catalog import by_path
+from ingest.config import Paths
+from ingest.warehouse.raw import now_utc
+from ingest.errors import IngestError
+from ingest.sources.fetch import verified_path
+from ingest.scoring import writer
 
 CSV_PATH = "natural_stories/probs/all_stories_gpt3.csv"
 MODEL_KEY = "gpt3-davinci"

@@ -1,0 +1,4 @@
+"""Sources: the catalog of upstream files (`catalog`), fetching and verifying them (`fetch`)."""
+from ingest.sources.fetch import fetch, fetch_and_record, verified_path
+
+__all__ = ["fetch", "fetch_and_record", "verified_path"]
