@@ -20,12 +20,12 @@ LN2 = math.log(2)
 
 SOURCES = [
     # dataset, repo, commit, license, n_files, total_bytes
-    ("corpus_lm_game", "bshlgrs/lm-game", "f3ba57f5182df8b56877371efae561b863a69f21", "none stated", 40, 231_504),
-    ("corpus_natural_stories", "languageMIT/naturalstories", "4700daad696e942f5aba23c957a7423d0de66612",
+    ("lm_game", "bshlgrs/lm-game", "f3ba57f5182df8b56877371efae561b863a69f21", "none stated", 40, 231_504),
+    ("natural_stories", "languageMIT/naturalstories", "4700daad696e942f5aba23c957a7423d0de66612",
      "CC BY-NC-SA 4.0", 1, 58_721),
-    ("corpus_provo", "martin-vasilev/Provo_corpus", "736e69b1e5a0444ceb81787b789a0e375c063b89",
+    ("provo", "martin-vasilev/Provo_corpus", "736e69b1e5a0444ceb81787b789a0e375c063b89",
      "none stated; Provo itself CC BY 4.0", 1, 1_733_456),
-    ("corpus_ucl", "Andrea-de-Varda/prediction-resource", "7162734da00a9a3c81d5ebaec65bdf6d59e931fc",
+    ("ucl", "Andrea-de-Varda/prediction-resource", "7162734da00a9a3c81d5ebaec65bdf6d59e931fc",
      "none stated", 2, 402_331),
 ]
 

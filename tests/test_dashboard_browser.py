@@ -257,7 +257,7 @@ def test_home_page(app, page):
     assert "1.11.2" in text  # mart_build_info.dbt_version
     cells = _grid_text(page, 3)  # sources, runs, tables
     page.screenshot("home")
-    assert "corpus_natural_stories" in cells
+    assert "natural_stories" in cells
     assert "CC BY-NC-SA 4.0" in cells
     assert "4700daad696e942f5aba23c957a7423d0de66612" in cells  # the source's commit
     assert "raw.words" in cells and "23080" in cells  # a table and its row count
@@ -426,7 +426,7 @@ def test_real_warehouse_page(real_app, real_page):
     assert [t.split("\n")[-1].strip() for t in _nav_links(pg)] == NAV
     cells = _grid_text(pg, 3)
     pg.screenshot("real_home")
-    assert {"corpus_natural_stories", "corpus_ucl", "lm_game_pairwise", "in_the_wild"} <= set(ex["datasets"])
+    assert {"natural_stories", "ucl", "pairwise", "wild"} <= set(ex["datasets"])
     # the grid only keeps its visible rows in the DOM (about ten of the sources)
     shown = [d for d in ex["datasets"] if d in cells]
     assert len(shown) >= min(8, len(ex["datasets"])), shown

@@ -224,7 +224,7 @@ def test_build_killed_after_dbt_keeps_the_snapshot(wh):
 
 
 def test_fetch_killed_mid_file_leaves_no_partial_file_and_resumes(wh, mirror):
-    sf = files_for("corpus_ucl")[0]
+    sf = files_for("ucl")[0]
     dest = wh.raw / sf.path
     dest.unlink()
     w = ["--warehouse", str(wh.warehouse), "--mirror", str(mirror)]

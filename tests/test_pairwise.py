@@ -47,10 +47,10 @@ def query(p: Paths, sql: str, params: list | None = None) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def pairwise_raw(mirror: Path, tmp_path_factory) -> Paths:
-    """A warehouse with only the lm_game_pairwise files fetched and ingested."""
+    """A warehouse with only the pairwise files fetched and ingested."""
     from ingest.sources.fetch import fetch_and_record
     p = make_paths(tmp_path_factory.mktemp("pairwise") / "warehouse")
-    fetch_and_record(p, mirror, dataset="lm_game_pairwise", show_progress=False)
+    fetch_and_record(p, mirror, dataset="pairwise", show_progress=False)
     ingest_pairwise(p)
     return p
 
@@ -107,7 +107,7 @@ def test_bad_files_raise_before_writing(tmp_path: Path, pairwise_raw: Paths, mir
     # a file the experiment needs, changed after fetch: nothing is written
     p = make_paths(tmp_path / "warehouse")
     from ingest.sources.fetch import fetch_and_record
-    fetch_and_record(p, mirror, dataset="lm_game_pairwise", show_progress=False)
+    fetch_and_record(p, mirror, dataset="pairwise", show_progress=False)
     (p.raw / ANSWERS_PATH).write_text("[[1, 2, 50.0, 10000")
     with pytest.raises(IngestError):
         ingest_pairwise(p)

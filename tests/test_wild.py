@@ -27,7 +27,7 @@ DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 
 
 def _fetch_wild(p: Paths, mirror: Path) -> None:
-    for sf in files_for("in_the_wild") + [by_path(README_PATH)]:
+    for sf in files_for("wild") + [by_path(README_PATH)]:
         fetch_one(sf, p, mirror)
 
 

@@ -20,29 +20,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ingest.sources.catalog import SourceFile, by_path
 from ingest.config import Paths
 from ingest.warehouse.raw import replace_partitions_in, transaction
 from ingest.errors import IngestError
-from ingest.sources.fetch import verified_path
-
-
-@dataclass(frozen=True)
-class Source:
-    """A fetched, re-verified catalog file, read once."""
-    path: str  # catalog (mirror-relative) path, the value of `source_path`
-    sha256: str
-    local: Path
-    data: bytes
-
-
-def read_source(catalog_path: str, paths: Paths) -> Source:
-    try:
-        sf: SourceFile = by_path(catalog_path)
-    except KeyError as exc:
-        raise IngestError(catalog_path, "not in the source catalog") from exc
-    local = verified_path(sf, paths)
-    return Source(path=sf.path, sha256=sf.sha256, local=local, data=local.read_bytes())
+from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 
 
 def corpus_version(sources: Iterable[Source]) -> str:
@@ -52,48 +33,6 @@ def corpus_version(sources: Iterable[Source]) -> str:
 
 
 # --------------------------------------------------------------------------- parsing helpers
-
-def decode(data: bytes, name: str, encoding: str = "utf-8") -> str:
-    try:
-        return data.decode(encoding, errors="strict")
-    except UnicodeDecodeError as exc:
-        raise IngestError(name, f"not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} "
-                                f"at offset {exc.start} ({exc.reason})") from exc
-
-
-def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str = ",",
-                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8") -> list[dict[str, str]]:
-    """Strictly parse a delimited text file: valid encoding, header with `required` columns,
-    every row exactly as many fields as the header, file ending with a newline (else truncated)."""
-    text = decode(data, name, encoding)
-    if not text:
-        raise IngestError(name, "file is empty")
-    if not text.endswith("\n"):
-        raise IngestError(name, "file does not end with a newline: truncated?")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
-    try:
-        header = next(reader)
-    except (StopIteration, csv.Error) as exc:
-        raise IngestError(name, f"cannot read the header ({exc})") from exc
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise IngestError(name, f"missing column(s) {missing}; header has {header}")
-    dupes = sorted({c for c in header if header.count(c) > 1})
-    if dupes:
-        raise IngestError(name, f"duplicate column(s) {dupes}")
-    rows = []
-    try:
-        for rec in reader:
-            if len(rec) != len(header):
-                raise IngestError(name, f"line {reader.line_num}: {len(rec)} fields, expected {len(header)} "
-                                        f"(truncated or malformed row)")
-            rows.append(dict(zip(header, rec)))
-    except csv.Error as exc:
-        raise IngestError(name, f"line {reader.line_num}: malformed CSV ({exc})") from exc
-    if not rows:
-        raise IngestError(name, "no data rows")
-    return rows
-
 
 def to_int(value: str, name: str, what: str) -> int:
     try:

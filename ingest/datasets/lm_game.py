@@ -10,33 +10,36 @@
 """
 from __future__ import annotations
 
-import json
+import re
 from itertools import accumulate
 
 import polars as pl
 
-from ingest.sources.catalog import files_for
 from ingest.config import Paths
+from ingest.datasets._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row,
+                                     whitespace_words)
 from ingest.errors import IngestError
-from ingest.datasets._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode,
-                      doc_row, read_source, whitespace_words)
+from ingest.sources import readers
+from ingest.sources.definitions import dataset
 
 CORPUS = "lm_game"
-DOC_PREFIX = "lm_game/server/docs/doc"
-ACCURACY = "lm_game/analysis/results_raw/res_accuracy_anonym.json"
+DOCUMENTS = dataset(CORPUS).file("documents")
+GUESSES = dataset(CORPUS).file("guesses")
+ACCURACY = GUESSES.path
+
+
+def doc_number(catalog_path: str) -> int:
+    """doc1003.json -> 1003"""
+    return int(re.fullmatch(r"doc(\d+)\.json", catalog_path.rsplit("/", 1)[-1]).group(1))
 
 
 def doc_paths() -> list[str]:
-    return sorted((f.path for f in files_for() if f.path.startswith(DOC_PREFIX) and f.path.endswith(".json")),
-                  key=lambda p: int(p[len(DOC_PREFIX):-len(".json")]))
+    return sorted((f.path for f in DOCUMENTS.catalog_files()), key=doc_number)
 
 
 def parse_doc(data: bytes, name: str) -> list[str]:
     """A docN.json: a non-empty JSON list of strings."""
-    try:
-        tokens = json.loads(decode(data, name))
-    except json.JSONDecodeError as exc:
-        raise IngestError(name, f"invalid JSON (truncated?): {exc}") from exc
+    tokens = readers.json_value(data, name, DOCUMENTS)
     if not isinstance(tokens, list) or not tokens:
         raise IngestError(name, "expected a non-empty JSON list of token strings")
     for i, t in enumerate(tokens):
@@ -48,10 +51,7 @@ def parse_doc(data: bytes, name: str) -> list[str]:
 def parse_accuracy(data: bytes, name: str) -> list[tuple[int, int]]:
     """res_accuracy_anonym.json rows [id, user, guess, correct_answer, guessed_token_idx, doc_id]
     -> (doc_id, guessed_token_idx) pairs."""
-    try:
-        rows = json.loads(decode(data, name))
-    except json.JSONDecodeError as exc:
-        raise IngestError(name, f"invalid JSON (truncated?): {exc}") from exc
+    rows = readers.json_value(data, name, GUESSES)
     if not isinstance(rows, list) or not rows:
         raise IngestError(name, "expected a non-empty JSON list of rows")
     out = []
@@ -127,10 +127,7 @@ def build(docs: dict[int, tuple[Source, list[str]]], acc_src: Source,
 
 def load(paths: Paths) -> CorpusLoad:
     docs: dict[int, tuple[Source, list[str]]] = {}
-    for p in doc_paths():
-        src = read_source(p, paths)
-        docs[int(p[len(DOC_PREFIX):-len(".json")])] = (src, parse_doc(src.data, src.path))
-    if not docs:
-        raise IngestError(DOC_PREFIX, "no game documents in the catalog")
-    acc = read_source(ACCURACY, paths)
+    for src in readers.sources(DOCUMENTS, paths):
+        docs[doc_number(src.path)] = (src, parse_doc(src.data, src.path))
+    acc = readers.source(GUESSES, paths)
     return build(docs, acc, parse_accuracy(acc.data, acc.path))

@@ -8,20 +8,21 @@ character in 9 of 10 stories; story 2 differs in exactly one character: word zon
 """
 from __future__ import annotations
 
-import csv
-
 from ingest.config import Paths
-from ingest.errors import IngestError
 from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                      join_with_spans, parse_delimited, read_source, to_int)
+                                     join_with_spans, to_int)
+from ingest.errors import IngestError
+from ingest.sources import readers
+from ingest.sources.definitions import dataset
 
 CORPUS = "natural_stories"
-TOK = "natural_stories/naturalstories_RTS/all_stories.tok"
+TOKENS = dataset(CORPUS).file("tokens")
+TOK = TOKENS.path
 
 
 def parse_tok(data: bytes, name: str) -> dict[int, list[tuple[str, int]]]:
     """-> {item: [(word, zone), ...]} in zone order; validates zones 1..n per story."""
-    rows = parse_delimited(data, name, ["word", "zone", "item"], delimiter="\t", quoting=csv.QUOTE_NONE)
+    rows = readers.delimited(data, name, TOKENS)
     stories: dict[int, list[tuple[str, int]]] = {}
     for k, r in enumerate(rows, start=2):
         w = r["word"]
@@ -52,5 +53,5 @@ def build(src: Source, stories: dict[int, list[tuple[str, int]]]) -> CorpusLoad:
 
 
 def load(paths: Paths) -> CorpusLoad:
-    src = read_source(TOK, paths)
+    src = readers.source(TOKENS, paths)
     return build(src, parse_tok(src.data, src.path))

@@ -37,21 +37,24 @@ y, and appendix D does not use it for the pairwise game.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import polars as pl
 
-from ingest.sources.catalog import SourceFile, files_for
 from ingest.config import Paths
-from ingest.warehouse.raw import replace_tables
 from ingest.errors import IngestError
+from ingest.sources import readers
+from ingest.sources.catalog import SourceFile
+from ingest.sources.definitions import dataset
 from ingest.sources.fetch import verified_path
+from ingest.warehouse.raw import replace_tables
 
-DATASET = "lm_game_pairwise"
-ANSWERS_PATH = "lm_game/analysis/results_raw/res_loss_anonym.json"
-COMPARISONS_DIR = "lm_game/server/multi_comparisons/"
+DATASET = "pairwise"
+ANSWERS = dataset(DATASET).file("answers")
+COMPARISONS = dataset(DATASET).file("comparisons")
+ANSWERS_PATH = ANSWERS.path
+COMPARISONS_DIR = COMPARISONS.glob.rsplit("/", 1)[0] + "/"
 
 # Question sets as the authors define them (paper 000 section 4.1; SOURCES.md).
 QUESTION_SETS = {"set_1": range(10000, 10040), "set_2": range(20010, 20090)}
@@ -82,13 +85,8 @@ def _finite_logprob(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v <= 1e-6
 
 
-def _load_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise IngestError(path, f"truncated or malformed JSON ({exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8 ({exc})") from exc
+def _load_json(path: Path, spec=COMPARISONS) -> object:
+    return readers.json_value(path.read_bytes(), str(path), spec)
 
 
 def parse_comparison(path: Path, comparison_id: int) -> dict:
@@ -158,17 +156,15 @@ def _provenance(sf: SourceFile) -> dict[str, str]:
 
 def build_frames(paths: Paths) -> dict[str, pl.DataFrame]:
     """Read and validate every input; no warehouse access. Raises IngestError on a bad needed file."""
-    files = files_for(DATASET)
-    answers_sf = next((f for f in files if f.path == ANSWERS_PATH), None)
+    answers_sf = next(iter(ANSWERS.catalog_files()), None)
     if answers_sf is None:
-        raise IngestError(ANSWERS_PATH, f"not in the source catalog's {DATASET} dataset")
+        raise IngestError(ANSWERS_PATH, f"not in the source catalog ({DATASET}.answers)")
     comparisons: dict[int, SourceFile] = {}
-    for f in files:
-        if f.path.startswith(COMPARISONS_DIR):
-            stem = Path(f.path).stem
-            if not stem.startswith("doc") or not stem[3:].isdigit():
-                raise IngestError(f.path, "unexpected comparison file name")
-            comparisons[int(stem[3:])] = f
+    for f in COMPARISONS.catalog_files():
+        stem = Path(f.path).stem
+        if not stem.startswith("doc") or not stem[3:].isdigit():
+            raise IngestError(f.path, "unexpected comparison file name")
+        comparisons[int(stem[3:])] = f
 
     answers_file = verified_path(answers_sf, paths)
     answers = parse_answers(answers_file)

@@ -24,21 +24,30 @@ from pathlib import Path
 
 from ingest.config import Paths
 from ingest.errors import IngestError
-from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, decode, doc_row, frame,
-                      read_source, whitespace_words)
+from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
+                                     whitespace_words)
+from ingest.sources import readers
+from ingest.sources.definitions import dataset
 
 CORPUS = "provo"
 N_TEXTS = 55
-CLOZE = "pangoling/data_provo_cloze.rda"
-CLOZE_COLUMNS = ["word_unique_id", "text_id", "word_n", "word"]
+TEXTS = dataset(CORPUS).file("texts")
+CLOZE_SPEC = dataset(CORPUS).file("cloze")
+CLOZE = CLOZE_SPEC.path
+CLOZE_COLUMNS = list(CLOZE_SPEC.columns)
+
+
+def text_number(catalog_path: str) -> int:
+    """provo_vasilev/corpus/Texts/12.txt -> 12"""
+    return int(re.fullmatch(r"(\d+)\.txt", catalog_path.rsplit("/", 1)[-1]).group(1))
 
 
 def text_path(n: int) -> str:
-    return f"provo_vasilev/corpus/Texts/{n}.txt"
+    return next(f.path for f in TEXTS.catalog_files() if text_number(f.path) == n)
 
 
 def parse_text(data: bytes, name: str) -> str:
-    raw = decode(data, name, "utf-8")
+    raw = readers.text(data, name, TEXTS)
     if not raw.strip():
         raise IngestError(name, "empty text")
     text = " ".join(raw.split())
@@ -54,17 +63,7 @@ def parse_text(data: bytes, name: str) -> str:
 def parse_cloze(local: Path, name: str) -> dict[int, list[tuple[int, str]]]:
     """{text_id: [(word_n, word), ...]} sorted by word_n, one row per word_n (the first by
     word_unique_id when the norms repeat a number)."""
-    import pyreadr
-    try:
-        res = pyreadr.read_r(str(local), encoding="cp1252")
-    except Exception as exc:  # pyreadr raises several types for bad bytes
-        raise IngestError(name, f"cannot read the R data file as cp1252 ({type(exc).__name__}: {exc})") from exc
-    if "data_provo_cloze" not in res:
-        raise IngestError(name, f"no data_provo_cloze object (has {list(res)})")
-    df = res["data_provo_cloze"]
-    missing = [c for c in CLOZE_COLUMNS if c not in df.columns]
-    if missing:
-        raise IngestError(name, f"missing column(s) {missing}")
+    df = readers.rdata(local, name, CLOZE_SPEC)
     if df[CLOZE_COLUMNS].isna().any().any():
         raise IngestError(name, "null text_id / word_n / word")
     out: dict[int, dict[int, tuple[int, str]]] = {}
@@ -150,11 +149,11 @@ def build(texts: dict[int, tuple[Source, str]], cloze_src: Source,
 
 
 def load(paths: Paths) -> CorpusLoad:
-    texts = {}
-    for n in range(1, N_TEXTS + 1):
-        src = read_source(text_path(n), paths)
-        texts[n] = (src, parse_text(src.data, src.path))
-    cloze_src = read_source(CLOZE, paths)
+    texts = {text_number(src.path): (src, parse_text(src.data, src.path)) for src in readers.sources(TEXTS, paths)}
+    if sorted(texts) != list(range(1, N_TEXTS + 1)):
+        raise IngestError(TEXTS.glob, f"expected texts 1..{N_TEXTS}, the catalog has {sorted(texts)}")
+    texts = dict(sorted(texts.items()))
+    cloze_src = readers.source(CLOZE_SPEC, paths)
     return build(texts, cloze_src, parse_cloze_bytes(cloze_src.data, cloze_src.path))
 
 

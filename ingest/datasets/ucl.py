@@ -24,10 +24,14 @@ import polars as pl
 from ingest.config import Paths
 from ingest.errors import IngestError
 from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                      join_with_spans, parse_delimited, read_source, to_float, to_int)
+                                     join_with_spans, to_float, to_int)
+from ingest.sources import readers
+from ingest.sources.definitions import dataset
 
 CORPUS = "ucl"
-MEASURES = "ucl_devarda/all_measures.csv"
+WORDS_SPEC = dataset("ucl").file("measures")
+SURPRISAL_SPEC = dataset("ucl_imported_surprisal").file("measures")
+MEASURES = WORDS_SPEC.path
 
 # all_measures column suffix -> normalized model name
 MODELS = {
@@ -39,8 +43,8 @@ MODELS = {
     "GPTNeo": "gpt-neo-1.3b",
     "GPTNeo_2.7B": "gpt-neo-2.7b",
 }
-BASE_COLUMNS = ["item", "word", "sentence", "context_length", "sent_id"]
-SURPRISAL_COLUMNS = [c for m in MODELS for c in (f"s_{m}", f"is_multitoken_{m}")]
+assert sorted(c[2:] for c in SURPRISAL_SPEC.columns if c.startswith("s_")) == sorted(MODELS), \
+    "datasets.toml ucl_imported_surprisal columns and ucl.MODELS disagree"
 
 IMPORTED_SCHEMA = {
     "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "model": pl.String,
@@ -50,7 +54,7 @@ IMPORTED_SCHEMA = {
 
 
 def parse_measures(data: bytes, name: str, surprisal: bool = False) -> list[dict[str, str]]:
-    return parse_delimited(data, name, BASE_COLUMNS + (SURPRISAL_COLUMNS if surprisal else []))
+    return readers.delimited(data, name, SURPRISAL_SPEC if surprisal else WORDS_SPEC)
 
 
 def sentences(rows: list[dict[str, str]], name: str) -> dict[int, list[str]]:
@@ -118,10 +122,10 @@ def build_imported(src: Source, rows: list[dict[str, str]]) -> CorpusLoad:
 
 
 def load(paths: Paths) -> CorpusLoad:
-    src = read_source(MEASURES, paths)
+    src = readers.source(WORDS_SPEC, paths)
     return build(src, parse_measures(src.data, src.path))
 
 
 def load_imported(paths: Paths) -> CorpusLoad:
-    src = read_source(MEASURES, paths)
+    src = readers.source(SURPRISAL_SPEC, paths)
     return build_imported(src, parse_measures(src.data, src.path, surprisal=True))

@@ -41,16 +41,19 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from ingest.sources.catalog import by_path
 from ingest.config import Paths
-from ingest.warehouse.raw import replace_tables
 from ingest.errors import IngestError
-from ingest.sources.fetch import sha256_of, verified_path
+from ingest.sources import readers
+from ingest.sources.definitions import dataset
+from ingest.warehouse.raw import replace_tables
 
-DATASET = "in_the_wild"
-README_PATH = "in_the_wild/README.md"
-WITH_PATH = "in_the_wild/encoded_with_GPT3.json"
-WITHOUT_PATH = "in_the_wild/encoded_without_GPT3.json"
+DATASET = "wild"
+KEY = dataset(DATASET).file("key")
+WITH_MODEL = dataset(DATASET).file("with_model")
+WITHOUT_MODEL = dataset(DATASET).file("without_model")
+README_PATH = KEY.path
+WITH_PATH = WITH_MODEL.path
+WITHOUT_PATH = WITHOUT_MODEL.path
 
 # The four tasks in questionnaire order (SOURCES.md; paper, Methodology: one task per
 # CHC category). Items 3*(t-1)+1 .. 3*t belong to task t; instance k has difficulty k.
@@ -74,10 +77,10 @@ TABLES = ("wild_respondents", "wild_tasks", "wild_efforts", "wild_scores", "wild
 
 def read_key(paths: Paths) -> bytes:
     """The Fernet key, parsed from the fetched, sha256-verified upstream README."""
-    readme = verified_path(by_path(README_PATH), paths)
-    found = _KEY_RE.findall(readme.read_bytes())
+    readme = readers.source(KEY, paths)
+    found = _KEY_RE.findall(readme.data)
     if len(found) != 1:
-        raise IngestError(readme, f"expected exactly one Fernet key line `key = b'...'` in the upstream README, "
+        raise IngestError(readme.path, f"expected exactly one Fernet key line `key = b'...'` in the upstream README, "
                                   f"found {len(found)}; cannot decrypt {WITH_PATH} / {WITHOUT_PATH}")
     return found[0]
 
@@ -114,9 +117,9 @@ class _Source:
     rows: list[str]  # upstream row keys, numeric order
 
 
-def _load(paths: Paths, catalog_path: str, key: bytes) -> _Source:
-    sf = by_path(catalog_path)
-    local = verified_path(sf, paths)
+def _load(paths: Paths, spec, key: bytes) -> _Source:
+    src = readers.source(spec, paths)
+    catalog_path, local = src.path, src.local
     data = decrypt_json(local, key)
     rows = None
     for col, values in data.items():
@@ -125,7 +128,7 @@ def _load(paths: Paths, catalog_path: str, key: bytes) -> _Source:
             rows = keys
         elif keys != rows:
             raise IngestError(local, f"column {col!r} has a different set of respondent rows than the others")
-    return _Source(catalog_path, sha256_of(local), local, data, rows or [])
+    return _Source(catalog_path, src.sha256, local, data, rows or [])
 
 
 def _require(src: _Source, cols: list[str]) -> None:
@@ -277,4 +280,4 @@ def build_frames(paths: Paths, key: bytes | None = None) -> dict[str, pl.DataFra
     """Decrypt, parse and validate both questionnaires (nothing is written)."""
     if key is None:
         key = read_key(paths)
-    return _frames(_load(paths, WITH_PATH, key), _load(paths, WITHOUT_PATH, key))
+    return _frames(_load(paths, WITH_MODEL, key), _load(paths, WITHOUT_MODEL, key))

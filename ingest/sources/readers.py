@@ -1,0 +1,153 @@
+"""The one generic reader: a dataset's file by role, verified, read with its declared options.
+
+Every loader reads its inputs here. A file is read only through `fetch.verified_path` (present and
+matching the catalog's sha256), decoded with the declared encoding, and checked against the declared
+format and required columns; every problem raises `IngestError(catalog path, problem)`, before
+anything is written.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.config import Paths
+from ingest.errors import IngestError
+from ingest.sources.catalog import SourceFile, by_path
+from ingest.sources.definitions import FileSpec
+from ingest.sources.fetch import verified_path
+
+
+@dataclass(frozen=True)
+class Source:
+    """A fetched, re-verified catalog file, read once."""
+    path: str  # catalog (mirror-relative) path, the value of `source_path`
+    sha256: str
+    local: Path
+    data: bytes
+
+
+def read_catalog_file(sf: SourceFile, paths: Paths) -> Source:
+    local = verified_path(sf, paths)
+    return Source(path=sf.path, sha256=sf.sha256, local=local, data=local.read_bytes())
+
+
+def read_source(catalog_path: str, paths: Paths) -> Source:
+    try:
+        sf = by_path(catalog_path)
+    except KeyError as exc:
+        raise IngestError(catalog_path, "not in the source catalog") from exc
+    return read_catalog_file(sf, paths)
+
+
+def sources(spec: FileSpec, paths: Paths) -> list[Source]:
+    """Every file of a role (a `glob` role may have many), verified and read."""
+    files = spec.catalog_files()
+    if not files:
+        raise IngestError(spec.path or spec.glob, f"no catalog file for {spec.name}")
+    return [read_catalog_file(sf, paths) for sf in files]
+
+
+def source(spec: FileSpec, paths: Paths) -> Source:
+    """The one file of a `path` role, verified and read."""
+    if spec.path is None:
+        raise ValueError(f"{spec.name} is a glob role; use sources()")
+    return read_source(spec.path, paths)
+
+
+# --------------------------------------------------------------------------- decoding by format
+
+def decode(data: bytes, name: str, encoding: str = "utf-8") -> str:
+    try:
+        return data.decode(encoding, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise IngestError(name, f"not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} "
+                                f"at offset {exc.start} ({exc.reason})") from exc
+
+
+def text(data: bytes, name: str, spec: FileSpec) -> str:
+    return decode(data, name, spec.encoding)
+
+
+def json_value(data: bytes, name: str, spec: FileSpec | None = None) -> object:
+    """Strict JSON in the declared encoding (a truncated file is an error, never a partial value)."""
+    raw = decode(data, name, spec.encoding if spec else "utf-8")
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise IngestError(name, f"truncated or malformed JSON ({exc})") from exc
+
+
+def delimited(data: bytes, name: str, spec: FileSpec, columns: list[str] | tuple[str, ...] | None = None
+              ) -> list[dict[str, str]]:
+    """Strictly parse a delimited text file with the spec's encoding, delimiter and quoting: a header
+    with the required columns (`columns`, else the spec's), every row as many fields as the header,
+    the file ending with a newline (else truncated)."""
+    return parse_delimited(data, name, list(spec.columns if columns is None else columns),
+                           delimiter=spec.delimiter,
+                           quoting=csv.QUOTE_NONE if spec.quoting == "none" else csv.QUOTE_MINIMAL,
+                           encoding=spec.encoding)
+
+
+def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str = ",",
+                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8") -> list[dict[str, str]]:
+    text_ = decode(data, name, encoding)
+    if not text_:
+        raise IngestError(name, "file is empty")
+    if not text_.endswith("\n"):
+        raise IngestError(name, "file does not end with a newline: truncated?")
+    reader = csv.reader(io.StringIO(text_, newline=""), delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        raise IngestError(name, f"cannot read the header ({exc})") from exc
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise IngestError(name, f"missing column(s) {missing}; header has {header}")
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    if dupes:
+        raise IngestError(name, f"duplicate column(s) {dupes}")
+    rows = []
+    try:
+        for rec in reader:
+            if len(rec) != len(header):
+                raise IngestError(name, f"line {reader.line_num}: {len(rec)} fields, expected {len(header)} "
+                                        f"(truncated or malformed row)")
+            rows.append(dict(zip(header, rec)))
+    except csv.Error as exc:
+        raise IngestError(name, f"line {reader.line_num}: malformed CSV ({exc})") from exc
+    if not rows:
+        raise IngestError(name, "no data rows")
+    return rows
+
+
+def rdata(local_or_data: Path | bytes, name: str, spec: FileSpec):
+    """The declared object of an R data file as a pandas DataFrame, strings decoded with the declared
+    encoding (pyreadr), with the required columns present."""
+    import pyreadr
+    tmp = None
+    if isinstance(local_or_data, (bytes, bytearray)):
+        tmp = tempfile.NamedTemporaryFile(suffix=".rda", delete=False)
+        tmp.write(local_or_data)
+        tmp.close()
+        local = Path(tmp.name)
+    else:
+        local = Path(local_or_data)
+    try:
+        res = pyreadr.read_r(str(local), encoding=spec.encoding)
+    except Exception as exc:  # pyreadr raises several types for bad bytes
+        raise IngestError(name, f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: {exc})") from exc
+    finally:
+        if tmp is not None:
+            Path(tmp.name).unlink(missing_ok=True)
+    key = spec.object or (next(iter(res)) if len(res) == 1 else None)
+    if key not in res:
+        raise IngestError(name, f"no {spec.object or 'single'} object in the R data file (has {list(res)})")
+    df = res[key]
+    missing = [c for c in spec.columns if c not in df.columns]
+    if missing:
+        raise IngestError(name, f"missing column(s) {missing}")
+    return df

@@ -1,0 +1,46 @@
+"""The dataset definitions (ingest/sources/datasets.toml) against the catalog and the ingest jobs."""
+from __future__ import annotations
+
+import pytest
+
+from ingest.datasets.registry import JOBS
+from ingest.errors import IngestError
+from ingest.sources import readers
+from ingest.sources.catalog import load_catalog
+from ingest.sources.definitions import dataset, dataset_names, load_definitions, owner_of
+
+
+def test_every_role_names_catalog_files_and_every_file_belongs_to_its_first_dataset():
+    for d in load_definitions():
+        for spec in d.files.values():
+            assert spec.catalog_files(), f"{spec.name} matches no catalog file"
+    for f in load_catalog():
+        assert f.dataset in dataset_names(), f.path
+        assert f.dataset == (owner_of(f.path) or "documentation"), f.path  # scripts/make_catalog.py's rule
+
+
+def test_ingest_names_and_dataset_names_are_one_vocabulary():
+    assert set(JOBS) <= set(dataset_names())
+    counts = {d: sum(f.dataset == d for f in load_catalog()) for d in ("lm_game", "pairwise", "provo", "wild")}
+    assert counts == {"lm_game": 469, "pairwise": 401, "provo": 55, "wild": 2}
+
+
+def test_globs_stay_inside_one_folder():
+    readmes = dataset("documentation").file("readmes").catalog_files()
+    assert "natural_stories/README.md" in [f.path for f in readmes]
+    assert "natural_stories/freqs/README.md" not in [f.path for f in readmes]  # belongs to natural_stories_freqs
+
+
+def test_the_generic_reader_applies_the_declared_options(fetched_raw):
+    spec = dataset("natural_stories").file("tokens")
+    src = readers.source(spec, fetched_raw)
+    rows = readers.delimited(src.data, src.path, spec)
+    assert len(rows) == 10256 and rows[0] == {"word": "If", "zone": "1", "item": "1"}
+    with pytest.raises(IngestError, match=r"missing column\(s\) \['zone'\]"):
+        readers.delimited(src.data.replace(b"zone", b"pos", 1), src.path, spec)
+    cloze = dataset("provo").file("cloze")  # an R data file with cp1252 strings
+    df = readers.rdata(readers.source(cloze, fetched_raw).local, cloze.path, cloze)
+    assert len(df) == 2730 and set(cloze.columns) <= set(df.columns)
+    with pytest.raises(IngestError, match="ucl_devarda/all_measures.csv: not valid utf-8"):
+        ucl = dataset("ucl").file("measures")
+        readers.delimited(readers.source(ucl, fetched_raw).data.replace(b"Arthur", b"Arth\xfcr", 1), ucl.path, ucl)
