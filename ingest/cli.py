@@ -17,7 +17,7 @@ from rich.console import Console
 
 from ingest.config import Paths
 from ingest.config import paths as get_paths
-from ingest.errors import IngestError
+from ingest.errors import OptionError, PredictabaseError, WarehouseError
 
 app = typer.Typer(help="predictabase: how well humans and language models predict the next word.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -46,7 +46,7 @@ def _fail(exc: BaseException | str) -> None:
 def check(option: str, value, ok: bool, allowed: str) -> None:
     """Refuse an option value outside its domain, naming the option and the allowed range."""
     if not ok:
-        raise IngestError(option, f"{value!r} is not allowed; {allowed}")
+        raise OptionError(option, f"{value!r} is not allowed; {allowed}")
 
 
 @contextlib.contextmanager
@@ -55,7 +55,7 @@ def _errors() -> Iterator[None]:
     import duckdb
     try:
         yield
-    except IngestError as exc:
+    except PredictabaseError as exc:
         _fail(exc)
     except duckdb.Error as exc:
         _fail(f"the warehouse database: {type(exc).__name__}: {exc}")
@@ -70,7 +70,7 @@ def existing_warehouse(warehouse: Path | None) -> Paths:
     """The warehouse of a command that needs one already there (all but fetch and all)."""
     p = get_paths(warehouse)
     if not p.warehouse.is_dir():
-        raise IngestError(p.warehouse, "no such warehouse directory (check --warehouse / PREDICTABASE_WAREHOUSE; "
+        raise WarehouseError(p.warehouse, "no such warehouse directory (check --warehouse / PREDICTABASE_WAREHOUSE; "
                                        "`predictabase fetch` or `predictabase all` creates one)")
     return p
 
@@ -166,7 +166,7 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
     from ingest.warehouse import dbt_build, publish
     with writing("build", warehouse, wait) as p:
         if not p.duckdb.exists():
-            raise IngestError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
+            raise WarehouseError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
                                         "(or `predictabase all`) first")
         dbt_build(p, select=select)
         failpoint("build.dbt_done")

@@ -1,27 +1,51 @@
-"""Errors that name the file and the problem."""
+"""The errors of predictabase, one type per stage. Each names what it is about (a file by its catalog
+path, an option, the warehouse, a model) and the problem; the CLI prints it as one line,
+`error: <subject>: <problem>`, with exit code 2. Each is raised before anything is written, or
+leaves the warehouse and the published snapshot as they were."""
 from __future__ import annotations
 
 from pathlib import Path
 
 
-class IngestError(Exception):
-    """A bad input: names the offending file (or model) and what is wrong with it.
-
-    Raised before anything is written, so the warehouse stays as it was.
-    """
+class PredictabaseError(Exception):
+    """Base: `subject` (file, option, model, warehouse; may be None) and `problem`."""
 
     def __init__(self, file: str | Path | None, problem: str):
         self.file = catalog_name(file) if file is not None else None
         self.problem = problem
         super().__init__(f"{self.file}: {problem}" if self.file else problem)
 
+    @property
+    def subject(self) -> str | None:
+        return self.file
+
+
+class IngestError(PredictabaseError):
+    """A bad source file or dataset (fetch, ingest): truncated, wrong encoding, missing column, ..."""
+
 
 class ChecksumError(IngestError):
-    pass
+    """A fetched or mirrored file whose sha256 is not the catalog's."""
 
 
-class ModelLoadError(IngestError):
-    pass
+class OptionError(PredictabaseError):
+    """A command-line option (or setting) outside its domain; the subject is the option."""
+
+
+class ModelLoadError(PredictabaseError):
+    """A model that cannot be found or loaded (scoring)."""
+
+
+class ScoringError(PredictabaseError):
+    """Scoring cannot run on what the warehouse holds (no documents for a corpus, ...)."""
+
+
+class WarehouseError(PredictabaseError):
+    """The warehouse itself: missing directory, nothing ingested, in use by another writer."""
+
+
+class BuildError(PredictabaseError):
+    """dbt failed (a model or a schema test), or a publish was refused or failed."""
 
 
 def catalog_name(file: str | Path) -> str:

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from ingest.config import paths as make_paths
-from ingest.errors import IngestError
+from ingest.errors import BuildError
 from ingest.warehouse import dbt_build, publish
 
 from .dbt_fixtures import build_fixture, expected_metrics, numpy_bootstrap
@@ -167,7 +167,7 @@ def test_schema_test_failure_raises(built):
     bad["source"] = "bogus"
     run_json.write_text(json.dumps(bad))
     try:
-        with pytest.raises(IngestError) as err:
+        with pytest.raises(BuildError) as err:
             dbt_build(built.paths, select="path:models/staging path:models/intermediate path:seeds mart_models")
     finally:
         run_json.write_text(good)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ingest.errors import IngestError
+from ingest.errors import BuildError
 from ingest.fsutil import sha256_of
 from ingest.warehouse import dbt_args, dbt_env, publish
 
@@ -46,11 +46,11 @@ def test_republish_is_atomic_for_open_readers(tmp_paths):
 
 
 def test_publish_without_warehouse_or_marts_raises(tmp_paths):
-    with pytest.raises(IngestError, match="no warehouse"):
+    with pytest.raises(BuildError, match="no warehouse"):
         publish(tmp_paths)
     tmp_paths.warehouse.mkdir(parents=True)
     duckdb.connect(str(tmp_paths.duckdb)).close()
-    with pytest.raises(IngestError, match="no tables in schema marts"):
+    with pytest.raises(BuildError, match="no tables in schema marts"):
         publish(tmp_paths)
     assert not tmp_paths.marts.exists()
 
@@ -91,7 +91,7 @@ def test_publish_refuses_to_shrink_the_snapshot(tmp_paths, damage, expected):
     before = sha256_of(tmp_paths.marts)
     with duckdb.connect(str(tmp_paths.duckdb)) as con:
         damage(con)
-    with pytest.raises(IngestError, match="refusing to publish") as err:
+    with pytest.raises(BuildError, match="refusing to publish") as err:
         publish(tmp_paths)
     assert expected in str(err.value) and "--allow-shrink" in str(err.value)
     assert sha256_of(tmp_paths.marts) == before  # the published snapshot is untouched

@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from ingest.config import DBT_PROJECT_DIR, Paths
-from ingest.errors import IngestError
+from ingest.errors import BuildError, OptionError
 
 _ENV_LOCK = threading.Lock()
 
@@ -71,7 +71,7 @@ def _failure_message(res) -> str:
 
 def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
             project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None):
-    """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. Raises IngestError on failure."""
+    """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. Raises BuildError on failure."""
     from dbt.cli.main import dbtRunner
 
     if not paths.duckdb.parent.exists():
@@ -83,7 +83,7 @@ def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
         finally:
             _release_duckdb()
     if not res.success:
-        raise IngestError(project_dir, f"dbt {command} failed: {_failure_message(res)}")
+        raise BuildError(project_dir, f"dbt {command} failed: {_failure_message(res)}")
     return res
 
 
@@ -100,12 +100,12 @@ def _release_duckdb() -> None:
 def dbt_build(paths: Paths, select: str | None = None) -> list[str]:
     """`dbt build` (seeds, models, schema tests) over `paths.duckdb`, reading `paths.token_scores`.
 
-    Raises IngestError naming the failing node(s) and dbt's message when a model or test fails.
+    Raises BuildError naming the failing node(s) and dbt's message when a model or test fails.
     Returns the warnings (tests of severity warn that found rows), also printed to stderr.
     """
     res = run_dbt(paths, "build", select)
     if select and not (getattr(res.result, "results", None) or []):
-        raise IngestError("--select", f"{select!r} matches no dbt model, seed or test; see `dbt ls` "
+        raise OptionError("--select", f"{select!r} matches no dbt model, seed or test; see `dbt ls` "
                                       "or dbt_project/models for the names")
     warnings = [f"{r.node.unique_id}: {(r.message or '').strip()}"
                 for r in (getattr(res.result, "results", None) or []) if str(r.status).lower() == "warn"]

@@ -31,14 +31,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ingest.config import Paths
-from ingest.errors import IngestError
+from ingest.errors import WarehouseError
 from ingest.failpoints import failpoint
 from ingest.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
 LOCK_NAME = ".writer.lock"
 
 
-class WarehouseBusy(IngestError):
+class WarehouseBusy(WarehouseError):
     """Another process holds the warehouse's writer lock."""
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 
 from ingest.config import Paths
-from ingest.errors import IngestError
+from ingest.errors import BuildError
 from ingest.failpoints import failpoint
 from ingest.fsutil import file_mode, temp_prefix
 
@@ -102,14 +102,14 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
 
     Guard: unless `allow_shrink`, a snapshot that would lose a mart, empty a mart that has rows,
     or drop a corpus, model, dataset or predictor the published one covers is refused
-    (IngestError) and the published snapshot stays as it was. A build over a missing or partly
+    (BuildError) and the published snapshot stays as it was. A build over a missing or partly
     ingested warehouse produces exactly such marts.
     """
     if not paths.duckdb.exists():
-        raise IngestError(paths.duckdb, "no warehouse to publish; run `predictabase build` first")
+        raise BuildError(paths.duckdb, "no warehouse to publish; run `predictabase build` first")
     names = mart_names(paths)
     if not names:
-        raise IngestError(paths.duckdb, f"no tables in schema {MARTS_SCHEMA}; run dbt build first")
+        raise BuildError(paths.duckdb, f"no tables in schema {MARTS_SCHEMA}; run dbt build first")
     tmp = paths.warehouse / f"{temp_prefix('marts')}new.duckdb"
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
@@ -123,7 +123,7 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
                 con.execute("DETACH old")
                 if lost:
                     shown = "; ".join(lost[:6]) + (f"; and {len(lost) - 6} more" if len(lost) > 6 else "")
-                    raise IngestError(paths.marts, f"refusing to publish marts that lose what the published "
+                    raise BuildError(paths.marts, f"refusing to publish marts that lose what the published "
                                                    f"snapshot has ({shown}); is the warehouse missing or partly "
                                                    "ingested? Pass --allow-shrink to publish them anyway")
             build = _build_info(con)
@@ -143,9 +143,9 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
     except Exception as exc:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             leftover.unlink(missing_ok=True)
-        if isinstance(exc, IngestError):
+        if isinstance(exc, BuildError):
             raise
-        raise IngestError(paths.marts, f"publishing the marts failed: {exc}") from exc
+        raise BuildError(paths.marts, f"publishing the marts failed: {exc}") from exc
     return paths.marts
 
 
