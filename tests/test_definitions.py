@@ -44,3 +44,27 @@ def test_the_generic_reader_applies_the_declared_options(fetched_raw):
     with pytest.raises(IngestError, match="ucl_devarda/all_measures.csv: not valid utf-8"):
         ucl = dataset("ucl").file("measures")
         readers.delimited(readers.source(ucl, fetched_raw).data.replace(b"Arthur", b"Arth\xfcr", 1), ucl.path, ucl)
+
+
+def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
+    """docs/architecture.md's worked example: a definition + a 30-line loader + one registry line."""
+    import shutil
+
+    import duckdb
+
+    from ingest.config import paths as make_paths
+    from ingest.datasets.registry import run_ingest
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(fetched_raw.raw, p.raw)
+    counts = run_ingest(p, ["natural_stories", "natural_stories_spr_means"], show_progress=False)
+    assert counts["natural_stories_spr_means"] == {"natural_stories_spr_means": 10256}
+    with duckdb.connect(str(p.duckdb), read_only=True) as con:
+        # every mean joins exactly one corpus word by the corpus's own key (story, zone)
+        assert con.execute("""
+            select count(*), count(w.word), count(*) filter (where w.word = m.word)
+            from raw.natural_stories_spr_means m
+            left join raw.words w on w.corpus = 'natural_stories' and w.doc_id = m.doc_id
+                 and w.native_id = m.native_id""").fetchone() == (10256, 10256, 10256)
+        mean, n = con.execute("select mean_rt_ms, n_readers from raw.natural_stories_spr_means "
+                              "where doc_id = '9' and native_id = '344'").fetchone()
+        assert (round(mean, 4), n) == (426.0921, 76)  # the file's first data row

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import duckdb
 from rich.progress import Progress
 
-from ingest.datasets import corpora, gpt3_natural_stories, pairwise, wild
+from ingest.datasets import corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, wild
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, replace_tables_in, transaction
@@ -55,6 +55,9 @@ JOBS: dict[str, Job] = {
                                 finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",)),
     "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in),
     "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in),
+    "natural_stories_spr_means": Job("natural_stories_spr_means",
+                                     prepare=lambda paths, _p: natural_stories_spr_means.load(paths),
+                                     write=replace_tables_in),
 }
 NAMES = list(JOBS)
 
