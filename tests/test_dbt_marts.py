@@ -19,8 +19,9 @@ from ingest.warehouse import dbt_build, publish
 
 from .dbt_fixtures import build_fixture, expected_metrics, numpy_bootstrap
 
-# everything this project's perplexity / home-page marts need (the other teams' marts are not built here)
-SELECT = "path:models/staging path:models/intermediate path:models/marts path:seeds"
+# everything this project's perplexity / home-page marts need: the domains core and perplexity (dbt
+# tags, one per models/<layer>/<domain> folder); the pairwise and wild marts are not built here
+SELECT = "tag:core tag:perplexity"
 MARTS = ["mart_build_info", "mart_model_perplexity", "mart_models", "mart_sources", "mart_warehouse_tables"]
 
 
@@ -168,7 +169,8 @@ def test_schema_test_failure_raises(built):
     run_json.write_text(json.dumps(bad))
     try:
         with pytest.raises(BuildError) as err:
-            dbt_build(built.paths, select="path:models/staging path:models/intermediate path:seeds mart_models")
+            dbt_build(built.paths, select="path:models/staging/core path:models/staging/perplexity "
+                                          "path:models/intermediate/perplexity path:seeds/perplexity mart_models")
     finally:
         run_json.write_text(good)
     assert "accepted_values_mart_models_source" in str(err.value)

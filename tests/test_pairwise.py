@@ -2,8 +2,8 @@
 known, an independent reproduction from the raw JSON files, and the player-inclusion rule.
 
 Two dbt runs (module-scoped): one over the real ingested data, one over a synthetic warehouse.
-Only the pairwise models are run (`--select path:models/pairwise`), with few bootstrap resamples
-for the synthetic one.
+Only the pairwise domain is run (its seeds, then its models: `--select tag:pairwise`), with few
+bootstrap resamples for the synthetic one.
 """
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ SET_2 = list(range(20010, 20090))
 
 
 def run_dbt(p: Paths, vars_: dict | None = None) -> None:
-    """`dbt run` of the pairwise models only, through the product's invocation (raises on failure)."""
-    warehouse.run_dbt(p, "run", "path:models/pairwise", dbt_vars=vars_)
+    """`dbt seed` + `dbt run` of the pairwise domain only (tag:pairwise: its seeds and models), through
+    the product's invocation (raises on failure)."""
+    warehouse.run_dbt(p, "seed", "tag:pairwise")
+    warehouse.run_dbt(p, "run", "tag:pairwise", dbt_vars=vars_)
 
 
 def query(p: Paths, sql: str, params: list | None = None) -> list[tuple]:

@@ -1,0 +1,47 @@
+-- One row per (respondent, task instance) for the dashboard's browser: the prompt, GPT-3's completion
+-- and the extracted answer (group A) or the respondent's own answer (group B), with the rating, its
+-- loss and the measured times. Plaintext lives only in the warehouse and its published snapshot.
+with t as (
+    select respondent_id, item,
+        max(case when kind = 'prompt' then text end) as prompt_text,
+        max(case when kind = 'completion' then text end) as completion_text,
+        max(case when kind = 'extracted_answer' then text end) as extracted_answer_text,
+        max(case when kind = 'own_answer' then text end) as own_answer_text
+    from {{ ref('stg_wild_texts') }}
+    group by all
+),
+e as (
+    select respondent_id, item,
+        max(case when component = 'prompting' then time_s end) as prompting_s,
+        max(case when component = 'unwrapping' then time_s end) as unwrapping_s,
+        max(case when component = 'validating' then time_s end) as validating_s,
+        max(case when component = 'solving' then time_s end) as solving_s,
+        max(case when component = 'self_rating' then time_s end) as self_rating_s
+    from {{ ref('stg_wild_efforts') }}
+    group by all
+)
+select
+    l.respondent_id,
+    l.condition,
+    l.domain,
+    l.instance,
+    l.item,
+    l.difficulty,
+    r.age_years,
+    r.eng_level,
+    r.gpt3_familiarity,
+    t.prompt_text,
+    t.completion_text,
+    t.extracted_answer_text,
+    t.own_answer_text,
+    l.usefulness_score,
+    l.loss,
+    e.prompting_s,
+    e.unwrapping_s,
+    e.validating_s,
+    e.solving_s,
+    e.self_rating_s
+from {{ ref('int_wild_losses') }} l
+join {{ ref('stg_wild_respondents') }} r using (respondent_id)
+left join t using (respondent_id, item)
+left join e using (respondent_id, item)

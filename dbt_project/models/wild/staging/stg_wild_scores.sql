@@ -1,7 +1,0 @@
-{{ config(materialized='view', schema='staging') }}
--- One row per 1-5 usefulness rating: rated = model_answer (group A rates GPT-3's answer) or own_answer (group B self-rates).
-{{ select_source_or_empty('wild', 'wild_scores', [
-    ['respondent_id', 'varchar'], ['condition', 'varchar'], ['domain', 'varchar'], ['instance', 'integer'],
-    ['item', 'integer'], ['rated', 'varchar'], ['upstream_field', 'varchar'], ['usefulness_score', 'integer'],
-    ['source_path', 'varchar'], ['source_sha256', 'varchar']
-]) }}

@@ -1,7 +1,0 @@
-{{ config(materialized='view', schema='staging') }}
--- Texts for browsing: kind = prompt, completion, extracted_answer (group A) or own_answer (group B).
-{{ select_source_or_empty('wild', 'wild_texts', [
-    ['respondent_id', 'varchar'], ['condition', 'varchar'], ['domain', 'varchar'], ['instance', 'integer'],
-    ['item', 'integer'], ['kind', 'varchar'], ['upstream_field', 'varchar'], ['text', 'varchar'],
-    ['source_path', 'varchar'], ['source_sha256', 'varchar']
-]) }}
