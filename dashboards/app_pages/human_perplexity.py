@@ -12,15 +12,12 @@ import streamlit as st
 import data
 
 MART = "mart_pairwise_perplexity"
-SUBSETS = {"all": "all 120 questions", "word_tokens": "word tokens only (appendix D)",
-           "set_1": "question set 1 (40 questions, 19 players)", "set_2": "question set 2 (80 questions, 11 players)"}
+# display texts only: labels, counts and the predictors come from the mart's columns
+SUBSETS = {"all": "both question sets", "word_tokens": "word tokens only, appendix D",
+           "set_1": "question set 1", "set_2": "question set 2"}
 ROUNDINGS = {"interface_11": "the game's 11 choices (1%, 10%, ..., 90%, 99%)",
              "coarse_5": "coarser: nearest of 10, 20, 50, 80, 90 %",
              "coarse_3": "coarsest: nearest of 20, 50, 80 %"}
-METHODS = {"two_sigma": "±2 sigma over questions (Figure 4)",
-           "bootstrap_players": "bootstrap: 100 random halves of the players, median and 5-95 % (Figure 7)"}
-ORDER = ["Humans", "2-layer (14M), rounded", "GPT-2 small (generator), rounded", "GPT-2 medium, rounded",
-         "2-layer (14M)", "GPT-2 small (generator)", "GPT-2 medium"]
 
 
 st.title("Human perplexity")
@@ -31,8 +28,22 @@ st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are bett
 df = data.page_table(MART, "The snapshot has no pairwise-game data yet: `predictabase ingest pairwise`, "
                           "then `predictabase build`.")
 
+# questions and players of each subset (the humans' estimate; every predictor answers the same rows)
+humans = df[(df["predictor_kind"] == "human") & (df["uncertainty_method"] == "two_sigma")].drop_duplicates("subset")
+counts = humans.set_index("subset")[["n_questions", "n_players"]].to_dict("index")
+n_resamples = df["n_resamples"].max()
+METHODS = {"two_sigma": "±2 sigma over questions (Figure 4)",
+           "bootstrap_players": f"bootstrap: {n_resamples:.0f} random halves of the players, median and 5-95 % (Figure 7)"
+           if pd.notna(n_resamples) else "bootstrap over random halves of the players (Figure 7)"}
+
+
+def subset_label(s: str) -> str:
+    c = counts.get(s)
+    return SUBSETS.get(s, s) + (f" ({c['n_questions']} questions, {c['n_players']} players)" if c else "")
+
+
 c1, c2, c3 = st.columns(3)
-subset = c1.radio("Questions", list(SUBSETS), format_func=SUBSETS.get, index=0)
+subset = c1.radio("Questions", list(SUBSETS), format_func=subset_label, index=0)
 rounding = c2.radio("Rounding of the answers", list(ROUNDINGS), format_func=ROUNDINGS.get, index=0,
                     help="Applies to the 'rounded' models and, post hoc, to the humans' answers (appendix C). "
                          "The unrounded models always use their exact probability ratios.")
@@ -48,6 +59,12 @@ sel["group"] = sel["predictor_kind"].map({"human": "humans", "language_model": "
 if sel.empty:
     st.warning("No rows for this combination in the snapshot.")
     st.stop()
+
+# rows top to bottom: the humans, then the language models from the least to the most predictive (their
+# true perplexity on these questions), rounded first, then exact
+models = sel[sel["rounding"] == "exact"].sort_values("true_perplexity", ascending=False)["predictor_label"].tolist()
+ORDER = (sel.loc[sel["predictor_kind"] == "human", "row"].drop_duplicates().tolist()
+         + [f"{m}, rounded" for m in models] + models)
 
 # labels in full (the default 180 px cuts "GPT-2 small (generator), rounded")
 y = alt.Y("row:N", sort=ORDER, title=None, axis=alt.Axis(labelLimit=400, labelFontSize=12))

@@ -16,10 +16,7 @@ st.caption("Paper 002 (Casares et al., AAAI-22): 36 people solved 12 task instan
            "(writing prompts, extracting and rating its answers), 34 others solved them by hand. "
            "Effort in seconds (medians), loss L = 1 - (s - 1)/4 from the 1-5 usefulness score s (means).")
 
-DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 CONDITION = {"with_model": "with GPT-3", "without_model": "without (by hand)"}
-COMPONENT = {"devising": "devising D_H", "wrapping": "wrapping W_H", "unwrapping": "unwrapping U_H",
-             "validating": "validating V_H", "solving": "solving G_H"}
 VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 basic)",
             "gpt3_familiarity": "LM familiarity (0-4)", "assistants_code": "assistants (1 yes, 2 no)",
             "devising_s": "D_H devising (s)", "wrapping_s": "W_H wrapping (s)", "unwrapping_s": "U_H unwrapping (s)",
@@ -28,17 +25,21 @@ VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 
 
 effort = data.page_table("mart_wild_effort", "The snapshot has no questionnaire data yet: `predictabase ingest wild`, "
                                             "then `predictabase build`.")
+# the task domains in questionnaire order, as the mart publishes them
+DOMAINS = effort.drop_duplicates("domain").sort_values("domain_order")["domain"].tolist()
 
 # ------------------------------------------------------------------ effort (Fig. 4)
 st.subheader("Effort with and without the model (Fig. 4)")
 bars = effort[effort["in_figure4"]].copy()
 bars["condition_label"] = bars["condition"].map(CONDITION)
-bars["component_label"] = bars["component"].map(COMPONENT)
+# "devising D_H", ...: the component and its cost term (mart columns), in the mart's stacking order
+bars["component_label"] = bars["component"] + " " + bars["cost_term"]
+components = bars.sort_values("component_order")["component_label"].drop_duplicates().tolist()
 chart = alt.Chart(bars).mark_bar().encode(
     y=alt.Y("domain:N", sort=DOMAINS, title=None),
     yOffset=alt.YOffset("condition_label:N", sort=list(CONDITION.values())),
     x=alt.X("sum(median_s):Q", title="median effort per instance (s); D_H once per task", stack="zero"),
-    color=alt.Color("component_label:N", sort=list(COMPONENT.values()), title="component"),
+    color=alt.Color("component_label:N", sort=components, title="component"),
     order=alt.Order("component_order:Q"),
     tooltip=[alt.Tooltip("domain:N"), alt.Tooltip("condition_label:N", title="condition"),
              alt.Tooltip("component_label:N", title="component"), alt.Tooltip("median_s:Q", title="median (s)"),
