@@ -30,16 +30,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest.config import Paths
+from ingest.scoring import store
 from ingest.warehouse.raw import connect, replace_partition
 
-TOKEN_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("model_key", pa.string()), ("corpus", pa.string()), ("doc_id", pa.string()),
-    ("token_index", pa.int32()), ("token_id", pa.int32()), ("token", pa.string()), ("token_text", pa.string()),
-    ("char_start", pa.int32()), ("char_end", pa.int32()), ("logprob_nats", pa.float64()), ("rank", pa.int32()),
-    ("entropy_nats", pa.float64()), ("topk_token_ids", pa.list_(pa.int32())), ("topk_tokens", pa.list_(pa.string())),
-    ("topk_logprobs_nats", pa.list_(pa.float64())), ("logprob_word_initial_nats", pa.float64()),
-    ("context_tokens", pa.int32()),
-])
+TOKEN_SCHEMA = store.SCHEMA  # the token-score Parquet schema, from the one place that defines it
 
 LM_GAME_DOCS = [
     ("1001", "Le café était fermé, so we walked on — past the “old” bakery and into the rain. Nobody spoke.", 60),

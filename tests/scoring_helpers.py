@@ -82,3 +82,13 @@ def build_tiny_gpt2(out: Path) -> Path:
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+# The keys of `_run.json` as the scorer and the GPT-3 import have always written them (runs already in
+# warehouses must stay readable, and dbt's stg_runs reads them).
+RUN_KEYS = {"run_id", "model_key", "model_id", "model_revision", "tokenizer", "tokenizer_sha256", "vocab_size",
+            "dtype", "device", "bos_policy", "bos_token_id", "bos_token", "corpus", "corpus_version",
+            "context_length", "stride", "top_k", "batch_tokens", "limit", "full", "n_docs", "n_tokens", "source",
+            "started_at", "finished_at", "package_versions"}
+SCORED_RUN_KEYS = RUN_KEYS | {"n_docs_with_tokens", "scorer_version"}
+IMPORTED_RUN_KEYS = RUN_KEYS | {"source_path", "source_sha256", "doc_id_mapping", "text_differences_chars"}

@@ -11,8 +11,8 @@ from ingest.config import paths as make_paths
 from ingest.errors import IngestError
 from ingest.sources.fetch import fetch_one
 from ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
-from ingest.scoring import writer
-from tests.scoring_helpers import natural_stories, write_documents
+from ingest.scoring import store
+from tests.scoring_helpers import IMPORTED_RUN_KEYS, natural_stories, write_documents
 
 
 @pytest.fixture
@@ -29,9 +29,10 @@ def test_import_real_file(ns_paths):
     run = import_gpt3_natural_stories(p)
     assert run["status"] == "imported" and run["source"] == "imported" and run["n_tokens"] == 12373
     assert run["text_differences_chars"] == {"2": 1}  # GPT-3 'peeked' vs all_stories.tok 'peaked'
-    rdir = writer.run_dir(p.token_scores, "gpt3-davinci", "natural_stories", run["run_id"])
+    assert set(run) == IMPORTED_RUN_KEYS | {"status"}
+    rdir = store.run_dir(p.token_scores, "gpt3-davinci", "natural_stories", run["run_id"])
     t = pq.read_table(rdir / "part-00000.parquet", partitioning=None)
-    assert t.schema == writer.SCHEMA
+    assert t.schema == store.SCHEMA
     df = t.to_pandas()
     assert len(df) == 12373 and sorted(df.doc_id.unique(), key=int) == [str(i) for i in range(1, 11)]
     assert df.groupby("doc_id").size()["1"] == 1289
@@ -55,6 +56,7 @@ def test_import_real_file(ns_paths):
     assert list(odd.token) == [" peek"] and list(odd.token_text) == [" peak"]  # GPT-3: " peek" + "ed"
     again = import_gpt3_natural_stories(p)
     assert again["status"] == "already complete" and again["run_id"] == run["run_id"]
+    assert {k: v for k, v in again.items() if k != "status"} == {k: v for k, v in run.items() if k != "status"}
 
 
 def test_bad_file_names_the_file(ns_paths, monkeypatch, tmp_path):

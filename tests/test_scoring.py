@@ -11,10 +11,10 @@ import torch
 
 from ingest.errors import ModelLoadError
 from ingest.scoring import ScoreSettings, score_corpora
-from ingest.scoring import pipeline, writer
+from ingest.scoring import pipeline, store
 from ingest.scoring.bos import choose_bos, encode
 from ingest.scoring.engine import make_windows
-from tests.scoring_helpers import natural_stories, ucl_sentences, write_documents
+from tests.scoring_helpers import SCORED_RUN_KEYS, natural_stories, ucl_sentences, write_documents
 
 SET = dict(top_k=5, device="cpu", dtype="float32")
 
@@ -31,7 +31,7 @@ def tiny_model(tiny):
 
 
 def read_run(paths, run) -> "pd.DataFrame":  # noqa: F821
-    d = writer.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
+    d = store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
     import pyarrow as pa
     t = pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(d.glob("part-*.parquet"))]).to_pandas()
     return t.sort_values(["doc_id", "token_index"], key=lambda s: s.astype(int) if s.name == "doc_id" else s) \
@@ -81,9 +81,10 @@ def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, t
         assert [list(x) for x in got.topk_tokens] == [tok.convert_ids_to_tokens(list(r)) for r in top]
         assert list(got.token) == tok.convert_ids_to_tokens(ids)
         np.testing.assert_array_equal(got.context_tokens, np.arange(len(ids)))
-    run_json = json.loads((writer.run_dir(tmp_paths.token_scores, run["model_key"], "ucl", run["run_id"])
+    run_json = json.loads((store.run_dir(tmp_paths.token_scores, run["model_key"], "ucl", run["run_id"])
                            / "_run.json").read_text())
     assert run_json["n_tokens"] == len(df) and run_json["n_docs"] == 12 and run_json["source"] == "scored"
+    assert set(run_json) == SCORED_RUN_KEYS and set(run) == SCORED_RUN_KEYS | {"status"}
     for key in ("model_revision", "tokenizer_sha256", "dtype", "device", "vocab_size", "bos_token", "stride"):
         assert run_json[key] not in (None, "")
 
@@ -142,6 +143,16 @@ def test_batching_and_padding_do_not_change_numbers(tmp_path, mirror, tiny):
     assert out[0].run_id[0] == out[1].run_id[0]  # batch size does not change the numbers, nor the run
 
 
+def test_top_k_zero_gives_empty_lists(tmp_paths, mirror, tiny):
+    write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 3))
+    [run] = score_corpora(tmp_paths, str(tiny), ["ucl"], ScoreSettings(**{**SET, "top_k": 0}), show_progress=False)
+    df = read_run(tmp_paths, run)
+    assert len(df) == run["n_tokens"] > 0 and run["top_k"] == 0
+    for col in ("topk_token_ids", "topk_tokens", "topk_logprobs_nats"):
+        assert all(len(x) == 0 for x in df[col]), col
+    assert df["rank"].min() >= 1 and df.logprob_nats.notna().all()
+
+
 def test_lm_game_prefix_and_full(tmp_paths, mirror, tiny):
     text = ucl_sentences(mirror, 1)[0]
     write_documents(tmp_paths, "lm_game", [text], doc_ids=["1003"], prefixes=[20])
@@ -167,7 +178,7 @@ def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny
 
     p = make_paths(tmp_path / "interrupted")
     write_documents(p, "ucl", texts)
-    real_write = writer.write_part
+    real_write = store.write_part
     calls = {"n": 0}
 
     def failing_write(directory, table):
@@ -176,15 +187,15 @@ def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny
         calls["n"] += 1
         return real_write(directory, table)
 
-    monkeypatch.setattr(writer, "write_part", failing_write)
+    monkeypatch.setattr(store, "write_part", failing_write)
     with pytest.raises(KeyboardInterrupt):
         score_corpora(p, str(tiny), ["ucl"], settings, show_progress=False)
-    rdir = writer.run_dir(p.token_scores, ref_run["model_key"], "ucl", ref_run["run_id"])
+    rdir = store.run_dir(p.token_scores, ref_run["model_key"], "ucl", ref_run["run_id"])
     assert len(list(rdir.glob("part-*.parquet"))) == 1 and not (rdir / "_run.json").exists()
     first_docs = set(pq.read_table(next(rdir.glob("part-*.parquet"))).column("doc_id").to_pylist())
     assert 0 < len(first_docs) < 30
 
-    monkeypatch.setattr(writer, "write_part", real_write)
+    monkeypatch.setattr(store, "write_part", real_write)
     [run] = score_corpora(p, str(tiny), ["ucl"], settings, show_progress=False)
     assert run["status"] == "resumed" and run["run_id"] == ref_run["run_id"]
     got = read_run(p, run)

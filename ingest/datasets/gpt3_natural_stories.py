@@ -36,7 +36,7 @@ from ingest.config import Paths
 from ingest.warehouse.raw import now_utc
 from ingest.errors import IngestError
 from ingest.sources.fetch import verified_path
-from ingest.scoring import writer
+from ingest.scoring import store
 
 CSV_PATH = "natural_stories/probs/all_stories_gpt3.csv"
 MODEL_KEY = "gpt3-davinci"
@@ -115,8 +115,8 @@ class Gpt3Import:
     same import is already complete."""
     run_dir: Path
     table: pa.Table | None = None
-    info: dict | None = None
-    done: dict | None = None
+    record: store.RunRecord | None = None
+    done: store.RunRecord | None = None
 
 
 def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = None) -> Gpt3Import:
@@ -129,9 +129,10 @@ def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = No
     docs, corpus_version = documents if documents is not None else _documents(paths)
     run_id = hashlib.sha256(json.dumps({"model_key": MODEL_KEY, "source_sha256": sf.sha256,
                                         "corpus_version": corpus_version}).encode()).hexdigest()[:16]
-    rdir = writer.run_dir(paths.token_scores, MODEL_KEY, CORPUS, run_id)
-    if (rdir / "_run.json").exists():
-        return Gpt3Import(rdir, done=json.loads((rdir / "_run.json").read_text()))
+    rdir = store.run_dir(paths.token_scores, MODEL_KEY, CORPUS, run_id)
+    done = store.read_run(rdir)
+    if done is not None:
+        return Gpt3Import(rdir, done=done)
     started = now_utc().isoformat()
     cols: dict[str, list] = {k: [] for k in ("doc_id", "token_index", "token", "token_text", "char_start",
                                              "char_end", "logprob_nats", "context_tokens")}
@@ -164,47 +165,30 @@ def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = No
             cols["context_tokens"].append(i)
             prev = end
     n = len(cols["doc_id"])
-    null_int = pa.nulls(n, pa.int32())
-    table = pa.table({
-        "run_id": pa.array([run_id] * n, pa.string()), "model_key": pa.array([MODEL_KEY] * n, pa.string()),
-        "corpus": pa.array([CORPUS] * n, pa.string()), "doc_id": pa.array(cols["doc_id"], pa.string()),
-        "token_index": pa.array(cols["token_index"], pa.int32()), "token_id": null_int,
-        "token": pa.array(cols["token"], pa.string()), "token_text": pa.array(cols["token_text"], pa.string()),
-        "char_start": pa.array(cols["char_start"], pa.int32()), "char_end": pa.array(cols["char_end"], pa.int32()),
-        "logprob_nats": pa.array(cols["logprob_nats"], pa.float64()), "rank": null_int,
-        "entropy_nats": pa.nulls(n, pa.float64()), "topk_token_ids": pa.nulls(n, pa.list_(pa.int32())),
-        "topk_tokens": pa.nulls(n, pa.list_(pa.string())), "topk_logprobs_nats": pa.nulls(n, pa.list_(pa.float64())),
-        "logprob_word_initial_nats": pa.nulls(n, pa.float64()),
-        "context_tokens": pa.array(cols["context_tokens"], pa.int32()),
-    }, schema=writer.SCHEMA)
+    table = store.token_table(run_id, MODEL_KEY, CORPUS, cols)  # token ids and statistics: NULL
     models = sorted({t["model"] for toks in stories.values() for t in toks})
-    info = {
-        "run_id": run_id, "model_key": MODEL_KEY, "model_id": ",".join(models), "model_revision": sf.sha256,
-        "tokenizer": "GPT-3 BPE (r50k_base), tokens as echoed by the OpenAI API", "tokenizer_sha256": None,
-        "vocab_size": 50257, "dtype": None, "device": None, "bos_policy": "none (API echo; first token unscored)",
-        "bos_token_id": None, "bos_token": None, "corpus": CORPUS, "corpus_version": corpus_version,
-        "context_length": 2048, "stride": None, "top_k": 0, "batch_tokens": None, "limit": None, "full": True,
-        "n_docs": len(stories), "n_tokens": n, "source": "imported", "started_at": started,
-        "finished_at": now_utc().isoformat(), "package_versions": {}, "source_path": CSV_PATH,
-        "source_sha256": sf.sha256, "doc_id_mapping": "doc_id = story + 1",
-        "text_differences_chars": differences,
-    }
-    return Gpt3Import(rdir, table, info)
+    record = store.RunRecord(
+        run_id=run_id, model_key=MODEL_KEY, model_id=",".join(models), model_revision=sf.sha256,
+        tokenizer="GPT-3 BPE (r50k_base), tokens as echoed by the OpenAI API", tokenizer_sha256=None,
+        vocab_size=50257, dtype=None, device=None, bos_policy="none (API echo; first token unscored)",
+        bos_token_id=None, bos_token=None, corpus=CORPUS, corpus_version=corpus_version,
+        context_length=2048, stride=None, top_k=0, batch_tokens=None, limit=None, full=True,
+        n_docs=len(stories), n_tokens=n, source="imported", started_at=started,
+        finished_at=now_utc().isoformat(), package_versions={}, source_path=CSV_PATH,
+        source_sha256=sf.sha256, doc_id_mapping="doc_id = story + 1",
+        text_differences_chars=differences,
+    )
+    return Gpt3Import(rdir, table, record)
 
 
 def write_gpt3(prep: Gpt3Import) -> dict:
     """Write a prepared import as one complete run (part file, then `_run.json`)."""
     if prep.done is not None:
-        return {**prep.done, "status": "already complete"}
-    rdir = prep.run_dir
-    if rdir.exists():  # an interrupted import: start the (single-part) run over
-        for p in writer.part_files(rdir):
-            p.unlink()
-        writer.clean_temporaries(rdir)
-    writer.write_table_atomic(prep.table, rdir / "part-00000.parquet")
-    info = {**prep.info, "finished_at": now_utc().isoformat()}
-    writer.write_json_atomic(rdir / "_run.json", info)
-    return {**info, "status": "imported"}
+        return {**prep.done.to_json(), "status": "already complete"}
+    store.restart_run(prep.run_dir)  # an interrupted import: start the (single-part) run over
+    store.write_part(prep.run_dir, prep.table)
+    prep.record.finished_at = now_utc().isoformat()
+    return {**store.finish_run(prep.run_dir, prep.record), "status": "imported"}
 
 
 def import_gpt3_natural_stories(paths: Paths) -> dict:

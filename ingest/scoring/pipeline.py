@@ -5,9 +5,8 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -18,7 +17,7 @@ from ingest.config import Paths
 from ingest.warehouse.raw import now_utc
 from ingest.errors import IngestError
 from ingest.failpoints import failpoint
-from ingest.scoring import writer
+from ingest.scoring import store
 from ingest.scoring.bos import BosPolicy, choose_bos, encode
 from ingest.scoring.engine import Scorer, make_batches, make_windows
 from ingest.scoring.models import LoadedModel, load_model
@@ -138,31 +137,17 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
         for name in ("lp", "rank", "ent", "wi", "topv", "topi", "ctx"):
             cols[name].append(r[name])
     if not cols["doc_id"]:
-        return writer.SCHEMA.empty_table()
+        return store.SCHEMA.empty_table()
     cat = {name: np.concatenate(v) for name, v in cols.items()}
-    n = len(cat["doc_id"])
     strings = scorer.strings_np
     topi = cat["topi"]
-    return pa.table({
-        "run_id": pa.array([run_id] * n, pa.string()),
-        "model_key": pa.array([model_key] * n, pa.string()),
-        "corpus": pa.array([corpus] * n, pa.string()),
-        "doc_id": pa.array(cat["doc_id"], pa.string()),
-        "token_index": pa.array(cat["token_index"]),
-        "token_id": pa.array(cat["token_id"]),
-        "token": pa.array(strings[cat["token_id"]], pa.string()),
-        "token_text": pa.array(cat["token_text"], pa.string()),
-        "char_start": pa.array(cat["char_start"]),
-        "char_end": pa.array(cat["char_end"]),
-        "logprob_nats": pa.array(cat["lp"].astype(np.float64)),
-        "rank": pa.array(cat["rank"].astype(np.int32)),
-        "entropy_nats": pa.array(cat["ent"].astype(np.float64)),
-        "topk_token_ids": writer.list_array(topi.astype(np.int32), pa.int32()),
-        "topk_tokens": writer.list_array(strings[topi.reshape(-1)].reshape(topi.shape), pa.string()),
-        "topk_logprobs_nats": writer.list_array(cat["topv"].astype(np.float64), pa.float64()),
-        "logprob_word_initial_nats": pa.array(cat["wi"].astype(np.float64)),
-        "context_tokens": pa.array(cat["ctx"].astype(np.int32)),
-    }, schema=writer.SCHEMA)
+    return store.token_table(run_id, model_key, corpus, {
+        "doc_id": cat["doc_id"], "token_index": cat["token_index"], "token_id": cat["token_id"],
+        "token": strings[cat["token_id"]], "token_text": cat["token_text"], "char_start": cat["char_start"],
+        "char_end": cat["char_end"], "logprob_nats": cat["lp"], "rank": cat["rank"], "entropy_nats": cat["ent"],
+        "topk_token_ids": topi, "topk_tokens": strings[topi.reshape(-1)].reshape(topi.shape),
+        "topk_logprobs_nats": cat["topv"], "logprob_word_initial_nats": cat["wi"], "context_tokens": cat["ctx"],
+    })
 
 
 def _groups(encoded, sizes: Iterator[int]):
@@ -208,18 +193,13 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
                  show_progress: bool = True) -> dict:
     ctx, stride = effective_lengths(lm, settings)
     run_id = make_run_id(lm, bos, corpus, corpus_version, ctx, stride, settings)
-    rdir = writer.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
-    run_json = rdir / "_run.json"
-    if run_json.exists():
-        return {**json.loads(run_json.read_text()), "status": "already complete"}
+    rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
+    done_run = store.read_run(rdir)
+    if done_run is not None:
+        return {**done_run.to_json(), "status": "already complete"}
     started = now_utc().isoformat()
-    status = "scored"
-    done: set[str] = set()
-    if rdir.exists():
-        writer.clean_temporaries(rdir)
-        done = writer.done_doc_ids(rdir)
-        if writer.part_files(rdir):
-            status = "resumed"
+    done = store.resume_run(rdir)
+    status = "resumed" if store.part_files(rdir) else "scored"
     todo = [d for d in docs if d.doc_id not in done]
     encoded = encode(lm.tokenizer, [d.text for d in todo], bos)
     total = sum(len(ids) for ids, _ in encoded)
@@ -238,22 +218,21 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
                                            on_batch=lambda m: progress.advance(task, m))
             table = build_table(run_id, lm.model_key, corpus, g_docs, g_enc, results, scorer)
             if table.num_rows:
-                writer.write_part(rdir, table)
+                store.write_part(rdir, table)
                 failpoint("score.part_written")
             sizer.record(sum(len(ids) for ids, _ in g_enc), time.perf_counter() - t0)
-    n_docs_written, n_tokens = writer.count_rows(rdir) if rdir.exists() else (0, 0)
-    info = {
-        "run_id": run_id, "model_key": lm.model_key, "model_id": lm.model_id, "model_revision": lm.model_revision,
-        "tokenizer": lm.tokenizer_name, "tokenizer_sha256": lm.tokenizer_sha256, "vocab_size": lm.vocab_size,
-        "dtype": lm.dtype, "device": lm.device, "bos_policy": bos.policy, "bos_token_id": bos.token_id,
-        "bos_token": bos.token, "corpus": corpus, "corpus_version": corpus_version, "context_length": ctx,
-        "stride": stride, "top_k": settings.top_k, "batch_tokens": settings.batch_tokens, "limit": settings.limit,
-        "full": bool(settings.full), "n_docs": len(docs), "n_docs_with_tokens": n_docs_written,
-        "n_tokens": n_tokens, "source": "scored", "started_at": started, "finished_at": now_utc().isoformat(),
-        "package_versions": package_versions(), "scorer_version": SCORER_VERSION,
-    }
-    writer.write_json_atomic(run_json, info)
-    return {**info, "status": status}
+    n_docs_written, n_tokens = store.count_rows(rdir) if rdir.exists() else (0, 0)
+    record = store.RunRecord(
+        run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
+        tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, vocab_size=lm.vocab_size,
+        dtype=lm.dtype, device=lm.device, bos_policy=bos.policy, bos_token_id=bos.token_id,
+        bos_token=bos.token, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
+        stride=stride, top_k=settings.top_k, batch_tokens=settings.batch_tokens, limit=settings.limit,
+        full=bool(settings.full), n_docs=len(docs), n_docs_with_tokens=n_docs_written, n_tokens=n_tokens,
+        source="scored", started_at=started, finished_at=now_utc().isoformat(),
+        package_versions=package_versions(), scorer_version=SCORER_VERSION,
+    )
+    return {**store.finish_run(rdir, record), "status": status}
 
 
 def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings,

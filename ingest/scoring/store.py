@@ -1,0 +1,236 @@
+"""The token-score store: the one place that knows how token scores lie on disk.
+
+Layout (docs/architecture.md, "token scores")::
+
+    <token_scores>/model=<model_key>/corpus=<corpus>/run=<run_id>/
+        part-00000.parquet, part-00001.parquet, ...   complete documents only, each written under a
+                                                      temporary name and renamed into place
+        _run.json                                     the run record, written last: a run is
+                                                      complete exactly when it exists
+
+Both writers use it: the scorer (`ingest.scoring.pipeline`, many parts, resumable) and the GPT-3
+import (`ingest.datasets.gpt3_natural_stories`, one part). dbt reads the same files
+(`stg_token_scores` for the parts, `stg_runs` for `_run.json`); tests/test_token_store.py checks
+that every column dbt reads is in `SCHEMA` / `RunRecord` with a compatible type.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ingest.errors import WarehouseError
+from ingest.fsutil import atomic_path
+
+# One row per real token of a document (the BOS is never a row).
+SCHEMA = pa.schema([
+    ("run_id", pa.string()),
+    ("model_key", pa.string()),
+    ("corpus", pa.string()),
+    ("doc_id", pa.string()),
+    ("token_index", pa.int32()),                 # 0-based among the document's real tokens
+    ("token_id", pa.int32()),                    # vocabulary id (NULL: imported)
+    ("token", pa.string()),                      # vocabulary string (Ġthe, ▁the)
+    ("token_text", pa.string()),                 # the document's characters at [char_start, char_end)
+    ("char_start", pa.int32()),                  # spans tile the scored text
+    ("char_end", pa.int32()),
+    ("logprob_nats", pa.float64()),              # ln p(token | BOS + context); NULL where not scored
+    ("rank", pa.int32()),                        # 1 + #{v : lp_v > lp_token}
+    ("entropy_nats", pa.float64()),
+    ("topk_token_ids", pa.list_(pa.int32())),
+    ("topk_tokens", pa.list_(pa.string())),
+    ("topk_logprobs_nats", pa.list_(pa.float64())),
+    ("logprob_word_initial_nats", pa.float64()),  # ln of the mass on word-initial tokens and end-of-text
+    ("context_tokens", pa.int32()),              # real tokens of context seen
+])
+RUN_COLUMNS = ("run_id", "model_key", "corpus")  # the same in every row of a run
+
+RUN_FILE = "_run.json"
+PART_GLOB = "part-*.parquet"
+
+
+def run_dir(token_scores: Path, model_key: str, corpus: str, run_id: str) -> Path:
+    return token_scores / f"model={model_key}" / f"corpus={corpus}" / f"run={run_id}"
+
+
+# --- the run record -------------------------------------------------------------------------------
+
+# Written only when set: a scored run's `_run.json` has the first two, an imported run's the others.
+_ONLY_WHEN_SET = ("n_docs_with_tokens", "scorer_version", "source_path", "source_sha256", "doc_id_mapping",
+                  "text_differences_chars")
+
+
+@dataclass
+class RunRecord:
+    """`_run.json`: what a run is (model, tokenizer, BOS, corpus, settings) and what it holds.
+
+    The JSON keys are the field names; the fields of `_ONLY_WHEN_SET` are left out when None,
+    so the files read exactly as the ones written before this class existed.
+    """
+    run_id: str
+    model_key: str
+    model_id: str
+    model_revision: str
+    tokenizer: str
+    tokenizer_sha256: str | None
+    vocab_size: int | None
+    dtype: str | None
+    device: str | None
+    bos_policy: str
+    bos_token_id: int | None
+    bos_token: str | None
+    corpus: str
+    corpus_version: str
+    context_length: int | None
+    stride: int | None
+    top_k: int
+    batch_tokens: int | None
+    limit: int | None
+    full: bool
+    n_docs: int
+    n_tokens: int
+    source: str  # 'scored' or 'imported'
+    started_at: str
+    finished_at: str | None
+    package_versions: dict = field(default_factory=dict)
+    # scored runs
+    n_docs_with_tokens: int | None = None
+    scorer_version: int | None = None
+    # imported runs
+    source_path: str | None = None
+    source_sha256: str | None = None
+    doc_id_mapping: str | None = None
+    text_differences_chars: dict | None = None
+
+    def to_json(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if not (f.name in _ONLY_WHEN_SET and getattr(self, f.name) is None)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping) -> RunRecord:
+        known = {f.name for f in fields(cls)}
+        required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        unknown, missing = sorted(set(obj) - known), sorted(required - set(obj))
+        if unknown or missing:
+            raise ValueError(f"not a run record: unknown keys {unknown}, missing keys {missing}")
+        return cls(**obj)
+
+
+def read_run(directory: Path) -> RunRecord | None:
+    """The record of a complete run, None while the run is not complete."""
+    path = directory / RUN_FILE
+    if not path.exists():
+        return None
+    try:
+        return RunRecord.from_json(json.loads(path.read_text()))
+    except ValueError as exc:  # json.JSONDecodeError is one
+        raise WarehouseError(path, str(exc)) from None
+
+
+def finish_run(directory: Path, record: RunRecord) -> dict:
+    """Write `_run.json` (atomically, after every part file): from now on the run is complete."""
+    obj = record.to_json()
+    with atomic_path(directory / RUN_FILE, suffix=".json") as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    return obj
+
+
+# --- part files -----------------------------------------------------------------------------------
+
+def part_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob(PART_GLOB))
+
+
+def done_doc_ids(directory: Path) -> set[str]:
+    """Documents already in part files (each part holds complete documents only)."""
+    done: set[str] = set()
+    for p in part_files(directory):
+        done.update(pq.read_table(p, columns=["doc_id"]).column("doc_id").unique().to_pylist())
+    return done
+
+
+def next_part_number(directory: Path) -> int:
+    nums = [int(p.stem.split("-")[1]) for p in part_files(directory) if p.stem.split("-")[1].isdigit()]
+    return max(nums) + 1 if nums else 0
+
+
+def clean_temporaries(directory: Path) -> None:
+    for p in directory.glob(".tmp-*"):
+        p.unlink(missing_ok=True)
+
+
+def restart_run(directory: Path) -> None:
+    """Forget what an interrupted run wrote (its part files and temporaries)."""
+    if directory.exists():
+        for p in part_files(directory):
+            p.unlink()
+        clean_temporaries(directory)
+
+
+def resume_run(directory: Path) -> set[str]:
+    """Clean an interrupted run's temporaries; the documents its part files already hold."""
+    if not directory.exists():
+        return set()
+    clean_temporaries(directory)
+    return done_doc_ids(directory)
+
+
+def write_part(directory: Path, table: pa.Table) -> Path:
+    """Write one part file (complete documents) under a temporary name, then rename it."""
+    table = table.cast(SCHEMA)
+    path = directory / f"part-{next_part_number(directory):05d}.parquet"
+    with atomic_path(path, suffix=".parquet") as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return path
+
+
+def count_rows(directory: Path) -> tuple[int, int]:
+    """(documents, rows) over the part files."""
+    docs: set[str] = set()
+    rows = 0
+    for p in part_files(directory):
+        t = pq.read_table(p, columns=["doc_id"])
+        rows += t.num_rows
+        docs.update(t.column("doc_id").unique().to_pylist())
+    return len(docs), rows
+
+
+# --- building a table -----------------------------------------------------------------------------
+
+def list_array(values: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """[n, k] array -> LIST<typ> column of n lists of k values (k may be 0: empty lists)."""
+    n, k = values.shape if values.ndim == 2 else (len(values), 0)
+    offsets = pa.array(np.arange(n + 1, dtype=np.int32) * np.int32(k))
+    flat = pa.array(values.reshape(-1), type=typ)
+    return pa.ListArray.from_arrays(offsets, flat)
+
+
+def token_table(run_id: str, model_key: str, corpus: str, columns: Mapping[str, object]) -> pa.Table:
+    """The rows of one run in `SCHEMA`: `columns` maps column names to one value per row
+    (numpy arrays or lists; a list column also as an [n, k] array). run_id, model_key and
+    corpus are filled in; a column not given is all NULL."""
+    unknown = sorted((set(columns) - set(SCHEMA.names)) | (set(columns) & set(RUN_COLUMNS)))
+    if unknown:
+        raise ValueError(f"not per-token columns of {SCHEMA.names}: {unknown}")
+    n = len(columns["doc_id"])
+    constant = dict(zip(RUN_COLUMNS, (run_id, model_key, corpus)))
+    arrays = []
+    for f in SCHEMA:
+        if f.name in constant:
+            arrays.append(pa.array([constant[f.name]] * n, f.type))
+            continue
+        values = columns.get(f.name)
+        if values is None:
+            arrays.append(pa.nulls(n, f.type))
+        elif pa.types.is_list(f.type) and isinstance(values, np.ndarray):
+            arrays.append(list_array(values, f.type.value_type))
+        else:
+            arrays.append(pa.array(values, f.type))
+        if len(arrays[-1]) != n:
+            raise ValueError(f"column {f.name}: {len(arrays[-1])} values for {n} rows")
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
