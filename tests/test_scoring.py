@@ -12,8 +12,9 @@ import torch
 from ingest.errors import ModelLoadError
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.scoring import pipeline, store
-from ingest.scoring.bos import choose_bos, encode
+from ingest.scoring.bos import choose_bos
 from ingest.scoring.engine import make_windows
+from ingest.scoring.profile import encode
 from tests.scoring_helpers import SCORED_RUN_KEYS, natural_stories, ucl_sentences, write_documents
 
 SET = dict(top_k=5, device="cpu", dtype="float32")

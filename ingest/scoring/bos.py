@@ -2,7 +2,8 @@
 
 Texts are tokenized with ``add_special_tokens=False`` and exactly one BOS id is
 prepended (never two: a text whose tokens already start with that id keeps it as
-its BOS). The id is chosen per model family:
+its BOS; ``ingest.scoring.profile.encode``). The policy is part of the model's
+``TokenizerProfile``. The id is chosen per model family:
 
 * GPT-2 / GPT-Neo / GPT-J / Pythia (GPT-NeoX) and other models trained on
   ``<|endoftext|>``-separated documents -> ``<|endoftext|>`` (policy ``endoftext``).
@@ -56,34 +57,3 @@ def choose_bos(tokenizer, model_type: str | None) -> BosPolicy:
     if tokenizer.eos_token_id is not None:
         return BosPolicy("eos-as-bos", int(tokenizer.eos_token_id), str(tokenizer.eos_token))
     raise ValueError("the tokenizer declares no BOS, <|endoftext|> or EOS token to start sequences with")
-
-
-def encode(tokenizer, texts: list[str], bos: BosPolicy) -> list[tuple[list[int], list[tuple[int, int]]]]:
-    """Tokenize texts: real-token ids and char spans that tile each text (BOS not included).
-
-    Spans: end = the tokenizer's offset end (made monotonic), start = the previous
-    end, so leading spaces that ByteLevel offsets trim belong to the token that
-    carries them, and byte-fallback tokens splitting one character get a valid
-    (possibly empty) span. The last span is extended to the end of the text.
-    If a text's first token already is the BOS id, it is used as the BOS and not
-    returned (no doubled BOS); its characters fall into the first real token's span.
-    """
-    if not texts:
-        return []
-    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
-    out = []
-    for text, ids, offs in zip(texts, enc["input_ids"], enc["offset_mapping"]):
-        ids = list(ids)
-        offs = list(offs)
-        if ids and ids[0] == bos.token_id:
-            ids, offs = ids[1:], offs[1:]
-        spans = []
-        prev = 0
-        for _, end in offs:
-            end = max(int(end), prev)
-            spans.append((prev, end))
-            prev = end
-        if spans and spans[-1][1] != len(text):
-            spans[-1] = (spans[-1][0], len(text))
-        out.append((ids, spans))
-    return out

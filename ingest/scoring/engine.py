@@ -12,6 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ingest.scoring.models import max_positions
+from ingest.scoring.profile import InvariantError, TokenizerProfile
+
+# a short fixed text scored when a model loads: its log-probabilities must sum to the model's own loss
+PROBE_TEXT = "The old bakery was closed, so we walked on past it and into the rain. Nobody spoke."
+PROBE_TOKENS = 16
+# |sum of the scorer's log-probs - (-loss * n)| allowed per probe token, by the model's dtype
+PROBE_TOLERANCE = {"float32": 1e-3, "float64": 1e-6}
+PROBE_TOLERANCE_HALF = 5e-2  # bfloat16 / float16
+
 # rows of the float32 [rows x vocab] logits handled at once: ~128 MiB (682 rows at a 49k vocabulary;
 # larger head matmuls, measured best on 2 CPU cores among 64-1365 rows)
 SOFTMAX_BYTES = 1 << 27
@@ -62,84 +72,6 @@ def make_batches(windows: list[Window], batch_tokens: int) -> list[list[Window]]
     return batches
 
 
-def vocab_strings(tokenizer, vocab_size: int) -> list[str | None]:
-    toks = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
-    return list(toks) + [None] * (vocab_size - len(toks))
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable-character table (byte-level BPE vocab strings)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) \
-        + list(range(ord("\xae"), ord("\xff") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
-def _is_byte_level(tokenizer) -> bool:
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return False
-    for part in (backend.decoder, backend.pre_tokenizer):
-        if part is not None and "ByteLevel" in repr(part):
-            return True
-    return False
-
-
-def token_text_start(s: str | None, byte_level: bool, byte_decoder: dict[str, int]) -> str:
-    """The first characters a vocabulary string decodes to (no decoder-side stripping)."""
-    if not s:
-        return ""
-    if byte_level:
-        raw = bytes(byte_decoder.get(ch, 0x3F) for ch in s[:4])
-        return raw.decode("utf-8", errors="replace")[:1]
-    if len(s) == 6 and s.startswith("<0x") and s.endswith(">"):
-        try:
-            return bytes([int(s[3:5], 16)]).decode("utf-8", errors="replace")
-        except ValueError:
-            return s[:1]
-    return s[:1].replace("\u2581", " ")
-
-
-def word_initial_mask(tokenizer, strings: list[str | None], eos_ids: set[int]) -> np.ndarray:
-    """True for vocabulary items whose text begins with whitespace (str.isspace), and for end-of-text ids.
-
-    Byte-level BPE (GPT-2, SmolLM2): the string is mapped back to bytes (`Ġ` space,
-    `Ċ` newline, `Âł` no-break space, ...) and decoded. SentencePiece (Llama, Gemma):
-    `▁`, a literal whitespace character, or a byte-fallback token `<0x20>`, `<0x0A>` ...
-    Special tokens (other than end-of-text) are not word-initial.
-    """
-    mask = np.zeros(len(strings), dtype=bool)
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    special |= {int(i) for i, t in added.items() if getattr(t, "special", False)}
-    byte_level = _is_byte_level(tokenizer)
-    byte_decoder = {ch: b for b, ch in bytes_to_unicode().items()}
-    for i, s in enumerate(strings):
-        if s and i not in special and token_text_start(s, byte_level, byte_decoder).isspace():
-            mask[i] = True
-    for e in eos_ids:
-        if e is not None and 0 <= e < len(mask):
-            mask[e] = True
-    return mask
-
-
-def eos_ids(tokenizer) -> set[int]:
-    """End-of-text ids: the tokenizer's EOS and `<|endoftext|>` when the vocabulary has it."""
-    ids = set()
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
-    eot = tokenizer.get_vocab().get("<|endoftext|>")
-    if eot is not None:
-        ids.add(int(eot))
-    return ids
-
-
 RANK_TOP = 10  # the rank of a target among the top RANK_TOP needs no pass over the vocabulary
 
 
@@ -157,25 +89,27 @@ def rank_of_target(lp, tlp, topv):
 
 
 class Scorer:
-    """Scores token sequences with one model; holds the per-tokenizer vocabulary tables."""
+    """Scores token sequences with one model; the vocabulary tables come from its tokenizer profile."""
 
-    def __init__(self, model, tokenizer, bos_id: int, top_k: int = 10, device: str = "cpu"):
+    def __init__(self, model, profile: TokenizerProfile, top_k: int = 10, device: str = "cpu",
+                 probe: bool = True):
         import torch
         self.torch = torch
         self.model = model
-        self.tokenizer = tokenizer
-        self.bos_id = int(bos_id)
+        self.profile = profile
+        self.bos_id = int(profile.bos.token_id)
         self.top_k = int(top_k)
         self.device = torch.device(device)
         head = model.get_output_embeddings()
         self.vocab_size = int(head.weight.shape[0])
-        self.strings = vocab_strings(tokenizer, self.vocab_size)
-        self.strings_np = np.array(self.strings, dtype=object)
-        self.eos_ids = eos_ids(tokenizer)
-        self.wi_mask_np = word_initial_mask(tokenizer, self.strings, self.eos_ids)
-        self.wi_mask = torch.tensor(self.wi_mask_np, dtype=torch.float32, device=self.device)
+        if self.vocab_size != profile.vocab_size:
+            raise InvariantError(profile.name, f"the LM head has {self.vocab_size} rows but the tokenizer "
+                                               f"profile was built for {profile.vocab_size}")
+        self.wi_mask = torch.tensor(profile.word_initial, dtype=torch.float32, device=self.device)
         self.chunk_rows = max(16, SOFTMAX_BYTES // (4 * self.vocab_size))
         self._split = self._check_split_head()
+        if probe:
+            self.check_probe()
 
     # --- the model ---------------------------------------------------------
     def _check_split_head(self) -> bool:
@@ -198,6 +132,40 @@ class Scorer:
             return full.shape == split.shape and torch.allclose(full, split, atol=1e-4, rtol=1e-4)
         except Exception:  # noqa: BLE001
             return False
+
+    def check_probe(self, text: str = PROBE_TEXT) -> float:
+        """The scorer's log-probabilities of a short text (BOS + up to PROBE_TOKENS tokens, one window)
+        must sum to -n times the model's own mean loss (`model(input_ids, labels=input_ids).loss`).
+        Returns the difference in nats; raises InvariantError naming the model when it is too large."""
+        torch = self.torch
+        [(ids, _)] = self.profile.encode([text])
+        maxpos = max_positions(self.model.config) or PROBE_TOKENS + 1
+        ids = ids[:min(PROBE_TOKENS, maxpos - 1)]
+        n = len(ids)
+        ours = float(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]["lp"].sum())
+        inp = torch.tensor([[self.bos_id] + ids], device=self.device)
+        from transformers.utils import logging as hf_logging
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # "loss_type=None ... Using the default loss: ForCausalLMLoss"
+        try:
+            with torch.inference_mode():
+                loss = self.model(input_ids=inp, labels=inp).loss
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        if loss is None:
+            raise InvariantError(self.profile.name, "the model returns no loss for labels; the scorer's "
+                                                    "log-probabilities cannot be checked against it")
+        theirs = -float(loss) * n
+        dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
+        tol = PROBE_TOLERANCE.get(dtype, PROBE_TOLERANCE_HALF) * n
+        diff = ours - theirs
+        if not abs(diff) <= tol:
+            raise InvariantError(self.profile.name, f"on the probe text ({n} tokens after BOS id {self.bos_id}) "
+                                                    f"the scorer's log-probabilities sum to {ours:.6f} nats but "
+                                                    f"the model's own loss gives {theirs:.6f} (tolerance {tol:g}, "
+                                                    f"{dtype}): the scorer does not compute this model's "
+                                                    "log-probabilities")
+        return diff
 
     def _position_logits(self, input_ids, attention_mask, rows, cols):
         """Logits [N, V] at (row, col) positions of the batch (model dtype)."""

@@ -18,9 +18,10 @@ from ingest.warehouse.raw import now_utc
 from ingest.errors import IngestError
 from ingest.failpoints import failpoint
 from ingest.scoring import store
-from ingest.scoring.bos import BosPolicy, choose_bos, encode
+from ingest.scoring.bos import BosPolicy
 from ingest.scoring.engine import Scorer, make_batches, make_windows
 from ingest.scoring.models import LoadedModel, load_model
+from ingest.scoring.profile import TokenizerProfile
 
 SCORER_VERSION = 1
 # Documents are scored in groups; each group becomes one part file, the unit an interrupted run
@@ -139,7 +140,7 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
     if not cols["doc_id"]:
         return store.SCHEMA.empty_table()
     cat = {name: np.concatenate(v) for name, v in cols.items()}
-    strings = scorer.strings_np
+    strings = scorer.profile.strings
     topi = cat["topi"]
     return store.token_table(run_id, model_key, corpus, {
         "doc_id": cat["doc_id"], "token_index": cat["token_index"], "token_id": cat["token_id"],
@@ -188,11 +189,11 @@ class PartSizer:
         return min(PART_TOKENS, max(MIN_PART_TOKENS, est))
 
 
-def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, corpus: str,
-                 docs: list[Document], corpus_version: str, settings: ScoreSettings,
-                 show_progress: bool = True) -> dict:
+def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, docs: list[Document],
+                 corpus_version: str, settings: ScoreSettings, show_progress: bool = True) -> dict:
+    profile = scorer.profile
     ctx, stride = effective_lengths(lm, settings)
-    run_id = make_run_id(lm, bos, corpus, corpus_version, ctx, stride, settings)
+    run_id = make_run_id(lm, profile.bos, corpus, corpus_version, ctx, stride, settings)
     rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
     done_run = store.read_run(rdir)
     if done_run is not None:
@@ -201,7 +202,7 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
     done = store.resume_run(rdir)
     status = "resumed" if store.part_files(rdir) else "scored"
     todo = [d for d in docs if d.doc_id not in done]
-    encoded = encode(lm.tokenizer, [d.text for d in todo], bos)
+    encoded = profile.encode([d.text for d in todo])
     total = sum(len(ids) for ids, _ in encoded)
     columns = [TextColumn(f"{lm.model_key} / {corpus}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("tokens"), TimeRemainingColumn()]
@@ -225,8 +226,8 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, bos: BosPolicy, 
     record = store.RunRecord(
         run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
         tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, vocab_size=lm.vocab_size,
-        dtype=lm.dtype, device=lm.device, bos_policy=bos.policy, bos_token_id=bos.token_id,
-        bos_token=bos.token, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
+        dtype=lm.dtype, device=lm.device, bos_policy=profile.bos.policy, bos_token_id=profile.bos.token_id,
+        bos_token=profile.bos.token, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
         stride=stride, top_k=settings.top_k, batch_tokens=settings.batch_tokens, limit=settings.limit,
         full=bool(settings.full), n_docs=len(docs), n_docs_with_tokens=n_docs_written, n_tokens=n_tokens,
         source="scored", started_at=started, finished_at=now_utc().isoformat(),
@@ -240,19 +241,18 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     """Score every document of each corpus with one model; one run (directory) per corpus.
 
     Documents are read (and validated) for every corpus before the model loads, so a
-    missing corpus or an unloadable model writes nothing.
+    missing corpus or an unloadable model writes nothing. The model's tokenizer profile
+    (BOS, end-of-text ids, word-initial mask) is built once, and the scorer checks its
+    log-probabilities against the model's own loss on a probe text before scoring anything.
     """
     if settings.top_k < 0 or settings.batch_tokens < 1 or (settings.limit is not None and settings.limit < 1):
         raise IngestError(None, "top_k must be >= 0, batch_tokens >= 1 and limit (when given) >= 1")
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
-    try:
-        bos = choose_bos(lm.tokenizer, lm.model_type)
-    except ValueError as exc:
-        raise IngestError(model_spec, str(exc)) from exc
+    profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
     if settings.top_k > lm.vocab_size:
         raise IngestError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
                                      f"(the vocabulary of {lm.model_id})")
-    scorer = Scorer(lm.model, lm.tokenizer, bos.token_id, settings.top_k, lm.device)
-    return [score_corpus(paths, lm, scorer, bos, c, docs, version, settings, show_progress)
+    scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
+    return [score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)
             for c, (docs, version) in loaded.items()]

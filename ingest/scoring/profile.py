@@ -1,0 +1,193 @@
+"""One tokenizer profile per model: everything the scorer needs to know about a tokenizer,
+worked out once when the model loads.
+
+`TokenizerProfile.build` decides
+
+* the BOS policy (`ingest.scoring.bos.choose_bos`): the single id every scored window starts with;
+* the end-of-text ids: the tokenizer's declared EOS and `<|endoftext|>` when the vocabulary has it
+  (SmolLM2 declares `<|im_end|>` as EOS, so it counts too; that is what runs so far were scored with);
+* byte-level BPE (GPT-2, SmolLM2: vocabulary strings are bytes through GPT-2's byte -> character
+  table, `transformers`' own `bytes_to_unicode`) or SentencePiece style (Llama, Gemma: `▁` for a
+  space, byte-fallback tokens `<0x0A>`);
+* the vocabulary string of every id the LM head scores (None past the tokenizer's vocabulary);
+* the word-initial mask: ids whose text begins with whitespace, plus the end-of-text ids
+  (`logprob_word_initial_nats` is the log of the predicted mass on them).
+
+`TokenizerProfile.encode` tokenizes texts and checks that the token spans tile each text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ingest.errors import IngestError, ScoringError
+from ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
+
+
+class InvariantError(ScoringError):
+    """Something the scorer relies on does not hold for this model; names the model."""
+
+
+@lru_cache(maxsize=1)
+def byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level vocabulary character -> byte (the inverse of transformers' `bytes_to_unicode`)."""
+    try:  # transformers 4
+        from transformers.models.gpt2.tokenization_gpt2 import bytes_to_unicode
+    except ImportError:  # transformers 5 keeps it with the tokenizer converters
+        from transformers.convert_slow_tokenizer import bytes_to_unicode
+    return {ch: b for b, ch in bytes_to_unicode().items()}
+
+
+def is_byte_level(tokenizer) -> bool:
+    """Byte-level BPE: the fast tokenizer's decoder or pre-tokenizer is ByteLevel."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return False
+    for part in (backend.decoder, backend.pre_tokenizer):
+        if part is not None and "ByteLevel" in repr(part):
+            return True
+    return False
+
+
+def vocab_strings(tokenizer, vocab_size: int) -> list[str | None]:
+    """The vocabulary string of ids 0 .. vocab_size - 1 (None for LM-head rows past the tokenizer)."""
+    toks = tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(tokenizer)))))
+    return list(toks) + [None] * (vocab_size - len(toks))
+
+
+def end_of_text_ids(tokenizer) -> frozenset[int]:
+    """The tokenizer's EOS and `<|endoftext|>` when the vocabulary has it."""
+    ids = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    eot = tokenizer.get_vocab().get(ENDOFTEXT)
+    if eot is not None:
+        ids.add(int(eot))
+    return frozenset(ids)
+
+
+def special_ids(tokenizer) -> frozenset[int]:
+    """Declared special tokens and added tokens marked special."""
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    special |= {int(i) for i, t in added.items() if getattr(t, "special", False)}
+    return frozenset(int(i) for i in special)
+
+
+def token_text_start(s: str | None, byte_level: bool) -> str:
+    """The first character a vocabulary string decodes to (no decoder-side stripping)."""
+    if not s:
+        return ""
+    if byte_level:
+        table = byte_decoder()
+        raw = bytes(table.get(ch, 0x3F) for ch in s[:4])
+        return raw.decode("utf-8", errors="replace")[:1]
+    if len(s) == 6 and s.startswith("<0x") and s.endswith(">"):
+        try:
+            return bytes([int(s[3:5], 16)]).decode("utf-8", errors="replace")
+        except ValueError:
+            return s[:1]
+    return s[:1].replace("\u2581", " ")
+
+
+def word_initial_mask(strings: list[str | None], byte_level: bool, special: frozenset[int],
+                      end_of_text: frozenset[int]) -> np.ndarray:
+    """True for vocabulary items whose text begins with whitespace (str.isspace), and for end-of-text ids.
+
+    Byte-level BPE: the string is mapped back to bytes (`Ġ` space, `Ċ` newline, `Âł` no-break
+    space, ...) and decoded. SentencePiece: `▁`, a literal whitespace character, or a byte-fallback
+    token `<0x20>`, `<0x0A>` ... Special tokens other than end-of-text are not word-initial.
+    """
+    mask = np.zeros(len(strings), dtype=bool)
+    for i, s in enumerate(strings):
+        if s and i not in special and token_text_start(s, byte_level).isspace():
+            mask[i] = True
+    for e in end_of_text:
+        if 0 <= e < len(mask):
+            mask[e] = True
+    return mask
+
+
+def check_spans_tile(spans: list[tuple[int, int]], text: str, name: str) -> None:
+    """Spans must tile the text: the first starts at 0, each starts where the previous ended, none
+    runs backwards, the last ends at len(text)."""
+    prev = 0
+    for k, (s, e) in enumerate(spans):
+        if s != prev or e < s:
+            raise InvariantError(name, f"token {k} spans characters [{s}, {e}) after a token that ended at "
+                                       f"{prev}: token spans must tile the text ({text[:60]!r})")
+        prev = e
+    if spans and prev != len(text):
+        raise InvariantError(name, f"token spans end at character {prev} of {len(text)}: they must cover "
+                                   f"the whole text ({text[:60]!r})")
+
+
+def encode(tokenizer, texts: list[str], bos: BosPolicy, name: str = "tokenizer"
+           ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+    """Tokenize texts: real-token ids and char spans that tile each text (BOS not included).
+
+    Spans: end = the tokenizer's offset end (made monotonic), start = the previous end, so leading
+    spaces that ByteLevel offsets trim belong to the token that carries them, and byte-fallback
+    tokens splitting one character get a valid (possibly empty) span. The last span is extended to
+    the end of the text. If a text's first token already is the BOS id, it is used as the BOS and
+    not returned (no doubled BOS); its characters fall into the first real token's span. A text
+    without tokens gets no spans.
+    """
+    if not texts:
+        return []
+    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    out = []
+    for text, ids, offs in zip(texts, enc["input_ids"], enc["offset_mapping"]):
+        ids = list(ids)
+        offs = list(offs)
+        if ids and ids[0] == bos.token_id:
+            ids, offs = ids[1:], offs[1:]
+        spans = []
+        prev = 0
+        for _, end in offs:
+            end = max(int(end), prev)
+            spans.append((prev, end))
+            prev = end
+        if spans and spans[-1][1] != len(text):
+            spans[-1] = (spans[-1][0], len(text))
+        check_spans_tile(spans, text, name)
+        out.append((ids, spans))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class TokenizerProfile:
+    name: str                        # the model as the user named it (errors name it)
+    tokenizer: object
+    model_type: str
+    vocab_size: int                  # rows of the LM head (can exceed the tokenizer's vocabulary)
+    bos: BosPolicy
+    byte_level: bool                 # byte-level BPE; else SentencePiece style (`▁`, `<0xNN>`)
+    end_of_text_ids: frozenset[int]
+    special_ids: frozenset[int]
+    strings: np.ndarray              # object [vocab_size]: vocabulary string per id, None past the tokenizer
+    word_initial: np.ndarray         # bool [vocab_size]
+
+    @classmethod
+    def build(cls, tokenizer, model_type: str | None, vocab_size: int, name: str) -> TokenizerProfile:
+        try:
+            bos = choose_bos(tokenizer, model_type)
+        except ValueError as exc:
+            raise IngestError(name, str(exc)) from exc
+        byte_level = is_byte_level(tokenizer)
+        eot = end_of_text_ids(tokenizer)
+        special = special_ids(tokenizer)
+        strings = vocab_strings(tokenizer, vocab_size)
+        mask = word_initial_mask(strings, byte_level, special, eot)
+        return cls(name=name, tokenizer=tokenizer, model_type=str(model_type or ""), vocab_size=int(vocab_size),
+                   bos=bos, byte_level=byte_level, end_of_text_ids=eot, special_ids=special,
+                   strings=np.array(strings, dtype=object), word_initial=mask)
+
+    @property
+    def kind(self) -> str:
+        return "byte-level BPE" if self.byte_level else "SentencePiece (▁, byte fallback)"
+
+    def encode(self, texts: list[str]) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        return encode(self.tokenizer, texts, self.bos, self.name)
