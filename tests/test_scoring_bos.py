@@ -93,8 +93,10 @@ def test_first_token_is_scored_conditioned_on_bos(mirror):
     res = scorer.score_windows([ids], [make_windows(0, len(ids), 32, 16)])[0]
     with torch.no_grad():
         lp = torch.log_softmax(model(torch.tensor([[50256]])).logits[0, 0].float(), -1)
-    assert abs(res["lp"][0] - lp[ids[0]].item()) < 1e-5 and res["ctx"][0] == 0
-    assert len(res["lp"]) == len(ids)
+    assert abs(res["logprob_nats"][0] - lp[ids[0]].item()) < 1e-5 and res["context_tokens"][0] == 0
+    assert len(res["logprob_nats"]) == len(ids)
+    assert set(res) == {"logprob_nats", "rank", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats",
+                        "topk_token_ids", "context_tokens"}
 
 
 def test_gpt2_profile_mask_decodes_every_vocabulary_item():

@@ -5,6 +5,10 @@ hold up to W = context_length - 1 real tokens; window k covers real tokens
 [k*stride, min(k*stride + W, n)) and scores only the tokens no earlier window
 scored (the Hugging Face perplexity recipe), so every token is scored exactly
 once, with the longest context this window layout gives it.
+
+The per-token statistics are returned under the names of their token-score columns
+(`STATS`): logprob_nats, rank, entropy_nats, logprob_word_initial_nats,
+topk_logprobs_nats, topk_token_ids, and context_tokens (per document).
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import numpy as np
 from ingest.scoring.models import max_positions
 from ingest.scoring.profile import InvariantError, TokenizerProfile
 
+# the statistics of one scored position, named as their token-score columns (ingest.scoring.store.SCHEMA)
+STATS = ("logprob_nats", "rank", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats", "topk_token_ids")
 # a short fixed text scored when a model loads: its log-probabilities must sum to the model's own loss
 PROBE_TEXT = "The old bakery was closed, so we walked on past it and into the rain. Nobody spoke."
 PROBE_TOKENS = 16
@@ -142,7 +148,7 @@ class Scorer:
         maxpos = max_positions(self.model.config) or PROBE_TOKENS + 1
         ids = ids[:min(PROBE_TOKENS, maxpos - 1)]
         n = len(ids)
-        ours = float(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]["lp"].sum())
+        ours = float(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]["logprob_nats"].sum())
         inp = torch.tensor([[self.bos_id] + ids], device=self.device)
         from transformers.utils import logging as hf_logging
         verbosity = hf_logging.get_verbosity()
@@ -188,7 +194,7 @@ class Scorer:
         torch = self.torch
         head = self.model.get_output_embeddings()
         k = min(self.top_k, self.vocab_size)
-        out = {name: [] for name in ("lp", "rank", "ent", "wi", "topv", "topi")}
+        out = {name: [] for name in STATS}
         for s in range(0, sel.shape[0], self.chunk_rows):
             x = sel[s:s + self.chunk_rows]
             if self._split:
@@ -196,7 +202,7 @@ class Scorer:
             lp = torch.log_softmax(x.float(), dim=-1)
             t = targets[s:s + self.chunk_rows]
             tlp = lp.gather(1, t[:, None])
-            out["lp"].append(tlp[:, 0])
+            out["logprob_nats"].append(tlp[:, 0])
             topv, topi = lp.topk(min(max(k, RANK_TOP), self.vocab_size), dim=1)
             out["rank"].append(rank_of_target(lp, tlp, topv))
             p = lp.exp()
@@ -204,16 +210,16 @@ class Scorer:
             bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
             if bool(bad.any()):
                 ent[bad] = -(p[bad] * lp[bad]).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1)
-            out["ent"].append(ent)
+            out["entropy_nats"].append(ent)
             mass = p @ self.wi_mask
             wi = mass.log()
             tiny = mass < 1e-30
             if bool(tiny.any()):
                 wi[tiny] = torch.logsumexp(lp[tiny].masked_fill(self.wi_mask[None, :] == 0, float("-inf")), dim=1)
-            out["wi"].append(wi)
+            out["logprob_word_initial_nats"].append(wi)
             if k:
-                out["topv"].append(topv[:, :k])
-                out["topi"].append(topi[:, :k])
+                out["topk_logprobs_nats"].append(topv[:, :k])
+                out["topk_token_ids"].append(topi[:, :k])
         res = {}
         for name, parts in out.items():
             res[name] = torch.cat(parts).cpu().numpy() if parts else np.zeros((0, k))
@@ -226,10 +232,12 @@ class Scorer:
         results = {}
         for d, ids in enumerate(token_ids):
             n = len(ids)
-            results[d] = {"lp": np.full(n, np.nan, np.float64), "rank": np.zeros(n, np.int32),
-                          "ent": np.zeros(n, np.float64), "wi": np.zeros(n, np.float64),
-                          "topv": np.zeros((n, k), np.float64), "topi": np.zeros((n, k), np.int32),
-                          "ctx": np.full(n, -1, np.int32)}
+            results[d] = {"logprob_nats": np.full(n, np.nan, np.float64), "rank": np.zeros(n, np.int32),
+                          "entropy_nats": np.zeros(n, np.float64),
+                          "logprob_word_initial_nats": np.zeros(n, np.float64),
+                          "topk_logprobs_nats": np.zeros((n, k), np.float64),
+                          "topk_token_ids": np.zeros((n, k), np.int32),
+                          "context_tokens": np.full(n, -1, np.int32)}
         with torch.inference_mode():
             for batch in batches:
                 width = batch[0].length
@@ -257,14 +265,10 @@ class Scorer:
                     sl = slice(pos, pos + m)
                     dst = slice(w.score_from, w.end)
                     r = results[w.doc]
-                    r["lp"][dst] = st["lp"][sl]
-                    r["rank"][dst] = st["rank"][sl]
-                    r["ent"][dst] = st["ent"][sl]
-                    r["wi"][dst] = st["wi"][sl]
-                    if k:
-                        r["topv"][dst] = st["topv"][sl]
-                        r["topi"][dst] = st["topi"][sl]
-                    r["ctx"][dst] = np.arange(w.score_from - w.begin, w.end - w.begin)
+                    for name in STATS:
+                        if k or not name.startswith("topk_"):
+                            r[name][dst] = st[name][sl]
+                    r["context_tokens"][dst] = np.arange(w.score_from - w.begin, w.end - w.begin)
                     pos += m
                 if on_batch is not None:
                     on_batch(int(len(tg)))

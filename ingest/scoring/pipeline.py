@@ -19,7 +19,7 @@ from ingest.errors import IngestError
 from ingest.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.bos import BosPolicy
-from ingest.scoring.engine import Scorer, make_batches, make_windows
+from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows
 from ingest.scoring.models import LoadedModel, load_model
 from ingest.scoring.profile import TokenizerProfile
 
@@ -120,14 +120,16 @@ def make_run_id(lm: LoadedModel, bos: BosPolicy, corpus: str, corpus_version: st
 
 def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], encoded, results,
                 scorer: Scorer) -> pa.Table:
-    cols: dict[str, list] = {n: [] for n in ("doc_id", "token_index", "token_id", "token_text", "char_start",
-                                              "char_end", "lp", "rank", "ent", "wi", "topv", "topi", "ctx")}
+    """The token rows of scored documents (`results`: Scorer.score_windows, keyed by column name)."""
+    names = ("doc_id", "token_index", "token_id", "token_text", "char_start", "char_end", *STATS, "context_tokens")
+    cols: dict[str, list] = {n: [] for n in names}
     for d, (doc, (ids, spans)) in enumerate(zip(docs, encoded)):
         n = len(ids)
         if n == 0:
             continue
         r = results[d]
-        assert not np.isnan(r["lp"]).any() and (r["ctx"] >= 0).all(), "a token was left unscored"
+        if np.isnan(r["logprob_nats"]).any() or (r["context_tokens"] < 0).any():
+            raise AssertionError(f"document {doc.doc_id}: a token was left unscored")
         cols["doc_id"].append(np.full(n, doc.doc_id, dtype=object))
         cols["token_index"].append(np.arange(n, dtype=np.int32))
         cols["token_id"].append(np.asarray(ids, dtype=np.int32))
@@ -135,19 +137,17 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
         cols["char_start"].append(sp[:, 0])
         cols["char_end"].append(sp[:, 1])
         cols["token_text"].append(np.array([doc.text[s:e] for s, e in spans], dtype=object))
-        for name in ("lp", "rank", "ent", "wi", "topv", "topi", "ctx"):
+        for name in (*STATS, "context_tokens"):
             cols[name].append(r[name])
     if not cols["doc_id"]:
         return store.SCHEMA.empty_table()
     cat = {name: np.concatenate(v) for name, v in cols.items()}
     strings = scorer.profile.strings
-    topi = cat["topi"]
+    topi = cat["topk_token_ids"]
     return store.token_table(run_id, model_key, corpus, {
-        "doc_id": cat["doc_id"], "token_index": cat["token_index"], "token_id": cat["token_id"],
-        "token": strings[cat["token_id"]], "token_text": cat["token_text"], "char_start": cat["char_start"],
-        "char_end": cat["char_end"], "logprob_nats": cat["lp"], "rank": cat["rank"], "entropy_nats": cat["ent"],
-        "topk_token_ids": topi, "topk_tokens": strings[topi.reshape(-1)].reshape(topi.shape),
-        "topk_logprobs_nats": cat["topv"], "logprob_word_initial_nats": cat["wi"], "context_tokens": cat["ctx"],
+        **cat,
+        "token": strings[cat["token_id"]],
+        "topk_tokens": strings[topi.reshape(-1)].reshape(topi.shape),
     })
 
 
