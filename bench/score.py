@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.config import paths as get_paths  # noqa: E402
-from ingest.scoring.bos import choose_bos, encode  # noqa: E402
+from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.pipeline import Document, ScoreSettings, build_table, effective_lengths  # noqa: E402
@@ -118,9 +118,10 @@ def main() -> None:
 
     lm = load_model(args.model, get_paths(), args.device, args.dtype)
     tok = lm.tokenizer
-    bos = choose_bos(tok, lm.model_type)
+    profile = TokenizerProfile.build(tok, lm.model_type, lm.vocab_size, args.model)
+    bos = profile.bos
     ctx, stride = effective_lengths(lm, ScoreSettings())  # the scorer's defaults
-    scorer = Scorer(lm.model, tok, bos.token_id, 10, lm.device)
+    scorer = Scorer(lm.model, profile, 10, lm.device)
     print(f"model {lm.model_key} ({lm.model_id}), {lm.dtype} on {lm.device}; torch threads {torch.get_num_threads()}, "
           f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}"
           + (f", {torch.cuda.get_device_name()}" if lm.device.startswith("cuda") else ""))

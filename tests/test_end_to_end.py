@@ -94,8 +94,8 @@ def test_natural_stories_mart_equals_its_parquet(job):
     p, (runs, rows), _ = job
     [run] = [r for r in runs if r["corpus"] == "natural_stories"]
     assert run["context_length"] == 128 and run["stride"] == 64  # the tiny model's maximum: sliding windows
-    from ingest.scoring import writer
-    t = ds.dataset(writer.run_dir(p.token_scores, run["model_key"], "natural_stories", run["run_id"]),
+    from ingest.scoring import store
+    t = ds.dataset(store.run_dir(p.token_scores, run["model_key"], "natural_stories", run["run_id"]),
                    format="parquet", partitioning=None).to_table(columns=["doc_id", "logprob_nats", "token_text"])
     lp = np.asarray(t.column("logprob_nats"), dtype=np.float64)
     nats = -lp.sum()

@@ -39,21 +39,9 @@ def _record(case: str, outcome: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def base(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory):
-    """The real warehouse every case copies (built in-process once)."""
-    from ingest.datasets.registry import run_ingest
-    from ingest.scoring import ScoreSettings, score_corpora
-    from ingest.sources.fetch import fetch_and_record
-    from ingest.warehouse import dbt_build, publish
-    p = make_paths(tmp_path_factory.mktemp("faults") / "warehouse")
-    shutil.copytree(fetched_raw.raw, p.raw)
-    fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
-    run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise"], show_progress=False)
-    score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
-                  show_progress=False)
-    dbt_build(p)
-    publish(p)
-    return p
+def base(real_warehouse):
+    """The real warehouse every case copies (conftest.real_warehouse)."""
+    return real_warehouse
 
 
 @pytest.fixture

@@ -225,9 +225,9 @@ def test_model_that_does_not_load(tmp_paths, mirror, tmp_path):
 
 
 def test_missing_corpus_writes_nothing(tmp_paths, mirror, tiny):
-    from ingest.errors import IngestError
+    from ingest.errors import ScoringError
     write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 2))
-    with pytest.raises(IngestError, match="provo"):
+    with pytest.raises(ScoringError, match="provo"):
         score_corpora(tmp_paths, str(tiny), ["ucl", "provo"], ScoreSettings(**SET), show_progress=False)
     assert not tmp_paths.token_scores.exists()
 

@@ -1,7 +1,7 @@
 """Ingest the LM game's pairwise ("which one scored") experiment: paper 000, section 4.
 
 Loads and validates only; every metric (r, the importance-sampling terms, L_h - L_G,
-perplexities) is derived in dbt (`dbt_project/models/pairwise/`).
+perplexities) is derived in dbt (`dbt_project/models/*/pairwise/`).
 
 Inputs (catalog dataset `lm_game_pairwise`, read only through `verified_path`):
 

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ingest.config import Paths
 from ingest.warehouse.raw import now_utc
-from ingest.errors import IngestError
+from ingest.errors import OptionError, ScoringError, WarehouseError
 from ingest.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.bos import BosPolicy
@@ -55,7 +55,7 @@ class Document:
 
 def load_documents(paths: Paths, corpus: str, settings: ScoreSettings) -> tuple[list[Document], str]:
     if not paths.duckdb.exists():
-        raise IngestError(paths.duckdb, "no warehouse yet; run `predictabase ingest` first")
+        raise WarehouseError(paths.duckdb, "no warehouse yet; run `predictabase ingest` first")
     con = duckdb.connect(str(paths.duckdb), read_only=True)
     try:
         try:
@@ -63,15 +63,15 @@ def load_documents(paths: Paths, corpus: str, settings: ScoreSettings) -> tuple[
                 "SELECT doc_id, doc_index, text, score_prefix_chars, corpus_version FROM raw.documents "
                 "WHERE corpus = ? ORDER BY doc_index", [corpus]).fetchall()
         except duckdb.Error as exc:
-            raise IngestError(paths.duckdb, f"cannot read raw.documents ({exc}); run `predictabase ingest` first")
+            raise ScoringError(paths.duckdb, f"cannot read raw.documents ({exc}); run `predictabase ingest` first")
     finally:
         con.close()
     if not rows:
-        raise IngestError(paths.duckdb, f"raw.documents has no documents for corpus {corpus!r}; "
+        raise ScoringError(paths.duckdb, f"raw.documents has no documents for corpus {corpus!r}; "
                                         "run `predictabase ingest` first")
     versions = {r[4] for r in rows}
     if len(versions) != 1:
-        raise IngestError(paths.duckdb, f"corpus {corpus!r} has {len(versions)} corpus_version values")
+        raise ScoringError(paths.duckdb, f"corpus {corpus!r} has {len(versions)} corpus_version values")
     if settings.limit is not None:
         rows = rows[:settings.limit]
     docs = []
@@ -101,11 +101,11 @@ def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, in
     maxpos = lm.max_positions or 1024
     ctx = settings.context_length if settings.context_length is not None else min(maxpos, DEFAULT_CONTEXT_CAP)
     if ctx < 2 or ctx > maxpos:
-        raise IngestError("--context-length", f"{ctx} is not allowed; an integer from 2 to {maxpos} "
+        raise OptionError("--context-length", f"{ctx} is not allowed; an integer from 2 to {maxpos} "
                                               f"(the maximum of {lm.model_id})")
     stride = settings.stride if settings.stride is not None else max(1, ctx // 2)
     if not 1 <= stride <= ctx - 1:
-        raise IngestError("--stride", f"{stride} is not allowed; an integer from 1 to {ctx - 1} (context length - 1)")
+        raise OptionError("--stride", f"{stride} is not allowed; an integer from 1 to {ctx - 1} (context length - 1)")
     return ctx, stride
 
 
@@ -246,12 +246,12 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     log-probabilities against the model's own loss on a probe text before scoring anything.
     """
     if settings.top_k < 0 or settings.batch_tokens < 1 or (settings.limit is not None and settings.limit < 1):
-        raise IngestError(None, "top_k must be >= 0, batch_tokens >= 1 and limit (when given) >= 1")
+        raise OptionError(None, "top_k must be >= 0, batch_tokens >= 1 and limit (when given) >= 1")
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
     if settings.top_k > lm.vocab_size:
-        raise IngestError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
+        raise OptionError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
                                      f"(the vocabulary of {lm.model_id})")
     scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
     return [score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)

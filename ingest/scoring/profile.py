@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ingest.errors import IngestError, ScoringError
+from ingest.errors import ModelLoadError, ScoringError
 from ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
 
 
@@ -175,7 +175,7 @@ class TokenizerProfile:
         try:
             bos = choose_bos(tokenizer, model_type)
         except ValueError as exc:
-            raise IngestError(name, str(exc)) from exc
+            raise ModelLoadError(name, str(exc)) from exc
         byte_level = is_byte_level(tokenizer)
         eot = end_of_text_ids(tokenizer)
         special = special_ids(tokenizer)
