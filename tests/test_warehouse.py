@@ -111,3 +111,17 @@ def test_publish_allows_growth_and_gives_each_snapshot_its_own_id(tmp_paths):
     write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "pythia"])
     publish(tmp_paths)
     assert _snapshot_id(tmp_paths) != first and len(first) == 32
+
+
+def test_publish_accepts_the_deliberate_dataset_renames(tmp_paths):
+    write_marts(tmp_paths, 2)
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['corpus_ucl', 'in_the_wild']) AS dataset")
+    publish(tmp_paths)
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['ucl', 'wild']) AS dataset")
+    publish(tmp_paths)  # renamed, not lost
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['ucl']) AS dataset")
+    with pytest.raises(BuildError, match="mart_sources lost dataset wild"):
+        publish(tmp_paths)

@@ -32,6 +32,11 @@ SNAPSHOT_INFO = "snapshot_info"
 #: columns whose values name what a mart covers; a value present in the published snapshot and
 #: missing from the new marts is a lost corpus, model or dataset
 IDENTITY_COLUMNS = ("corpus", "model_key", "dataset", "predictor")
+#: identity values renamed on purpose: present under the new name is not lost (catalog dataset names
+#: became the ingest names when the dataset definitions were introduced)
+RENAMED = {"corpus_lm_game": "lm_game", "corpus_natural_stories": "natural_stories", "corpus_provo": "provo",
+           "corpus_ucl": "ucl", "lm_game_pairwise": "pairwise", "in_the_wild": "wild",
+           "logprobs_gpt3_natural_stories": "gpt3_natural_stories"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ def shrinkage(old: dict[str, MartProfile], new: dict[str, MartProfile]) -> list[
             lost.append(f"{name} emptied ({before.rows} -> 0 rows)")
             continue
         for col, values in before.identities.items():
-            gone = sorted(values - after.identities.get(col, frozenset()))
+            present = after.identities.get(col, frozenset())
+            gone = sorted(v for v in values if v not in present and RENAMED.get(v) not in present)
             if gone:
                 shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
                 lost.append(f"{name} lost {col} {shown}")
