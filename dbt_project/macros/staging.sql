@@ -24,14 +24,33 @@ select
 where false
 {%- endmacro %}
 
-{#- select `columns` ([name, type] pairs) from a raw table, or an empty typed relation when it is missing -#}
-{% macro select_source_or_empty(source_name, table_name, columns) -%}
+{#- the typed column list ([name, data_type] pairs) of a source table, from its `columns:` in the
+    source yml: the one place a raw table's columns and types are declared -#}
+{% macro source_columns(source_name, table_name) -%}
+{%- set columns = [] -%}
+{%- for node in graph.sources.values() if node.source_name == source_name and node.name == table_name -%}
+  {%- for col in node.columns.values() -%}
+    {%- if not col.data_type -%}
+      {{ exceptions.raise_compiler_error("source " ~ source_name ~ "." ~ table_name ~ " column " ~ col.name ~ " has no data_type") }}
+    {%- endif -%}
+    {%- do columns.append([col.name, col.data_type]) -%}
+  {%- endfor -%}
+{%- endfor -%}
+{{ return(columns) }}
+{%- endmacro %}
+
+{#- select a raw table's declared columns (`columns`: [name, type] pairs, by default the source
+    definition's), typed, or an empty typed relation when the table is missing -#}
+{% macro select_source_or_empty(source_name, table_name, columns=none) -%}
 {%- set rel = source(source_name, table_name) -%}
 {%- set existing = none -%}
 {%- if execute -%}
+  {%- if columns is none -%}{%- set columns = source_columns(source_name, table_name) -%}{%- endif -%}
   {%- set existing = adapter.get_relation(database=rel.database, schema=rel.schema, identifier=rel.identifier) -%}
 {%- endif -%}
-{%- if existing is not none -%}
+{%- if not execute -%}
+select 1 as parsing
+{%- elif existing is not none -%}
   {%- set present = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list -%}
 {{ typed_select(columns, present, rel) }}
 {%- else -%}

@@ -2,11 +2,7 @@
 -- the column (surprisal_bits or surprisal_nats); both are exposed, the missing one converted:
 -- nats = bits * ln 2.
 with source as (
-{{ select_source_or_empty('raw', 'imported_word_surprisal', [
-    ['corpus', 'varchar'], ['doc_id', 'varchar'], ['word_index', 'integer'], ['model', 'varchar'],
-    ['surprisal_bits', 'double'], ['surprisal_nats', 'double'], ['is_multitoken', 'boolean'],
-    ['source_path', 'varchar'], ['source_sha256', 'varchar']
-]) }}
+{{ select_source_or_empty('raw', 'imported_word_surprisal') }}
 ),
 
 renamed as (
