@@ -93,13 +93,16 @@ def _snapshot_id(con: duckdb.DuckDBPyConnection, path: str) -> str:
 def snapshot() -> Snapshot | None:
     """The current snapshot's identity (None while nothing has been published)."""
     path = marts_path()
-    if not path.exists():
-        return None
-    try:
-        with _open(str(path)) as con:
-            return Snapshot(str(path), _snapshot_id(con, str(path)))
-    except duckdb.IOException:  # replaced or removed between the check and the open
-        return None if not path.exists() else snapshot()
+    for attempt in range(3):
+        if not path.exists():
+            return None
+        try:
+            with _open(str(path)) as con:
+                return Snapshot(str(path), _snapshot_id(con, str(path)))
+        except duckdb.IOException:  # replaced or removed between the check and the open: look again
+            if attempt == 2:
+                raise
+    return None
 
 
 def _read(path: str, snapshot_id: str, sql: str) -> pd.DataFrame:
