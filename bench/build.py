@@ -53,7 +53,7 @@ def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
     from ingest.sources.fetch import fetch_and_record
     from tests.dbt_fixtures import Fixture, regex_tokens, token_rows, write_run
 
-    from ingest.cli import run_ingest
+    from ingest.datasets.registry import run_ingest
 
     fetch_and_record(p, mirror, show_progress=False)
     ingest(p, None, show_progress=False)

@@ -1,6 +1,6 @@
 """The `predictabase` command line.
 
-Every command that writes holds the warehouse's writer lock (`ingest.lock`) and reports bad input
+Every command that writes holds the warehouse's writer lock (`ingest.warehouse.lock`) and reports bad input
 as one line, `error: <file or option>: <problem>`, with exit code 2, never a traceback.
 """
 from __future__ import annotations
@@ -64,6 +64,10 @@ def _errors() -> Iterator[None]:
     except KeyboardInterrupt:
         _fail("interrupted; the warehouse and the published snapshot are as they were before this step "
               "(an interrupted scoring run resumes next time)")
+
+
+def check_port(port: int) -> None:
+    check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
 
 
 def existing_warehouse(warehouse: Path | None) -> Paths:
@@ -179,7 +183,7 @@ def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, war
     """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
     from ingest.warehouse.serve import serve as run_server
     with _errors():
-        check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
+        check_port(port)
         p = existing_warehouse(warehouse)
     run_server(p, port=port)
 
@@ -191,7 +195,7 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """The main job: fetch, ingest, score with the default model, dbt build, serve."""
     with _errors():
-        check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
+        check_port(port)  # before the long job, not after it
     with writing("all", warehouse, wait, create=True):  # one lock over every step
         fetch(mirror=mirror, dataset=None, warehouse=warehouse, wait=wait)
         ingest_cmd(names=None, warehouse=warehouse, wait=wait)
@@ -200,12 +204,6 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
         build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
     if serve_after:
         serve(port=port, warehouse=warehouse)
-
-
-def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
-    """Kept for callers of the old location; see `ingest.jobs.run_ingest`."""
-    from ingest.datasets.registry import run_ingest as run
-    return run(paths, names, show_progress)
 
 
 def main() -> None:  # pragma: no cover

@@ -379,7 +379,7 @@ def real_app(mirror, tmp_path_factory):
     (raw tables, mart_wild_texts, the snapshot, the wild page's screenshot): removed at teardown."""
     import duckdb
 
-    from ingest.cli import run_ingest
+    from ingest.datasets.registry import run_ingest
     from ingest.sources.fetch import fetch_and_record
     from ingest.warehouse import dbt_build, publish
 

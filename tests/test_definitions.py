@@ -38,7 +38,7 @@ def test_the_generic_reader_applies_the_declared_options(fetched_raw):
     assert len(rows) == 10256 and rows[0] == {"word": "If", "zone": "1", "item": "1"}
     with pytest.raises(IngestError, match=r"missing column\(s\) \['zone'\]"):
         readers.delimited(src.data.replace(b"zone", b"pos", 1), src.path, spec)
-    cloze = dataset("provo").file("cloze")  # an R data file with cp1252 strings
+    cloze = dataset("provo_cloze").file("cloze")  # an R data file with cp1252 strings
     df = readers.rdata(readers.source(cloze, fetched_raw).local, cloze.path, cloze)
     assert len(df) == 2730 and set(cloze.columns) <= set(df.columns)
     with pytest.raises(IngestError, match="ucl_devarda/all_measures.csv: not valid utf-8"):

@@ -16,7 +16,7 @@ import pyarrow.dataset as ds
 import pytest
 import torch
 
-from ingest.cli import run_ingest
+from ingest.datasets.registry import run_ingest
 from ingest.config import paths as make_paths
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.sources.fetch import fetch_and_record

@@ -1,7 +1,7 @@
 """Corpus ingest: load, validate and write the texts, words and game tokens of every corpus.
 
 `ingest(paths, names)` reads only catalog files fetched into `paths.raw` (through
-`ingest.fetch.verified_path`), parses and validates ALL requested corpora in memory first,
+`ingest.sources.fetch.verified_path`), parses and validates ALL requested corpora in memory first,
 then writes all their tables (raw.documents, raw.words, raw.game_doc_tokens,
 raw.imported_word_surprisal) in one transaction. A bad file raises
 `IngestError(file, problem)` before anything is written; re-running replaces, never duplicates.
@@ -9,18 +9,14 @@ No metric is computed here.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from rich.progress import Progress
 
 from ingest.config import Paths
-from ingest.warehouse.raw import connect, transaction
 from ingest.errors import IngestError
 from ingest.datasets import lm_game, natural_stories, provo, ucl
-from ingest.datasets._common import CorpusLoad, write_partitions
-
-log = logging.getLogger(__name__)
+from ingest.datasets._common import CorpusLoad
 
 LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     "lm_game": lm_game.load,
@@ -35,12 +31,17 @@ NAMES = list(LOADERS)
 LAST_NOTES: dict[str, dict] = {}
 
 
-def load(paths: Paths, names: list[str] | None = None, show_progress: bool = False) -> dict[str, CorpusLoad]:
-    """Parse and validate (no writing)."""
+def _wanted(names: list[str] | None) -> list[str]:
     wanted = list(NAMES) if not names else list(dict.fromkeys(names))
     unknown = [n for n in wanted if n not in LOADERS]
     if unknown:
         raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {NAMES}")
+    return wanted
+
+
+def load(paths: Paths, names: list[str] | None = None, show_progress: bool = False) -> dict[str, CorpusLoad]:
+    """Parse and validate (no writing)."""
+    wanted = _wanted(names)
     loads: dict[str, CorpusLoad] = {}
     with Progress(disable=not show_progress, transient=True) as progress:
         task = progress.add_task("ingest: reading", total=len(wanted))
@@ -52,15 +53,10 @@ def load(paths: Paths, names: list[str] | None = None, show_progress: bool = Fal
 
 
 def ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, int]:
-    """Ingest the named corpora (None: all). Returns name -> rows written (all tables of that name)."""
-    loads = load(paths, names, show_progress)
-    counts: dict[str, int] = {}
-    with connect(paths) as con, transaction(con):
-        for name, ld in loads.items():
-            counts[name] = write_partitions(con, ld)
-            LAST_NOTES[name] = ld.notes
-            log.info("%s: %s", name, {t: f.height for t, f, _ in ld.tables})
-    return counts
+    """Ingest the named corpora (None: all) through the job registry (validate all, then one
+    transaction). Returns name -> rows written (all tables of that name)."""
+    from ingest.datasets.registry import run_ingest  # the registry imports this module
+    return run_ingest(paths, _wanted(names), show_progress)
 
 
 __all__ = ["ingest", "load", "NAMES", "LAST_NOTES"]

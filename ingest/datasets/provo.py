@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import tempfile
 from pathlib import Path
 
 from ingest.config import Paths
@@ -32,7 +31,7 @@ from ingest.sources.definitions import dataset
 CORPUS = "provo"
 N_TEXTS = 55
 TEXTS = dataset(CORPUS).file("texts")
-CLOZE_SPEC = dataset(CORPUS).file("cloze")
+CLOZE_SPEC = dataset("provo_cloze").file("cloze")  # word numbering; declared once, there
 CLOZE = CLOZE_SPEC.path
 CLOZE_COLUMNS = list(CLOZE_SPEC.columns)
 
@@ -60,10 +59,10 @@ def parse_text(data: bytes, name: str) -> str:
     return text
 
 
-def parse_cloze(local: Path, name: str) -> dict[int, list[tuple[int, str]]]:
+def parse_cloze(local_or_data: Path | bytes, name: str) -> dict[int, list[tuple[int, str]]]:
     """{text_id: [(word_n, word), ...]} sorted by word_n, one row per word_n (the first by
-    word_unique_id when the norms repeat a number)."""
-    df = readers.rdata(local, name, CLOZE_SPEC)
+    word_unique_id when the norms repeat a number). Reads the R data file or its bytes."""
+    df = readers.rdata(local_or_data, name, CLOZE_SPEC)
     if df[CLOZE_COLUMNS].isna().any().any():
         raise IngestError(name, "null text_id / word_n / word")
     out: dict[int, dict[int, tuple[int, str]]] = {}
@@ -154,12 +153,7 @@ def load(paths: Paths) -> CorpusLoad:
         raise IngestError(TEXTS.glob, f"expected texts 1..{N_TEXTS}, the catalog has {sorted(texts)}")
     texts = dict(sorted(texts.items()))
     cloze_src = readers.source(CLOZE_SPEC, paths)
-    return build(texts, cloze_src, parse_cloze_bytes(cloze_src.data, cloze_src.path))
+    return build(texts, cloze_src, parse_cloze(cloze_src.local, cloze_src.path))  # the verified copy
 
 
-def parse_cloze_bytes(data: bytes, name: str) -> dict[int, list[tuple[int, str]]]:
-    """parse_cloze on in-memory bytes (for tests of corrupted copies)."""
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "cloze.rda"
-        p.write_bytes(data)
-        return parse_cloze(p, name)
+parse_cloze_bytes = parse_cloze  # the tests of corrupted copies pass bytes

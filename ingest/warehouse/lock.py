@@ -26,7 +26,6 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,14 +41,7 @@ class WarehouseBusy(WarehouseError):
     """Another process holds the warehouse's writer lock."""
 
 
-@dataclass
-class _Held:
-    fd: int
-    path: Path
-    depth: int
-
-
-_HELD: dict[Path, _Held] = {}
+_HELD: set[Path] = set()  # lock files this process holds (re-entrant: an inner writer just runs)
 
 
 def _holder(path: Path) -> dict | None:
@@ -82,13 +74,8 @@ def writer_lock(paths: Paths, command: str, wait_s: float = 0.0) -> Iterator[Non
     another process holds it for longer than `wait_s` seconds.
     """
     path = paths.warehouse / LOCK_NAME
-    held = _HELD.get(path)
-    if held is not None:
-        held.depth += 1
-        try:
-            yield
-        finally:
-            held.depth -= 1
+    if path in _HELD:
+        yield
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, file_mode())
     try:
@@ -119,21 +106,17 @@ def writer_lock(paths: Paths, command: str, wait_s: float = 0.0) -> Iterator[Non
         os.ftruncate(fd, 0)
         os.pwrite(fd, record.encode(), 0)
         os.fsync(fd)
-        _HELD[path] = _Held(fd, path, 1)
+        _HELD.add(path)
         try:
             failpoint("lock.acquired")
             clean_leftovers(paths)
             yield
         finally:
-            del _HELD[path]
+            _HELD.discard(path)
             os.ftruncate(fd, 0)  # a clean release leaves an empty record
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
-
-
-def holds_lock(paths: Paths) -> bool:
-    return (paths.warehouse / LOCK_NAME) in _HELD
 
 
 def leftovers(paths: Paths) -> list[Path]:
