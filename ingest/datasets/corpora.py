@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich.progress import Progress
-
 from ingest.config import Paths
 from ingest.errors import IngestError
 from ingest.datasets import lm_game, natural_stories, provo, ucl
@@ -40,16 +38,9 @@ def _wanted(names: list[str] | None) -> list[str]:
 
 
 def load(paths: Paths, names: list[str] | None = None, show_progress: bool = False) -> dict[str, CorpusLoad]:
-    """Parse and validate (no writing)."""
-    wanted = _wanted(names)
-    loads: dict[str, CorpusLoad] = {}
-    with Progress(disable=not show_progress, transient=True) as progress:
-        task = progress.add_task("ingest: reading", total=len(wanted))
-        for name in wanted:
-            progress.update(task, description=f"reading {name}")
-            loads[name] = LOADERS[name](paths)
-            progress.advance(task)
-    return loads
+    """Parse and validate (no writing), through the job registry."""
+    from ingest.datasets.registry import prepare_all  # the registry imports this module
+    return prepare_all(paths, _wanted(names), show_progress)
 
 
 def ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, int]:

@@ -77,13 +77,8 @@ def _summary(result: object) -> object:
     return result
 
 
-def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
-    """Ingest the named jobs (None: all); returns name -> rows written (or the run for imports)."""
-    wanted = list(dict.fromkeys(names or NAMES))
-    unknown = [n for n in wanted if n not in JOBS]
-    if unknown:
-        raise IngestError("ingest", f"unknown name(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
-    wanted = ordered(wanted)
+def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True) -> dict[str, object]:
+    """Read and validate each job in `wanted` (in that order; nothing is written)."""
     prepared: dict[str, object] = {}
     with Progress(disable=not show_progress, transient=True) as progress:
         task = progress.add_task("ingest: reading", total=len(wanted))
@@ -91,6 +86,17 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
             progress.update(task, description=f"reading and validating {name}")
             prepared[name] = JOBS[name].prepare(paths, prepared)
             progress.advance(task)
+    return prepared
+
+
+def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
+    """Ingest the named jobs (None: all); returns name -> rows written (or the run for imports)."""
+    wanted = list(dict.fromkeys(names or NAMES))
+    unknown = [n for n in wanted if n not in JOBS]
+    if unknown:
+        raise IngestError("ingest", f"unknown name(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
+    wanted = ordered(wanted)
+    prepared = prepare_all(paths, wanted, show_progress)
     counts: dict[str, object] = {}
     with connect(paths) as con, transaction(con):
         for name in wanted:
