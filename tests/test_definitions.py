@@ -68,3 +68,16 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
         mean, n = con.execute("select mean_rt_ms, n_readers from raw.natural_stories_spr_means "
                               "where doc_id = '9' and native_id = '344'").fetchone()
         assert (round(mean, 4), n) == (426.0921, 76)  # the file's first data row
+
+
+def test_a_malformed_definition_is_a_one_line_error_naming_the_file(tmp_path, monkeypatch):
+    from ingest.sources import definitions
+    bad = tmp_path / "datasets.toml"
+    bad.write_text('[[dataset]]\nname = "x"\n[dataset.files.a]\npath = "p"\nformat = "xlsx"\n')
+    monkeypatch.setattr(definitions, "DEFINITIONS_FILE", bad)
+    definitions.load_definitions.cache_clear()
+    try:
+        with pytest.raises(IngestError, match=r"datasets\.toml: x\.a format 'xlsx' not in"):
+            definitions.load_definitions()
+    finally:
+        definitions.load_definitions.cache_clear()

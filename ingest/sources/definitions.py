@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from ingest.errors import IngestError
 from ingest.sources.catalog import SourceFile, load_catalog
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")
@@ -71,11 +72,11 @@ class Dataset:
 
 def _spec(dataset: str, role: str, d: dict) -> FileSpec:
     if ("path" in d) == ("glob" in d):
-        raise ValueError(f"{DEFINITIONS_FILE.name}: {dataset}.{role} needs exactly one of path, glob")
+        raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} needs exactly one of path, glob")
     if d.get("format") not in FORMATS:
-        raise ValueError(f"{DEFINITIONS_FILE.name}: {dataset}.{role} format {d.get('format')!r} not in {sorted(FORMATS)}")
+        raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} format {d.get('format')!r} not in {sorted(FORMATS)}")
     if d.get("quoting", "minimal") not in {"minimal", "none"}:
-        raise ValueError(f"{DEFINITIONS_FILE.name}: {dataset}.{role} quoting must be minimal or none")
+        raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} quoting must be minimal or none")
     return FileSpec(dataset=dataset, role=role, **{**d, "columns": tuple(d.get("columns", ()))})
 
 
@@ -88,7 +89,7 @@ def load_definitions() -> tuple[Dataset, ...]:
         out.append(Dataset(d["name"], d.get("title", ""), files))
     names = [d.name for d in out]
     if len(set(names)) != len(names):
-        raise ValueError(f"{DEFINITIONS_FILE.name}: duplicate dataset names")
+        raise IngestError(DEFINITIONS_FILE, "duplicate dataset names")
     return tuple(out)
 
 
