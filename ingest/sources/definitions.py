@@ -18,7 +18,7 @@ from ingest.errors import IngestError
 from ingest.sources.catalog import SourceFile, load_catalog
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")
-FORMATS = {"delimited", "json", "text", "rdata", "fernet_json", "bytes"}
+FORMATS = {"delimited", "json", "python_literal", "text", "rdata", "fernet_json", "bytes"}
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ anything is written.
 """
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,43 @@ def json_value(data: bytes, name: str, spec: FileSpec | None = None) -> object:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise IngestError(name, f"truncated or malformed JSON ({exc})") from exc
+
+
+def python_literal(data: bytes, name: str, spec: FileSpec | None = None) -> object:
+    """A Python literal (a list, dict, str, number, ... as `repr` writes them: single-quoted strings, which
+    JSON refuses) in the declared encoding, parsed with `ast.literal_eval`, never `eval`: names, calls and
+    any other code are refused, so a bad file is an error, never executed."""
+    raw = decode(data, name, spec.encoding if spec else "utf-8")
+    if not raw.strip():
+        raise IngestError(name, "file is empty")
+    try:
+        return ast.literal_eval(raw)
+    except SyntaxError as exc:
+        raise IngestError(name, f"truncated or malformed Python literal ({exc.msg} at line {exc.lineno}, "
+                                f"column {exc.offset})") from exc
+    except (ValueError, TypeError) as exc:  # a name (nan, x), a call, an operator: not a literal
+        where = _first_non_literal(raw) or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split()))
+        raise IngestError(name, f"not a Python literal: {where}") from exc
+    except (MemoryError, RecursionError) as exc:
+        raise IngestError(name, f"Python literal too deeply nested to parse ({type(exc).__name__})") from exc
+
+
+_LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load,
+                  ast.UnaryOp, ast.UAdd, ast.USub, ast.BinOp, ast.Add, ast.Sub)
+
+
+def _first_non_literal(raw: str) -> str | None:
+    """Where `literal_eval` gave up: the first name, call or other expression, e.g. "`nan` at line 675"."""
+    try:
+        tree = ast.parse(raw.lstrip(" \t"), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    bad = [n for n in ast.walk(tree) if not isinstance(n, _LITERAL_NODES) and hasattr(n, "lineno")]
+    if not bad:
+        return None
+    node = min(bad, key=lambda n: (n.lineno, n.col_offset))
+    segment = " ".join((ast.get_source_segment(raw.lstrip(" \t"), node) or type(node).__name__).split())
+    return f"`{segment[:40]}` at line {node.lineno}, column {node.col_offset + 1} (only literal values are allowed)"
 
 
 def delimited(data: bytes, name: str, spec: FileSpec, columns: list[str] | tuple[str, ...] | None = None
