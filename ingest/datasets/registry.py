@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import duckdb
 from rich.progress import Progress
 
-from ingest.datasets import corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, wild
+from ingest.datasets import corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, replace_tables_in, transaction
@@ -58,6 +58,12 @@ JOBS: dict[str, Job] = {
     "natural_stories_spr_means": Job("natural_stories_spr_means",
                                      prepare=lambda paths, _p: natural_stories_spr_means.load(paths),
                                      write=replace_tables_in),
+    # the top-1 game (paper 000, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
+    "lm_game_top1": Job("lm_game_top1", prepare=lambda paths, _p: top1.load_guesses(paths), write=replace_tables_in),
+    "lm_game_model_perfs": Job("lm_game_model_perfs", prepare=lambda paths, _p: top1.load_model_perfs(paths),
+                               write=replace_tables_in),
+    "lm_game_vocabulary": Job("lm_game_vocabulary", prepare=lambda paths, _p: top1.load_vocabulary(paths),
+                              write=replace_tables_in),
 }
 NAMES = list(JOBS)
 
