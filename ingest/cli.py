@@ -162,6 +162,31 @@ def score(
 
 
 @app.command()
+def top1(
+    model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
+    max_expansions: Annotated[int, typer.Option(help="forward steps per question at most, 1..100000")] = 64,
+    candidates: Annotated[int, typer.Option(help="scored words kept per question, 1..100")] = 5,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents (quick runs)")] = None,
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
+    dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
+    warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
+) -> None:
+    """The model's most probable next word on the top-1 game's word-token questions (paper 000 section 3)."""
+    from ingest.scoring.top1 import Top1Settings, run_top1
+    with writing("top1", warehouse, wait) as p:
+        check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
+              "cpu, cuda, cuda:N or mps")
+        check("--dtype", dtype, dtype is None or dtype in DTYPES, f"one of {', '.join(DTYPES)}")
+        run = run_top1(p, model, Top1Settings(max_expansions=max_expansions, n_candidates=candidates),
+                       device=device, dtype=dtype, limit=limit)
+    if run.get("method") == "exact_token":
+        console.print(f"{run['model_key']}: {run['note']}")
+    else:
+        console.print(f"{run['model_key']} / top-1 game: {run['n_questions']} word-token questions, "
+                      f"{run['n_expanded']} expansions (run {run['run_id']}{', already complete' if run.get('skipped') else ''})")
+
+
+@app.command()
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
@@ -201,6 +226,8 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
         ingest_cmd(names=None, warehouse=warehouse, wait=wait)
         score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
               batch_tokens=8192, device=None, dtype=None, warehouse=warehouse, wait=wait)
+        top1(model=model, max_expansions=64, candidates=5, limit=None, device=None, dtype=None,
+             warehouse=warehouse, wait=wait)
         build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
     if serve_after:
         serve(port=port, warehouse=warehouse)

@@ -39,6 +39,10 @@ class Paths:
         return self.parquet / "token_scores"
 
     @property
+    def top1_predictions(self) -> Path:  # word-level top-1 game predictions (ingest.scoring.top1)
+        return self.parquet / "top1_predictions"
+
+    @property
     def models(self) -> Path:
         return Path(os.environ.get("PREDICTABASE_MODEL_CACHE", self.warehouse / "models"))
 

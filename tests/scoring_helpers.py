@@ -92,3 +92,31 @@ RUN_KEYS = {"run_id", "model_key", "model_id", "model_revision", "tokenizer", "t
             "started_at", "finished_at", "package_versions"}
 SCORED_RUN_KEYS = RUN_KEYS | {"n_docs_with_tokens", "scorer_version"}
 IMPORTED_RUN_KEYS = RUN_KEYS | {"source_path", "source_sha256", "doc_id_mapping", "text_differences_chars"}
+
+
+def smollm2_tokenizer():
+    """SmolLM2's real tokenizer (byte-level BPE, 49,152 ids), read from the installed GGUF."""
+    from transformers import AutoTokenizer
+
+    from ingest.scoring.models import smollm2_gguf
+    gguf = smollm2_gguf()
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+
+
+def build_tiny_llama(out: Path, tokenizer=None) -> Path:
+    """A 2-layer Llama (seeded random weights) with SmolLM2's real tokenizer: a model whose
+    tokenizer is not the game's, so choice-set words can take several tokens."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = tokenizer or smollm2_tokenizer()
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      bos_token_id=0, eos_token_id=tok.eos_token_id, tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(20.0)  # sharper distributions
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out

@@ -57,7 +57,8 @@ def test_publish_without_warehouse_or_marts_raises(tmp_paths):
 
 def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
     env = dbt_env(tmp_paths)
-    assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores)}
+    assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
+                   "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions)}
     args = dbt_args(tmp_paths, "build", "mart_models")
     assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]
     assert str(tmp_paths.warehouse / "dbt" / "target") in args

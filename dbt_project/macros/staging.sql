@@ -63,6 +63,11 @@ select 1 as parsing
 {{ env_var('PREDICTABASE_TOKEN_SCORES') | replace("'", "''") | trim | replace('\\', '/') }}
 {%- endmacro %}
 
+{#- the top-1 prediction directory (env PREDICTABASE_TOP1_PREDICTIONS; default: next to the token scores) -#}
+{% macro top1_predictions_dir() -%}
+{{ env_var('PREDICTABASE_TOP1_PREDICTIONS', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../top1_predictions') | replace("'", "''") | trim | replace('\\', '/') }}
+{%- endmacro %}
+
 {#- number of files matching a glob (0 at parse time) -#}
 {% macro count_files(pattern) -%}
 {%- if execute -%}

@@ -1,0 +1,229 @@
+"""Word-level top-1 predictions (ingest/scoring/top1.py) against brute force on small models.
+
+Brute force: every candidate word scored separately by a plain forward pass over BOS + context +
+the word's tokens (no cache, no custom mask, the model's own attention masks), p(w | c) =
+prod p(t_i) * B(after w) computed here from the raw logits. The predictor must return the same
+argmax and log-probability, for a Llama with SmolLM2's real tokenizer (choice-set words of 1 to 5
+tokens), for a Gemma-3-style model with sliding-window layers (its second mask), and whatever the
+packing of documents into forward passes.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import random
+
+import pytest
+import torch
+
+from ingest.scoring.profile import TokenizerProfile
+from ingest.scoring.top1 import (Question, Top1Settings, WordPredictor, build_trie, is_word_token,
+                                 tokenizer_is_games, word_token_ids)
+
+DOCS = (5190, 1003)
+
+
+@pytest.fixture(scope="module")
+def game(mirror):
+    vocab = ast.literal_eval((mirror / "lm_game/server/tokens.json").read_text())
+    docs = {d: json.loads((mirror / f"lm_game/server/docs/doc{d}.json").read_text()) for d in DOCS}
+    return vocab, docs
+
+
+def questions_of(doc: list[str], doc_id: str, first: int = 80) -> list[Question]:
+    """The word-token positions among the first tokens of a real game document."""
+    out, start = [], 0
+    for i, t in enumerate(doc[:first]):
+        if is_word_token(t) and i + 1 < len(doc) and doc[i + 1].startswith(" "):
+            out.append(Question(doc_id, i + 1, start))
+        start += len(t)
+    return out
+
+
+@pytest.fixture(scope="module")
+def smol_tok():
+    from tests.scoring_helpers import smollm2_tokenizer
+    return smollm2_tokenizer()
+
+
+def load(directory, model_type):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(directory)
+    model = AutoModelForCausalLM.from_pretrained(directory).eval()
+    return model, TokenizerProfile.build(tok, model_type, model.config.vocab_size, str(directory))
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory, smol_tok):
+    from tests.scoring_helpers import build_tiny_llama
+    return load(build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), smol_tok), "llama")
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma(tmp_path_factory, smol_tok):
+    """Gemma 3's architecture (sliding-window and full layers alternating), window 6 positions."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    torch.manual_seed(1)
+    cfg = Gemma3TextConfig(vocab_size=len(smol_tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, sliding_window=6,
+                           layer_types=["sliding_attention", "full_attention"], max_position_embeddings=256,
+                           bos_token_id=0, eos_token_id=smol_tok.eos_token_id, pad_token_id=0)
+    model = Gemma3ForCausalLM(cfg).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(20.0)
+    out = tmp_path_factory.mktemp("tiny-gemma")
+    model.save_pretrained(out)
+    smol_tok.save_pretrained(out)
+    return load(out, "gemma3_text")
+
+
+def brute_force(model, profile: TokenizerProfile, context: str, words: list[str]) -> list[tuple[float, str]]:
+    """ln p(w | context) for every word: BOS + context + the word's tokens through a plain forward
+    pass (batched over words, right-padded: padding after a word cannot reach its positions)."""
+    (ctx_ids, _), = profile.encode([context]) if context else [([], [])]
+    wi = torch.from_numpy(profile.word_initial)
+    paths = word_token_ids(profile, words)
+    c = len(ctx_ids)
+    out = []
+    for k in range(0, len(words), 64):
+        chunk = list(zip(words[k:k + 64], paths[k:k + 64]))
+        width = max(len(ids) for _, ids in chunk)
+        inp = torch.tensor([[profile.bos.token_id, *ctx_ids, *ids] + [0] * (width - len(ids)) for _, ids in chunk])
+        with torch.no_grad():
+            # positions c .. c + width hold the distributions before/after the word's tokens
+            lp = torch.log_softmax(model(inp, logits_to_keep=width + 1).logits.double(), dim=-1)
+        for row, (w, ids) in enumerate(chunk):
+            n = len(ids)
+            score = sum(lp[row, j, ids[j]].item() for j in range(n)) + torch.logsumexp(lp[row, n][wi], 0).item()
+            out.append((score, w))
+    return sorted(out, reverse=True)
+
+
+def choice_sample(vocab, profile, n_single: int, n_multi: int, seed: int = 0) -> list[str]:
+    words = sorted({t for t in vocab if is_word_token(t)})
+    paths = dict(zip(words, word_token_ids(profile, words)))
+    rng = random.Random(seed)
+    multi = [w for w in words if len(paths[w]) > 1]
+    single = [w for w in words if len(paths[w]) == 1]
+    return rng.sample(single, n_single) + rng.sample(multi, n_multi)
+
+
+def check_against_brute_force(model, profile, words, docs, n_questions: int, settings: Top1Settings):
+    trie = build_trie(profile, words)
+    pred = WordPredictor(model, profile, trie, settings, context_length=256)
+    inputs = [("".join(doc), questions_of(doc, str(d))) for d, doc in docs.items()]
+    results = {(r["doc_id"], r["position"]): r for r in pred.predict_documents(inputs)}
+    checked = 0
+    for text, qs in inputs:
+        for q in qs[:n_questions]:
+            r = results[(q.doc_id, q.position)]
+            assert r["status"] == "ok"
+            expected = brute_force(model, profile, text[:q.char_start], words)
+            assert r["candidate_words"][0] == expected[0][1], (q, r["candidate_words"][:3], expected[:3])
+            assert r["candidate_logprobs_nats"][0] == pytest.approx(expected[0][0], abs=2e-4)
+            # every scored candidate carries its exact probability
+            exact = {w: s for s, w in expected}
+            for w, s in zip(r["candidate_words"], r["candidate_logprobs_nats"]):
+                assert s == pytest.approx(exact[w], abs=2e-4)
+            assert math.exp(r["candidate_logprobs_nats"][0]) >= r["max_unexplored_bound"]
+            assert r["max_unexplored_bound"] <= r["unexplored_mass"] + 1e-12
+            checked += 1
+    return results, checked
+
+
+def test_word_argmax_equals_brute_force_llama(tiny_llama, game):
+    model, profile = tiny_llama
+    vocab, docs = game
+    words = choice_sample(vocab, profile, 150, 150)
+    assert max(len(ids) for ids in word_token_ids(profile, words)) >= 3
+    _, checked = check_against_brute_force(model, profile, words, docs, 4, Top1Settings(max_expansions=100_000))
+    assert checked == 8
+
+
+def test_multi_token_winners(tiny_llama, game):
+    """A choice set of multi-token words only: the winner must be reached through the trie's depth."""
+    model, profile = tiny_llama
+    vocab, docs = game
+    words = choice_sample(vocab, profile, 0, 120, seed=3)
+    results, checked = check_against_brute_force(model, profile, words, {5190: docs[5190]}, 3,
+                                                 Top1Settings(max_expansions=100_000))
+    assert checked == 3
+    assert all(r["candidate_token_counts"][0] >= 2 for r in results.values())
+
+
+def test_sliding_window_mask_gemma(tiny_gemma, game):
+    """Contexts longer than the 6-position window: the sliding layers' own mask must be honoured."""
+    model, profile = tiny_gemma
+    vocab, docs = game
+    words = choice_sample(vocab, profile, 60, 60, seed=5)
+    _, checked = check_against_brute_force(model, profile, words, {1003: docs[1003]}, 4,
+                                           Top1Settings(max_expansions=100_000))
+    assert checked == 4
+
+
+def test_packing_and_batching_change_nothing(tiny_llama, game):
+    model, profile = tiny_llama
+    vocab, docs = game
+    words = choice_sample(vocab, profile, 200, 100, seed=7)
+    trie = build_trie(profile, words)
+    inputs = [("".join(doc), questions_of(doc, str(d))) for d, doc in docs.items()]
+    runs = []
+    for settings in (Top1Settings(pack_tokens=1, batch_tokens=3, per_round=1),
+                     Top1Settings(pack_tokens=4096, batch_tokens=4096, per_round=8)):
+        pred = WordPredictor(model, profile, trie, settings, context_length=256)
+        runs.append({(r["doc_id"], r["position"]): r for r in pred.predict_documents(inputs)})
+    assert runs[0].keys() == runs[1].keys() and len(runs[0]) > 20
+    for key, a in runs[0].items():
+        b = runs[1][key]
+        assert a["candidate_words"][0] == b["candidate_words"][0]
+        assert a["candidate_logprobs_nats"][0] == pytest.approx(b["candidate_logprobs_nats"][0], abs=1e-4)
+
+
+def test_budget_bounds_are_sound(tiny_llama, game):
+    """With a tiny budget the search stops early; wherever it claims a proof, the claim is true."""
+    model, profile = tiny_llama
+    vocab, docs = game
+    words = choice_sample(vocab, profile, 150, 150, seed=11)
+    trie = build_trie(profile, words)
+    pred = WordPredictor(model, profile, trie, Top1Settings(max_expansions=1, per_round=1), context_length=256)
+    doc = docs[5190]
+    text, qs = "".join(doc), questions_of(doc, "5190")[:6]
+    results = pred.predict_documents([(text, qs)])
+    claimed = 0
+    for q, r in zip(qs, sorted(results, key=lambda r: r["position"])):
+        assert r["n_expanded"] == 1
+        if r["candidate_logprobs_nats"] and math.exp(r["candidate_logprobs_nats"][0]) >= r["max_unexplored_bound"]:
+            claimed += 1
+            assert r["candidate_words"][0] == brute_force(model, profile, text[:q.char_start], words)[0][1]
+        else:
+            assert r["max_unexplored_bound"] > 0
+    assert 0 <= claimed <= len(qs)
+
+
+def test_game_tokenizer_detection(tiny_gpt2_dir, smol_tok, game):
+    """The GPT-2 tokenizer is the game's (compared exactly in dbt); SmolLM2's is not."""
+    from transformers import AutoTokenizer
+    vocab, _ = game
+    gpt2 = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
+    p_gpt2 = TokenizerProfile.build(gpt2, "gpt2", len(gpt2), "gpt2")
+    p_smol = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
+    assert tokenizer_is_games(p_gpt2, vocab)
+    assert not tokenizer_is_games(p_smol, vocab)
+    # the game's vocabulary holds 32,104 word tokens; for GPT-2 each is one token of its own
+    words = sorted({t for t in vocab if is_word_token(t)})
+    assert len(words) == 32104
+    assert all(len(ids) == 1 for ids in word_token_ids(p_gpt2, words[:2000]))
+
+
+def test_word_paths_in_context_llama_style_dummy_prefix(smol_tok):
+    """Word token paths are taken after a '.', as they occur after a word: equal to tokenizing the
+    word inside a sentence, for SmolLM2's byte-level BPE."""
+    p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
+    words = [" the", " unbelievable", " Kowalczyk", " naïve"]
+    for w, ids in zip(words, word_token_ids(p, words)):
+        (ctx, spans), = p.encode(["It was" + w + " then"])
+        cut = [k for k, (s, _) in enumerate(spans) if s == len("It was")][0]
+        end = [k for k, (s, _) in enumerate(spans) if s == len("It was" + w)][0]
+        assert ctx[cut:end] == ids
+    assert len(word_token_ids(p, [" the"])[0]) == 1
