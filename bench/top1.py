@@ -76,6 +76,8 @@ def main() -> None:
     ap.add_argument("-m", "--model", default="smollm2-135m")
     ap.add_argument("--docs", type=int, default=40)
     ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--candidates", type=int, default=Top1Settings().n_candidates,
+                    help="words proven and kept per question (the search's k)")
     ap.add_argument("--mirror", default=os.environ.get("PREDICTABASE_MIRROR", str(ROOT.parent / "shared" / "data")))
     ap.add_argument("--model-cache", default=None, help="converted-model cache (default: a temporary folder)")
     args = ap.parse_args()
@@ -87,7 +89,7 @@ def main() -> None:
     ctx, stride = effective_lengths(lm, ScoreSettings())
     inputs, prefixes, words = game_inputs(Path(args.mirror), args.docs)
     trie = build_trie(profile, words)
-    predictor = WordPredictor(lm.model, profile, trie, Top1Settings(), device=lm.device, context_length=ctx)
+    predictor = WordPredictor(lm.model, profile, trie, Top1Settings(n_candidates=args.candidates), device=lm.device, context_length=ctx)
     scorer = Scorer(lm.model, profile, top_k=10, device=lm.device)
     encoded = [ids for ids, _ in profile.encode(prefixes)]
     windows = [w for i, ids in enumerate(encoded) for w in make_windows(i, len(ids), ctx, stride)]
@@ -98,7 +100,7 @@ def main() -> None:
     scorer.score_windows(encoded[:1], make_batches(windows[:1], ScoreSettings().batch_tokens))
     predictor.predict_documents(inputs[:1])
 
-    print(f"model {lm.model_key} ({lm.device}, {lm.dtype}, {torch.get_num_threads()} threads), "
+    print(f"model {lm.model_key}, top {args.candidates} words per question ({lm.device}, {lm.dtype}, {torch.get_num_threads()} threads), "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
     print(f"{len(inputs)} documents, {n_tok} prefix tokens, {n_q} word-token questions, "
           f"{len(words)} choice-set words ({sum(1 for n in trie.word_at if trie.depth[n] > 1)} of them multi-token)")

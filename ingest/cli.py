@@ -165,7 +165,7 @@ def score(
 def top1(
     model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
     max_expansions: Annotated[int, typer.Option(help="forward steps per question at most, 1..100000")] = 64,
-    candidates: Annotated[int, typer.Option(help="scored words kept per question, 1..100")] = 5,
+    candidates: Annotated[int, typer.Option(help="most probable words found and kept per question, 1..100 (1 = the prediction; each more costs about 1.5 forward steps per question)")] = 1,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents (quick runs)")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
     dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
@@ -226,7 +226,7 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
         ingest_cmd(names=None, warehouse=warehouse, wait=wait)
         score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
               batch_tokens=8192, device=None, dtype=None, warehouse=warehouse, wait=wait)
-        top1(model=model, max_expansions=64, candidates=5, limit=None, device=None, dtype=None,
+        top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None,
              warehouse=warehouse, wait=wait)
         build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
     if serve_after:

@@ -73,6 +73,8 @@ SCHEMA = pa.schema([
     ("candidate_words", pa.list_(pa.string())),    # most probable first, ' word' as the game writes it
     ("candidate_logprobs_nats", pa.list_(pa.float64())),  # ln p(w | c) = ln prod p(t_i) + ln B(after w)
     ("candidate_token_counts", pa.list_(pa.int32())),
+    ("top_first_tokens", pa.list_(pa.string())),   # the most probable first pieces of choice-set words
+    ("top_first_token_logprobs_nats", pa.list_(pa.float64())),  # their ln p (upper bounds on those words)
     ("n_expanded", pa.int32()),                    # forward steps (prefix nodes) this question cost
     ("max_unexplored_bound", pa.float64()),        # probability of the most probable unexpanded prefix
     ("unexplored_mass", pa.float64()),             # total probability of the unexpanded prefixes
@@ -85,7 +87,8 @@ PREDICTIONS_FILE = "predictions.parquet"
 class Top1Settings:
     max_expansions: int = 64   # per question: forward steps at most
     per_round: int = 8         # at most this many prefixes per question and round (1, 1, 2, 2, 4, ...)
-    n_candidates: int = 5      # scored words kept per question, most probable first
+    n_candidates: int = 1      # words proven and kept per question, most probable first (the search's k)
+    n_first_tokens: int = 5    # most probable first tokens kept per question (free: from the prefix pass)
     batch_tokens: int = 2048   # new tokens per forward call
     pack_tokens: int = 2048    # document windows packed into one sequence (block-diagonal mask)
 
@@ -93,6 +96,7 @@ class Top1Settings:
         for name, value, lo, hi in (("--max-expansions", self.max_expansions, 1, 100_000),
                                     ("--per-round", self.per_round, 1, 1024),
                                     ("--candidates", self.n_candidates, 1, 100),
+                                    ("--first-tokens", self.n_first_tokens, 0, 100),
                                     ("--batch-tokens", self.batch_tokens, 1, 1 << 20),
                                     ("--pack-tokens", self.pack_tokens, 1, 1 << 20)):
             if not lo <= int(value) <= hi:
@@ -195,7 +199,8 @@ class _State:
     node_lp: dict = field(default_factory=dict)   # node -> ln P(path)
     node_slot: dict = field(default_factory=dict) # expanded node -> cache slot
     scored: list = field(default_factory=list)    # (logp, word, n_tokens)
-    best: float = -math.inf
+    best: float = -math.inf          # ln p of the k-th best scored word (k = settings.n_candidates)
+    top: list = field(default_factory=list)       # min-heap of the k best scores
     n_expanded: int = 0
     done: bool = False
 
@@ -264,8 +269,15 @@ class WordPredictor:
         self.layer_types = list(getattr(cfg, "layer_types", None) or [])
         self.sliding = bool(self.sliding_window) and "sliding_attention" in self.layer_types
         self.max_depth = trie.max_depth()
+        self._texts: dict[int, str] = {}
         # a question's context plus its longest word path must fit the model's positions
         self.context_budget = max(1, context_length - 1 - self.max_depth)
+
+    def _text(self, token_id: int) -> str:
+        text = self._texts.get(token_id)
+        if text is None:
+            text = self._texts[token_id] = self.profile.tokenizer.decode([token_id])
+        return text
 
     # ---- masks
 
@@ -329,6 +341,7 @@ class WordPredictor:
                                  root_total=float(np.exp(rl).sum())))
         del lps
         budget = self.settings.max_expansions
+        k = self.settings.n_candidates
         rnd = 0
         while True:
             # best-first: one prefix per question and round at first, more in later rounds (fewer calls)
@@ -340,7 +353,7 @@ class WordPredictor:
                 picked = 0
                 while picked < per_round and st.n_expanded + picked < budget:
                     lnb, node, is_root = st.next_bound()
-                    if node < 0 or lnb < st.best or (lnb == st.best and st.scored):
+                    if node < 0 or lnb < st.best or (lnb == st.best and len(st.top) == k):
                         break
                     st.pop(is_root)
                     if is_root:
@@ -394,7 +407,11 @@ class WordPredictor:
             if word is not None:
                 score = base + _logsumexp(lp[wi])
                 st.scored.append((score, word, trie.depth[node]))
-                st.best = max(st.best, score)
+                heapq.heappush(st.top, score)
+                if len(st.top) > self.settings.n_candidates:
+                    heapq.heappop(st.top)
+                if len(st.top) == self.settings.n_candidates:
+                    st.best = st.top[0]
             for tok, child in trie.children[node].items():
                 clp = base + float(lp[tok])
                 st.node_lp[child] = clp
@@ -403,10 +420,14 @@ class WordPredictor:
     def _result(self, st: _State) -> dict:
         bound, mass = st.unexplored()
         scored = sorted(st.scored, key=lambda t: (-t[0], t[1]))[:self.settings.n_candidates]
+        first = [int(n) for n in st.root_order[:self.settings.n_first_tokens]]
         return dict(doc_id=st.q.doc_id, position=st.q.position, true_char_start=st.q.char_start,
                     status=st.q.status, context_tokens=st.n_ctx - 1, logprob_boundary_before_nats=st.lnb_before,
                     candidate_words=[w for _, w, _ in scored], candidate_logprobs_nats=[s for s, _, _ in scored],
-                    candidate_token_counts=[n for _, _, n in scored], n_expanded=st.n_expanded,
+                    candidate_token_counts=[n for _, _, n in scored],
+                    top_first_tokens=[self._text(self.trie.token[n]) for n in first],
+                    top_first_token_logprobs_nats=[float(x) for x in st.root_lp[:len(first)]],
+                    n_expanded=st.n_expanded,
                     max_unexplored_bound=bound, unexplored_mass=mass)
 
     # ---- documents
@@ -428,7 +449,8 @@ class WordPredictor:
                 failed.append(dict(doc_id=q.doc_id, position=q.position, true_char_start=q.char_start,
                                    status="no_token_boundary", context_tokens=None,
                                    logprob_boundary_before_nats=None, candidate_words=[],
-                                   candidate_logprobs_nats=[], candidate_token_counts=[], n_expanded=0,
+                                   candidate_logprobs_nats=[], candidate_token_counts=[], top_first_tokens=[],
+                                   top_first_token_logprobs_nats=[], n_expanded=0,
                                    max_unexplored_bound=None, unexplored_mass=None))
             else:
                 ok.append(Question(q.doc_id, q.position, q.char_start, k))

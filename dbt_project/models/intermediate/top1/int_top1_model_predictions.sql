@@ -64,6 +64,7 @@ exact as (
     select
         c.model_key, c.run_id, 'exact_token' as comparison, q.doc_id, q.position, 'ok' as status,
         c.candidate_words, c.candidate_logprobs_nats,
+        c.candidate_words as top_first_tokens, c.candidate_logprobs_nats as top_first_token_logprobs_nats,
         true as argmax_proven, true as proven_by_mass,
         cast(null as double) as max_unexplored_bound, cast(null as double) as unexplored_mass,
         cast(null as integer) as n_expanded
@@ -83,7 +84,7 @@ word_runs as (
 word as (
     select
         p.model_key, p.run_id, 'word_top1' as comparison, p.doc_id, p.position, p.status,
-        p.candidate_words, p.candidate_logprobs_nats,
+        p.candidate_words, p.candidate_logprobs_nats, p.top_first_tokens, p.top_first_token_logprobs_nats,
         exp(p.candidate_logprobs_nats[1]) >= p.max_unexplored_bound as argmax_proven,
         exp(p.candidate_logprobs_nats[1]) > p.unexplored_mass as proven_by_mass,
         p.max_unexplored_bound, p.unexplored_mass, p.n_expanded
@@ -106,7 +107,7 @@ select
     p.candidate_logprobs_nats[1] as predicted_logprob_nats,
     exp(p.candidate_logprobs_nats[1]) as predicted_probability,
     case when p.status = 'ok' and len(p.candidate_words) > 0 then p.candidate_words[1] = q.true_token end as is_correct,
-    p.candidate_words, p.candidate_logprobs_nats,
+    p.candidate_words, p.candidate_logprobs_nats, p.top_first_tokens, p.top_first_token_logprobs_nats,
     p.argmax_proven, p.proven_by_mass, p.max_unexplored_bound, p.unexplored_mass, p.n_expanded
 from predictions as p
 inner join questions as q on q.doc_id = p.doc_id and q.position = p.position

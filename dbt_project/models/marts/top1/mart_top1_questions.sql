@@ -35,7 +35,9 @@ models as (
             'model_key': model_key, 'comparison': comparison, 'predicted': predicted,
             'probability': predicted_probability, 'is_correct': is_correct, 'argmax_proven': argmax_proven,
             'candidates': candidate_words,
-            'candidate_probabilities': list_transform(candidate_logprobs_nats, x -> exp(x))
+            'candidate_probabilities': list_transform(candidate_logprobs_nats, lambda x: exp(x)),
+            'top_next_tokens': top_first_tokens,
+            'top_next_token_probabilities': list_transform(top_first_token_logprobs_nats, lambda x: exp(x))
         } order by model_key) as model_predictions,
         count(*) filter (where is_correct) as n_models_correct,
         count(*) filter (where has_prediction) as n_models

@@ -96,7 +96,7 @@ models as (
     group by m.model_key, m.comparison, m.subset
 ),
 
-references as (
+reported as (
     select
         'reference' as predictor_kind, r.model_name as predictor, 'authors_reported' as comparison, f.subset,
         cast(null as bigint) as n, cast(null as bigint) as n_correct,
@@ -144,4 +144,4 @@ select
     n_players, n_players_min_50, cast(null as double) as mean_player_accuracy_min_50, pooled_accuracy_min_50,
     human_accuracy_same_questions, n_without_prediction, share_argmax_proven, share_proven_by_mass,
     reference_file, reference_note
-from references
+from reported

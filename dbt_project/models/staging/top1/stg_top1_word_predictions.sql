@@ -7,7 +7,8 @@ with source as (
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['doc_id', 'varchar'], ['position', 'integer'],
     ['true_char_start', 'integer'], ['status', 'varchar'], ['context_tokens', 'integer'],
     ['logprob_boundary_before_nats', 'double'], ['candidate_words', 'varchar[]'],
-    ['candidate_logprobs_nats', 'double[]'], ['candidate_token_counts', 'integer[]'], ['n_expanded', 'integer'],
+    ['candidate_logprobs_nats', 'double[]'], ['candidate_token_counts', 'integer[]'],
+    ['top_first_tokens', 'varchar[]'], ['top_first_token_logprobs_nats', 'double[]'], ['n_expanded', 'integer'],
     ['max_unexplored_bound', 'double'], ['unexplored_mass', 'double'], ['filename', 'varchar']
 ]) }}
 )
@@ -15,6 +16,7 @@ with source as (
 select
     run_id, model_key, doc_id, position, true_char_start, status, context_tokens,
     logprob_boundary_before_nats, candidate_words, candidate_logprobs_nats, candidate_token_counts,
+    top_first_tokens, top_first_token_logprobs_nats,
     n_expanded, max_unexplored_bound, unexplored_mass,
     regexp_replace(replace(filename, '\', '/'), '/[^/]*$', '') as run_dir
 from source
