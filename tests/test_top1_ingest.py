@@ -23,6 +23,7 @@ from ingest.datasets.registry import JOBS, NAMES, run_ingest
 from ingest.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset_names
+from tests.dbt_fixtures import fetch_all
 
 JOBS_TOP1 = ["lm_game_top1", "lm_game_model_perfs", "lm_game_vocabulary"]
 GUESSES = "lm_game/analysis/results_raw/res_accuracy_anonym.json"
@@ -77,11 +78,7 @@ def top1_warehouse(fetched_raw: Paths, tmp_path_factory) -> Paths:
 
 
 def q(p: Paths, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(p.duckdb), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return fetch_all(p.duckdb, sql)
 
 
 # ------------------------------------------------------------------ the jobs

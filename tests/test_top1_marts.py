@@ -22,6 +22,7 @@ import torch
 
 from ingest.config import Paths, paths as make_paths
 from ingest.datasets.registry import run_ingest
+from tests.dbt_fixtures import fetch_all
 
 N_WORD_DOCS = 25
 TESTERS = {"-6247052403041399844", "7513247084907933005", "3056584949900737159"}
@@ -60,11 +61,7 @@ def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
 
 
 def q(p: Paths, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(p.marts), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return fetch_all(p.marts, sql)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from ingest.config import DBT_PROJECT_DIR, Paths, paths as make_paths
 from ingest.errors import ChecksumError, IngestError
 from ingest.sources.fetch import fetch_one
 from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
+from tests.dbt_fixtures import fetch_all
 
 DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 
@@ -82,11 +83,7 @@ def built(mirror: Path, tmp_path_factory):
 
 
 def _q(p: Paths, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(p.duckdb), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return fetch_all(p.duckdb, sql)
 
 
 def _decrypted(mirror: Path) -> tuple[dict, dict]:
