@@ -30,7 +30,7 @@ GUESSES = "lm_game/analysis/results_raw/res_accuracy_anonym.json"
 TOKENS = "lm_game/server/tokens.json"
 DOCS = "lm_game/server/docs"
 RESULTS = "lm_game/analysis/results_raw"
-DBT_SELECT = ("path:models/staging/top1 path:models/intermediate/top1 path:seeds/top1 path:tests/top1 "
+DBT_SELECT = ("path:models/staging/top1 int_top1_guesses int_top1_questions path:seeds/top1 path:tests/top1 "
               "stg_game_doc_tokens stg_documents")
 TESTERS = {"-6247052403041399844", "7513247084907933005", "3056584949900737159"}  # the authors' code
 ANON = "1812031566398576187"  # inferred (seed top1_excluded_players)
