@@ -16,6 +16,7 @@ pages = [
     st.Page("app_pages/perplexity.py", title="Perplexity", icon=":material/monitoring:", url_path="perplexity"),
     st.Page("app_pages/human_perplexity.py", title="Human perplexity", icon=":material/psychology:",
             url_path="human-perplexity"),
+    st.Page("app_pages/top1.py", title="Top-1 game", icon=":material/target:", url_path="top1"),
     st.Page("app_pages/wild.py", title="Prompts in the wild", icon=":material/forum:", url_path="wild"),
 ]
 

@@ -37,7 +37,8 @@ SNAPSHOT_INFO = "snapshot_info"  # ingest.warehouse.SNAPSHOT_INFO (the dashboard
 MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse_tables", "mart_build_info",
          "mart_pairwise_perplexity",
          "mart_wild_loss", "mart_wild_effort", "mart_wild_cost", "mart_wild_correlations",
-         "mart_wild_loss_by_difficulty", "mart_wild_texts")
+         "mart_wild_loss_by_difficulty", "mart_wild_texts",
+         "mart_top1_summary", "mart_top1_player_accuracy", "mart_top1_questions")
 
 
 def marts_path() -> Path:
