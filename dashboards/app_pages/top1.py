@@ -17,18 +17,21 @@ import data
 
 # display texts only; every number comes from the marts
 SUBSETS = {"word_tokens": "questions whose answer is a whole word", "all_possible": "all possible questions"}
+SUBSETS_SHORT = {"word_tokens": "whole-word answers", "all_possible": "all possible"}
 SUBSET_CHOICES = {
     "word_tokens": "whole-word answers only (Figure 2; default: every model is measured here)",
     "all_possible": "all possible questions (Figure 1; exact-token models and the authors' numbers only)",
 }
 COMPARISON = {"human_guess": "human guesses", "exact_token": "exact GPT-2 token",
-              "word_top1": "most probable whole word", "authors_reported": "reported by the authors (not measured here)"}
+              "word_top1": "most probable whole word",
+              "authors_reported": "reported by the authors (not measured here)"}
 # what the model's prediction is, in the finding sentence
 PREDICTION = {"word_top1": "most probable next word", "exact_token": "most probable next token"}
 KIND_ORDER = {"humans": 0, "model": 1, "reference": 2}
 MEASURED, REPORTED = "measured here", "reported by the authors (not measured here)"
 # the authors' files the paper's figures draw (seed top1_reference_files: the notes say which figure)
-PAPER_FIGURE_FILES = {"all_possible": "model_perfs_new_new_new_orig.json", "word_tokens": "model_perfs_new_new_new.json"}
+PAPER_FIGURE_FILES = {"all_possible": "model_perfs_new_new_new_orig.json",
+                      "word_tokens": "model_perfs_new_new_new.json"}
 KNOWN_NAMES = {"smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma 3 270M", "gpt2": "GPT-2 small"}
 PLAYERS, EXCLUDED = "players", "excluded accounts (app testers, the shared 'anon' account)"
 
@@ -83,11 +86,22 @@ if len(measured_words) == 1:
                f"{m['label']}'s {PREDICTION.get(m['comparison'], 'prediction')} was right {pct(m['accuracy'])} "
                f"of the time, the players {pct(m['human_accuracy_same_questions'])} (same questions).")
 elif len(measured_words) > 1:
-    parts = [f"{m['label']}'s {PREDICTION.get(m['comparison'], 'prediction')} {pct(m['accuracy'])} "
-             f"(players {pct(m['human_accuracy_same_questions'])} on the same {m['n']:,} answers)"
-             for _, m in measured_words.iterrows()]
-    finding = ("On questions whose answer is a whole word, how often each model was right, next to the players on "
-               "exactly the same questions: " + "; ".join(parts) + ".")
+    kinds = measured_words["comparison"].unique()
+    what = (f"the models' {PREDICTION.get(kinds[0], 'prediction')}" if len(kinds) == 1
+            else "the models' predictions")
+    claims = [f"{pct(m['accuracy'])}{' of the time' if i == 0 else ''} for {m['label']}"
+              + ("" if len(kinds) == 1 else f" ({PREDICTION.get(m['comparison'], 'prediction')})")
+              for i, (_, m) in enumerate(measured_words.iterrows())]
+    if len(measured_words[["n", "human_accuracy_same_questions"]].drop_duplicates()) == 1:  # the same answers
+        m = measured_words.iloc[0]
+        finding = (f"On the {m['n']:,} answers players gave to questions whose answer is a whole word, the players "
+                   f"were right {pct(m['human_accuracy_same_questions'])} of the time and, on the same questions, "
+                   f"{what} was right " + ", ".join(claims[:-1]) + f" and {claims[-1]}.")
+    else:
+        parts = [f"{m['label']} {pct(m['accuracy'])} (players {pct(m['human_accuracy_same_questions'])} on the "
+                 f"same {m['n']:,} answers)" for _, m in measured_words.iterrows()]
+        finding = (f"On questions whose answer is a whole word, how often {what} was right, next to the players "
+                   "on exactly the same questions: " + "; ".join(parts) + ".")
 elif len(humans_words):
     h = humans_words.iloc[0]
     finding = (f"On the {h['n']:,} answers players gave to questions whose answer is a whole word, the players were "
@@ -111,8 +125,8 @@ min_answers = c2.number_input("Minimum answers per player", min_value=1, value=5
                               help="Counted over all possible questions, as the paper does (its 38 players with at "
                                    "least 50 answers).")
 with_excluded = c3.toggle("Include the excluded accounts", value=False, key="top1_excluded",
-                          help="Accounts left out of the analysis: testers of the authors' app and a shared 'anon' "
-                               "account (mart_top1_player_accuracy.exclusion_basis).")
+                          help="Accounts left out of the analysis: testers of the authors' app (named in their "
+                               "analysis code) and a shared 'anon' account (inferred), drawn in another colour.")
 
 refs_all = summary[(summary["predictor_kind"] == "reference") & (summary["subset"] == subset)]
 files = sorted(refs_all["reference_file"].dropna().unique())
@@ -130,8 +144,8 @@ else:
     pl = players[(players["subset"] == subset) & (players["answers_all_possible"] >= min_answers)
                  & (with_excluded | ~players["is_excluded_player"].astype(bool))].copy()
     pl["group"] = pl["is_excluded_player"].map({True: EXCLUDED, False: PLAYERS})
-    measured = summary[(summary["predictor_kind"] == "model") & (summary["subset"] == subset)]
-    refs = refs_all[refs_all["reference_file"].isin(chosen_files)]
+    measured = summary[(summary["predictor_kind"] == "model") & (summary["subset"] == subset)].sort_values("accuracy")
+    refs = refs_all[refs_all["reference_file"].isin(chosen_files)].sort_values(["accuracy", "reference_file"])
     rules = pd.concat([
         measured.assign(source=MEASURED, series=measured["label"] + " (" + measured["comparison"].map(COMPARISON)
                         + ", measured here)"),
@@ -139,8 +153,9 @@ else:
                     + refs["reference_file"] + ")"),
     ])[["series", "source", "label", "accuracy", "comparison", "n"]]
     groups = [g for g in (PLAYERS, EXCLUDED) if g in set(pl["group"])]
-    models_palette = ["#c0392b", "#1b7837", "#762a83", "#e08214", "#2166ac", "#b2182b", "#35978f", "#8c510a",
-                      "#01665e", "#542788", "#d6604d", "#4d4d4d"] * 3
+    measured_palette = ["#c0392b", "#6a1b9a", "#d35400", "#7f0000"]
+    reported_palette = ["#1b7837", "#2166ac", "#e08214", "#35978f", "#8c510a", "#01665e", "#542788", "#4d4d4d",
+                        "#74add1", "#b8860b", "#5aae61", "#9970ab"]
     # two legends: the players' bars (squares), then each model's line (solid: measured here; dashed: reported)
     bar_color = alt.Color("group:N", scale=alt.Scale(domain=groups, range=["#9db4d3", "#d9a441"][:len(groups)]),
                           legend=alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=560,
@@ -148,7 +163,10 @@ else:
     rule_legend = alt.Legend(title=None, orient="bottom", direction="vertical", labelLimit=560, symbolType="stroke",
                              symbolStrokeWidth=3, symbolSize=500)
     names = rules["series"].tolist()
-    color = alt.Color("series:N", scale=alt.Scale(domain=names, range=models_palette[:len(names)]),
+    n_measured = int((rules["source"] == MEASURED).sum())
+    colors = ([measured_palette[i % len(measured_palette)] for i in range(n_measured)]
+              + [reported_palette[i % len(reported_palette)] for i in range(len(names) - n_measured)])
+    color = alt.Color("series:N", scale=alt.Scale(domain=names, range=colors),
                       legend=rule_legend)
     dash = alt.StrokeDash("series:N", scale=alt.Scale(
         domain=names, range=[[1, 0] if s == MEASURED else [6, 4] for s in rules["source"]]), legend=rule_legend)
@@ -156,11 +174,11 @@ else:
     top = max([0.1] + pl["accuracy"].tolist() + rules["accuracy"].tolist())
     xscale = alt.Scale(domain=[0, min(1.0, math.ceil(top * 10 + 1e-9) / 10)], nice=False)
     binning = alt.Bin(step=0.02, extent=[0, 1])
-    bars = alt.Chart(pl).mark_bar(opacity=0.9).encode(
+    bars = alt.Chart(pl[["player_id", "accuracy", "answers", "group"]]).mark_bar(opacity=0.9).encode(
         x=alt.X("accuracy:Q", bin=binning, scale=xscale,
                 title="top-1 accuracy (share of the player's answers that were the true token)",
                 axis=alt.Axis(format=".0%")),
-        y=alt.Y("count():Q", title="players", stack="zero"),
+        y=alt.Y("count():Q", title="players", stack="zero", axis=alt.Axis(tickMinStep=1, format="d")),
         color=bar_color,
         tooltip=[alt.Tooltip("group:N", title=" "), alt.Tooltip("count():Q", title="players"),
                  alt.Tooltip("accuracy:Q", bin=binning, format=".0%", title="accuracy from")],
@@ -199,13 +217,13 @@ tab = tab.assign(_k=tab["predictor_kind"].map(KIND_ORDER)).sort_values(
 interval = [f"{100 * lo:.1f} – {100 * hi:.1f}" if pd.notna(lo) and pd.notna(hi) else "—"
             for lo, hi in zip(tab["accuracy_ci_low"], tab["accuracy_ci_high"])]
 table = pd.DataFrame({
-    "predictor": tab["label"],
+    "players or model": tab["label"],
     "how compared": tab["comparison"].map(COMPARISON).fillna(tab["comparison"]),
-    "questions": tab["subset"].map(SUBSETS).fillna(tab["subset"]),
-    "answers": tab["n"],
     "accuracy (%)": 100 * tab["accuracy"],
     "95% interval (%)": interval,
-    "players' accuracy on the same answers (%)": 100 * tab["human_accuracy_same_questions"],
+    "players on the same answers (%)": 100 * tab["human_accuracy_same_questions"],
+    "answers": tab["n"],
+    "questions": tab["subset"].map(SUBSETS_SHORT).fillna(tab["subset"]),
     "prediction proven most probable (% of questions)": 100 * tab["share_argmax_proven"],
     "players": tab["n_players"],
     "players with ≥ 50 answers": tab["n_players_min_50"],
@@ -215,11 +233,14 @@ table = pd.DataFrame({
 })
 pct_col = lambda label, help_: st.column_config.NumberColumn(label, format="%.1f", help=help_)  # noqa: E731
 st.dataframe(table, hide_index=True, key="top1_summary", column_config={
+    "players or model": st.column_config.TextColumn("players or model", width=265),
+    "how compared": st.column_config.TextColumn("how compared", width=250),
+    "95% interval (%)": st.column_config.TextColumn("95% interval (%)", help="Wilson score interval"),
     "answers": st.column_config.NumberColumn("answers", format="%d",
                                              help="players' answers counted (for a model: the players' answers to "
                                                   "the questions it answered); none for the authors' numbers"),
     "accuracy (%)": pct_col("accuracy (%)", "share of answers that were the true token"),
-    "players' accuracy on the same answers (%)": pct_col("players' accuracy on the same answers (%)",
+    "players on the same answers (%)": pct_col("players on the same answers (%)",
                                                          "the players, on exactly the answers of this row"),
     "prediction proven most probable (% of questions)": pct_col(
         "prediction proven most probable (% of questions)",
@@ -244,13 +265,24 @@ if questions.empty:
     st.info("The snapshot has no questions of the top-1 game.")
     st.stop()
 
+def doc_order(ids):
+    """Documents in numeric order ('7' before '12'); their ids are text."""
+    return ids.map(lambda d: (len(str(d)), str(d)))
+
+
 beat = questions[(questions["human_accuracy"] > 0) & (questions["n_models"] > 0)
                  & (questions["n_models_correct"] == 0)].sort_values(
-    ["human_accuracy", "n_answers", "doc_id", "position"], ascending=[False, False, True, True])
+    ["human_accuracy", "n_answers", "doc_id", "position"], ascending=[False, False, True, True],
+    key=lambda c: doc_order(c) if c.name == "doc_id" else c)
+
+
+def _listed(value) -> list:
+    """A list column's value as a list (NULL, e.g. a question no model answered: empty)."""
+    return [] if value is None or (not hasattr(value, "__len__") and pd.isna(value)) else list(value)
 
 
 def _preds(preds) -> list[dict]:
-    return [] if preds is None else [dict(p) for p in preds]
+    return [dict(p) for p in _listed(preds)]
 
 
 def _jump() -> None:
@@ -281,7 +313,8 @@ with st.expander(f"Questions where players beat every model ({len(beat):,})", ex
                      format_func=lambda c: "choose a question" if c is None else f"document {c[0]}, position {c[1]}",
                      key="top1_jump", on_change=_jump)
 
-only_answered = st.toggle("Only questions with players' answers in the analysis", value=True, key="top1_only_answered",
+st.session_state.setdefault("top1_only_answered", True)  # set here, not as the toggle's default: _jump sets it too
+only_answered = st.toggle("Only questions with players' answers in the analysis", key="top1_only_answered",
                           help="Off: also the questions only excluded accounts answered, and those whose answer "
                                "could not be typed (a newline, a partial character).")
 qs = questions[questions["n_answers"] > 0] if only_answered else questions
@@ -327,7 +360,7 @@ st.caption(f"Document {doc}, position {pos}: the true token is {kind}.")
 left, right = st.columns(2)
 with left:
     st.markdown("**The players' guesses**")
-    guesses = [] if q["human_guesses"] is None else list(q["human_guesses"])
+    guesses = _listed(q["human_guesses"])
     if guesses:
         g = pd.Series(guesses).value_counts(sort=False).rename_axis("guess").reset_index(name="players")
         g = g.sort_values(["players", "guess"], ascending=[False, True])
