@@ -227,3 +227,17 @@ def test_word_paths_in_context_llama_style_dummy_prefix(smol_tok):
         end = [k for k, (s, _) in enumerate(spans) if s == len("It was" + w)][0]
         assert ctx[cut:end] == ids
     assert len(word_token_ids(p, [" the"])[0]) == 1
+
+
+def test_run_id_separates_limited_runs_and_ignores_batching(smol_tok):
+    """A --limit run must never stand in for the full run (the full run would be skipped as done);
+    batch sizes change nothing but speed (test_packing_and_batching_change_nothing)."""
+    from types import SimpleNamespace
+
+    from ingest.scoring.top1 import make_run_id
+    lm = SimpleNamespace(model_revision="r", tokenizer_sha256="t", dtype="float32")
+    p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
+    full = make_run_id(lm, p, "v", "c", Top1Settings(), 2048)
+    assert make_run_id(lm, p, "v", "c", Top1Settings(), 2048, limit=5) != full
+    assert make_run_id(lm, p, "v", "c", Top1Settings(batch_tokens=7), 2048) == full
+    assert make_run_id(lm, p, "v", "c", Top1Settings(max_expansions=8), 2048) != full

@@ -549,11 +549,11 @@ def tokenizer_is_games(profile: TokenizerProfile, game_vocab: list[str]) -> bool
 
 
 def make_run_id(lm, profile: TokenizerProfile, corpus_version: str, choice_sha: str, settings: Top1Settings,
-                context_length: int) -> str:
+                context_length: int, limit: int | None = None) -> str:
     key = {"predictor_version": PREDICTOR_VERSION, "model_revision": lm.model_revision,
            "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": profile.bos.token_id, "dtype": lm.dtype,
            "end_of_text_ids": sorted(profile.end_of_text_ids), "corpus_version": corpus_version,
-           "choice_set_sha256": choice_sha, "context_length": context_length, **asdict(settings)}
+           "choice_set_sha256": choice_sha, "context_length": context_length, "limit": limit, **asdict(settings)}
     key.pop("batch_tokens")  # batching changes nothing but speed (checked by tests)
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -581,7 +581,7 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
     settings.check()
     docs, questions, words, version, choice_sha = read_inputs(paths)
     run = {"method": METHOD}
-    run_id = make_run_id(lm, profile, version, choice_sha, settings, context_length)
+    run_id = make_run_id(lm, profile, version, choice_sha, settings, context_length, limit)
     directory = run_dir(paths, lm.model_key, run_id)
     if (directory / RUN_FILE).exists():
         rec = json.loads((directory / RUN_FILE).read_text())
