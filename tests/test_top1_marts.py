@@ -214,3 +214,14 @@ def test_reference_accuracies_are_labelled_not_measured(top1_marts):
     assert ("davinci", "all_possible", 0.56, None, None, "model_perfs.json") in rows
     assert ("gpt-neo-125m", "word_tokens", 0.297, None, None, "model_perfs_new_new_new.json") in rows
     assert len(rows) == 31
+
+
+def test_every_top1_run_column_dbt_reads_is_written(top1_marts):
+    """dbt's typed column lists for the top-1 `_run.json` name only keys the predictor writes."""
+    from tests.test_token_store import PSEUDO, dbt_columns
+    record = json.loads(next(top1_marts.top1_predictions.glob("*/*/_run.json")).read_text())
+    reads = {w: c for w, c in dbt_columns("_run.json").items() if "top1" in w}
+    assert len(reads) == 2  # the source yml and stg_top1_word_runs
+    for where, cols in reads.items():
+        missing = set(cols) - set(record) - set(PSEUDO)
+        assert not missing, f"{where}: dbt reads {sorted(missing)}, which the run record lacks"
