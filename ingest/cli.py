@@ -66,6 +66,12 @@ def _errors() -> Iterator[None]:
               "(an interrupted scoring run resumes next time)")
 
 
+def check_device_dtype(device: str | None, dtype: str | None) -> None:
+    check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
+          "cpu, cuda, cuda:N or mps")
+    check("--dtype", dtype, dtype is None or dtype in DTYPES, f"one of {', '.join(DTYPES)}")
+
+
 def check_port(port: int) -> None:
     check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
 
@@ -149,9 +155,7 @@ def score(
         check("--stride", stride, stride is None or stride >= 1, "an integer from 1 to context_length - 1")
         check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
         check("--batch-tokens", batch_tokens, batch_tokens >= 1, "an integer >= 1")
-        check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
-              "cpu, cuda, cuda:N or mps")
-        check("--dtype", dtype, dtype is None or dtype in DTYPES, f"one of {', '.join(DTYPES)}")
+        check_device_dtype(device, dtype)
         corpora = CORPORA if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
                                  batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype)
@@ -174,9 +178,7 @@ def top1(
     """The model's most probable next word on the top-1 game's word-token questions (paper 000 section 3)."""
     from ingest.scoring.top1 import Top1Settings, run_top1
     with writing("top1", warehouse, wait) as p:
-        check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
-              "cpu, cuda, cuda:N or mps")
-        check("--dtype", dtype, dtype is None or dtype in DTYPES, f"one of {', '.join(DTYPES)}")
+        check_device_dtype(device, dtype)
         run = run_top1(p, model, Top1Settings(max_expansions=max_expansions, n_candidates=candidates),
                        device=device, dtype=dtype, limit=limit)
     if run.get("method") == "exact_token":

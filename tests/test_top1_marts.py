@@ -48,9 +48,10 @@ def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
     read = top1_mod.read_inputs
 
     def first_docs(paths):
-        docs, questions, words, version, sha = read(paths)
-        keep = sorted(questions, key=int)[:N_WORD_DOCS]
-        return docs, {d: questions[d] for d in keep}, words, version, sha
+        inputs = read(paths)
+        keep = sorted(inputs.questions, key=int)[:N_WORD_DOCS]
+        inputs.questions = {d: inputs.questions[d] for d in keep}
+        return inputs
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(top1_mod, "read_inputs", first_docs)

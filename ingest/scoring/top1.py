@@ -497,15 +497,25 @@ class WordPredictor:
         flush()
         return results
 
-    def predict_document(self, text: str, questions: list[Question]) -> list[dict]:
-        return self.predict_documents([(text, questions)])
-
-
 # --------------------------------------------------------------------------- reading questions, writing runs
 
-def read_inputs(paths: Paths) -> tuple[dict[str, str], dict[str, list[Question]], list[str], str, str]:
-    """The lm_game documents, the word-token questions by document, the choice-set words, the
-    corpus version and the choice set's checksum, from the raw tables."""
+@dataclass
+class Top1Inputs:
+    docs: dict[str, str]                    # lm_game doc_id -> text
+    questions: dict[str, list[Question]]    # doc_id -> its word-token questions
+    game_vocab: list[str]                   # the game's vocabulary by GPT-2 id
+    corpus_version: str
+    choice_sha: str                         # checksum of the vocabulary file
+
+    @property
+    def words(self) -> list[str]:
+        """The choice set: the vocabulary's word tokens (' ' + letters)."""
+        return sorted({t for t in self.game_vocab if is_word_token(t)})
+
+
+def read_inputs(paths: Paths) -> Top1Inputs:
+    """The lm_game documents, the word-token questions, the game's vocabulary, the corpus version
+    and the vocabulary's checksum, from the raw tables."""
     if not paths.duckdb.exists():
         raise WarehouseError(paths.duckdb, "no warehouse yet; run `predictabase ingest` first")
     con = duckdb.connect(str(paths.duckdb), read_only=True)
@@ -533,8 +543,7 @@ def read_inputs(paths: Paths) -> tuple[dict[str, str], dict[str, list[Question]]
     for doc_id, pos, tok, cs, nxt in rows:
         if is_word_token(tok) and nxt is not None and nxt.startswith(" "):
             questions.setdefault(doc_id, []).append(Question(doc_id, int(pos), int(cs)))
-    words = sorted({t for t, _ in vocab if is_word_token(t)})
-    return docs, questions, words, str(version), vocab[0][1]
+    return Top1Inputs(docs, questions, [t for t, _ in vocab], str(version), vocab[0][1])
 
 
 def tokenizer_is_games(profile: TokenizerProfile, game_vocab: list[str]) -> bool:
@@ -573,13 +582,17 @@ def now() -> str:
 
 
 def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Settings, context_length: int,
-                 progress: Callable[[str, int, int], None] | None = None, limit: int | None = None) -> dict:
+                 progress: Callable[[str, int, int], None] | None = None, limit: int | None = None,
+                 inputs: Top1Inputs | None = None) -> dict:
     """Predict every word-token question for one loaded model; returns the run record.
+    `inputs`: what `read_inputs` returns (read here when not given).
 
     A complete run (its `_run.json`) is not redone; a new run replaces nothing else.
     """
     settings.check()
-    docs, questions, words, version, choice_sha = read_inputs(paths)
+    inputs = inputs or read_inputs(paths)
+    docs, questions, words = inputs.docs, inputs.questions, inputs.words
+    version, choice_sha = inputs.corpus_version, inputs.choice_sha
     run = {"method": METHOD}
     run_id = make_run_id(lm, profile, version, choice_sha, settings, context_length, limit)
     directory = run_dir(paths, lm.model_key, run_id)
@@ -631,21 +644,16 @@ def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str 
     settings.check()
     if limit is not None and limit < 1:
         raise OptionError("--limit", f"{limit} is not allowed; an integer >= 1 (leave it out for every document)")
-    docs, questions, words, _, _ = read_inputs(paths)  # fail before loading a model
-    con = duckdb.connect(str(paths.duckdb), read_only=True)
-    try:
-        game_vocab = [r[0] for r in con.execute("SELECT token FROM raw.game_vocabulary ORDER BY token_id").fetchall()]
-    finally:
-        con.close()
+    inputs = read_inputs(paths)  # fail before loading a model
     lm = load_model(model_spec, paths, device, dtype)
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
-    if tokenizer_is_games(profile, game_vocab):
+    if tokenizer_is_games(profile, inputs.game_vocab):
         return {"model_key": lm.model_key, "method": "exact_token", "skipped": True,
                 "note": "the model's tokenizer is the game's: dbt compares the scorer's top-k tokens exactly "
                         "(score lm_game with this model)"}
     ctx, _ = effective_lengths(lm, ScoreSettings())
     if not show_progress:
-        return predict_top1(paths, lm, profile, settings, ctx, limit=limit)
+        return predict_top1(paths, lm, profile, settings, ctx, limit=limit, inputs=inputs)
     with Progress(TextColumn("top-1 {task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn()) as bar:
         task = bar.add_task(lm.model_key, total=None)
@@ -653,4 +661,4 @@ def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str 
         def progress(_key: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return predict_top1(paths, lm, profile, settings, ctx, progress=progress, limit=limit)
+        return predict_top1(paths, lm, profile, settings, ctx, progress=progress, limit=limit, inputs=inputs)
