@@ -47,11 +47,13 @@ def test_smollm2_uses_endoftext_id0_not_declared_im_start(smollm2_tokenizer, mir
     check_encoding(tok, bos, ucl_sentences(mirror, 5))
     profile = TokenizerProfile.build(tok, "llama", len(tok), "smollm2-135m")
     assert profile.bos == bos and profile.byte_level and profile.kind == "byte-level BPE"
-    # the declared EOS <|im_end|> (2) counts as end-of-text, as in every run scored so far
-    assert profile.end_of_text_ids == {0, 2} and tok.convert_ids_to_tokens(2) == "<|im_end|>"
+    # end-of-text is the pre-training document separator <|endoftext|> (0), not the declared EOS
+    # <|im_end|> (2), a chat end-of-turn marker
+    assert tok.eos_token == "<|im_end|>" and tok.convert_ids_to_tokens(2) == "<|im_end|>"
+    assert profile.end_of_text_ids == {0}
     mask = profile.word_initial
     vocab = tok.get_vocab()
-    assert mask[vocab["Ġthe"]] and mask[vocab["Ċ"]] and not mask[vocab["the"]] and mask[0] and mask[2]
+    assert mask[vocab["Ġthe"]] and mask[vocab["Ċ"]] and not mask[vocab["the"]] and mask[0] and not mask[2]
     assert not mask[vocab["<|im_start|>"]]
     assert list(profile.strings) == tok.convert_ids_to_tokens(list(range(len(tok))))
 
@@ -96,7 +98,7 @@ def test_first_token_is_scored_conditioned_on_bos(mirror):
     assert abs(res["logprob_nats"][0] - lp[ids[0]].item()) < 1e-5 and res["context_tokens"][0] == 0
     assert len(res["logprob_nats"]) == len(ids)
     assert set(res) == {"logprob_nats", "rank", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats",
-                        "topk_token_ids", "context_tokens"}
+                        "topk_token_ids", "context_tokens", "logprob_word_initial_after_nats"}
 
 
 def test_gpt2_profile_mask_decodes_every_vocabulary_item():

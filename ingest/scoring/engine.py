@@ -8,7 +8,10 @@ once, with the longest context this window layout gives it.
 
 The per-token statistics are returned under the names of their token-score columns
 (`STATS`): logprob_nats, rank, entropy_nats, logprob_word_initial_nats,
-topk_logprobs_nats, topk_token_ids, and context_tokens (per document).
+topk_logprobs_nats, topk_token_ids, and context_tokens (per document), plus
+logprob_word_initial_after_nats: ln B after each token, the next token's ln B and, after a
+document's last token, the boundary mass at the end of the text (one more head row of the
+document's last window; no extra forward pass).
 """
 from __future__ import annotations
 
@@ -235,6 +238,7 @@ class Scorer:
             results[d] = {"logprob_nats": np.full(n, np.nan, np.float64), "rank": np.zeros(n, np.int32),
                           "entropy_nats": np.zeros(n, np.float64),
                           "logprob_word_initial_nats": np.zeros(n, np.float64),
+                          "logprob_word_initial_after_nats": np.full(n, np.nan, np.float64),
                           "topk_logprobs_nats": np.zeros((n, k), np.float64),
                           "topk_token_ids": np.zeros((n, k), np.int32),
                           "context_tokens": np.full(n, -1, np.int32)}
@@ -244,6 +248,7 @@ class Scorer:
                 inp = np.full((len(batch), width), self.bos_id, dtype=np.int64)
                 att = np.zeros((len(batch), width), dtype=np.int64)
                 rows, cols, tgts = [], [], []
+                ends = []  # windows that reach their document's end: one more position, after the last token
                 for r, w in enumerate(batch):
                     seq = token_ids[w.doc][w.begin:w.end]
                     inp[r, 1:1 + len(seq)] = seq
@@ -253,6 +258,14 @@ class Scorer:
                     rows.append(np.full(len(js), r))
                     cols.append(js)
                     tgts.append(np.asarray(seq, dtype=np.int64)[js])
+                    if w.end == len(token_ids[w.doc]) and w.end > w.begin:
+                        ends.append((r, w))
+                # after the scored positions: the position after each document's last token (the word
+                # boundary after the text; its target is a placeholder, only the boundary mass is kept)
+                for r, w in ends:
+                    rows.append(np.array([r]))
+                    cols.append(np.array([w.end - w.begin]))
+                    tgts.append(np.array([0], dtype=np.int64))
                 rows_t = torch.from_numpy(np.concatenate(rows)).to(self.device)
                 cols_t = torch.from_numpy(np.concatenate(cols)).to(self.device)
                 tg = torch.from_numpy(np.concatenate(tgts)).to(self.device)
@@ -270,6 +283,12 @@ class Scorer:
                             r[name][dst] = st[name][sl]
                     r["context_tokens"][dst] = np.arange(w.score_from - w.begin, w.end - w.begin)
                     pos += m
+                for _, w in ends:
+                    results[w.doc]["logprob_word_initial_after_nats"][-1] = st["logprob_word_initial_nats"][pos]
+                    pos += 1
                 if on_batch is not None:
-                    on_batch(int(len(tg)))
+                    on_batch(int(len(tg)) - len(ends))
+        for r in results.values():
+            # ln B after token i = ln B before token i + 1 (the same number, so word terms telescope)
+            r["logprob_word_initial_after_nats"][:-1] = r["logprob_word_initial_nats"][1:]
         return results

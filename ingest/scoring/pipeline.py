@@ -17,12 +17,13 @@ from ingest.warehouse.raw import now_utc
 from ingest.errors import OptionError, ScoringError, WarehouseError
 from ingest.failpoints import failpoint
 from ingest.scoring import store
-from ingest.scoring.bos import BosPolicy
 from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows
 from ingest.scoring.models import LoadedModel, load_model
 from ingest.scoring.profile import TokenizerProfile
 
-SCORER_VERSION = 1
+# 2: the column logprob_word_initial_after_nats (ln B after each token, at the end of the text after the
+#    last one) and end-of-text = the pre-training document separator only (not a chat turn end)
+SCORER_VERSION = 2
 # Documents are scored in groups; each group becomes one part file, the unit an interrupted run
 # resumes from. The first group holds about FIRST_PART_TOKENS tokens; later ones about the tokens the
 # model scores in PART_SECONDS on this device (within [MIN_PART_TOKENS, PART_TOKENS]), so a kill loses
@@ -114,10 +115,11 @@ def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, in
     return ctx, stride
 
 
-def make_run_id(lm: LoadedModel, bos: BosPolicy, corpus: str, corpus_version: str, ctx: int, stride: int,
-                settings: ScoreSettings) -> str:
+def make_run_id(lm: LoadedModel, profile: TokenizerProfile, corpus: str, corpus_version: str, ctx: int,
+                stride: int, settings: ScoreSettings) -> str:
     key = {"scorer_version": SCORER_VERSION, "model_revision": lm.model_revision,
-           "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": bos.token_id, "dtype": lm.dtype,
+           "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": profile.bos.token_id, "dtype": lm.dtype,
+           "end_of_text_ids": sorted(int(i) for i in profile.end_of_text_ids),
            "corpus": corpus, "corpus_version": corpus_version, "context_length": ctx, "stride": stride,
            "top_k": settings.top_k, "limit": settings.limit, "full": bool(settings.full)}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
@@ -126,7 +128,8 @@ def make_run_id(lm: LoadedModel, bos: BosPolicy, corpus: str, corpus_version: st
 def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], encoded, results,
                 scorer: Scorer) -> pa.Table:
     """The token rows of scored documents (`results`: Scorer.score_windows, keyed by column name)."""
-    names = ("doc_id", "token_index", "token_id", "token_text", "char_start", "char_end", *STATS, "context_tokens")
+    per_token = (*STATS, "logprob_word_initial_after_nats", "context_tokens")
+    names = ("doc_id", "token_index", "token_id", "token_text", "char_start", "char_end", *per_token)
     cols: dict[str, list] = {n: [] for n in names}
     for d, (doc, (ids, spans)) in enumerate(zip(docs, encoded)):
         n = len(ids)
@@ -142,7 +145,7 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
         cols["char_start"].append(sp[:, 0])
         cols["char_end"].append(sp[:, 1])
         cols["token_text"].append(np.array([doc.text[s:e] for s, e in spans], dtype=object))
-        for name in (*STATS, "context_tokens"):
+        for name in per_token:
             cols[name].append(r[name])
     if not cols["doc_id"]:
         return store.SCHEMA.empty_table()
@@ -198,7 +201,7 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, doc
                  corpus_version: str, settings: ScoreSettings, show_progress: bool = True) -> dict:
     profile = scorer.profile
     ctx, stride = effective_lengths(lm, settings)
-    run_id = make_run_id(lm, profile.bos, corpus, corpus_version, ctx, stride, settings)
+    run_id = make_run_id(lm, profile, corpus, corpus_version, ctx, stride, settings)
     rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
     done_run = store.read_run(rdir)
     if done_run is not None:
@@ -236,6 +239,8 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, doc
         full=bool(settings.full), n_docs=len(docs), n_docs_with_tokens=n_docs_written, n_tokens=n_tokens,
         source="scored", started_at=started, finished_at=now_utc().isoformat(),
         package_versions=package_versions(), scorer_version=SCORER_VERSION,
+        end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
+        end_of_text_tokens=[str(profile.strings[i]) for i in sorted(profile.end_of_text_ids)],
     )
     return {**store.finish_run(rdir, record), "status": status}
 

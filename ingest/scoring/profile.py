@@ -4,8 +4,8 @@ worked out once when the model loads.
 `TokenizerProfile.build` decides
 
 * the BOS policy (`ingest.scoring.bos.choose_bos`): the single id every scored window starts with;
-* the end-of-text ids: the tokenizer's declared EOS and `<|endoftext|>` when the vocabulary has it
-  (SmolLM2 declares `<|im_end|>` as EOS, so it counts too; that is what runs so far were scored with);
+* the end-of-text ids (`end_of_text_ids`): the document separator the model was pre-trained with,
+  never a chat end-of-turn marker (SmolLM2-Instruct declares `<|im_end|>` as EOS; it does not count);
 * byte-level BPE (GPT-2, SmolLM2: vocabulary strings are bytes through GPT-2's byte -> character
   table, `transformers`' own `bytes_to_unicode`) or SentencePiece style (Llama, Gemma: `▁` for a
   space, byte-fallback tokens `<0x0A>`);
@@ -57,15 +57,31 @@ def vocab_strings(tokenizer, vocab_size: int) -> list[str | None]:
     return list(toks) + [None] * (vocab_size - len(toks))
 
 
+# The pre-training document separators, in order of preference, and the chat end-of-turn markers that
+# never end a plain text (ChatML, Gemma, Llama 3, Phi-3).
+DOCUMENT_SEPARATORS = (ENDOFTEXT, "<|end_of_text|>")
+CHAT_TURN_ENDS = frozenset({"<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|eom_id|>"})
+
+
 def end_of_text_ids(tokenizer) -> frozenset[int]:
-    """The tokenizer's EOS and `<|endoftext|>` when the vocabulary has it."""
-    ids = set()
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
-    eot = tokenizer.get_vocab().get(ENDOFTEXT)
-    if eot is not None:
-        ids.add(int(eot))
-    return frozenset(ids)
+    """The id that ends a plain text: the document separator the model was pre-trained with.
+
+    `<|endoftext|>` (GPT-2, GPT-Neo, Pythia, SmolLM2) or `<|end_of_text|>` (Llama 3) when the
+    vocabulary has one; else the declared EOS (`</s>` Llama 2 / Mistral, `<eos>` Gemma), unless
+    that is a chat end-of-turn marker (`CHAT_TURN_ENDS`). A chat turn end is not the end of a plain
+    text: the texts are scored as documents after the separator (the BOS policy), not inside a
+    chat template, so the same separator ends them. Evidence (README "Word surprisal",
+    `bench/end_of_text.py`): SmolLM2-135M-Instruct declares `<|im_end|>` as EOS; counting it moves
+    ln B by up to 0.075 nats inside Natural Stories texts, where no text ends.
+    """
+    vocab = tokenizer.get_vocab()
+    for sep in DOCUMENT_SEPARATORS:
+        if sep in vocab:
+            return frozenset({int(vocab[sep])})
+    eos, eos_id = tokenizer.eos_token, tokenizer.eos_token_id
+    if eos_id is not None and str(eos) not in CHAT_TURN_ENDS:
+        return frozenset({int(eos_id)})
+    return frozenset()
 
 
 def special_ids(tokenizer) -> frozenset[int]:

@@ -45,7 +45,8 @@ SCHEMA = pa.schema([
     ("topk_token_ids", pa.list_(pa.int32())),
     ("topk_tokens", pa.list_(pa.string())),
     ("topk_logprobs_nats", pa.list_(pa.float64())),
-    ("logprob_word_initial_nats", pa.float64()),  # ln of the mass on word-initial tokens and end-of-text
+    ("logprob_word_initial_nats", pa.float64()),  # ln B before the token: mass on word-initial tokens + end-of-text
+    ("logprob_word_initial_after_nats", pa.float64()),  # ln B after it (the next row's; after the last: end of text)
     ("context_tokens", pa.int32()),              # real tokens of context seen
 ])
 RUN_COLUMNS = ("run_id", "model_key", "corpus")  # the same in every row of a run
@@ -61,7 +62,7 @@ def run_dir(token_scores: Path, model_key: str, corpus: str, run_id: str) -> Pat
 # --- the run record -------------------------------------------------------------------------------
 
 # Written only when set: a scored run's `_run.json` has the first two, an imported run's the others.
-_ONLY_WHEN_SET = ("n_docs_with_tokens", "scorer_version", "source_path", "source_sha256", "doc_id_mapping",
+_ONLY_WHEN_SET = ("n_docs_with_tokens", "scorer_version", "end_of_text_ids", "end_of_text_tokens", "source_path", "source_sha256", "doc_id_mapping",
                   "text_differences_chars")
 
 
@@ -101,6 +102,8 @@ class RunRecord:
     # scored runs
     n_docs_with_tokens: int | None = None
     scorer_version: int | None = None
+    end_of_text_ids: list | None = None      # the ids counted in the word-boundary mass B (scorer_version >= 2)
+    end_of_text_tokens: list | None = None
     # imported runs
     source_path: str | None = None
     source_sha256: str | None = None

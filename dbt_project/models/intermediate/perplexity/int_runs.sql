@@ -28,6 +28,7 @@ select
     r.dtype, r.device, r.bos_policy, r.bos_token_id, r.bos_token, r.corpus, r.corpus_version,
     r.context_length, r.stride, r.top_k, r.batch_tokens, r.run_limit, r.full_document,
     r.n_docs, r.n_tokens, r.source, r.started_at, r.finished_at, r.run_dir,
+    r.scorer_version, r.end_of_text_ids, r.end_of_text_tokens,
     coalesce(r.unlimited_recency_rank = 1, false) as used_in_marts
 from ranked as r
 left join {{ ref('known_vocab_sizes') }} as k on k.model_key = r.model_key

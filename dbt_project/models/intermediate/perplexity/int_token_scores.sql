@@ -13,7 +13,7 @@ select
     t.run_id, t.model_key, t.corpus, t.doc_id, t.token_index, t.token_id, t.token, t.token_text,
     t.char_start, t.char_end, t.logprob_nats, t.surprisal_nats, t.surprisal_bits, t.is_scored,
     t.n_chars, t.n_bytes, t."rank", t.entropy_nats, t.topk_token_ids, t.topk_tokens, t.topk_logprobs_nats,
-    t.logprob_word_initial_nats, t.context_tokens
+    t.logprob_word_initial_nats, t.logprob_word_initial_after_nats, t.context_tokens
 from token_scores as t
 inner join complete_runs as r
     on r.run_id = t.run_id and r.model_key = t.model_key and r.corpus = t.corpus

@@ -9,7 +9,8 @@ with source as (
     ['corpus', 'varchar'], ['corpus_version', 'varchar'], ['context_length', 'bigint'], ['stride', 'bigint'],
     ['top_k', 'bigint'], ['batch_tokens', 'bigint'], ['limit', 'bigint'], ['full', 'boolean'],
     ['n_docs', 'bigint'], ['n_tokens', 'bigint'], ['source', 'varchar'], ['started_at', 'varchar'],
-    ['finished_at', 'varchar'], ['package_versions', 'json'], ['filename', 'varchar']
+    ['finished_at', 'varchar'], ['package_versions', 'json'], ['scorer_version', 'bigint'],
+    ['end_of_text_ids', 'bigint[]'], ['end_of_text_tokens', 'varchar[]'], ['filename', 'varchar']
 ]) }}
 ),
 
@@ -20,7 +21,7 @@ renamed as (
         "limit" as run_limit, "full" as full_document, n_docs, n_tokens, source,
         coalesce(try_cast(started_at as timestamptz), to_timestamp(try_cast(started_at as double))) as started_at,
         coalesce(try_cast(finished_at as timestamptz), to_timestamp(try_cast(finished_at as double))) as finished_at,
-        package_versions,
+        package_versions, scorer_version, end_of_text_ids, end_of_text_tokens,
         replace(filename, '\', '/') as run_json_path,
         regexp_replace(replace(filename, '\', '/'), '/[^/]*$', '') as run_dir
     from source

@@ -8,7 +8,8 @@ with source as (
     ['token_index', 'integer'], ['token_id', 'integer'], ['token', 'varchar'], ['token_text', 'varchar'],
     ['char_start', 'integer'], ['char_end', 'integer'], ['logprob_nats', 'double'], ['rank', 'integer'],
     ['entropy_nats', 'double'], ['topk_token_ids', 'integer[]'], ['topk_tokens', 'varchar[]'],
-    ['topk_logprobs_nats', 'double[]'], ['logprob_word_initial_nats', 'double'], ['context_tokens', 'integer'],
+    ['topk_logprobs_nats', 'double[]'], ['logprob_word_initial_nats', 'double'],
+    ['logprob_word_initial_after_nats', 'double'], ['context_tokens', 'integer'],
     ['filename', 'varchar']
 ]) }}
 ),
@@ -23,7 +24,7 @@ renamed as (
         char_end - char_start as n_chars,
         strlen(token_text) as n_bytes,
         "rank", entropy_nats, topk_token_ids, topk_tokens, topk_logprobs_nats,
-        logprob_word_initial_nats, context_tokens,
+        logprob_word_initial_nats, logprob_word_initial_after_nats, context_tokens,
         regexp_replace(replace(filename, '\', '/'), '/[^/]*$', '') as run_dir
     from source
 )
