@@ -38,7 +38,8 @@ MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse
          "mart_pairwise_perplexity",
          "mart_wild_loss", "mart_wild_effort", "mart_wild_cost", "mart_wild_correlations",
          "mart_wild_loss_by_difficulty", "mart_wild_texts",
-         "mart_top1_summary", "mart_top1_player_accuracy", "mart_top1_questions")
+         "mart_top1_summary", "mart_top1_player_accuracy", "mart_top1_questions",
+         "mart_word_surprisal", "mart_word_surprisal_summary")
 
 
 def marts_path() -> Path:
@@ -106,11 +107,11 @@ def snapshot() -> Snapshot | None:
     return None
 
 
-def _read(path: str, snapshot_id: str, sql: str) -> pd.DataFrame:
+def _read(path: str, snapshot_id: str, sql: str, params: list | None = None) -> pd.DataFrame:
     with _open(path) as con:
         if _snapshot_id(con, path) != snapshot_id:
             raise _Moved
-        return con.execute(sql).fetchdf()
+        return con.execute(sql, params or []).fetchdf()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -123,6 +124,16 @@ def _cached_tables(path: str, snapshot_id: str) -> list[str]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cached_table(path: str, snapshot_id: str, name: str) -> pd.DataFrame:
     return _read(path, snapshot_id, f'SELECT * FROM main."{name}"')
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _cached_rows(path: str, snapshot_id: str, name: str, columns: tuple[str, ...],
+                 where: tuple[tuple[str, object], ...], order_by: tuple[str, ...]) -> pd.DataFrame:
+    quote = lambda c: '"' + c.replace('"', '""') + '"'  # noqa: E731
+    cols = ", ".join(map(quote, columns)) if columns else "*"
+    cond = " AND ".join(f"{quote(c)} = ?" for c, _ in where) or "true"
+    order = f" ORDER BY {', '.join(map(quote, order_by))}" if order_by else ""
+    return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where])
 
 
 def _stable(fn, *args):
@@ -152,6 +163,19 @@ def table(name: str) -> pd.DataFrame | None:
     if present is None or name not in present:
         return None
     return _stable(_cached_table, name)
+
+
+def rows(name: str, columns: list[str] | None = None, where: dict | None = None,
+         order_by: list[str] | None = None) -> pd.DataFrame | None:
+    """Some columns of a mart's rows whose columns equal the values in `where` (a large mart read a slice
+    at a time, e.g. one run's words); None when the snapshot or the table does not exist."""
+    if name not in MARTS:
+        raise ValueError(f"not a mart the dashboard reads: {name}")
+    present = tables()
+    if present is None or name not in present:
+        return None
+    return _stable(_cached_rows, name, tuple(columns or ()), tuple(sorted((where or {}).items())),
+                   tuple(order_by or ()))
 
 
 def require_snapshot() -> Snapshot:

@@ -74,7 +74,51 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "invocation_id": ("dbt invocation", None),
     "n_complete_runs": ("complete runs", "%d"),
     "n_runs_used_in_marts": ("runs used in marts", "%d"),
+    # word surprisal marts (paper 001: LW = leading-whitespace, WT = whitespace-trailing)
+    "run_source": ("source of the run", None),
+    "definitions": ("definitions available", None),
+    "end_of_text_tokens": ("end-of-text tokens counted as a word boundary", None),
+    "doc_id": ("passage", None),
+    "word_index": ("word position in the passage", "%d"),
+    "word": ("word", None),
+    "n_aligned_words": ("words aligned to their tokens", "%d"),
+    "n_unaligned_words": ("words not aligned", "%d"),
+    "n_words_with_wt": ("words with a WT surprisal", "%d"),
+    "share_multitoken": ("words of more than one token (%)", "%.1f"),
+    "mean_surprisal_lw_bits": ("mean LW surprisal (bits/word)", "%.3f"),
+    "mean_surprisal_wt_bits": ("mean WT surprisal (bits/word)", "%.3f"),
+    "mean_wt_minus_lw_bits": ("mean WT − LW (bits/word)", "%.4f"),
+    "mean_abs_wt_minus_lw_bits": ("mean |WT − LW| (bits/word)", "%.3f"),
+    "share_moved_over_1_bit": ("words moved by more than 1 bit (%)", "%.1f"),
+    "words_moving_most": ("the 5 words that move most (WT − LW)", None),
+    "max_text_telescoping_error_nats": ("largest |WT total − LW total − final boundary| over texts (nats)",
+                                        "%.1e"),
+    "surprisal_lw_bits": ("LW surprisal (bits)", "%.2f"),
+    "surprisal_wt_bits": ("WT surprisal (bits)", "%.2f"),
+    "surprisal_wt_minus_lw_bits": ("WT − LW (bits)", "%.2f"),
+    "surprisal_lw_nats": ("LW surprisal (nats)", "%.2f"),
+    "surprisal_wt_nats": ("WT surprisal (nats)", "%.2f"),
+    "logprob_boundary_before_nats": ("log-probability of a word boundary before the word (nats)", "%.3f"),
+    "logprob_boundary_after_nats": ("log-probability of a word boundary after the word (nats)", "%.3f"),
 }
+
+# readable names of the models and corpora the marts name by key (unknown keys are shown as they are)
+MODEL_NAMES: dict[str, str] = {
+    "smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma 3 270M", "gpt3-davinci": "GPT-3 davinci",
+    "gpt2": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
+    "gpt-neo-125m": "GPT-Neo 125M", "gpt-neo-1.3b": "GPT-Neo 1.3B", "gpt-neo-2.7b": "GPT-Neo 2.7B",
+}
+CORPUS_NAMES: dict[str, str] = {"natural_stories": "Natural Stories", "provo": "Provo", "ucl": "UCL",
+                                "lm_game": "LM game"}
+
+
+def model_name(key: str) -> str:
+    return MODEL_NAMES.get(key, key)
+
+
+def corpus_name(key: str) -> str:
+    return CORPUS_NAMES.get(key, key)
+
 
 # the metrics the perplexity page can plot: column -> axis title (with unit)
 METRICS: dict[str, str] = {
