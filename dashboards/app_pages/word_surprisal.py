@@ -245,6 +245,8 @@ passage = all_words[all_words["doc_id"] == doc][["word_index", "word"]].merge(
 def missing_why(r) -> str:
     if run["run_source"] == "imported_words" and r.word_index == 0:
         return "the upstream file has none for the first word of a sentence"
+    if run["run_source"] == "imported" and r.word_index == 0:
+        return "the imported log-probabilities leave the first token of a text unscored"
     return UNALIGNED if run["run_source"] == "scored" else "none in the mart for this word"
 
 
