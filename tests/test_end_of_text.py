@@ -126,6 +126,16 @@ def test_gemma_style_eos_not_end_of_turn():
         ["<eos>", "\u2581the", "\u2581cat", "\u2581", "<0x0A>"]
 
 
+def test_gemma_instruct_style_declaring_end_of_turn_keeps_eos():
+    """An instruct tokenizer that declares its chat turn end as EOS: the base model's <eos> counts."""
+    tok = gemma_style("<end_of_turn>")
+    vocab = tok.get_vocab()
+    assert tok.eos_token == "<end_of_turn>"
+    p = build(tok, "gemma3_text")
+    assert p.end_of_text_ids == {vocab["<eos>"]} == {1} and eot_tokens(p) == ["<eos>"]
+    assert not p.word_initial[vocab["<end_of_turn>"]]
+
+
 def test_chatml_only_tokenizer_has_no_end_of_text():
     """No document separator and the declared EOS is a chat turn end: no end-of-text at all (B is the
     word-initial mass only)."""

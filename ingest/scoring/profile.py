@@ -60,6 +60,7 @@ def vocab_strings(tokenizer, vocab_size: int) -> list[str | None]:
 # The pre-training document separators, in order of preference, and the chat end-of-turn markers that
 # never end a plain text (ChatML, Gemma, Llama 3, Phi-3).
 DOCUMENT_SEPARATORS = (ENDOFTEXT, "<|end_of_text|>")
+EOS_SEPARATORS = ("<eos>", "</s>")  # Gemma, Llama 2 / Mistral: when the declared EOS is a chat turn end
 CHAT_TURN_ENDS = frozenset({"<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|eom_id|>"})
 
 
@@ -68,7 +69,8 @@ def end_of_text_ids(tokenizer) -> frozenset[int]:
 
     `<|endoftext|>` (GPT-2, GPT-Neo, Pythia, SmolLM2) or `<|end_of_text|>` (Llama 3) when the
     vocabulary has one; else the declared EOS (`</s>` Llama 2 / Mistral, `<eos>` Gemma), unless
-    that is a chat end-of-turn marker (`CHAT_TURN_ENDS`). A chat turn end is not the end of a plain
+    that is a chat end-of-turn marker (`CHAT_TURN_ENDS`): then `<eos>` or `</s>` when the vocabulary
+    has one (an instruct tokenizer declaring `<end_of_turn>` keeps its base model's `<eos>`), else none. A chat turn end is not the end of a plain
     text: the texts are scored as documents after the separator (the BOS policy), not inside a
     chat template, so the same separator ends them. Evidence (README "Word surprisal",
     `bench/end_of_text.py`): SmolLM2-135M-Instruct declares `<|im_end|>` as EOS; counting it moves
@@ -81,6 +83,9 @@ def end_of_text_ids(tokenizer) -> frozenset[int]:
     eos, eos_id = tokenizer.eos_token, tokenizer.eos_token_id
     if eos_id is not None and str(eos) not in CHAT_TURN_ENDS:
         return frozenset({int(eos_id)})
+    for sep in EOS_SEPARATORS:  # an instruct tokenizer declaring its turn end keeps the base model's EOS
+        if sep in vocab:
+            return frozenset({int(vocab[sep])})
     return frozenset()
 
 
