@@ -62,6 +62,12 @@ imported_words as (
     inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
     inner join last_words as lw using (corpus, doc_id)
     left join native as n using (corpus, doc_id, word_index)
+),
+
+all_words as (
+    select * from scored
+    union all by name
+    select * from imported_words
 )
 
 select
@@ -70,13 +76,5 @@ select
     is_first_word, is_last_word, n_tokens, is_multitoken, is_aligned,
     surprisal_lw_nats, surprisal_lw_bits, surprisal_wt_nats, surprisal_wt_bits, surprisal_wt_minus_lw_bits,
     logprob_boundary_before_nats, logprob_boundary_after_nats
-from scored
-union all by name
-select
-    corpus, model_key, model_id, run_id, run_source, definitions, used_in_marts, end_of_text_tokens,
-    doc_id, word_index, corpus || '/' || doc_id || '/' || word_index as word_id, native_word_id, word,
-    is_first_word, is_last_word, n_tokens, is_multitoken, is_aligned,
-    surprisal_lw_nats, surprisal_lw_bits, surprisal_wt_nats, surprisal_wt_bits, surprisal_wt_minus_lw_bits,
-    logprob_boundary_before_nats, logprob_boundary_after_nats
-from imported_words
+from all_words
 order by corpus, model_key, run_id, doc_id, word_index
