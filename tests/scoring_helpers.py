@@ -90,7 +90,7 @@ RUN_KEYS = {"run_id", "model_key", "model_id", "model_revision", "tokenizer", "t
             "dtype", "device", "bos_policy", "bos_token_id", "bos_token", "corpus", "corpus_version",
             "context_length", "stride", "top_k", "batch_tokens", "limit", "full", "n_docs", "n_tokens", "source",
             "started_at", "finished_at", "package_versions"}
-SCORED_RUN_KEYS = RUN_KEYS | {"n_docs_with_tokens", "scorer_version"}
+SCORED_RUN_KEYS = RUN_KEYS | {"n_docs_with_tokens", "scorer_version", "end_of_text_ids", "end_of_text_tokens"}
 IMPORTED_RUN_KEYS = RUN_KEYS | {"source_path", "source_sha256", "doc_id_mapping", "text_differences_chars"}
 
 

@@ -41,10 +41,16 @@ def read_run(paths, run) -> "pd.DataFrame":  # noqa: F821
 
 def plain_logprobs(model, ids: list[int], bos: int) -> np.ndarray:
     """log p(token | BOS + all earlier tokens) from one plain forward pass: [n] and the [n, V] log-softmax."""
-    with torch.no_grad():
-        logits = model(torch.tensor([[bos] + ids])).logits[0, :-1].float()
-    lp = torch.log_softmax(logits, -1).numpy().astype(np.float64)
+    lp = plain_logsoftmax_all(model, ids, bos)[:-1]
     return lp[np.arange(len(ids)), ids], lp
+
+
+def plain_logsoftmax_all(model, ids: list[int], bos: int) -> np.ndarray:
+    """The [n + 1, V] log-softmax of one plain forward pass over BOS + ids: row i predicts token i, row n
+    is the distribution after the last token (the end of the text)."""
+    with torch.no_grad():
+        logits = model(torch.tensor([[bos] + ids])).logits[0].float()
+    return torch.log_softmax(logits, -1).numpy().astype(np.float64)
 
 
 def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, tiny, tiny_model):
@@ -76,6 +82,11 @@ def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, t
         p = np.exp(lp)
         np.testing.assert_allclose(got.entropy_nats, -(p * lp).sum(1), atol=1e-4)
         np.testing.assert_allclose(got.logprob_word_initial_nats, np.log(p[:, wi_mask].sum(1)), atol=1e-4)
+        # ln B after each token: the next position's, and after the last token the end of the text
+        p_all = np.exp(plain_logsoftmax_all(model, ids, 50256))
+        np.testing.assert_allclose(got.logprob_word_initial_after_nats, np.log(p_all[1:, wi_mask].sum(1)), atol=1e-4)
+        np.testing.assert_array_equal(got.logprob_word_initial_after_nats.values[:-1],
+                                      got.logprob_word_initial_nats.values[1:])
         top = np.argsort(-lp, axis=1, kind="stable")[:, :5]
         np.testing.assert_array_equal(np.stack(got.topk_token_ids), top)
         np.testing.assert_allclose(np.stack(got.topk_logprobs_nats), np.take_along_axis(lp, top, 1), atol=1e-5)

@@ -88,7 +88,7 @@ def python_fits(annotation: str, duck: str) -> bool:
     base = {a.strip() for a in annotation.split("|")} - {"None"}
     duck = duck.strip().lower()
     want = {"varchar": {"str"}, "bigint": {"int"}, "integer": {"int"}, "boolean": {"bool"}, "json": {"dict"},
-            "double": {"float", "int"}}[duck]
+            "double": {"float", "int"}, "bigint[]": {"list[int]"}, "varchar[]": {"list[str]"}}[duck]
     return bool(base) and base <= want
 
 
@@ -144,7 +144,7 @@ def _record(**extra) -> store.RunRecord:
 
 
 def test_run_record_keys_are_the_ones_always_written(tmp_path):
-    scored = _record(n_docs_with_tokens=2, scorer_version=1)
+    scored = _record(n_docs_with_tokens=2, scorer_version=2, end_of_text_ids=[50256], end_of_text_tokens=["<|endoftext|>"])
     assert set(scored.to_json()) == SCORED_RUN_KEYS
     imported = _record(source="imported", source_path="x.csv", source_sha256="0" * 64,
                        doc_id_mapping="doc_id = story + 1", text_differences_chars={})
@@ -207,5 +207,5 @@ def test_parts_resume_and_restart(tmp_path):
 def test_run_record_annotations_are_plain():
     """python_fits reads the annotations as text (`from __future__ import annotations`)."""
     for f in fields(store.RunRecord):
-        assert isinstance(f.type, str) and re.fullmatch(r"(str|int|bool|dict)( \| None)?", f.type), f
+        assert isinstance(f.type, str) and re.fullmatch(r"(str|int|bool|dict|list\[int\]|list\[str\])( \| None)?", f.type), f
     assert typing.get_type_hints(store.RunRecord)  # and they resolve

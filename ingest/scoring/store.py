@@ -102,8 +102,8 @@ class RunRecord:
     # scored runs
     n_docs_with_tokens: int | None = None
     scorer_version: int | None = None
-    end_of_text_ids: list | None = None      # the ids counted in the word-boundary mass B (scorer_version >= 2)
-    end_of_text_tokens: list | None = None
+    end_of_text_ids: list[int] | None = None   # the ids counted in the word-boundary mass B (scorer_version >= 2)
+    end_of_text_tokens: list[str] | None = None
     # imported runs
     source_path: str | None = None
     source_sha256: str | None = None
