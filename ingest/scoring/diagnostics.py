@@ -6,7 +6,7 @@ whitespace-trailing (WT) probabilities, eq. 5-6, sum to 1 (Theorem 2). This modu
 check of this project's own code: a tiny causal LM is scored by the project's `Scorer` into token rows
 in the token-store schema, and the word probabilities and their sums come from the dbt macro
 `word_surprisal_sql` and the mart `mart_word_probability_sums` (SQL). Nothing here computes a
-metric; `numpy_reference` is the independent check the tests compare the SQL with.
+metric; the tests compare the SQL with an independent numpy computation from the bigram table.
 
 The model. A bigram LM over a 5-token vocabulary (`VOCAB`): `<|endoftext|>` (the BOS every window
 starts with and the end-of-text, as in GPT-2 and SmolLM2), the word-initial tokens " a", " b", and
@@ -273,41 +273,6 @@ def word_rows() -> pa.Table:
     return pa.table(cols, schema=WORD_SCHEMA)
 
 
-# --- the independent check --------------------------------------------------------------------------
-
-def numpy_reference(table: np.ndarray = BIGRAM, contexts=CONTEXTS, max_tokens: int = MAX_WORD_TOKENS) -> dict:
-    """The sums of the mart computed from the bigram table alone (float64, no model, no SQL).
-
-    Per context key: a list over L = 1..max_tokens of dicts with n_words, sum_wt, p_eot_over_b,
-    remainder, total, sum_lw. Prefix masses are propagated level by level: m_1[x] = P[c, x] for
-    word-initial x; m_{n+1}[y] = sum_x m_n[x] P[x, y] for continuation y.
-    """
-    b_mask = np.zeros(table.shape[0], dtype=bool)
-    b_mask[[EOT_ID, *WORD_INITIAL_IDS]] = True
-    b_after = table[:, b_mask].sum(axis=1)
-    out = {}
-    for c in contexts:
-        last = c.tokens[-1]
-        b_c = b_after[last]
-        p_eot = table[last, EOT_ID]
-        mass = np.zeros(table.shape[0])
-        mass[list(WORD_INITIAL_IDS)] = table[last, list(WORD_INITIAL_IDS)]
-        rows, sum_wt, sum_lw, n_words = [], 0.0, 0.0, 0
-        for n in range(1, max_tokens + 1):
-            if n > 1:
-                nxt = np.zeros_like(mass)
-                nxt[list(CONTINUATION_IDS)] = (mass @ table)[list(CONTINUATION_IDS)]
-                mass = nxt
-            n_words += len(WORD_INITIAL_IDS) * len(CONTINUATION_IDS) ** (n - 1)
-            sum_lw += mass.sum()
-            sum_wt += (mass * b_after).sum() / b_c
-            remainder = (mass * (1.0 - b_after)).sum() / b_c
-            rows.append({"max_word_tokens": n, "n_words": n_words, "sum_wt": sum_wt, "p_eot_over_b": p_eot / b_c,
-                         "remainder": remainder, "total": sum_wt + p_eot / b_c + remainder, "sum_lw": sum_lw})
-        out[c.key] = rows
-    return out
-
-
 # --- the mart's SQL outside dbt (tests, and a quick look without a build) ---------------------------
 
 TOKENS_MODEL = "int_word_probability_sums_tokens"
@@ -319,14 +284,10 @@ def mart_sql(macro_text: str | None = None) -> str:
     """`mart_word_probability_sums.sql` rendered with jinja2 over the relations named as its two refs,
     with the macro `word_surprisal_sql` from macros/word_surprisal.sql (or `macro_text`: the tests
     render a changed macro to see the check fail)."""
-    import jinja2
-
     from ingest.config import DBT_PROJECT_DIR
-    from ingest.scoring.sentence import MACRO_FILE
+    from ingest.scoring.sentence import render_with_macros
     mart = (DBT_PROJECT_DIR / "models" / "marts" / "words" / f"{MART_MODEL}.sql").read_text(encoding="utf-8")
-    macros = MACRO_FILE.read_text(encoding="utf-8") if macro_text is None else macro_text
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    return env.from_string(macros + mart).render(ref=lambda name: name)
+    return render_with_macros(mart, macro_text, ref=lambda name: name)
 
 
 def sums_from_tables(tokens: pa.Table, words: pa.Table, macro_text: str | None = None):

@@ -31,11 +31,16 @@ def _macro_text() -> str:
     return MACRO_FILE.read_text(encoding="utf-8")
 
 
-def word_surprisal_sql(tokens: str, words: str) -> str:
-    """The dbt macro `word_surprisal_sql(tokens, words)` rendered over two relation names."""
+def render_with_macros(template: str, macro_text: str | None = None, **context) -> str:
+    """`template` rendered with jinja2 after the macros of macros/word_surprisal.sql (or `macro_text`)."""
     import jinja2
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    return env.from_string(_macro_text() + "{{ word_surprisal_sql(tokens, words) }}").render(tokens=tokens, words=words)
+    return env.from_string((_macro_text() if macro_text is None else macro_text) + template).render(**context)
+
+
+def word_surprisal_sql(tokens: str, words: str) -> str:
+    """The dbt macro `word_surprisal_sql(tokens, words)` rendered over two relation names."""
+    return render_with_macros("{{ word_surprisal_sql(tokens, words) }}", tokens=tokens, words=words)
 
 
 def words_of(text: str) -> pl.DataFrame:
