@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import duckdb
 from rich.progress import Progress
 
-from ingest.datasets import corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
+from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
+from ingest.datasets import ucl_published
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, replace_tables_in, transaction
@@ -64,6 +65,14 @@ JOBS: dict[str, Job] = {
                                write=replace_tables_in),
     "lm_game_vocabulary": Job("lm_game_vocabulary", prepare=lambda paths, _p: top1.load_vocabulary(paths),
                               write=replace_tables_in),
+    # cloze norms (issue 11): raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
+    "provo_cloze": Job("provo_cloze", prepare=cloze.load_provo, write=write_partitions, after=("provo",)),
+    "ucl_cloze": Job("ucl_cloze", prepare=cloze.load_ucl, write=write_partitions, after=("ucl",)),
+    "ucl_cloze_distributions": Job("ucl_cloze_distributions", prepare=cloze.load_distributions,
+                                   write=write_partitions, after=("ucl",)),
+    # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
+    "ucl_published_measures": Job("ucl_published_measures", prepare=lambda paths, _p: ucl_published.load(paths),
+                                  write=replace_tables_in),
 }
 NAMES = list(JOBS)
 

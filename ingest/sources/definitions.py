@@ -19,6 +19,7 @@ from ingest.sources.catalog import SourceFile, load_catalog
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")
 FORMATS = {"delimited", "json", "python_literal", "text", "rdata", "fernet_json", "bytes"}
+RDATA_ENGINES = {"pyreadr", "rdata"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class FileSpec:
     quoting: str = "minimal"
     columns: tuple[str, ...] = ()
     object: str | None = None
+    engine: str = "pyreadr"  # rdata format: pyreadr, or rdata (the `rdata` package: reads mac_roman, pyreadr does not)
+    nan_keys: bool = False  # python_literal: a dict key written as the bare name `nan` (pandas' NaN) reads as None
     notes: str = ""
 
     def matches(self, catalog_path: str) -> bool:
@@ -77,6 +80,8 @@ def _spec(dataset: str, role: str, d: dict) -> FileSpec:
         raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} format {d.get('format')!r} not in {sorted(FORMATS)}")
     if d.get("quoting", "minimal") not in {"minimal", "none"}:
         raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} quoting must be minimal or none")
+    if d.get("engine", "pyreadr") not in RDATA_ENGINES:
+        raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} engine {d.get('engine')!r} not in {sorted(RDATA_ENGINES)}")
     return FileSpec(dataset=dataset, role=role, **{**d, "columns": tuple(d.get("columns", ()))})
 
 

@@ -86,17 +86,19 @@ def json_value(data: bytes, name: str, spec: FileSpec | None = None) -> object:
 def python_literal(data: bytes, name: str, spec: FileSpec | None = None) -> object:
     """A Python literal (a list, dict, str, number, ... as `repr` writes them: single-quoted strings, which
     JSON refuses) in the declared encoding, parsed with `ast.literal_eval`, never `eval`: names, calls and
-    any other code are refused, so a bad file is an error, never executed."""
+    any other code are refused, so a bad file is an error, never executed. With the spec option
+    `nan_keys = true`, a dict key written as the bare name `nan` reads as None (`_literal_with_nan_keys`)."""
     raw = decode(data, name, spec.encoding if spec else "utf-8")
     if not raw.strip():
         raise IngestError(name, "file is empty")
+    nan_keys = bool(spec and spec.nan_keys)
     try:
-        return ast.literal_eval(raw)
+        return _literal_with_nan_keys(raw, name) if nan_keys else ast.literal_eval(raw)
     except SyntaxError as exc:
         raise IngestError(name, f"truncated or malformed Python literal ({exc.msg} at line {exc.lineno}, "
                                 f"column {exc.offset})") from exc
     except (ValueError, TypeError) as exc:  # a name (nan, x), a call, an operator: not a literal
-        where = _first_non_literal(raw) or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split()))
+        where = _first_non_literal(raw, allow_nan_keys=nan_keys) or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split()))
         raise IngestError(name, f"not a Python literal: {where}") from exc
     except (MemoryError, RecursionError) as exc:
         raise IngestError(name, f"Python literal too deeply nested to parse ({type(exc).__name__})") from exc
@@ -106,13 +108,42 @@ _LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, as
                   ast.UnaryOp, ast.UAdd, ast.USub, ast.BinOp, ast.Add, ast.Sub)
 
 
-def _first_non_literal(raw: str) -> str | None:
+def _nan_key_nodes(tree: ast.AST) -> set[int]:
+    """ids of the dict keys written as the bare name `nan` (and their Load context)."""
+    return {id(x) for n in ast.walk(tree) if isinstance(n, ast.Dict)
+            for k in n.keys if isinstance(k, ast.Name) and k.id == "nan" for x in (k, k.ctx)}
+
+
+def _literal_with_nan_keys(raw: str, name: str) -> object:
+    """`ast.literal_eval` where a dict key may be the bare name `nan` (pandas writes a NaN key so), read as
+    None. The tree is parsed, never evaluated: each such key node is replaced by the constant None and the
+    tree handed to `literal_eval`, which refuses everything else that is not a literal (a `nan` VALUE, a call,
+    a name). A dict with two keys that read the same (two `nan`s, or a repeated key) is refused: literal_eval
+    would silently keep the last."""
+    tree = ast.parse(raw.lstrip(" \t"), mode="eval")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            seen: set = set()
+            for k in node.keys:
+                key = None if isinstance(k, ast.Name) and k.id == "nan" else (
+                    k.value if isinstance(k, ast.Constant) else id(k))
+                if key in seen:
+                    raise IngestError(name, f"dict key {key!r} repeated at line {k.lineno} (ambiguous literal)")
+                seen.add(key)
+            node.keys = [ast.copy_location(ast.Constant(None), k) if isinstance(k, ast.Name) and k.id == "nan"
+                         else k for k in node.keys]
+    return ast.literal_eval(tree)
+
+
+def _first_non_literal(raw: str, allow_nan_keys: bool = False) -> str | None:
     """Where `literal_eval` gave up: the first name, call or other expression, e.g. "`nan` at line 675"."""
     try:
         tree = ast.parse(raw.lstrip(" \t"), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    bad = [n for n in ast.walk(tree) if not isinstance(n, _LITERAL_NODES) and hasattr(n, "lineno")]
+    allowed = _nan_key_nodes(tree) if allow_nan_keys else set()
+    bad = [n for n in ast.walk(tree) if not isinstance(n, _LITERAL_NODES) and hasattr(n, "lineno")
+           and id(n) not in allowed]
     if not bad:
         return None
     node = min(bad, key=lambda n: (n.lineno, n.col_offset))
