@@ -20,6 +20,7 @@ from rich.progress import Progress
 
 from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
 from ingest.datasets import ucl_published
+from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, replace_tables_in, transaction
@@ -73,6 +74,13 @@ JOBS: dict[str, Job] = {
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
     "ucl_published_measures": Job("ucl_published_measures", prepare=lambda paths, _p: ucl_published.load(paths),
                                   write=replace_tables_in),
+    # self-paced reading per reader (issue 11): raw.self_paced_reading, each job replacing its corpus's rows
+    "natural_stories_spr": Job("natural_stories_spr", prepare=self_paced_reading.load_natural_stories,
+                               write=write_partitions, after=("natural_stories",)),
+    "ucl_spr": Job("ucl_spr", prepare=self_paced_reading.load_ucl, write=write_partitions, after=("ucl",)),
+    # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
+    "word_frequencies": Job("word_frequencies", prepare=word_frequencies.load, write=replace_tables_in,
+                            after=tuple(word_frequencies.CORPORA)),
 }
 NAMES = list(JOBS)
 
