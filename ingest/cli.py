@@ -119,7 +119,7 @@ def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Opti
 
 
 @app.command("ingest")
-def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild, natural_stories_spr_means, provo_cloze, ucl_cloze, ucl_cloze_distributions, ucl_published_measures, natural_stories_spr, ucl_spr, word_frequencies (default: everything)")] = None,
+def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild, natural_stories_spr_means, provo_cloze, ucl_cloze, ucl_cloze_distributions, ucl_published_measures, natural_stories_spr, ucl_spr, word_frequencies, provo_eye_tracking, ucl_fixations, ucl_eye_tracking (default: everything)")] = None,
                warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
     anything is written, then all tables are replaced in one transaction (all or nothing)."""

@@ -21,6 +21,7 @@ from rich.progress import Progress
 from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
+from ingest.datasets import eye_tracking
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, replace_tables_in, transaction
@@ -81,6 +82,14 @@ JOBS: dict[str, Job] = {
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
     "word_frequencies": Job("word_frequencies", prepare=word_frequencies.load, write=replace_tables_in,
                             after=tuple(word_frequencies.CORPORA)),
+    # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
+    # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
+    "provo_eye_tracking": Job("provo_eye_tracking", prepare=eye_tracking.load_provo, write=write_partitions,
+                              after=("provo",)),
+    "ucl_fixations": Job("ucl_fixations", prepare=eye_tracking.load_ucl_fixations, write=write_partitions,
+                         after=("ucl",)),
+    "ucl_eye_tracking": Job("ucl_eye_tracking", prepare=eye_tracking.load_ucl_measures, write=write_partitions,
+                            after=("ucl",)),
 }
 NAMES = list(JOBS)
 

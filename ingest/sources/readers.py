@@ -196,7 +196,10 @@ def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str 
 
 def rdata(local_or_data: Path | bytes, name: str, spec: FileSpec):
     """The declared object of an R data file as a pandas DataFrame, strings decoded with the declared
-    encoding (pyreadr), with the required columns present."""
+    encoding (pyreadr, or the `rdata` package where the spec says `engine = "rdata"`), with the required
+    columns present."""
+    if spec.engine == "rdata":
+        return _with_columns(_rdata_package(local_or_data, name, spec), name, spec)
     import pyreadr
     tmp = None
     if isinstance(local_or_data, (bytes, bytearray)):
@@ -216,8 +219,29 @@ def rdata(local_or_data: Path | bytes, name: str, spec: FileSpec):
     key = spec.object or (next(iter(res)) if len(res) == 1 else None)
     if key not in res:
         raise IngestError(name, f"no {spec.object or 'single'} object in the R data file (has {list(res)})")
-    df = res[key]
+    return _with_columns(res[key], name, spec)
+
+
+def _with_columns(df, name: str, spec: FileSpec):
     missing = [c for c in spec.columns if c not in df.columns]
     if missing:
         raise IngestError(name, f"missing column(s) {missing}")
     return df
+
+
+def _rdata_package(local_or_data: Path | bytes, name: str, spec: FileSpec):
+    """The declared object read with the `rdata` package: every string decoded with the declared encoding
+    (force_default_encoding; pyreadr's librdata refuses mac_roman: "File has an unsupported character set")."""
+    import pandas as pd
+    import rdata as rdata_pkg
+    try:
+        data = local_or_data if isinstance(local_or_data, (bytes, bytearray)) else Path(local_or_data).read_bytes()
+        parsed = rdata_pkg.parser.parse_data(bytes(data))
+        res = rdata_pkg.conversion.convert(parsed, default_encoding=spec.encoding, force_default_encoding=True)
+    except Exception as exc:  # the rdata package raises several types for bad bytes
+        raise IngestError(name, f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:200]})") from exc
+    key = spec.object or (next(iter(res)) if len(res) == 1 else None)
+    if key not in res or not isinstance(res[key], pd.DataFrame):
+        raise IngestError(name, f"no {spec.object or 'single'} data frame in the R data file (has {list(res)})")
+    return res[key]
