@@ -5,8 +5,8 @@ models/*/cloze/).
 
 - `provo_cloze` (pangoling/data_provo_cloze.rda, cp1252) -> raw.cloze_norms, corpus provo: EVERY upstream row
   (2,730), joined to raw.words by (text_id -> doc_id, word_n -> native_id). Rows without norms are KEPT with
-  NULL n_responses / probability (the first word of each text has none; 83 rows): they are words of the
-  corpus, and dbt drops them (stg_cloze_norms has_norms). The file repeats some (text_id, word_n): text 27 is
+  NULL n_responses / probability (83 rows: the first word of each text, 57 rows as text 27 repeats it, and 26
+  other words such as 'Rapa', '0.9', 'YouTube'): they are words of the corpus; dbt drops them (has_norms). The file repeats some (text_id, word_n): text 27 is
   listed twice, and text 18 word 3 has two different words ('the', 'evolution'); all are kept with their
   `upstream_row`, `upstream_id` (word_unique_id) and `word_matches` (the file's word equals the corpus word,
   letters and digits case-folded, as ingest.datasets.provo aligns them); staging keeps one per word.

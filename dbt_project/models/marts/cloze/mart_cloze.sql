@@ -1,0 +1,112 @@
+-- Cloze probability, surprisal and entropy per corpus word with published norms (Provo, UCL). See
+-- _cloze__models.yml for the definitions and the smoothing rules.
+with norms as (
+    select * from {{ ref('int_cloze_norms') }}
+),
+
+contexts as (
+    select * from {{ ref('int_cloze_responses_contexts') }}
+),
+
+-- the word's own response in the UCL distribution: lower case, leading/trailing punctuation removed
+word_response as (
+    select
+        n.corpus, n.doc_id, n.word_index,
+        max(r.response_count) as response_count,
+        max(r.probability_laplace) as probability_laplace
+    from norms as n
+    join {{ ref('stg_cloze_responses') }} as r
+        on r.corpus = n.corpus and r.doc_id = n.doc_id and r.word_index = n.word_index
+        and r.response = lower(regexp_replace(n.word, '^[^\w]+|[^\w]+$', '', 'g'))
+    group by n.corpus, n.doc_id, n.word_index
+),
+
+unseen as (
+    select corpus, doc_id, word_index, probability_laplace
+    from {{ ref('stg_cloze_responses') }}
+    where is_unseen_placeholder
+),
+
+joined as (
+    select
+        n.corpus,
+        n.doc_id,
+        n.word_index,
+        n.native_id,
+        n.word,
+        coalesce(n.n_responses, c.n_responses) as n_responses,
+        case
+            when n.corpus = 'provo' then round(n.cloze_probability_published * n.n_responses)::integer
+            when c.n_responses is not null then coalesce(w.response_count, 0)
+        end as response_count,
+        n.cloze_probability_published,
+        n.smoothing as smoothing_published,
+        coalesce(w.probability_laplace, u.probability_laplace) as probability_laplace_distribution,
+        c.entropy_laplace_bits,
+        c.entropy_raw_bits,
+        c.n_response_types,
+        c.context_match,
+        c.modal_response as modal_response_distribution,
+        c.modal_response_count,
+        c.n_modal_responses,
+        n.modal_response as modal_response_published,
+        n.entropy_published_nats,
+        n.competition_published,
+        n.rating_mean,
+        n.rating_sd,
+        n.n_upstream_rows,
+        n.source_path,
+        n.source_sha256
+    from norms as n
+    left join contexts as c using (corpus, doc_id, word_index)
+    left join word_response as w using (corpus, doc_id, word_index)
+    left join unseen as u using (corpus, doc_id, word_index)
+),
+
+probabilities as (
+    select
+        *,
+        case when corpus = 'provo' then cloze_probability_published
+             else response_count / n_responses end as cloze_probability,
+        case when corpus = 'provo' then (response_count + 1) / (n_responses + 2)
+             else cloze_probability_published end as cloze_probability_smoothed,
+        case when corpus = 'provo' then 'add_one_binary' else 'laplace_upstream' end as smoothing
+    from joined
+)
+
+select
+    corpus,
+    doc_id,
+    word_index,
+    native_id,
+    word,
+    n_responses,
+    response_count,
+    cloze_probability,
+    cloze_probability_smoothed,
+    smoothing,
+    -log2(cloze_probability_smoothed) as cloze_surprisal_bits,
+    -ln(cloze_probability_smoothed) as cloze_surprisal_nats,
+    entropy_laplace_bits as cloze_entropy_bits,
+    entropy_laplace_bits * ln(2) as cloze_entropy_nats,
+    entropy_raw_bits as cloze_entropy_raw_bits,
+    n_response_types,
+    coalesce(modal_response_published, modal_response_distribution) as modal_response,
+    case
+        when corpus = 'ucl' then modal_response_count / n_responses
+        when lower(regexp_replace(word, '^[^\w]+|[^\w]+$', '', 'g')) = lower(modal_response_published)
+            then cloze_probability
+    end as modal_response_probability,
+    n_modal_responses,
+    cloze_probability_published,
+    smoothing_published,
+    probability_laplace_distribution,
+    entropy_published_nats,
+    competition_published,
+    rating_mean,
+    rating_sd,
+    context_match,
+    n_upstream_rows,
+    source_path,
+    source_sha256
+from probabilities
