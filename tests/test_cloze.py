@@ -137,7 +137,8 @@ def test_cloze_surprisal_of_a_known_word(cloze_warehouse):
     p, _, _ = cloze_warehouse
     [(word, ps, s_bits, s_nats, pub)] = q(
         p, "select m.word, m.cloze_probability_smoothed, m.cloze_surprisal_bits, m.cloze_surprisal_nats, "
-           "m.cloze_probability_published from marts.mart_cloze m join raw.cloze_norms n using (corpus, doc_id, word_index) "
+           "m.cloze_probability_published from marts.mart_cloze m "
+           "join raw.cloze_norms n using (corpus, doc_id, word_index) "
            "where corpus = 'ucl' and n.upstream_id = '577'")  # 'Arthur placed' -> 'the'
     assert word == "the" and ps == pub == pytest.approx(0.1595744680851064, abs=1e-15)
     assert s_bits == pytest.approx(-math.log2(0.1595744680851064), abs=1e-12)
@@ -157,4 +158,5 @@ def test_cloze_entropy_against_upstream(cloze_warehouse, distributions):
     [(exact, r)] = q(p, "select count(*) filter (where abs(cloze_entropy_nats - entropy_published_nats) < 1e-6), "
                         "corr(cloze_entropy_nats, entropy_published_nats) from marts.mart_cloze where corpus = 'ucl'")
     assert exact == 187 and r > 0.97
-    assert q(p, "select count(*) from marts.mart_cloze where corpus = 'provo' and cloze_entropy_bits is not null") == [(0,)]
+    assert q(p, "select count(*) from marts.mart_cloze "
+                "where corpus = 'provo' and cloze_entropy_bits is not null") == [(0,)]

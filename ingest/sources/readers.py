@@ -98,7 +98,8 @@ def python_literal(data: bytes, name: str, spec: FileSpec | None = None) -> obje
         raise IngestError(name, f"truncated or malformed Python literal ({exc.msg} at line {exc.lineno}, "
                                 f"column {exc.offset})") from exc
     except (ValueError, TypeError) as exc:  # a name (nan, x), a call, an operator: not a literal
-        where = _first_non_literal(raw, allow_nan_keys=nan_keys) or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split()))
+        where = (_first_non_literal(raw, allow_nan_keys=nan_keys)
+                 or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split())))
         raise IngestError(name, f"not a Python literal: {where}") from exc
     except (MemoryError, RecursionError) as exc:
         raise IngestError(name, f"Python literal too deeply nested to parse ({type(exc).__name__})") from exc
