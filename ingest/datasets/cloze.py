@@ -8,8 +8,9 @@ models/*/cloze/).
   NULL n_responses / probability (83 rows: the first word of each text, 57 rows as text 27 repeats it, and 26
   other words such as 'Rapa', '0.9', 'YouTube'): they are words of the corpus; dbt drops them (has_norms).
   The file repeats some (text_id, word_n): text 27 is listed twice, and text 18 word 3 has two different
-  words ('the', 'evolution'); all are kept with their `upstream_row`, `upstream_id` (word_unique_id) and `word_matches` (the file's word equals the corpus word,
-  letters and digits case-folded, as ingest.datasets.provo aligns them); staging keeps one per word.
+  words ('the', 'evolution'); all are kept with their `upstream_row`, `upstream_id` (word_unique_id) and
+  `word_matches` (the file's word equals the corpus word, letters and digits case-folded, as
+  ingest.datasets.provo aligns them); staging keeps one per word.
   `cp` is the raw share of the `total_response_count` responses equal to the word (smoothing 'none').
 - `ucl_cloze` (ucl_devarda/ratings_and_cloze.csv) -> raw.cloze_norms, corpus ucl: one row per word with
   norms (1,726). The file's `sentence` is the CONTEXT (the preceding words) and, like `word`, has its
