@@ -19,16 +19,17 @@ Fixation order (`fixation_index`, 1-based within reader x doc):
   words, see tests/test_eye_tracking_ingest.py).
 
 Word keys (every reading row must join raw.words of its corpus, else IngestError listing the ids):
-- Provo: `word_text` is the position of the word as displayed in the eye-tracking experiment. In 53 texts
-  the displayed words are raw.words (Texts/N.txt) one for one, so number k is word_index k-1 (letters
-  agree; quotes may differ). Text 36 labels its words 24/25 '—' / 'betting', the reverse of Texts/36.txt
-  ('betting —'); the counts agree and the word boxes (x1, x2) fit the positional order, so the number is
-  kept as the position. Text 55 displays 'livres--a' and 'profession--writing.' as single words where
-  Texts/55.txt has 'livres, a' and 'profession, writing.': the words are aligned by their letters
-  (difflib) and a displayed word spanning several raw words joins the raw word its first letter falls in.
-  `native_id` is the raw.words native_id of the joined word (the cloze norms' word_n; NULL for text 36's
-  dash), `upstream_word_number` keeps word_text, `upstream_word` keeps wordID. notes['word_join'] lists
-  every deviation.
+- Provo: `word_text` numbers the words as displayed in the eye-tracking experiment (1..n per text) and
+  `wordID` labels them. The displayed words are aligned to raw.words (Texts/N.txt) by their letters and
+  digits (`align_numbers`): in 53 texts they are the same words one for one, so number k is word_index
+  k-1 (quotes may differ: '"snow' ~ 'snow'). Text 36 displays 'earth — betting that' where Texts/36.txt
+  has 'earth betting — that': the fixations' x positions confirm the displayed order (a 25 px region
+  481-506 for the dash, 506-602 for 'betting'; df.Rda's x1/x2 columns are one word off there), so each
+  label joins its own word. Text 55 displays 'livres--a' and 'profession--writing.' as single words where
+  Texts/55.txt has 'livres, a' and 'profession, writing.': a displayed word spanning several raw words
+  joins the raw word its first letter falls in (the first). `native_id` is the raw.words native_id of
+  the joined word (the cloze norms' word_n; NULL for text 36's dash), `upstream_word_number` keeps
+  word_text, `upstream_word` keeps wordID. notes['word_join'] lists every deviation.
 - UCL: pangoling numbers sentences 1..361 (its own sent_id, kept in `upstream_item`); each is mapped to
   the ucl corpus doc_id by its text (the file's words in word_n order joined by spaces = raw.documents
   text); word_n is the 1-based position (native_id), word_index = word_n - 1, and the word must equal
@@ -130,60 +131,67 @@ def _not_joined(name: str, corpus: str, ids: list[str]) -> IngestError:
 # --------------------------------------------------------------------------- Provo
 
 def _key(w: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", w.casefold())
+    """Letters and digits, case-folded ('"snow' ~ 'snow'); a word without any (a dash) is its own key."""
+    return re.sub(r"[^0-9a-z]", "", w.casefold()) or w
 
 
-def align_numbers(numbered: dict[int, str], words: list[str]) -> tuple[dict[int, int], list[dict]]:
+def align_numbers(numbered: dict[int, str], words: list[str], window: int = 2) -> tuple[dict[int, int], dict]:
     """Displayed word number -> word_index in `words` (the corpus's words of the text), and the deviations.
 
-    Position (number k = word_index k-1) when the text has as many words as the highest number and the
-    displayed words are the corpus's words up to order (letters compared); otherwise the words are aligned
-    by their letters: equal runs join one for one, unequal runs of equal length by position, and a run
-    whose letters concatenate to the same string joins each displayed word to the corpus word its first
-    letter falls in (a word shown as 'livres--a' where the text has 'livres,' 'a'). Numbers left out of the
-    mapping do not join."""
+    The displayed words (number k, label w) are aligned to the corpus's words by their keys (`_key`):
+    1. runs of equal keys in order (difflib, no autojunk);
+    2. a number left over joins a left-over word with the same key within `window` words of where its
+       predecessor's match puts it (two words shown in the other order: 'reordered');
+    3. between two joined numbers, left-over numbers and words of equal count join by position
+       ('by_position'), or, when their keys concatenate to the same string, each displayed word joins the
+       word its first letter falls in (a word shown as 'livres--a' where the text has 'livres,' 'a':
+       'spanning').
+    Numbers still left over do not join (the caller lists them)."""
     n = max(numbered)
-    if n == len(words) and min(numbered) >= 1:
-        pos = {k: k - 1 for k in numbered}
-        differ = [k for k in sorted(numbered) if _key(numbered[k]) != _key(words[k - 1])]
-        if sorted(_key(numbered[k]) for k in differ) == sorted(_key(words[k - 1]) for k in differ):
-            return pos, [{"number": k, "upstream_word": numbered[k], "word": words[k - 1], "rule": "position"}
-                         for k in differ]
-    a = [_key(numbered[k]) if k in numbered else None for k in range(1, n + 1)]
+    a = {k: _key(w) for k, w in numbered.items()}
     b = [_key(w) for w in words]
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    regions: list[list[int]] = []  # merged runs of non-equal opcodes: [a0, a1, b0, b1]
+    seq_a = [a.get(k) for k in range(1, n + 1)]  # None: a number nobody fixated (never matches)
     mapping: dict[int, int] = {}
-    dev: list[dict] = []
-    for op, a0, a1, b0, b1 in ops:
-        if op == "equal":
-            mapping.update({a0 + 1 + i: b0 + i for i in range(a1 - a0)})
-        elif regions and regions[-1][1] == a0 and regions[-1][3] == b0:
-            regions[-1][1], regions[-1][3] = a1, b1
-        else:
-            regions.append([a0, a1, b0, b1])
-    for a0, a1, b0, b1 in regions:
-        if a1 - a0 == b1 - b0:
-            pairs = [(a0 + 1 + i, b0 + i) for i in range(a1 - a0)]
-        elif None not in a[a0:a1] and "".join(a[a0:a1]) == "".join(b[b0:b1]):
-            starts, o, pairs = [], 0, []
-            for k in b[b0:b1]:
+    for blk in difflib.SequenceMatcher(None, seq_a, b, autojunk=False).get_matching_blocks():
+        mapping.update({blk.a + 1 + i: blk.b + i for i in range(blk.size)})
+    dev: dict[str, list] = {"reordered": [], "by_position": [], "spanning": []}
+    used = set(mapping.values())
+    for k in sorted(set(numbered) - set(mapping)):  # 2. nearby, in the other order
+        prev = max((p for p in mapping if p < k), default=None)
+        expected = (k - 1) if prev is None else mapping[prev] + (k - prev)
+        near = sorted((abs(j - expected), j) for j in range(max(expected - window, 0),
+                                                            min(expected + window + 1, len(b)))
+                      if j not in used and b[j] == a[k])
+        if near:
+            mapping[k] = near[0][1]
+            used.add(near[0][1])
+            dev["reordered"].append((k, numbered[k], near[0][1], words[near[0][1]]))
+    anchors = sorted(mapping.items())
+    for (k0, j0), (k1, j1) in zip([(0, -1)] + anchors, anchors + [(n + 1, len(b))]):  # 3. the gaps
+        ks = [k for k in range(k0 + 1, k1) if k not in mapping]
+        js = [j for j in range(j0 + 1, j1) if j not in used] if j1 > j0 else []
+        if not ks or not js:
+            continue
+        if len(ks) == len(js):
+            pairs = list(zip(ks, js))
+            dev["by_position"] += [(k, numbered[k], j, words[j]) for k, j in pairs
+                                   if k in numbered and a[k] != b[j]]
+        elif all(k in a for k in ks) and "".join(a[k] for k in ks) == "".join(b[j] for j in js):
+            starts, o = [], 0
+            for j in js:
                 starts.append(o)
-                o += len(k)
-            o = 0
-            for i, k in enumerate(a[a0:a1]):
-                pairs.append((a0 + 1 + i, b0 + max(bisect.bisect_right(starts, o) - 1, 0)))
-                o += len(k)
+                o += len(b[j])
+            pairs, o = [], 0
+            for k in ks:
+                pairs.append((k, js[max(bisect.bisect_right(starts, o) - 1, 0)]))
+                o += len(a[k])
+            dev["spanning"] += [(k, numbered[k], [words[j] for j in js]) for k in ks]
         else:
             continue
-        for num, wi in pairs:
-            if num in numbered:
-                mapping[num] = wi
-                if _key(numbered[num]) != _key(words[wi]) or a1 - a0 != b1 - b0:
-                    dev.append({"number": num, "upstream_word": numbered[num], "word": words[wi],
-                                "words_spanned": [words[j] for j in range(b0, b1)] if a1 - a0 != b1 - b0
-                                else None, "rule": "alignment"})
-    return {k: v for k, v in mapping.items() if k in numbered}, dev
+        for k, j in pairs:
+            if k in numbered:
+                mapping[k] = j
+    return {k: v for k, v in mapping.items() if k in numbered}, {k: v for k, v in dev.items() if v}
 
 
 def build_provo(src: Source, words: pl.DataFrame) -> CorpusLoad:
@@ -247,22 +255,21 @@ def build_provo(src: Source, words: pl.DataFrame) -> CorpusLoad:
 # --------------------------------------------------------------------------- UCL
 
 def sentence_docs(df: pl.DataFrame, docs: pl.DataFrame, name: str) -> dict[int, str]:
-    """pangoling sent_id -> ucl doc_id, by the sentence's text (the file's words in word_n order)."""
+    """pangoling sent_id -> ucl doc_id, by the sentence's text: the file's words numbered 1, 2, ... (up to
+    the first number missing) joined by spaces must be a raw.documents text. A word numbered beyond that
+    fails the word join afterwards."""
     by_text = dict(zip(docs["text"].to_list(), docs["doc_id"].to_list()))
     w = df.filter(pl.col("word_n").is_not_null()).group_by("sent_id", "word_n").agg(pl.col("word").unique())
     two = w.filter(pl.col("word").list.len() > 1)
     if two.height:
         raise IngestError(name, f"sentence word(s) with two spellings (sent_id, word_n): "
                                 f"{_ids(sorted(two.select('sent_id', 'word_n').rows()))}")
-    out, missing, gaps = {}, [], []
+    out, missing = {}, []
     for (sid,), g in w.sort("word_n").group_by("sent_id", maintain_order=True):
-        if g["word_n"].to_list() != list(range(1, g.height + 1)):
-            gaps.append(sid)
-            continue
-        doc = by_text.get(" ".join(x[0] for x in g["word"].to_list()))
+        nums, ws = g["word_n"].to_list(), [x[0] for x in g["word"].to_list()]
+        m = next((i for i, k in enumerate(nums) if k != i + 1), len(nums))
+        doc = by_text.get(" ".join(ws[:m]))
         (missing.append(sid) if doc is None else out.__setitem__(sid, doc))
-    if gaps:
-        raise IngestError(name, f"sentence(s) whose words are not numbered 1..n (sent_id): {_ids(sorted(gaps))}")
     if missing:
         raise IngestError(name, f"sentence(s) not among the ucl documents by text (sent_id): {_ids(sorted(missing))}")
     if len(set(out.values())) != len(out):
