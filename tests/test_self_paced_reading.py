@@ -59,7 +59,8 @@ def test_row_counts_and_readers(warehouse):
     assert q(p, "select corpus, count(*), count(distinct reader_id) from raw.self_paced_reading group by 1 order by 1") \
         == [("natural_stories", 1_013_377, 181), ("ucl", 64_320, 54)]
     ns = notes["natural_stories_spr"]
-    assert (ns["readers"], ns["reader_stories"], ns["word_mismatch_rows"], ns["duplicate_reader_word_keys"]) == (181, 988, 0, 0)
+    assert (ns["readers"], ns["reader_stories"], ns["word_mismatch_rows"],
+            ns["duplicate_reader_word_keys"]) == (181, 988, 0, 0)
     # every row joined raw.words: word_index set, and the file's word is the corpus word
     assert q(p, """select count(*) from raw.self_paced_reading s join raw.words w
                    on w.corpus = s.corpus and w.doc_id = s.doc_id and w.word_index = s.word_index
@@ -83,7 +84,8 @@ def test_ucl_readers_are_54_people_and_sentences_map_by_text(warehouse, mirror):
     # a mapped sentence: pangoling's numbering differs from de Varda's, the texts are equal
     rows = q(p, """select distinct s.upstream_sentence_id, d.text from raw.self_paced_reading s
                    join raw.documents d on d.corpus = 'ucl' and d.doc_id = s.doc_id where s.corpus = 'ucl'""")
-    texts = dict(df.select("sent_id", "word_n", "word").unique().group_by("sent_id").agg(pl.col("word").sort_by("word_n").str.join(" ")).rows())
+    texts = dict(df.select("sent_id", "word_n", "word").unique().group_by("sent_id")
+                 .agg(pl.col("word").sort_by("word_n").str.join(" ")).rows())
     assert len(rows) == 204 and all(texts[sid] == text for sid, text in rows)
     assert (12, "You'll demand nothing of me.") in rows
 

@@ -104,14 +104,16 @@ def _mismatches(out: pl.DataFrame) -> dict:
     bad = out.filter(pl.col("word") != pl.col("corpus_word"))
     pairs = bad.select("doc_id", "native_id", "word", "corpus_word").unique().sort("doc_id", "native_id")
     return dict(word_mismatch_rows=bad.height, word_mismatch_words=pairs.height,
-                word_mismatch_examples=[f"{r[0]}:{r[1]} {r[2]!r} vs {r[3]!r}" for r in pairs.head(MAX_LISTED).iter_rows()])
+                word_mismatch_examples=[f"{r[0]}:{r[1]} {r[2]!r} vs {r[3]!r}"
+                                        for r in pairs.head(MAX_LISTED).iter_rows()])
 
 
 # --------------------------------------------------------------------------- Natural Stories
 
 def build_natural_stories(src: Source, df: pl.DataFrame, words: pl.DataFrame) -> CorpusLoad:
     name = src.path
-    df = _require(df, name, ["subj", "correct", "item", "word_n", "RT"], ["subj", "correct", "item", "word_n", "RT", "word"])
+    ints = ["subj", "correct", "item", "word_n", "RT"]
+    df = _require(df, name, ints, [*ints, "word"])
     rows = df.select(
         pl.lit("natural_stories").alias("corpus"),
         pl.col("subj").cast(pl.String).alias("reader_id"),

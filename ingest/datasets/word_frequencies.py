@@ -149,11 +149,3 @@ def load(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
              .sort("corpus", "doc_id", "word_index"))
     return {TABLE: table}
 
-
-def notes(table: pl.DataFrame) -> dict:
-    """Counts for the report: words per corpus, without tokens, not in the wordlist, multi-token."""
-    return {c: dict(words=g.height, no_tokens=g["lookup_form"].null_count(),
-                    not_in_wordlist=g.filter(pl.col("wordfreq_frequency") == 0).height,
-                    multi_token=g.filter(pl.col("n_lookup_tokens") > 1).height,
-                    google_books=g["google_books_count"].drop_nulls().len())
-            for (c,), g in table.group_by("corpus")}
