@@ -170,10 +170,18 @@ def test_real_row_counts(real):
                                   "sum(n_fixations) from marts.mart_eye_tracking_measures group by 1 order by 1")
     fixations_on_words = dict(fetch_all(real.duckdb, "select corpus, count(word_index) from "
                                                      "raw.eye_tracking_fixations group by 1"))
+    # a text read twice (Provo: each reader's first text returns as trial 56) counts its first reading only
+    first_reading = dict(fetch_all(real.duckdb, """
+        select corpus, count(word_index) from (
+            select *, min(trial_index) over (partition by corpus, reader_id, doc_id) as first_trial
+            from raw.eye_tracking_fixations)
+        where trial_index is null or trial_index = first_trial group by 1"""))
     # Provo: 84 readers x 2,745 words of 55 texts; UCL: 43 readers, 81,109 reader-words as data_frank2013_et_rt
-    assert rows == [("provo", 84 * 2745, 84, 55, fixations_on_words["provo"]),
+    assert rows == [("provo", 84 * 2745, 84, 55, first_reading["provo"]),
                     ("ucl", 81109, 43, 205, fixations_on_words["ucl"])]
     assert fixations_on_words == {"provo": 228883 - 5827, "ucl": 96824 - 2088}
+    assert first_reading["ucl"] == fixations_on_words["ucl"]
+    assert 0 < fixations_on_words["provo"] - first_reading["provo"] < 84 * 100  # 84 second readings
 
 
 def agreement(p) -> dict[tuple[str, str], dict]:

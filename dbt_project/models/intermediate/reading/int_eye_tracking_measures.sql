@@ -9,9 +9,21 @@
 -- including) the first fixation on a word to the right of w: their sum is the go-past time, those of them on
 -- w the right-bounded time, the first of them the first fixation. The first pass is the first run of
 -- consecutive fixations on w; a fixation on no word ends a run.
-with fixations as (
-    select corpus, reader_id, doc_id, fixation_index, word_index, duration_ms, blink
+--
+-- A text read twice by the same reader (Provo: each reader's first text comes back as their 56th trial,
+-- `trial_index`) counts its FIRST reading only: a re-reading is not a first encounter, and running the two
+-- readings together as one sequence would corrupt every first-pass measure. UCL has one reading per
+-- sentence (trial_index NULL).
+with all_fixations as (
+    select corpus, reader_id, doc_id, trial_index, fixation_index, word_index, duration_ms, blink,
+        min(trial_index) over (partition by corpus, reader_id, doc_id) as first_trial_index
     from {{ ref('stg_eye_tracking_fixations') }}
+),
+
+fixations as (
+    select corpus, reader_id, doc_id, fixation_index, word_index, duration_ms, blink
+    from all_fixations
+    where trial_index is null or trial_index = first_trial_index
 ),
 
 sequenced as (
