@@ -230,7 +230,9 @@ class _State:
 
 def _log_softmax(logits) -> np.ndarray:
     import torch
-    return torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
+    if logits.dtype != torch.float64:  # a float64 model keeps its precision (the cloze scorer's exact test)
+        logits = logits.float()
+    return torch.log_softmax(logits, dim=-1).double().cpu().numpy()
 
 
 def _logsumexp(x: np.ndarray) -> float:
@@ -301,7 +303,12 @@ class WordPredictor:
 
     # ---- a pack of segments
 
-    def predict_segments(self, segments: list[Segment]) -> list[dict]:
+    def prefix_pass(self, segments: list[Segment]) -> tuple[list[tuple[int, Question]], list[int], np.ndarray,
+                                                              object, list[int]]:
+        """One forward pass over the packed segments (BOS + tokens each, block-diagonal causal mask).
+        Returns the questions as (segment index, question), each segment's cache slot of its BOS,
+        the float64 log-probabilities at each question ([n questions, vocab], question order), the
+        KV cache and the position id of every cache slot."""
         import torch
         from transformers import DynamicCache
 
@@ -330,6 +337,10 @@ class WordPredictor:
                              use_cache=True, logits_to_keep=keep.to(self.device))
         lps = _log_softmax(out.logits[0])
         del out, allowed
+        return qs, offsets, lps, cache, kv_pos
+
+    def predict_segments(self, segments: list[Segment]) -> list[dict]:
+        qs, offsets, lps, cache, kv_pos = self.prefix_pass(segments)
         states: list[_State] = []
         for r, (g, q) in enumerate(qs):
             lp0 = lps[r]
@@ -371,6 +382,14 @@ class WordPredictor:
 
     def _expand(self, states: list[_State], batch: list[tuple[int, int]], cache, kv_pos: list[int]) -> None:
         """One forward step for each (question, prefix) of the batch, as new cache slots."""
+        lps = _log_softmax(self.forward_nodes(states, batch, cache, kv_pos))
+        self._visit(states, batch, lps)
+
+    def forward_nodes(self, states: list, batch: list[tuple[int, int]], cache, kv_pos: list[int]):
+        """Append the last token of each (question, trie node) of the batch to the cache, attending to
+        its question's context and to its path's earlier tokens (cached in earlier calls, or earlier
+        in this batch: a node must come after its parent). Returns the logits [len(batch), vocab].
+        A state needs `ctx_off`, `n_ctx` and `node_slot` (node -> cache slot, filled in here)."""
         import torch
         trie = self.trie
         m = len(batch)
@@ -396,7 +415,12 @@ class WordPredictor:
                              position_ids=torch.from_numpy(new_pos)[None].to(self.device),
                              attention_mask=mask, past_key_values=cache, use_cache=True)
         kv_pos.extend(int(p) for p in new_pos)
-        lps = _log_softmax(out.logits[0])
+        return out.logits[0]
+
+    def _visit(self, states: list[_State], batch: list[tuple[int, int]], lps: np.ndarray) -> None:
+        """The search's bookkeeping after a forward step: score the words ending at the expanded
+        nodes, push their children."""
+        trie = self.trie
         wi = self.mask_word_initial
         for r, (si, node) in enumerate(batch):
             st = states[si]
