@@ -189,6 +189,26 @@ def top1(
 
 
 @app.command()
+def cloze(
+    model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents of each corpus (quick runs; never in the marts)")] = None,
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
+    dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
+    warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
+) -> None:
+    """The model's probability of every human cloze response word after its context (UCL), and of Provo's
+    modal responses and the true words: ln p(tokens), ln B before and after (paper 001 eqs. 5-6)."""
+    from ingest.scoring.cloze import run_cloze
+    with writing("cloze", warehouse, wait) as p:
+        check_device_dtype(device, dtype)
+        check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out for every document)")
+        run = run_cloze(p, model, device=device, dtype=dtype, limit=limit)
+    console.print(f"{run['model_key']} / cloze: {run['n_candidates']} (position, word) pairs in {run['n_contexts']} "
+                  f"contexts, {run['n_nodes']} candidate tokens (run {run['run_id']}"
+                  f"{', already complete' if run.get('skipped') else ''})")
+
+
+@app.command()
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
@@ -230,6 +250,7 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
               batch_tokens=8192, device=None, dtype=None, warehouse=warehouse, wait=wait)
         top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None,
              warehouse=warehouse, wait=wait)
+        cloze(model=model, limit=None, device=None, dtype=None, warehouse=warehouse, wait=wait)
         build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
     if serve_after:
         serve(port=port, warehouse=warehouse)
