@@ -19,6 +19,8 @@ pages = [
     st.Page("app_pages/top1.py", title="Top-1 game", icon=":material/target:", url_path="top1"),
     st.Page("app_pages/word_surprisal.py", title="Word surprisal", icon=":material/text_fields:",
             url_path="word-surprisal"),
+    st.Page("app_pages/next_word.py", title="Humans vs models: next word", icon=":material/compare_arrows:",
+            url_path="next-word"),
     st.Page("app_pages/wild.py", title="Prompts in the wild", icon=":material/forum:", url_path="wild"),
 ]
 

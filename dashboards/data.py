@@ -39,7 +39,9 @@ MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse
          "mart_wild_loss", "mart_wild_effort", "mart_wild_cost", "mart_wild_correlations",
          "mart_wild_loss_by_difficulty", "mart_wild_texts",
          "mart_top1_summary", "mart_top1_player_accuracy", "mart_top1_questions",
-         "mart_word_surprisal", "mart_word_surprisal_summary")
+         "mart_word_surprisal", "mart_word_surprisal_summary",
+         "mart_cloze_vs_model", "mart_cloze_vs_model_responses", "mart_cloze_vs_model_summary",
+         "mart_cloze_calibration")
 
 
 def marts_path() -> Path:

@@ -100,6 +100,23 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "surprisal_wt_nats": ("WT surprisal (nats)", "%.2f"),
     "logprob_boundary_before_nats": ("log-probability of a word boundary before the word (nats)", "%.3f"),
     "logprob_boundary_after_nats": ("log-probability of a word boundary after the word (nats)", "%.3f"),
+    # humans vs models, next word (cloze marts; probabilities 0-1, WT = paper 001 eq. 6)
+    "n_contexts": ("contexts", "%d"),
+    "model_probability_modal_wt_mean": ("model's WT probability of people's most frequent answer (mean)", "%.3f"),
+    "model_probability_modal_wt_ci_low": ("… 95% CI low", "%.3f"),
+    "model_probability_modal_wt_ci_high": ("… 95% CI high", "%.3f"),
+    "human_probability_modal_mean": ("people's share of their most frequent answer (mean)", "%.3f"),
+    "model_top_is_human_modal_mean": ("model's favourite answer = people's (share of contexts)", "%.3f"),
+    "model_probability_true_word_wt_mean": ("model's WT probability of the true word (mean)", "%.3f"),
+    "human_probability_true_word_mean": ("people's cloze probability of the true word (mean)", "%.3f"),
+    "human_entropy_bits_mean": ("people's entropy (bits, mean)", "%.2f"),
+    "model_entropy_renormalised_bits_mean": ("model's entropy over people's answers (bits, mean)", "%.2f"),
+    "spearman_rho_mean": ("Spearman's ρ, people vs model (mean)", "%.3f"),
+    "spearman_rho_ci_low": ("ρ 95% CI low", "%.3f"),
+    "spearman_rho_ci_high": ("ρ 95% CI high", "%.3f"),
+    "kl_human_model_bits_mean": ("KL(people ‖ model) (bits, mean)", "%.2f"),
+    "js_divergence_bits_mean": ("Jensen-Shannon divergence (bits, mean)", "%.3f"),
+    "model_mass_on_responses_wt_mean": ("model's WT probability on people's answers (sum, mean)", "%.3f"),
 }
 
 # readable names of the models and corpora the marts name by key (unknown keys are shown as they are)

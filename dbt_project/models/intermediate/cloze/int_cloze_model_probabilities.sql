@@ -21,6 +21,7 @@ select
     s.response,
     s.scored_text,
     s.status,
+    s.context_chars,
     s.n_tokens,
     s.logprob_tokens_nats,
     s.logprob_boundary_before_nats,

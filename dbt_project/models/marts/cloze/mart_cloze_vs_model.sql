@@ -112,6 +112,13 @@ provo as (
     where m.corpus = 'provo'
 ),
 
+contexts as (
+    select p.corpus, p.doc_id, p.word_index, substr(any_value(d.text), 1, any_value(p.context_chars)) as context
+    from {{ ref('int_cloze_model_probabilities') }} p
+    join {{ ref('stg_documents') }} d on d.corpus = p.corpus and d.doc_id = p.doc_id
+    group by all
+),
+
 joined as (
     select * from ucl
     union all by name
@@ -124,6 +131,7 @@ select
     j.word_index,
     j.model_key,
     j.run_id,
+    c.context,
     t.true_word,
     j.modal_response,
     j.n_modal_responses,
@@ -153,6 +161,7 @@ from joined j
 left join true_word t
     on t.model_key = j.model_key and t.corpus = j.corpus and t.doc_id = j.doc_id and t.word_index = j.word_index
 left join norms n on n.corpus = j.corpus and n.doc_id = j.doc_id and n.word_index = j.word_index
+left join contexts c on c.corpus = j.corpus and c.doc_id = j.doc_id and c.word_index = j.word_index
 left join empty e on e.corpus = j.corpus and e.doc_id = j.doc_id and e.word_index = j.word_index
 left join {{ ref('int_cloze_vs_model_responses') }} r
     on r.model_key = j.model_key and r.corpus = j.corpus and r.doc_id = j.doc_id and r.word_index = j.word_index
