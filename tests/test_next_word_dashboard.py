@@ -177,3 +177,50 @@ def test_snapshot_without_the_marts(nw_warehouse, tmp_path: Path, monkeypatch) -
     at = _app(snap, monkeypatch).run()
     _ok(at)
     assert "predictabase cloze" in at.info[0].value
+
+
+def test_mart_measures_recomputed_from_the_responses(nw_warehouse, tiny) -> None:
+    """The per-context measures of mart_cloze_vs_model equal numpy/scipy on the context's rows of
+    mart_cloze_vs_model_responses; the summary's means are the contexts' means inside their intervals; the
+    calibration bins hold every word once."""
+    import numpy as np
+    from scipy import stats
+    ctx = q(nw_warehouse, f"""
+        select doc_id, word_index, human_entropy_bits, model_entropy_renormalised_bits, kl_human_model_bits,
+               js_divergence_bits, spearman_rho, model_mass_on_responses_wt, human_probability_modal,
+               model_probability_modal_wt, modal_response
+        from mart_cloze_vs_model where corpus = 'ucl' and model_key = '{tiny}' order by doc_id, word_index limit 40""")
+    assert len(ctx) == 40
+    for doc, wi, h_ent, m_ent, kl, js, rho, mass, hp_modal, mp_modal, modal in ctx:
+        rows = q(nw_warehouse, f"""select response, response_count, human_probability, model_probability_wt
+                                   from mart_cloze_vs_model_responses where model_key = '{tiny}'
+                                   and doc_id = '{doc}' and word_index = {wi} order by response""")
+        counts = np.array([r[1] for r in rows], dtype=float)
+        p = counts / counts.sum()
+        wt = np.array([r[3] for r in rows])
+        qn = wt / wt.sum()
+        m = (p + qn) / 2
+        assert h_ent == pytest.approx(-(p * np.log2(p)).sum(), abs=1e-9)
+        assert m_ent == pytest.approx(-(qn * np.log2(qn)).sum(), abs=1e-9)
+        assert kl == pytest.approx((p * np.log2(p / qn)).sum(), abs=1e-9)
+        assert js == pytest.approx(0.5 * (p * np.log2(p / m)).sum() + 0.5 * (qn * np.log2(qn / m)).sum(), abs=1e-9)
+        expected_rho = stats.spearmanr(p, wt).statistic if len(rows) >= 3 else None
+        if expected_rho is None or np.isnan(expected_rho):
+            assert rho is None
+        else:
+            assert rho == pytest.approx(expected_rho, abs=1e-9)
+        assert mass == pytest.approx(wt.sum(), abs=1e-12)
+        top = max(rows, key=lambda r: (r[1], [-ord(ch) for ch in r[0]]))
+        assert modal == top[0] and hp_modal == pytest.approx(top[1] / counts.sum())
+    [(mean_kl, lo, hi, n)] = q(nw_warehouse, f"""select kl_human_model_bits_mean, kl_human_model_bits_ci_low,
+        kl_human_model_bits_ci_high, n_contexts from mart_cloze_vs_model_summary
+        where corpus = 'ucl' and model_key = '{tiny}'""")
+    [(avg_kl, n_ctx)] = q(nw_warehouse, f"""select avg(kl_human_model_bits), count(*) from mart_cloze_vs_model
+                                            where corpus = 'ucl' and model_key = '{tiny}'""")
+    assert mean_kl == pytest.approx(avg_kl) and n == n_ctx and lo < mean_kl < hi
+    [(binned, words)] = q(nw_warehouse, f"""
+        select (select sum(n_words) from mart_cloze_calibration where corpus = 'ucl' and model_key = '{tiny}'),
+               (select count(*) from mart_cloze_vs_model_responses where model_key = '{tiny}')
+               + (select count(*) from mart_cloze_vs_model where corpus = 'ucl' and model_key = '{tiny}'
+                  and human_probability_true_word = 0)""")
+    assert binned == words
