@@ -93,7 +93,7 @@ EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 
 @dataclass(frozen=True)
 class ClozeSettings:
-    pack_tokens: int = 96      # document tokens per prefix pass (each pack's candidate nodes share its cache)
+    pack_tokens: int = 32      # document tokens per prefix pass (each pack's candidate nodes share its cache)
     batch_tokens: int = 1024   # candidate nodes per forward call
 
     def check(self) -> None:
