@@ -139,7 +139,7 @@ def score(
     context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS, 2..model maximum (default: model maximum, capped at 2048)")] = None,
     stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window, 1..context_length-1 (default: half the context)")] = None,
     top_k: Annotated[int, typer.Option(help="alternatives stored per position, 0..vocabulary size")] = 10,
-    batch_tokens: Annotated[int, typer.Option(help="padded tokens per forward batch (>= 1)")] = 8192,
+    batch_tokens: Annotated[Optional[int], typer.Option(help="padded tokens per forward batch (>= 1; default 1024 on CPU, 8192 on a GPU)")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
     dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
@@ -154,7 +154,7 @@ def score(
               "an integer from 2 to the model's maximum")
         check("--stride", stride, stride is None or stride >= 1, "an integer from 1 to context_length - 1")
         check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
-        check("--batch-tokens", batch_tokens, batch_tokens >= 1, "an integer >= 1")
+        check("--batch-tokens", batch_tokens, batch_tokens is None or batch_tokens >= 1, "an integer >= 1")
         check_device_dtype(device, dtype)
         corpora = CORPORA if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
@@ -247,7 +247,7 @@ def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--mode
         fetch(mirror=mirror, dataset=None, warehouse=warehouse, wait=wait)
         ingest_cmd(names=None, warehouse=warehouse, wait=wait)
         score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
-              batch_tokens=8192, device=None, dtype=None, warehouse=warehouse, wait=wait)
+              batch_tokens=None, device=None, dtype=None, warehouse=warehouse, wait=wait)
         top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None,
              warehouse=warehouse, wait=wait)
         cloze(model=model, limit=None, device=None, dtype=None, warehouse=warehouse, wait=wait)
