@@ -174,6 +174,12 @@ def test_run_is_stored_once(cloze_warehouse, tiny_gpt2_dir, tmp_path):
     rec = json.loads((d / "_run.json").read_text())
     assert rec["limit"] == 1 and rec["scorer_version"] == 1 and rec["inputs_sha256"]
     assert {s["table"] for s in rec["sources"]} == {"cloze_responses", "cloze_norms", "documents"}
+    from tests.test_token_store import PSEUDO, dbt_columns  # every key dbt reads from this run record is written
+    reads = {w: c for w, c in dbt_columns("_run.json").items() if "cloze" in w}
+    assert reads
+    for where, cols in reads.items():
+        missing = set(cols) - set(rec) - set(PSEUDO)
+        assert not missing, f"{where}: dbt reads {sorted(missing)}, which the cloze run record lacks"
     again = run_cloze(p, str(tiny_gpt2_dir), limit=1, device="cpu", dtype="float32", show_progress=False)
     assert again["skipped"] and again["run_id"] == first["run_id"]
     assert len(list(scores_root(p).glob("model=*/run=*"))) == 1
