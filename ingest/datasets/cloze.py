@@ -40,6 +40,7 @@ import polars as pl
 from ingest.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, to_float, to_int
+from ingest.datasets.corpora import prepared_or_loaded
 from ingest.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
@@ -134,7 +135,7 @@ def build_provo(df, src: readers.Source, corpus: CorpusLoad) -> tuple[pl.DataFra
 
 
 def load_provo(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
-    corpus = (prepared or {}).get("provo") or provo.load(paths)
+    corpus = prepared_or_loaded(paths, prepared, provo.CORPUS)
     src = readers.source(PROVO_SPEC, paths)
     f, notes = build_provo(readers.rdata(src.local, src.path, PROVO_SPEC), src, corpus)
     return CorpusLoad("provo_cloze", [("raw.cloze_norms", f, {"corpus": "provo"})], notes)
@@ -195,7 +196,7 @@ def build_ucl(rows: list[dict[str, str]], src: readers.Source, measures: list[di
 
 
 def _ucl_inputs(paths: Paths, prepared: dict | None) -> tuple[CorpusLoad, list[dict[str, str]]]:
-    corpus = (prepared or {}).get("ucl") or ucl.load(paths)
+    corpus = prepared_or_loaded(paths, prepared, ucl.CORPUS)
     msrc = readers.source(ucl.WORDS_SPEC, paths)
     return corpus, readers.delimited(msrc.data, msrc.path, ucl.WORDS_SPEC, columns=["item", "word", "sent_id",
                                                                                    "context_length", "item_id"])
@@ -276,7 +277,7 @@ def build_distributions(dist: object, src: readers.Source, corpus: CorpusLoad) -
 
 
 def load_distributions(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
-    corpus = (prepared or {}).get("ucl") or ucl.load(paths)
+    corpus = prepared_or_loaded(paths, prepared, ucl.CORPUS)
     src = readers.source(DIST_SPEC, paths)
     f, notes = build_distributions(readers.python_literal(src.data, src.path, DIST_SPEC), src, corpus)
     return CorpusLoad("ucl_cloze_distributions", [("raw.cloze_responses", f, {"corpus": "ucl"})], notes)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import polars as pl
+
 from ingest.config import Paths
 from ingest.errors import IngestError
 from ingest.datasets import lm_game, natural_stories, provo, ucl
@@ -24,6 +26,19 @@ LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     "ucl_imported_surprisal": ucl.load_imported,
 }
 NAMES = list(LOADERS)
+
+def prepared_or_loaded(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
+    """`corpus`'s documents and words for a job that joins to them: this command's prepared corpus job when it
+    ingests that corpus too, else the corpus loader (reads and validates, writes nothing)."""
+    load = (prepared or {}).get(corpus)
+    return load if isinstance(load, CorpusLoad) else LOADERS[corpus](paths)
+
+
+def corpus_frames(paths: Paths, prepared: dict | None, corpus: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(raw.documents, raw.words) of `corpus` (see `prepared_or_loaded`)."""
+    frames = {t: f for t, f, _ in prepared_or_loaded(paths, prepared, corpus).tables}
+    return frames["raw.documents"], frames["raw.words"]
+
 
 #: notes of the last ingest per name (row counts, quirks found), for reports and tests
 LAST_NOTES: dict[str, dict] = {}
@@ -50,4 +65,4 @@ def ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = T
     return run_ingest(paths, _wanted(names), show_progress)
 
 
-__all__ = ["ingest", "load", "NAMES", "LAST_NOTES"]
+__all__ = ["ingest", "load", "prepared_or_loaded", "corpus_frames", "NAMES", "LAST_NOTES"]

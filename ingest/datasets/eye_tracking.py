@@ -46,6 +46,7 @@ import polars as pl
 from ingest.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, Source
+from ingest.datasets.corpora import corpus_frames
 from ingest.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec, dataset
@@ -116,12 +117,6 @@ def _whole_numbers(df: pl.DataFrame, col: str, name: str, minimum: int) -> pl.Da
         raise IngestError(name, f"{col} must be a whole number >= {minimum}: row(s) "
                                 f"{_ids([f'{r} ({x})' for r, x in zip(bad['_row'], bad[col])], bad.height)}")
     return df.with_columns(pl.when(v.is_nan()).then(None).otherwise(v).cast(pl.Int32).alias(col))
-
-
-def _corpus_frames(load: CorpusLoad) -> tuple[pl.DataFrame, pl.DataFrame]:
-    docs = next(f for t, f, _ in load.tables if t == "raw.documents")
-    words = next(f for t, f, _ in load.tables if t == "raw.words")
-    return docs, words
 
 
 def _not_joined(name: str, corpus: str, ids: list[str]) -> IngestError:
@@ -348,14 +343,12 @@ def build_ucl_measures(src: Source, docs: pl.DataFrame, words: pl.DataFrame) -> 
 def load_provo(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
     """The job's prepare(): the corpus's words as this command ingests them (when it does), else as its
     loader reads them now (never the warehouse's, which may be older)."""
-    corpus = (prepared or {}).get(provo.CORPUS)
-    _, words = _corpus_frames(corpus if isinstance(corpus, CorpusLoad) else provo.load(paths))
+    _, words = corpus_frames(paths, prepared, provo.CORPUS)
     return build_provo(readers.source(PROVO_SPEC, paths), words)
 
 
 def _ucl_frames(paths: Paths, prepared: dict | None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    corpus = (prepared or {}).get(ucl.CORPUS)
-    return _corpus_frames(corpus if isinstance(corpus, CorpusLoad) else ucl.load(paths))
+    return corpus_frames(paths, prepared, ucl.CORPUS)
 
 
 def load_ucl_fixations(paths: Paths, prepared: dict | None = None) -> CorpusLoad:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import polars as pl
 
 from ingest.config import Paths
-from ingest.datasets import corpora
+from ingest.datasets.corpora import corpus_frames
 from ingest.datasets._common import CorpusLoad, Source
 from ingest.errors import IngestError
 from ingest.sources import readers
@@ -56,15 +56,6 @@ SCHEMA = {
     "upstream_sentence_id": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,
 }
 MAX_LISTED = 5
-
-
-def corpus_frames(paths: Paths, prepared: dict, corpus: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(raw.documents, raw.words) of `corpus`: from this command's prepared corpus job, else its loader."""
-    load = prepared.get(corpus)
-    if not isinstance(load, CorpusLoad):
-        load = corpora.LOADERS[corpus](paths)
-    frames = {t: f for t, f, _ in load.tables}
-    return frames["raw.documents"], frames["raw.words"]
 
 
 def read_frame(spec, paths: Paths) -> tuple[Source, pl.DataFrame]:
@@ -140,7 +131,7 @@ def build_natural_stories(src: Source, df: pl.DataFrame, words: pl.DataFrame) ->
 
 
 def load_natural_stories(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
-    _, words = corpus_frames(paths, prepared or {}, "natural_stories")
+    _, words = corpus_frames(paths, prepared, "natural_stories")
     src, df = read_frame(NS_SPEC, paths)
     return build_natural_stories(src, df, words)
 
@@ -222,6 +213,6 @@ def build_ucl(src: Source, df: pl.DataFrame, docs: pl.DataFrame, words: pl.DataF
 
 
 def load_ucl(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
-    docs, words = corpus_frames(paths, prepared or {}, "ucl")
+    docs, words = corpus_frames(paths, prepared, "ucl")
     src, df = read_frame(UCL_SPEC, paths)
     return build_ucl(src, df, docs, words)

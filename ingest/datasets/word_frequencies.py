@@ -34,7 +34,7 @@ from pathlib import Path
 import polars as pl
 
 from ingest.config import Paths
-from ingest.datasets.self_paced_reading import corpus_frames
+from ingest.datasets.corpora import corpus_frames
 from ingest.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
