@@ -213,15 +213,12 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
-    from ingest.failpoints import failpoint
-    from ingest.warehouse import dbt_build, publish
+    from ingest.warehouse.build import build_and_publish
     with writing("build", warehouse, wait) as p:
         if not p.duckdb.exists():
             raise WarehouseError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
                                         "(or `predictabase all`) first")
-        dbt_build(p, select=select)
-        failpoint("build.dbt_done")
-        publish(p, allow_shrink=allow_shrink)
+        build_and_publish(p, select=select, allow_shrink=allow_shrink)
     console.print(f"built and published {p.marts}")
 
 
@@ -233,6 +230,30 @@ def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, war
         check_port(port)
         p = existing_warehouse(warehouse)
     run_server(p, port=port)
+
+
+SQL_FORMATS = ["table", "csv", "parquet", "markdown"]
+
+
+@app.command()
+def sql(
+    query: Annotated[Optional[str], typer.Option("--command", "-c", help="run this query and exit (default: an interactive shell)")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="output of -c: table, csv, parquet or markdown")] = "table",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="write the result to this file (required for parquet)")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds a query may run, > 0")] = 60.0,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 2GB")] = "2GB",
+    threads: Annotated[int, typer.Option(help="DuckDB threads, >= 1")] = 2,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """A read-only SQL shell on the published marts snapshot (DuckDB SQL; `-c` for scripts)."""
+    from ingest.sql import cli_sql
+    with _errors():
+        check("--format", fmt, fmt in SQL_FORMATS, f"one of {', '.join(SQL_FORMATS)}")
+        check("--timeout", timeout, timeout > 0, "seconds > 0")
+        check("--threads", threads, threads >= 1, "an integer >= 1")
+        p = existing_warehouse(warehouse)
+        cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
+                threads=threads)
 
 
 @app.command("all")

@@ -4,6 +4,7 @@ PREDICTABASE_HOME       project root holding warehouse/ and dbt_project/ (defaul
 PREDICTABASE_WAREHOUSE  warehouse directory (default: $PREDICTABASE_HOME/warehouse)
 PREDICTABASE_MIRROR     local mirror of the upstream sources; when unset, files are downloaded
 PREDICTABASE_MODEL_CACHE  converted-model cache (default: $PREDICTABASE_WAREHOUSE/models)
+PREDICTABASE_MODELS     the models `predictabase refresh` keeps scored (default: models.toml of this checkout)
 """
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ class Paths:
         return self.parquet / "top1_predictions"
 
     @property
+    def runs_log(self) -> Path:  # one JSON line per command start and end (ingest.ops.runs)
+        return self.warehouse / "runs.jsonl"
+
+    @property
     def models(self) -> Path:
         return Path(os.environ.get("PREDICTABASE_MODEL_CACHE", self.warehouse / "models"))
 
@@ -60,3 +65,9 @@ def mirror_dir(explicit: str | Path | None = None) -> Path | None:
 
 
 DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"
+
+
+def models_config_path(explicit: str | Path | None = None) -> Path:
+    """The models-to-keep-scored file (`--models`, else $PREDICTABASE_MODELS, else models.toml here)."""
+    value = explicit or os.environ.get("PREDICTABASE_MODELS")
+    return Path(value).resolve() if value else PROJECT_ROOT / "models.toml"

@@ -40,10 +40,12 @@ def dbt_env(paths: Paths) -> dict[str, str]:
 
 
 def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
-             project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None) -> list[str]:
-    """CLI arguments for `dbt <command>`; target/ and logs/ live in the warehouse, so builds of
-    different warehouses never share dbt state."""
-    args = [command, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir),
+             project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None,
+             extra: list[str] | None = None) -> list[str]:
+    """CLI arguments for `dbt <command>` (`command` may be two words: "source freshness"); target/ and
+    logs/ live in the warehouse, so builds of different warehouses never share dbt state. `extra`:
+    more dbt arguments (e.g. `--state DIR`)."""
+    args = [*command.split(), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir),
             "--target-path", str(paths.warehouse / "dbt" / "target"),
             "--log-path", str(paths.warehouse / "dbt" / "logs"),
             "--quiet", "--no-use-colors"]
@@ -51,7 +53,7 @@ def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
         args += ["--select", select]
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars)]
-    return args
+    return args + list(extra or [])
 
 
 def _failure_message(res) -> str:
@@ -71,7 +73,7 @@ def _failure_message(res) -> str:
 
 
 def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
-            project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None):
+            project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None, extra: list[str] | None = None):
     """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. Raises BuildError on failure."""
     from dbt.cli.main import dbtRunner
 
@@ -80,7 +82,7 @@ def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
     paths.token_scores.mkdir(parents=True, exist_ok=True)
     with _env(dbt_env(paths)):
         try:
-            res = dbtRunner().invoke(dbt_args(paths, command, select, project_dir, dbt_vars))
+            res = dbtRunner().invoke(dbt_args(paths, command, select, project_dir, dbt_vars, extra))
         finally:
             _release_duckdb()
     if not res.success:
@@ -98,13 +100,13 @@ def _release_duckdb() -> None:
     DuckDBConnectionManager.close_all_connections()
 
 
-def dbt_build(paths: Paths, select: str | None = None) -> list[str]:
+def dbt_build(paths: Paths, select: str | None = None, extra: list[str] | None = None) -> list[str]:
     """`dbt build` (seeds, models, schema tests) over `paths.duckdb`, reading `paths.token_scores`.
 
     Raises BuildError naming the failing node(s) and dbt's message when a model or test fails.
     Returns the warnings (tests of severity warn that found rows), also printed to stderr.
     """
-    res = run_dbt(paths, "build", select)
+    res = run_dbt(paths, "build", select, extra=extra)
     if select and not (getattr(res.result, "results", None) or []):
         raise OptionError("--select", f"{select!r} matches no dbt model, seed or test; see `dbt ls` "
                                       "or dbt_project/models for the names")

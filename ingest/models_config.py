@@ -1,0 +1,72 @@
+"""The models `predictabase refresh` keeps scored: `models.toml` of this checkout (or `--models FILE`,
+$PREDICTABASE_MODELS). Each entry is validated here; a bad file is a one-line error naming it."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.config import models_config_path
+from ingest.errors import OptionError
+
+CORPORA = ("lm_game", "natural_stories", "provo", "ucl")
+DTYPES = ("float32", "bfloat16", "float16")
+KEYS = {"name", "corpora", "top1", "cloze", "context_length", "stride", "top_k", "dtype", "device"}
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str  # alias, hub name, local directory or .gguf file (as for --model)
+    corpora: tuple[str, ...] = CORPORA
+    top1: bool = False
+    cloze: bool = False
+    context_length: int | None = None
+    stride: int | None = None
+    top_k: int = 10
+    dtype: str | None = None
+    device: str | None = None
+
+
+def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
+    """The [[model]] entries of the models file, in file order (names unique)."""
+    p = models_config_path(path)
+    where = f"--models {p}"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise OptionError(where, "no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise OptionError(where, f"not valid TOML: {exc}") from None
+    entries = data.get("model")
+    if not isinstance(entries, list) or not entries:
+        raise OptionError(where, "no [[model]] entries")
+    out: list[ModelEntry] = []
+    for i, e in enumerate(entries, 1):
+        at = f"{where} [[model]] #{i}"
+        unknown = set(e) - KEYS
+        if unknown:
+            raise OptionError(at, f"unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(KEYS))}")
+        name = e.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise OptionError(at, "`name` (a model alias, hub name or path) is required")
+        corpora = e.get("corpora", list(CORPORA))
+        if not isinstance(corpora, list) or not all(c in CORPORA for c in corpora):
+            raise OptionError(at, f"`corpora` must be a list drawn from {', '.join(CORPORA)}")
+        for key in ("top1", "cloze"):
+            if not isinstance(e.get(key, False), bool):
+                raise OptionError(at, f"`{key}` must be true or false")
+        for key, low in (("context_length", 2), ("stride", 1), ("top_k", 0)):
+            v = e.get(key)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < low):
+                raise OptionError(at, f"`{key}` must be an integer >= {low}")
+        if e.get("dtype") is not None and e["dtype"] not in DTYPES:
+            raise OptionError(at, f"`dtype` must be one of {', '.join(DTYPES)}")
+        out.append(ModelEntry(name=name, corpora=tuple(dict.fromkeys(corpora)), top1=e.get("top1", False),
+                              cloze=e.get("cloze", False), context_length=e.get("context_length"),
+                              stride=e.get("stride"), top_k=e.get("top_k", 10), dtype=e.get("dtype"),
+                              device=e.get("device")))
+    names = [m.name for m in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise OptionError(where, f"model(s) listed twice: {', '.join(dup)}")
+    return out
