@@ -6,9 +6,10 @@ as one line, `error: <file or option>: <problem>`, with exit code 2, never a tra
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -18,6 +19,7 @@ from rich.console import Console
 from ingest.config import Paths
 from ingest.config import paths as get_paths
 from ingest.errors import OptionError, PredictabaseError, WarehouseError
+from ingest.ops import runs
 
 app = typer.Typer(help="predictabase: how well humans and language models predict the next word.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -39,8 +41,39 @@ def one_line(exc: BaseException | str) -> str:
 
 
 def _fail(exc: BaseException | str) -> None:
-    console.print(f"[bold red]error:[/] {one_line(exc)}", markup=True, highlight=False, soft_wrap=True)
+    message = one_line(exc)
+    run = runs.current()
+    if run is not None and run.error is None:
+        run.error = message
+    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+def _jsonable(value):
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+def recorded(command: str) -> Callable:
+    """Record every call of a command in the warehouse's runs log (`ingest.ops.runs`): its options,
+    start, end, status, rows in/out and one-line error. A step of `all` records its parent's run id."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            log = get_paths(kwargs.get("warehouse")).runs_log
+            with runs.recorded(log, command, {k: _jsonable(v) for k, v in kwargs.items()}):
+                return fn(*args, **kwargs)
+        return inner
+    return wrap
+
+
+def _set_rows(rows_in: int | None = None, rows_out: int | None = None) -> None:
+    run = runs.current()
+    if run is not None:
+        run.rows_in, run.rows_out = rows_in, rows_out
 
 
 def check(option: str, value, ok: bool, allowed: str) -> None:
@@ -101,6 +134,7 @@ def writing(command: str, warehouse: Path | None, wait: float, create: bool = Fa
 
 
 @app.command()
+@recorded("fetch")
 def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Option(help="only this dataset")] = None,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Fetch every catalog file (copy from a mirror or download) and verify its sha256."""
@@ -115,10 +149,12 @@ def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Opti
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
+    _set_rows(len(results), len(results) - counts.get("present", 0))  # files checked, files copied/downloaded
     console.print(f"fetched {len(results)} files, all checksums verified: {counts}")
 
 
 @app.command("ingest")
+@recorded("ingest")
 def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild, natural_stories_spr_means, provo_cloze, ucl_cloze, ucl_cloze_distributions, ucl_published_measures, natural_stories_spr, ucl_spr, word_frequencies, provo_eye_tracking, ucl_fixations, ucl_eye_tracking (default: everything)")] = None,
                warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
@@ -126,11 +162,14 @@ def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what t
     from ingest.datasets.registry import run_ingest
     with writing("ingest", warehouse, wait) as p:
         counts = run_ingest(p, names or None)
+    _set_rows(None, sum(n for n in counts.values() if isinstance(n, int)) +
+              sum(n.get("n_tokens", 0) for n in counts.values() if isinstance(n, dict)))  # rows written
     for name, n in counts.items():
         console.print(f"{name}: {n}")
 
 
 @app.command()
+@recorded("score")
 def score(
     model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
     corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="corpus to score (repeatable; 'all' for every corpus)")] = ["all"],
@@ -159,13 +198,15 @@ def score(
         corpora = CORPORA if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
                                  batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype)
-        runs = score_corpora(p, model, corpora, settings)
-    for run in runs:
+        scored = score_corpora(p, model, corpora, settings)
+    _set_rows(sum(r["n_docs"] for r in scored), sum(r["n_tokens"] for r in scored))  # documents, token rows
+    for run in scored:
         console.print(f"{run['model_key']} / {run['corpus']}: {run['n_tokens']} tokens in {run['n_docs']} documents "
                       f"(run {run['run_id']}, {run['status']})")
 
 
 @app.command()
+@recorded("top1")
 def top1(
     model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
     max_expansions: Annotated[int, typer.Option(help="forward steps per question at most, 1..100000")] = 64,
@@ -181,6 +222,7 @@ def top1(
         check_device_dtype(device, dtype)
         run = run_top1(p, model, Top1Settings(max_expansions=max_expansions, n_candidates=candidates),
                        device=device, dtype=dtype, limit=limit)
+    _set_rows(run.get("n_questions"), run.get("n_questions"))  # questions asked, predictions written
     if run.get("method") == "exact_token":
         console.print(f"{run['model_key']}: {run['note']}")
     else:
@@ -189,6 +231,7 @@ def top1(
 
 
 @app.command()
+@recorded("cloze")
 def cloze(
     model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents of each corpus (quick runs; never in the marts)")] = None,
@@ -203,12 +246,14 @@ def cloze(
         check_device_dtype(device, dtype)
         check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out for every document)")
         run = run_cloze(p, model, device=device, dtype=dtype, limit=limit)
+    _set_rows(run.get("n_contexts"), run.get("n_candidates"))  # contexts, (position, word) pairs scored
     console.print(f"{run['model_key']} / cloze: {run['n_candidates']} (position, word) pairs in {run['n_contexts']} "
                   f"contexts, {run['n_nodes']} candidate tokens (run {run['run_id']}"
                   f"{', already complete' if run.get('skipped') else ''})")
 
 
 @app.command()
+@recorded("build")
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
@@ -219,10 +264,26 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
             raise WarehouseError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
                                         "(or `predictabase all`) first")
         build_and_publish(p, select=select, allow_shrink=allow_shrink)
+        _set_rows(*_table_rows(p))
     console.print(f"built and published {p.marts}")
 
 
+def _table_rows(p: Paths) -> tuple[int | None, int | None]:
+    """Rows in the raw tables read by dbt, and rows in the published marts (DuckDB's table statistics)."""
+    import duckdb
+
+    def total(path, where: str) -> int | None:
+        try:
+            with duckdb.connect(str(path), read_only=True) as con:
+                return int(con.execute(f"SELECT coalesce(sum(estimated_size), 0) FROM duckdb_tables() "
+                                       f"WHERE {where}").fetchone()[0])
+        except duckdb.Error:
+            return None
+    return total(p.duckdb, "schema_name = 'raw'"), total(p.marts, "schema_name = 'main' AND table_name LIKE 'mart_%'")
+
+
 @app.command()
+@recorded("serve")
 def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, warehouse: WarehouseOpt = None) -> None:
     """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
     from ingest.warehouse.serve import serve as run_server
@@ -236,6 +297,7 @@ SQL_FORMATS = ["table", "csv", "parquet", "markdown"]
 
 
 @app.command()
+@recorded("sql")
 def sql(
     query: Annotated[Optional[str], typer.Option("--command", "-c", help="run this query and exit (default: an interactive shell)")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="output of -c: table, csv, parquet or markdown")] = "table",
@@ -252,11 +314,13 @@ def sql(
         check("--timeout", timeout, timeout > 0, "seconds > 0")
         check("--threads", threads, threads >= 1, "an integer >= 1")
         p = existing_warehouse(warehouse)
-        cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
-                threads=threads)
+        n = cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
+                    threads=threads)
+        _set_rows(None, n if isinstance(n, int) else None)  # result rows of -c (None for the shell)
 
 
 @app.command("all")
+@recorded("all")
 def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--model", "-m")] = DEFAULT_MODEL,
             serve_after: Annotated[bool, typer.Option("--serve/--no-serve", help="serve the dashboard afterwards")] = True,
             port: Annotated[int, typer.Option(help="dashboard port (1..65535)")] = 8501,

@@ -1,0 +1,1 @@
+"""Operations: the runs log (`runs`)."""
