@@ -308,12 +308,12 @@ def sql(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """A read-only SQL shell on the published marts snapshot (DuckDB SQL; `-c` for scripts)."""
-    from ingest.sql import cli_sql
     with _errors():
         check("--format", fmt, fmt in SQL_FORMATS, f"one of {', '.join(SQL_FORMATS)}")
         check("--timeout", timeout, timeout > 0, "seconds > 0")
         check("--threads", threads, threads >= 1, "an integer >= 1")
         p = existing_warehouse(warehouse)
+        from ingest.sql import cli_sql
         n = cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
                     threads=threads)
         _set_rows(None, n if isinstance(n, int) else None)  # result rows of -c (None for the shell)
