@@ -1,0 +1,549 @@
+"""Ad-hoc SQL on the published snapshot: `predictabase sql` (shell, `-c`) and the dashboard's SQL page.
+
+Read-only is enforced by DuckDB's own configuration, never by looking at the SQL. A connection
+(`readonly_connection`) is an in-memory DuckDB database that
+
+1. starts with `memory_limit`, `threads`, no temporary directory (nothing spills to disk, so the
+   memory limit is a hard limit), extension auto-install and auto-load off, community and unsigned
+   extensions refused, Python replacement scans off (a query cannot read a variable of this process),
+   and persistent secrets off;
+2. ATTACHes the snapshot `READ_ONLY` as `snap` and `USE`s it (an in-memory database, not
+   `duckdb.connect(path)`: DuckDB's per-path instance cache could hand back a replaced snapshot file,
+   see dashboards/data.py). Every write to it (INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, a macro
+   in it) is refused by DuckDB;
+3. copies the runs log (`<warehouse>/runs.jsonl`, read here in Python) into a temporary table `runs`;
+4. sets `enable_external_access = false` (no COPY TO/FROM, EXPORT DATABASE, read_csv/read_text/
+   read_parquet/glob of files, ATTACH of files, INSTALL/LOAD), then
+   `disabled_filesystems = 'LocalFileSystem'`. The second is needed: switching external access off
+   adds the files of the databases attached at that moment to `allowed_paths`, so without it a user
+   could `USE memory; DETACH snap` and ATTACH the snapshot file again read-write. With the local
+   file system disabled no file can be opened at all; the snapshot stays readable through the file
+   handle DuckDB already holds;
+5. sets `lock_configuration = true`: no SET/RESET/PRAGMA can change any of this back.
+
+What remains allowed, on purpose: temporary tables, views and macros (`CREATE TEMP ...`, or
+anything in the `memory` catalog) live in the session's own memory, count against the memory limit
+and vanish with the connection; `DETACH snap` only takes the snapshot away from this session.
+
+DuckDB has no statement timeout: a timer interrupts the connection (`con.interrupt()`).
+Errors become one line (`SqlError`) with the reason first and DuckDB's own message after it.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from ingest.errors import OptionError, PredictabaseError
+
+SNAPSHOT_ALIAS = "snap"
+TABLE_ROWS = 1000  # rows the `table` format prints (csv, markdown and parquet give every row)
+
+# The reasons in front of DuckDB's message (the tests and docs/sql.md quote them).
+READ_ONLY = "the snapshot is read-only"
+FILES = "reading or writing files is disabled in this shell"
+EXTENSIONS = "installing or loading extensions is disabled"
+SETTINGS = "settings are locked in this shell"
+MEMORY = "the query needs more memory than the limit"  # + " of 2GB (--memory-limit)" where known
+NO_SNAPSHOT = "no published snapshot yet; run `predictabase build` (or `predictabase all`) first"
+
+RUNS_COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
+                "rows_in", "rows_out", "error")
+
+
+class SqlError(PredictabaseError):
+    """A query that DuckDB refused or that failed; the message is one line, reason first."""
+
+    def __init__(self, problem: str, file: str | Path | None = None):
+        super().__init__(file, problem)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# --------------------------------------------------------------------------------------------
+# the connection
+
+
+def readonly_connection(snapshot: Path, memory_limit: str = "2GB", threads: int = 2,
+                        runs_log: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A locked, read-only DuckDB connection on the published snapshot (see the module docstring).
+
+    `runs_log`: the warehouse's runs log, offered as the temporary table `runs` (default: the
+    `runs.jsonl` beside the snapshot). Raises SqlError when the snapshot does not exist and
+    OptionError for a memory limit DuckDB does not understand. Close the connection after use.
+    """
+    snapshot = Path(snapshot)
+    if not snapshot.is_file():
+        raise SqlError(NO_SNAPSHOT, snapshot)
+    try:
+        con = duckdb.connect(":memory:", config={
+            "memory_limit": memory_limit,
+            "threads": int(threads),
+            "temp_directory": "",  # no spilling to disk: memory_limit is the limit
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_community_extensions": False,
+            "allow_unsigned_extensions": False,
+            "python_enable_replacements": False,
+            "allow_persistent_secrets": False,
+        })
+    except duckdb.Error as exc:
+        if "memory" in str(exc).lower():
+            raise OptionError("--memory-limit", f"{memory_limit!r} is not a memory size DuckDB understands, "
+                                                f"e.g. 2GB or 500MB ({_one_line(exc)})") from None
+        raise OptionError("--threads", f"{threads!r} refused by DuckDB: {_one_line(exc)}") from None
+    try:
+        con.execute("SET TimeZone = 'UTC'")  # timestamps with time zone print in UTC (as in the dashboard)
+        con.execute(f"ATTACH {_quote(str(snapshot))} AS {SNAPSHOT_ALIAS} (READ_ONLY)")
+        con.execute(f"USE {SNAPSHOT_ALIAS}")
+        _create_runs_table(con, runs_log if runs_log is not None else snapshot.parent / "runs.jsonl")
+        con.execute("SET allow_extension_repositories = 'forbidden'")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+        con.execute("SET lock_configuration = true")
+    except duckdb.IOException as exc:  # replaced or removed between the check and the ATTACH
+        con.close()
+        raise SqlError(f"cannot open the snapshot: {_one_line(exc)}", snapshot) from None
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _runs_rows(runs_log: Path) -> list[dict]:
+    try:
+        from ingest.ops.runs import read_runs
+    except ImportError:  # the runs log reader is not there (an older checkout): an empty table
+        return []
+    try:
+        return read_runs(runs_log)
+    except Exception:  # noqa: BLE001 - a damaged log never stops a query on the marts
+        return []
+
+
+def _create_runs_table(con: duckdb.DuckDBPyConnection, runs_log: Path) -> None:
+    """temp.main.runs: the runs log as it is now (read in Python, before file access is switched off)."""
+    import json
+    rows = _runs_rows(runs_log)
+
+    def text(v):
+        return None if v is None else (json.dumps(v, default=str) if isinstance(v, dict | list) else str(v))
+
+    def integer(v):
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    ints = {"pid", "rows_in", "rows_out"}
+    table = pa.table({c: pa.array([(integer if c in ints else text)(r.get(c)) for r in rows],
+                                   pa.int64() if c in ints else pa.string()) for c in RUNS_COLUMNS})
+    con.register("_runs_log", table)
+    try:
+        con.execute("""
+            CREATE TEMP TABLE runs AS
+            SELECT run_id, parent_run_id, command, args::JSON AS args, pid,
+                   TRY_CAST(started_at AS TIMESTAMPTZ) AS started_at, TRY_CAST(ended_at AS TIMESTAMPTZ) AS ended_at,
+                   status, rows_in, rows_out, error
+            FROM _runs_log""")
+    finally:
+        con.unregister("_runs_log")
+
+
+# --------------------------------------------------------------------------------------------
+# running a query
+
+
+def explain_error(exc: duckdb.Error, statement_type: str | None = None, memory_limit: str | None = None) -> str:
+    """One line: why DuckDB refused or failed the statement, then DuckDB's own message (its first line
+    for refusals, whose further lines only suggest settings that are locked here)."""
+    first = _one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    lower = str(exc).lower()
+    if "configuration has been locked" in lower or "modifying the" in lower:
+        return f"{SETTINGS}: {first}"
+    if isinstance(exc, duckdb.PermissionException):
+        if statement_type == "LOAD" or "extension" in lower:
+            return f"{EXTENSIONS}: {first}"
+        return f"{FILES}: {first}"
+    if "read-only mode" in lower or "read-only database" in lower:
+        return f"{READ_ONLY}: {first}"
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        limit = f" of {memory_limit} (--memory-limit)" if memory_limit else ""
+        return f"{MEMORY}{limit}: {first}"
+    return _one_line(exc)
+
+
+@dataclass
+class Result:
+    """A query's result: its columns and (up to the row cap) its rows as an Arrow table."""
+    table: pa.Table
+    truncated: bool  # more rows than the cap; `table` holds the first `cap`
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+
+@contextlib.contextmanager
+def _deadline(con: duckdb.DuckDBPyConnection, timeout_s: float | None) -> Iterator[threading.Event]:
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        con.interrupt()
+    timer = threading.Timer(timeout_s, stop) if timeout_s else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield fired
+    finally:
+        if timer:
+            timer.cancel()
+
+
+def _seconds(s: float) -> str:
+    return f"{s:g}"
+
+
+def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None,
+            consume: Callable[[pa.RecordBatchReader], object], limit_name: str = "--timeout",
+            memory_limit: str | None = None):
+    """Run every statement of `sql` (split by DuckDB's own parser) under one deadline; `consume` gets
+    the last statement's result as a stream of Arrow record batches and its return value is returned.
+    Raises SqlError (one line) for anything DuckDB refuses, fails or cancels."""
+    stype = None
+    with _deadline(con, timeout_s) as fired:
+        try:
+            statements = con.extract_statements(sql)
+            if not statements:
+                raise SqlError("no SQL statement in the query")
+            for statement in statements[:-1]:  # run to the end, results dropped
+                stype = statement.type.name
+                con.execute(statement)
+                con.complete()
+            stype = statements[-1].type.name
+            relation = con.sql(statements[-1].query)  # the last one's result streams
+            reader = (relation.to_arrow_reader(10_000) if relation is not None
+                      else pa.RecordBatchReader.from_batches(pa.schema([]), []))
+            return consume(reader)
+        except duckdb.InterruptException:
+            if fired.is_set():
+                raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})") from None
+            raise SqlError("query cancelled") from None
+        except duckdb.Error as exc:
+            if fired.is_set():
+                raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})") from None
+            raise SqlError(explain_error(exc, stype, memory_limit)) from None
+
+
+def collect(reader: pa.RecordBatchReader, cap: int | None) -> Result:
+    """The first `cap` rows of a stream (all when cap is None), and whether there were more."""
+    batches, n = [], 0
+    for batch in reader:
+        if cap is not None and n + batch.num_rows > cap:
+            batches.append(batch.slice(0, cap - n))
+            return Result(pa.Table.from_batches(batches, schema=reader.schema), truncated=True)
+        batches.append(batch)
+        n += batch.num_rows
+    return Result(pa.Table.from_batches(batches, schema=reader.schema), truncated=False)
+
+
+def query(snapshot: Path, sql: str, *, timeout_s: float = 60.0, memory_limit: str = "2GB", threads: int = 2,
+          cap: int | None = None, runs_log: Path | None = None, limit_name: str = "--timeout") -> Result:
+    """Open a read-only connection, run `sql`, keep at most `cap` rows, close (the dashboard's way)."""
+    con = readonly_connection(snapshot, memory_limit=memory_limit, threads=threads, runs_log=runs_log)
+    try:
+        return execute(con, sql, timeout_s=timeout_s, consume=lambda r: collect(r, cap), limit_name=limit_name,
+                       memory_limit=memory_limit)
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------------------------
+# output formats
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_csv(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
+    """CSV with a header; NULL as an empty field; floats in their shortest exact form."""
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(reader.schema.names)
+    n = 0
+    for batch in reader:
+        for row in zip(*(col.to_pylist() for col in batch.columns)):
+            w.writerow([_cell(v) for v in row])
+            n += 1
+    return n
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def write_markdown(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
+    schema = reader.schema
+    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+               for f in schema]
+    out.write("| " + " | ".join(_md(n) for n in schema.names) + " |\n")
+    out.write("|" + "|".join("---:" if num else "---" for num in numeric) + "|\n")
+    n = 0
+    for batch in reader:
+        for row in zip(*(col.to_pylist() for col in batch.columns)):
+            out.write("| " + " | ".join(_md(_cell(v)) for v in row) + " |\n")
+            n += 1
+    return n
+
+
+def write_parquet(reader: pa.RecordBatchReader, path: Path) -> int:
+    """Stream the result into a Parquet file (written beside `path`, then renamed over it)."""
+    import pyarrow.parquet as pq
+    n = 0
+    with _atomic(path, binary=True) as tmp:
+        with pq.ParquetWriter(tmp, reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                n += batch.num_rows
+    return n
+
+
+@contextlib.contextmanager
+def _atomic(path: Path, binary: bool = False) -> Iterator[str]:
+    """A temporary file beside `path`, renamed over it only when the block succeeds."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what a plain open() would have given
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def print_table(result: Result, console=None) -> None:
+    """A rich table on stdout (the first TABLE_ROWS rows), and how many rows there were on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+    console = console or Console(soft_wrap=False)
+    t = Table(show_header=True, header_style="bold", show_lines=False)
+    for f in result.table.schema:
+        numeric = pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+        t.add_column(f.name, justify="right" if numeric else "left", overflow="fold")
+    for row in zip(*(c.to_pylist() for c in result.table.columns)):
+        t.add_row(*["NULL" if v is None else _cell(v) for v in row])
+    console.print(t)
+    note = (f"first {result.num_rows:,} rows shown (more exist; use --format csv, markdown or parquet "
+            "for every row)" if result.truncated else f"{result.num_rows:,} row{'s' if result.num_rows != 1 else ''}")
+    print(note, file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------------
+# the command
+
+
+def _check_output(fmt: str, output: Path | None, interactive: bool) -> None:
+    if interactive and output is not None:
+        raise OptionError("--output", "writes the result of -c; give a query with -c")
+    if interactive and fmt == "parquet":
+        raise OptionError("--format", "parquet writes a file: use it with -c and --output FILE")
+    if fmt == "parquet" and output is None:
+        raise OptionError("--output", "--format parquet writes a file: give --output FILE")
+    if output is not None:
+        if fmt == "table":
+            raise OptionError("--output", "writes csv, markdown or parquet; add --format csv|markdown|parquet")
+        if output.is_dir():
+            raise OptionError("--output", f"{output} is a directory; give a file name")
+        if not output.parent.is_dir():
+            raise OptionError("--output", f"{output.parent} does not exist")
+
+
+def _emit(fmt: str, reader: pa.RecordBatchReader, output: Path | None) -> int:
+    if fmt == "table":
+        result = collect(reader, TABLE_ROWS)
+        print_table(result)
+        return result.num_rows
+    if fmt == "parquet":
+        assert output is not None
+        return write_parquet(reader, output)
+    writer = write_csv if fmt == "csv" else write_markdown
+    if output is None:
+        n = writer(reader, sys.stdout)
+        sys.stdout.flush()
+        return n
+    with _atomic(output) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            n = writer(reader, f)
+    return n
+
+
+def cli_sql(paths, *, query: str | None, fmt: str = "table", output: Path | None = None, timeout_s: float = 60.0,
+            memory_limit: str = "2GB", threads: int = 2) -> int | None:
+    """`predictabase sql`: with `query` run it and print or write the result (the number of result rows
+    is returned); without, an interactive shell (None). One-line errors (SqlError, OptionError)."""
+    output = Path(output) if output is not None else None
+    _check_output(fmt, output, interactive=query is None)
+    con = readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads, runs_log=paths.runs_log)
+    try:
+        if query is not None:
+            return execute(con, query, timeout_s=timeout_s, consume=lambda r: _emit(fmt, r, output),
+                           memory_limit=memory_limit)
+        Shell(con, fmt=fmt, timeout_s=timeout_s, snapshot=paths.marts, memory_limit=memory_limit).loop()
+        return None
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------------------------
+# the interactive shell
+
+HELP = """\
+Statements end with ';' and may span lines. The snapshot's marts are tables here (see .tables);
+`runs` is the warehouse's runs log as it was when the shell opened. Read-only: writes, files,
+ATTACH, extensions and settings are refused.
+  .tables          the snapshot's tables (and runs)
+  .schema NAME     a table's columns (with their descriptions when the snapshot has them)
+  .help            this text
+  .quit            leave (or Ctrl-D)"""
+
+
+class Shell:
+    def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, timeout_s: float, snapshot: Path,
+                 memory_limit: str | None = None, stdin=None):
+        self.con, self.fmt, self.timeout_s, self.snapshot = con, fmt, timeout_s, snapshot
+        self.memory_limit = memory_limit
+        self.stdin = stdin or sys.stdin
+        self.tty = self.stdin.isatty()
+
+    def error(self, message: str) -> None:
+        print(f"error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+    def _readline(self, prompt: str) -> str:
+        if self.tty:
+            return input(prompt)
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    def _history(self) -> None:
+        if not self.tty:
+            return
+        try:
+            import atexit
+            import readline
+        except ImportError:
+            return
+        hist = Path(os.environ.get("PREDICTABASE_SQL_HISTORY", Path.home() / ".predictabase_sql_history"))
+        with contextlib.suppress(OSError):
+            readline.read_history_file(hist)
+        readline.set_history_length(1000)
+
+        def save() -> None:
+            with contextlib.suppress(OSError):
+                readline.write_history_file(hist)
+        atexit.register(save)
+
+    def loop(self) -> None:
+        self._history()
+        if self.tty:
+            print(f"predictabase SQL on {self.snapshot} (read-only; .help for help, .quit to leave)")
+        buffer: list[str] = []
+        while True:
+            try:
+                line = self._readline("predictabase> " if not buffer else "          ...> ")
+            except EOFError:
+                if buffer:
+                    self.run("\n".join(buffer))
+                if self.tty:
+                    print()
+                return
+            except KeyboardInterrupt:
+                buffer = []
+                print()
+                continue
+            if not buffer and line.strip().startswith("."):
+                if self.dot(line.strip()) is False:
+                    return
+                continue
+            if not buffer and not line.strip():
+                continue
+            buffer.append(line)
+            if line.rstrip().endswith(";"):
+                self.run("\n".join(buffer))
+                buffer = []
+
+    def run(self, sql: str) -> None:
+        try:
+            execute(self.con, sql, timeout_s=self.timeout_s, consume=lambda r: _emit(self.fmt, r, None),
+                    memory_limit=self.memory_limit)
+        except SqlError as exc:
+            self.error(str(exc))
+        except KeyboardInterrupt:
+            self.con.interrupt()
+            self.error("query cancelled (Ctrl-C)")
+
+    def dot(self, line: str) -> bool | None:
+        word, _, arg = line.partition(" ")
+        arg = arg.strip().rstrip(";").strip()
+        if word in (".quit", ".exit", ".q"):
+            return False
+        if word == ".help":
+            print(HELP)
+        elif word == ".tables":
+            rows = self.con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE (table_catalog = ? AND table_schema = 'main') "
+                "OR table_catalog = 'temp' ORDER BY table_name", [SNAPSHOT_ALIAS]).fetchall()
+            print("\n".join(r[0] for r in rows))
+        elif word == ".schema":
+            if not arg:
+                self.error(".schema needs a table name, e.g. .schema mart_model_perplexity")
+            else:
+                self.schema(arg)
+        else:
+            self.error(f"unknown command {word}; .help lists the commands")
+        return None
+
+    def schema(self, name: str) -> None:
+        cols = self.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+            "AND (table_catalog = ? OR table_catalog = 'temp') ORDER BY table_catalog = 'temp', ordinal_position",
+            [name, SNAPSHOT_ALIAS]).fetchall()
+        if not cols:
+            self.error(f"no table {name} in the snapshot; .tables lists them")
+            return
+        descriptions: dict[str, str] = {}
+        with contextlib.suppress(duckdb.Error):
+            descriptions = dict(self.con.execute(
+                "SELECT column_name, description FROM snapshot_columns WHERE mart = ?", [name]).fetchall())
+        from rich.console import Console
+        from rich.table import Table
+        t = Table("column", "type", "description", title=name, title_justify="left")
+        for col, dtype in cols:
+            t.add_row(col, dtype, descriptions.get(col) or "")
+        Console(soft_wrap=False).print(t)
