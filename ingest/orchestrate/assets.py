@@ -1,0 +1,147 @@
+"""The assets upstream and downstream of dbt: fetch, ingest (one asset per ingest job), the scoring runs
+(token scores one partition per model x corpus, top-1 and cloze predictions one per model) and the
+published snapshot. Each calls what the matching `predictabase` command calls, under the writer lock."""
+
+import json
+
+import dagster as dg
+
+from ingest.datasets.registry import JOBS
+from ingest.models_config import CORPORA, ModelEntry, load_models_config
+from ingest.orchestrate.dbt import CLOZE_KEY, FETCH_KEY, TOKEN_SCORES_KEY, TOP1_KEY, ingest_key, mart_keys
+from ingest.orchestrate.resources import PredictabaseResource
+
+# The models to keep scored ($PREDICTABASE_MODELS or models.toml), read when the definitions load: a model
+# added there appears as new partitions when the code location reloads (the sensor starts a refresh at once).
+MODELS: dict[str, ModelEntry] = {m.name: m for m in load_models_config()}
+
+SCORING_PARTITIONS = dg.MultiPartitionsDefinition({
+    "model": dg.StaticPartitionsDefinition(list(MODELS)),
+    "corpus": dg.StaticPartitionsDefinition(list(CORPORA)),
+})
+TOP1_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if m.top1])
+CLOZE_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if m.cloze])
+
+
+@dg.asset(key=FETCH_KEY, group_name="sources", kinds={"duckdb"},
+          description="Every catalog file copied from the mirror (or downloaded), sha256-verified, recorded in "
+                      "raw.source_files (`predictabase fetch`).")
+def fetch(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+    from ingest.sources.fetch import fetch_and_record
+    mirror = predictabase.mirror_dir()
+    with predictabase.writing(context, "fetch", {"mirror": str(mirror) if mirror else None}, create=True) as paths:
+        results = fetch_and_record(paths, mirror, show_progress=False)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return dg.MaterializeResult(metadata={"files": len(results), "by_status": counts,
+                                          "warehouse": str(paths.warehouse)})
+
+
+def _rows(result: object) -> dict:
+    if isinstance(result, int):
+        return {"rows": result}
+    if isinstance(result, dict) and result and all(isinstance(v, int) for v in result.values()):
+        return {"rows": sum(result.values()), "rows_by_table": result}
+    return {"result": json.dumps(result, default=str)}
+
+
+@dg.multi_asset(
+    name="ingest",
+    specs=[dg.AssetSpec(ingest_key(name), deps=[FETCH_KEY, *(ingest_key(a) for a in job.after)],
+                        group_name="ingest", kinds={"duckdb"}, skippable=True,
+                        description=f"The raw tables of the ingest job `{name}` (`predictabase ingest {name}`).")
+           for name, job in JOBS.items()],
+    can_subset=True,
+)
+def ingest(context: dg.AssetExecutionContext, predictabase: PredictabaseResource):
+    """The selected ingest jobs in ONE `run_ingest` (as `predictabase ingest NAMES...`): every file read and
+    validated first, then all their tables replaced in one transaction, all or nothing."""
+    from ingest.datasets.registry import ordered, run_ingest
+    names = ordered([k.path[-1] for k in context.selected_asset_keys])
+    with predictabase.writing(context, "ingest", {"names": names}) as paths:
+        counts = run_ingest(paths, names, show_progress=False)
+    for name in names:
+        yield dg.MaterializeResult(asset_key=ingest_key(name), metadata=_rows(counts.get(name)))
+
+
+def run_scoring_step(paths, entry: ModelEntry, step: str, corpus: str | None = None) -> list[dict]:
+    """One scoring step of a models.toml entry with its settings: `score` (one corpus), `top1` or `cloze`.
+    Finished runs are kept (the scorers key runs by model revision, corpus version and settings)."""
+    if step == "score":
+        from ingest.scoring import ScoreSettings, score_corpora
+        settings = ScoreSettings(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k,
+                                 device=entry.device, dtype=entry.dtype)
+        return score_corpora(paths, entry.name, [corpus], settings, show_progress=False)
+    if step == "top1":
+        from ingest.scoring.top1 import Top1Settings, run_top1
+        return [run_top1(paths, entry.name, Top1Settings(), device=entry.device, dtype=entry.dtype,
+                         show_progress=False)]
+    if step == "cloze":
+        from ingest.scoring.cloze import run_cloze
+        return [run_cloze(paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=False)]
+    raise ValueError(f"unknown scoring step {step!r}")
+
+
+def _run_metadata(runs: list[dict]) -> dict:
+    keep = ("run_id", "model_key", "corpus", "n_docs", "n_tokens", "n_questions", "n_contexts", "status",
+            "skipped", "method")
+    return {"runs": json.dumps([{k: r[k] for k in keep if k in r} for r in runs], default=str)}
+
+
+def _entry(name: str, flag: str | None = None) -> ModelEntry:
+    entry = MODELS.get(name)
+    if entry is None or (flag and not getattr(entry, flag)):
+        raise dg.Failure(f"models.toml: no model {name!r}{f' with {flag} = true' if flag else ''}; reload the "
+                         "code location after editing it")
+    return entry
+
+
+@dg.asset(key=TOKEN_SCORES_KEY, partitions_def=SCORING_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
+          deps=[ingest_key(c) for c in CORPORA],
+          description="Token log-probabilities of one corpus by one model of models.toml, with its settings "
+                      "(`predictabase score -m MODEL -c CORPUS`), under parquet/token_scores/.")
+def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+    keys = context.partition_key.keys_by_dimension
+    entry, corpus = _entry(keys["model"]), keys["corpus"]
+    if corpus not in entry.corpora:
+        raise dg.Failure(f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not {corpus}; "
+                         "add the corpus to its `corpora` to score it")
+    with predictabase.writing(context, "score", {"model": entry.name, "corpus": [corpus]}) as paths:
+        runs = run_scoring_step(paths, entry, "score", corpus)
+    return dg.MaterializeResult(metadata=_run_metadata(runs))
+
+
+@dg.asset(key=TOP1_KEY, partitions_def=TOP1_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
+          deps=[ingest_key(j) for j in ("lm_game", "lm_game_top1", "lm_game_vocabulary")],
+          description="The model's most probable next word on the top-1 game (`predictabase top1 -m MODEL`), for "
+                      "the models.toml entries with top1 = true.")
+def top1_predictions(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+    entry = _entry(context.partition_key, "top1")
+    with predictabase.writing(context, "top1", {"model": entry.name}) as paths:
+        runs = run_scoring_step(paths, entry, "top1")
+    return dg.MaterializeResult(metadata=_run_metadata(runs))
+
+
+@dg.asset(key=CLOZE_KEY, partitions_def=CLOZE_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
+          deps=[ingest_key(j) for j in ("provo", "ucl", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions")],
+          description="The model's probability of every human cloze response (`predictabase cloze -m MODEL`), for "
+                      "the models.toml entries with cloze = true.")
+def cloze_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+    entry = _entry(context.partition_key, "cloze")
+    with predictabase.writing(context, "cloze", {"model": entry.name}) as paths:
+        runs = run_scoring_step(paths, entry, "cloze")
+    return dg.MaterializeResult(metadata=_run_metadata(runs))
+
+
+@dg.asset(key="marts_snapshot", deps=mart_keys(), group_name="publish", kinds={"duckdb"},
+          description="marts.duckdb, the snapshot the dashboard reads: dbt source freshness, then every mart "
+                      "published under the publish guard (as the end of `predictabase build`).")
+def marts_snapshot(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+    from ingest.warehouse.freshness import source_freshness
+    from ingest.warehouse.publish import publish, published_tables
+    with predictabase.writing(context, "build", {"publish": True}) as paths:
+        source_freshness(paths)
+        marts = publish(paths)
+    tables = published_tables(marts) or []
+    return dg.MaterializeResult(metadata={"path": str(marts), "marts": len(tables)})

@@ -1,0 +1,82 @@
+"""`defs`: the Dagster code location of predictabase (`dagster dev` from the repository root loads it through
+[tool.dagster] in pyproject.toml). See docs/dagster.md.
+
+- assets: `fetch`, `ingest/<job>` (one per ingest job, run together as one multi-asset), `token_scores`
+  (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_scores` (one per model),
+  every dbt model and seed (dagster-dbt; dbt tests as asset checks), `marts_snapshot` (publish);
+- `refresh_job`: one op running `ingest.refresh.refresh` (the incremental refresh: checksums, models not
+  yet scored, dbt on the affected models), launched by the `daily_refresh` schedule and by
+  `source_catalog_sensor` when the source catalog or models.toml changes (cursor = their sha256).
+"""
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+from dagster_dbt import DbtCliResource
+
+from ingest.orchestrate.assets import cloze_scores, fetch, ingest, marts_snapshot, token_scores, top1_predictions
+from ingest.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
+from ingest.orchestrate.resources import PredictabaseResource
+
+DAILY_CRON = "17 3 * * *"  # 03:17 every day (the cron line of docs/dagster.md)
+
+
+@dg.op(description="`predictabase refresh`: re-fetch by checksum, re-ingest what changed, score the models.toml "
+                   "combinations not scored yet, dbt build of the affected models, publish.")
+def refresh(context: dg.OpExecutionContext, predictabase: PredictabaseResource) -> dict:
+    from ingest.refresh import refresh as run_refresh
+    mirror = predictabase.mirror_dir()
+    with predictabase.writing(context, "refresh", {"mirror": str(mirror) if mirror else None}, create=True) as paths:
+        report = run_refresh(paths, mirror, show_progress=False)
+    steps = [{"name": s.name, "action": s.action, "detail": s.detail, "seconds": round(s.seconds, 2)}
+             for s in report.steps]
+    table = "\n".join(["| step | action | detail | seconds |", "|---|---|---|---|",
+                       *(f"| {s['name']} | {s['action']} | {s['detail']} | {s['seconds']} |" for s in steps)])
+    context.add_output_metadata({"changed": report.changed, "published": report.published,
+                                 "dbt_select": report.dbt_select or "", "steps": dg.MetadataValue.md(table)})
+    return {"changed": report.changed, "published": report.published, "dbt_select": report.dbt_select,
+            "steps": steps}
+
+
+@dg.job(description="The incremental refresh of the warehouse (what `predictabase refresh` does).")
+def refresh_job():
+    refresh()
+
+
+daily_refresh = dg.ScheduleDefinition(name="daily_refresh", job=refresh_job, cron_schedule=DAILY_CRON,
+                                      description="The incremental refresh every day at 03:17.")
+
+
+def watched_digest(files: list[Path]) -> str:
+    """sha256 over the watched files' names and contents (a missing file counts as its own state)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f).encode() + b"\0")
+        try:
+            h.update(hashlib.sha256(Path(f).read_bytes()).hexdigest().encode())
+        except FileNotFoundError:
+            h.update(b"missing")
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+@dg.sensor(job=refresh_job, minimum_interval_seconds=60,
+           description="Starts the refresh when the source catalog (ingest/sources/catalog.toml) or the models "
+                       "file (models.toml) changes; the cursor is their sha256, the run key too.")
+def source_catalog_sensor(context: dg.SensorEvaluationContext, predictabase: PredictabaseResource):
+    files = predictabase.watched()
+    digest = watched_digest(files)
+    if context.cursor == digest:
+        return dg.SkipReason(f"unchanged: {', '.join(Path(f).name for f in files)} (sha256 {digest[:12]})")
+    context.update_cursor(digest)
+    return dg.RunRequest(run_key=digest, tags={"predictabase/watched_sha256": digest})
+
+
+defs = dg.Definitions(
+    assets=[fetch, ingest, token_scores, top1_predictions, cloze_scores, dbt_project_assets, marts_snapshot],
+    jobs=[refresh_job],
+    schedules=[daily_refresh],
+    sensors=[source_catalog_sensor],
+    resources={"predictabase": PredictabaseResource(), "dbt": DbtCliResource(project_dir=PROJECT, dbt_executable=DBT_EXECUTABLE)},
+)
