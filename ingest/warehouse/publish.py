@@ -3,6 +3,7 @@ into a fresh DuckDB file and atomically swaps it onto `paths.marts`, unless they
 the published snapshot has (the publish guard)."""
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from ingest.config import Paths
 from ingest.errors import BuildError
 from ingest.failpoints import failpoint
 from ingest.fsutil import file_mode, temp_prefix
+from ingest.warehouse import freshness
 
 MARTS_SCHEMA = "marts"  # schema of the marts in predictabase.duckdb (see macros/generate_schema_name.sql)
 
@@ -29,6 +31,14 @@ def mart_names(paths: Paths) -> list[str]:
 
 #: the table `publish` adds to every snapshot: its own id (what the dashboard keys its cache on)
 SNAPSHOT_INFO = "snapshot_info"
+#: the snapshot's marts with dbt's description and domain; their columns with type and description
+SNAPSHOT_MARTS = "snapshot_marts"
+SNAPSHOT_COLUMNS = "snapshot_columns"
+#: `dbt source freshness` as checked by the build behind the snapshot (ingest.warehouse.freshness)
+SOURCE_FRESHNESS = "source_freshness"
+#: the metadata tables publish writes into every snapshot besides the marts; never marts themselves
+#: (not listed by `published_tables`, not compared by the publish guard)
+SNAPSHOT_META = frozenset({SNAPSHOT_INFO, SNAPSHOT_MARTS, SNAPSHOT_COLUMNS, SOURCE_FRESHNESS})
 #: columns whose values name what a mart covers; a value present in the published snapshot and
 #: missing from the new marts is a lost corpus, model or dataset
 IDENTITY_COLUMNS = ("corpus", "model_key", "dataset", "predictor")
@@ -91,7 +101,33 @@ def published_tables(marts: Path) -> list[str] | None:
                                "AND table_schema = 'main' ORDER BY 1").fetchall()
     except duckdb.Error:
         return None
-    return [r[0] for r in rows if r[0] != SNAPSHOT_INFO]
+    return [r[0] for r in rows if r[0] not in SNAPSHOT_META]
+
+
+def manifest_path(paths: Paths) -> Path:
+    """dbt's manifest of the last dbt command over this warehouse (dbt writes it to its target path)."""
+    return freshness.target_dir(paths) / "manifest.json"
+
+
+def manifest_marts(paths: Paths) -> dict[str, dict]:
+    """The mart models of dbt's manifest (every model in schema marts), by table name: each with its
+    `description`, `domain` (its folder under models/marts, the domain tag) and `columns`
+    ({name: description}). {} when there is no readable manifest."""
+    try:
+        nodes = json.loads(manifest_path(paths).read_text()).get("nodes", {})
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for node in nodes.values():
+        if node.get("resource_type") != "model" or node.get("schema") != MARTS_SCHEMA:
+            continue
+        fqn = node.get("fqn") or []
+        domain = fqn[2] if len(fqn) > 3 and fqn[1] == "marts" else next(iter(node.get("tags") or []), None)
+        out[node.get("alias") or node["name"]] = {
+            "description": (node.get("description") or "").strip() or None, "domain": domain,
+            "columns": {c: (v.get("description") or "").strip() or None
+                        for c, v in (node.get("columns") or {}).items()}}
+    return out
 
 
 def _quote(path: Path) -> str:
@@ -102,7 +138,9 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
     """Copy every mart into a new DuckDB file and atomically replace `paths.marts` with it.
 
     The snapshot holds the marts as tables of its `main` schema, named as in dbt
-    (`mart_model_perplexity`, ...), plus `snapshot_info` (its id, when and from which build).
+    (`mart_model_perplexity`, ...), plus the metadata tables `SNAPSHOT_META`: `snapshot_info` (its id,
+    when and from which build), `snapshot_marts` / `snapshot_columns` (every mart and column, with the
+    descriptions of dbt's manifest) and `source_freshness` (the build's `dbt source freshness`).
     Readers holding the old file keep reading it; the next open sees the new one. The working
     warehouse is opened read-only and only for the copy.
 
@@ -136,6 +174,7 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
             con.execute("BEGIN TRANSACTION")
             for name in names:
                 con.execute(f'CREATE TABLE main."{name}" AS SELECT * FROM wh.{MARTS_SCHEMA}."{name}"')
+            _write_metadata(con, paths, names)
             con.execute(f"CREATE TABLE main.{SNAPSHOT_INFO} AS SELECT ? AS snapshot_id, "
                         "now()::TIMESTAMPTZ AS published_at, ? AS dbt_invocation_id, ? AS n_marts, "
                         "? AS allowed_shrink", [uuid.uuid4().hex, build, len(names), allow_shrink])
@@ -153,6 +192,32 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
             raise
         raise BuildError(paths.marts, f"publishing the marts failed: {exc}") from exc
     return paths.marts
+
+
+def _write_metadata(con: duckdb.DuckDBPyConnection, paths: Paths, names: list[str]) -> None:
+    """`snapshot_marts` and `snapshot_columns` (every published mart and column, described from dbt's
+    manifest, typed from the published table) and `source_freshness` (the build's freshness check)."""
+    described = manifest_marts(paths)
+    marts, columns = [], []
+    for name in names:
+        doc = described.get(name, {})
+        cols = con.execute(f'DESCRIBE main."{name}"').fetchall()
+        marts.append((name, doc.get("description"), doc.get("domain"), len(cols)))
+        docs = doc.get("columns", {})
+        columns += [(name, c[0], c[1], docs.get(c[0]), i) for i, c in enumerate(cols, 1)]
+    con.execute(f"CREATE TABLE main.{SNAPSHOT_MARTS} (mart VARCHAR, description VARCHAR, domain VARCHAR, "
+                "n_columns INTEGER)")
+    con.executemany(f"INSERT INTO main.{SNAPSHOT_MARTS} VALUES (?, ?, ?, ?)", marts)
+    con.execute(f"CREATE TABLE main.{SNAPSHOT_COLUMNS} (mart VARCHAR, column_name VARCHAR, data_type VARCHAR, "
+                "description VARCHAR, ordinal INTEGER)")
+    if columns:
+        con.executemany(f"INSERT INTO main.{SNAPSHOT_COLUMNS} VALUES (?, ?, ?, ?, ?)", columns)
+    con.execute(f"CREATE TABLE main.{SOURCE_FRESHNESS} ("
+                + ", ".join(f"{c} {t}" for c, t in freshness.COLUMNS) + ")")
+    rows = freshness.read_record(paths)
+    if rows:
+        con.executemany(f"INSERT INTO main.{SOURCE_FRESHNESS} VALUES ({', '.join('?' * len(freshness.COLUMNS))})",
+                        [[r.get(c) for c, _ in freshness.COLUMNS] for r in rows])
 
 
 def _build_info(con: duckdb.DuckDBPyConnection) -> str | None:
