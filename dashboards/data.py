@@ -33,15 +33,10 @@ import pandas as pd
 import streamlit as st
 
 SNAPSHOT_INFO = "snapshot_info"  # ingest.warehouse.SNAPSHOT_INFO (the dashboard does not import ingest)
-
-MARTS = ("mart_sources", "mart_models", "mart_model_perplexity", "mart_warehouse_tables", "mart_build_info",
-         "mart_pairwise_perplexity",
-         "mart_wild_loss", "mart_wild_effort", "mart_wild_cost", "mart_wild_correlations",
-         "mart_wild_loss_by_difficulty", "mart_wild_texts",
-         "mart_top1_summary", "mart_top1_player_accuracy", "mart_top1_questions",
-         "mart_word_surprisal", "mart_word_surprisal_summary",
-         "mart_cloze_vs_model", "mart_cloze_vs_model_responses", "mart_cloze_vs_model_summary",
-         "mart_cloze_calibration")
+# ingest.warehouse.SNAPSHOT_META: the metadata tables publish writes beside the marts. Which marts a
+# snapshot holds is read from the snapshot itself (`snapshot_marts`, see `marts()`), never listed here.
+SNAPSHOT_MARTS = "snapshot_marts"
+SNAPSHOT_META = (SNAPSHOT_INFO, SNAPSHOT_MARTS, "snapshot_columns", "source_freshness")
 
 
 def marts_path() -> Path:
@@ -138,6 +133,14 @@ def _cached_rows(path: str, snapshot_id: str, name: str, columns: tuple[str, ...
     return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where])
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _cached_marts(path: str, snapshot_id: str) -> list[str]:
+    present = _cached_tables(path, snapshot_id)
+    if SNAPSHOT_MARTS in present:
+        return sorted(_read(path, snapshot_id, f"SELECT mart FROM main.{SNAPSHOT_MARTS}")["mart"].tolist())
+    return [t for t in present if t not in SNAPSHOT_META]  # a snapshot from before snapshot_marts
+
+
 def _stable(fn, *args):
     """Run a cached read under the current snapshot's id; if a publish replaced the file between
     taking the id and reading, take the new id and read again."""
@@ -157,12 +160,21 @@ def tables() -> list[str] | None:
     return _stable(_cached_tables)
 
 
+def marts() -> list[str] | None:
+    """The snapshot's marts, as publish listed them in `snapshot_marts` (for a snapshot from before it,
+    its tables less the metadata tables); None when there is no snapshot."""
+    return _stable(_cached_marts)
+
+
+def _readable(name: str) -> bool:
+    """Whether `name` is a mart or a metadata table of the current snapshot (the only names read)."""
+    listed, present = marts(), tables()
+    return listed is not None and present is not None and name in present and (name in listed or name in SNAPSHOT_META)
+
+
 def table(name: str) -> pd.DataFrame | None:
-    """A whole mart as a DataFrame; None when the snapshot or the table does not exist."""
-    if name not in MARTS:
-        raise ValueError(f"not a mart the dashboard reads: {name}")
-    present = tables()
-    if present is None or name not in present:
+    """A whole mart (or metadata table) as a DataFrame; None when the snapshot does not hold it."""
+    if not _readable(name):
         return None
     return _stable(_cached_table, name)
 
@@ -171,10 +183,7 @@ def rows(name: str, columns: list[str] | None = None, where: dict | None = None,
          order_by: list[str] | None = None) -> pd.DataFrame | None:
     """Some columns of a mart's rows whose columns equal the values in `where` (a large mart read a slice
     at a time, e.g. one run's words); None when the snapshot or the table does not exist."""
-    if name not in MARTS:
-        raise ValueError(f"not a mart the dashboard reads: {name}")
-    present = tables()
-    if present is None or name not in present:
+    if not _readable(name):
         return None
     return _stable(_cached_rows, name, tuple(columns or ()), tuple(sorted((where or {}).items())),
                    tuple(order_by or ()))

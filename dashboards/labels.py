@@ -74,6 +74,26 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "invocation_id": ("dbt invocation", None),
     "n_complete_runs": ("complete runs", "%d"),
     "n_runs_used_in_marts": ("runs used in marts", "%d"),
+    "description": ("description (from dbt)", None),
+    "published_at": ("published (UTC)", None),
+    # source freshness (snapshot table source_freshness, dbt source freshness at build time)
+    "source_table": ("source table", None),
+    "freshness": ("freshness", None),
+    "loaded_ago": ("last loaded", None),
+    "loaded_at_field": ("loaded-at column", None),
+    "max_loaded_at": ("last loaded at (UTC)", None),
+    "snapshotted_at": ("checked at (UTC)", None),
+    "warn_after": ("warns after", None),
+    "error_after": ("errs after", None),
+    # runs log (<warehouse>/runs.jsonl, one row per command run)
+    "command": ("command", None),
+    "run_status": ("outcome", None),
+    "ended_at": ("ended (UTC)", None),
+    "rows_in": ("rows in", "%d"),
+    "rows_out": ("rows out", "%d"),
+    "error": ("error", None),
+    "arguments": ("options", None),
+    "parent_run_id": ("run of the refresh / all", None),
     # word surprisal marts (paper 001: LW = leading-whitespace, WT = whitespace-trailing)
     "run_source": ("source of the run", None),
     "definitions": ("definitions available", None),
@@ -127,6 +147,34 @@ MODEL_NAMES: dict[str, str] = {
 }
 CORPUS_NAMES: dict[str, str] = {"natural_stories": "Natural Stories", "provo": "Provo", "ucl": "UCL",
                                 "lm_game": "LM game"}
+
+
+# outcomes of dbt source freshness and of a recorded command run, in words
+FRESHNESS_STATUS: dict[str, str] = {"pass": "fresh", "warn": "stale (past the warning age)",
+                                    "error": "stale (past the error age)",
+                                    "runtime error": "not checked (the check failed)"}
+RUN_STATUS: dict[str, str] = {"ok": "finished", "error": "failed", "interrupted": "interrupted",
+                              "killed": "killed (no end recorded)", "running": "running"}
+
+
+def freshness_status(status) -> str:
+    return FRESHNESS_STATUS.get(status, str(status))
+
+
+def run_status(status) -> str:
+    return RUN_STATUS.get(status, str(status))
+
+
+def age(seconds) -> str:
+    """A duration in words at the largest whole unit: `45 seconds`, `3 hours`, `12 days` ago."""
+    if seconds is None or pd.isna(seconds):
+        return "unknown"
+    s = max(0, int(seconds))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if s >= size:
+            n = s // size
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return f"{s} second{'' if s == 1 else 's'} ago"
 
 
 def model_name(key: str) -> str:

@@ -1,34 +1,113 @@
-"""What the warehouse holds: sources, scoring runs, table sizes, last build."""
+"""What the warehouse holds: a one-sentence summary, the build behind the snapshot, the latest command
+runs, source freshness, sources, scoring runs and every table with its size."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
 import data
 import labels
 
-st.title("predictabase warehouse")
-st.caption("How well do humans and language models predict the next word? "
-           "Everything below is read from the published snapshot; nothing is computed here.")
+RUNS_SHOWN = 20  # the latest command runs listed
 
+
+def _count(df: pd.DataFrame | None, col: str) -> int:
+    return 0 if df is None or col not in df else int(df[col].dropna().nunique())
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def read_runs(path: Path, limit: int) -> list[dict] | None:
+    """The latest runs of the runs log (ingest.ops.runs, standard library only); None when the module
+    is not importable (the dashboard run outside the installed package)."""
+    try:
+        from ingest.ops.runs import read_runs as read
+    except ImportError:
+        return None
+    return read(path, limit) if path.exists() else []
+
+
+st.title("predictabase warehouse")
 snap = data.require_snapshot()
 
 build = data.table("mart_build_info")
+info = data.table(data.SNAPSHOT_INFO)
+perplexity = data.table("mart_model_perplexity")
+sources = data.table("mart_sources")
+marts = data.marts() or []
+built_at = build.iloc[0]["built_at"] if build is not None and len(build) else None
+holds = [_plural(len(sources) if sources is not None else 0, "source dataset"),
+         f"{_plural(_count(perplexity, 'model_key'), 'model')} scored on "
+         f"{_plural(_count(perplexity, 'corpus'), 'corpus', 'corpora')}",
+         _plural(len(marts), "mart")]
+st.write(f"The warehouse holds {holds[0]}, {holds[1]} and {holds[2]}"
+         + (f"; last built {labels.timestamp(built_at)} UTC." if built_at is not None else "."))
+st.caption("How well do humans and language models predict the next word? "
+           "Everything below is read from the published snapshot and the runs log; nothing is computed here.")
+
 if build is None:
     data.missing("mart_build_info")
 elif len(build):
     row = build.iloc[0]
-    c1, c2, c3 = st.columns(3)
-    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]), help=f"snapshot: {data.marts_path()} (id {snap.snapshot_id})")
-    c2.metric("dbt version", str(row.get("dbt_version", "?")),
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]),
+              help=f"when dbt build started; snapshot: {data.marts_path()} (id {snap.snapshot_id})")
+    if info is not None and len(info) and "published_at" in info:
+        c2.metric("Published (UTC)", labels.timestamp(info.iloc[0]["published_at"]),
+                  help="when this snapshot replaced the previous one")
+    c3.metric("dbt version", str(row.get("dbt_version", "?")),
               help=f"DuckDB {row['duckdb_version']}" if "duckdb_version" in row else None)
     if "n_runs_used_in_marts" in row and "n_complete_runs" in row:
-        c3.metric("Scoring runs used in marts", f"{row['n_runs_used_in_marts']} of {row['n_complete_runs']} complete",
+        c4.metric("Scoring runs used in marts", f"{row['n_runs_used_in_marts']} of {row['n_complete_runs']} complete",
                   help="the latest complete run without --limit, per model and corpus")
+
+st.header("Latest runs", anchor="runs")
+runs_log = data.marts_path().parent / "runs.jsonl"
+st.caption(f"The last {RUNS_SHOWN} `predictabase` commands run on this warehouse, newest first "
+           f"(the runs log, `{runs_log}`).")
+runs = read_runs(runs_log, RUNS_SHOWN)
+if not runs:
+    st.info("No runs recorded yet: every `predictabase` command appends its run to the runs log.")
+else:
+    df = pd.DataFrame(runs)
+    df["run_status"] = df["status"].map(labels.run_status)
+    df["arguments"] = df["args"].map(lambda a: json.dumps(a, sort_keys=True) if a else "")
+    for col in ("started_at", "ended_at"):
+        df[col] = pd.to_datetime(df[col], utc=True, errors="coerce")
+    for col in ("rows_in", "rows_out"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+    df = df.sort_values(["started_at", "run_id"], ascending=[False, True])
+    labels.show(df[["started_at", "command", "run_status", "ended_at", "rows_in", "rows_out", "error", "arguments",
+                    "run_id", "parent_run_id"]], key="runs")
+
+st.header("Source freshness", anchor="freshness")
+freshness = data.table("source_freshness")
+if freshness is None:
+    data.missing("source_freshness")
+elif freshness.empty:
+    st.info("This snapshot's build did not check source freshness (`predictabase build` does).")
+else:
+    checked = freshness["snapshotted_at"].dropna()
+    st.caption("How long ago each source's data was last fetched (dbt source freshness, "
+               + (f"checked {labels.timestamp(checked.max())} UTC by the build behind this snapshot)."
+                  if len(checked) else "at build time).")
+               + " A file's fetch time changes only when its content does.")
+    df = freshness.copy()
+    df["source_table"] = df["source_name"].fillna("?") + "." + df["table_name"].fillna("?")
+    df["freshness"] = df["status"].map(labels.freshness_status)
+    df["loaded_ago"] = df["age_s"].map(labels.age)
+    df = df.sort_values("source_table")
+    labels.show(df[["source_table", "freshness", "loaded_ago", "max_loaded_at", "warn_after", "error_after",
+                    "loaded_at_field", "snapshotted_at", "error"]], key="freshness")
 
 st.header("Sources", anchor="sources")
 st.caption("Every upstream file is copied from a mirror or downloaded, then checked against the "
            "sha256 recorded in the source catalog.")
-sources = data.table("mart_sources")
 if sources is None:
     data.missing("mart_sources")
 else:
@@ -49,10 +128,16 @@ else:
                          "bos_policy", "bos_token", "run_limit", "full_document", "finished_at", "run_id"], key="models")
 
 st.header("Warehouse tables", anchor="tables")
+st.caption("Every raw table, Parquet dataset and mart, with its rows; a mart's description is dbt's.")
 tables = data.table("mart_warehouse_tables")
 if tables is None:
     data.missing("mart_warehouse_tables")
 else:
+    described = data.table(data.SNAPSHOT_MARTS)
+    if described is not None:
+        tables = tables.merge(described[["mart", "description"]].rename(columns={"mart": "table_name"}),
+                              on="table_name", how="left")
     layer_order = {"raw": 0, "parquet": 1, "mart": 2}  # the order data flows in
-    tables = tables.sort_values(["layer", "table_name"], key=lambda c: c.map(layer_order) if c.name == "layer" else c)
+    tables = tables.sort_values(["layer", "table_name"],
+                                key=lambda c: c.map(layer_order) if c.name == "layer" else c)
     labels.show(tables, key="tables")
