@@ -1,10 +1,24 @@
-"""Fetch catalog files from a local mirror or upstream, verify their sha256, record them in raw.source_files."""
+"""Fetch catalog files from a local mirror or upstream, verify their sha256, record them in raw.source_files.
+
+Checksums decide: a file already under `raw/` with the catalog's sha256 is not fetched again, and
+`fetch_and_record` rewrites a `raw.source_files` row only for a file it copied or downloaded, or whose
+row is missing or differs from the catalog; a fetch that changes nothing writes nothing (so the
+row's `fetched_at` is when that content arrived, which dbt's source freshness reads).
+
+`verified_path` is the one way ingest reads a fetched file; inside `recording_inputs()` it also notes
+each file it hands out (catalog path -> sha256), which is how `raw.ingest_log` knows what a job read.
+"""
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
@@ -17,7 +31,22 @@ from ingest.failpoints import failpoint
 from ingest.fsutil import atomic_path, sha256_of
 from ingest.warehouse.raw import connect, now_utc, transaction
 
-__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "verified_path", "sha256_of"]
+__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "recording_inputs", "verified_path",
+           "sha256_of"]
+
+_INPUTS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("ingest_inputs", default=None)
+
+
+@contextlib.contextmanager
+def recording_inputs() -> Iterator[dict[str, str]]:
+    """Collect {catalog path: sha256} of every file `verified_path` hands out inside the block
+    (context-local, so nested or concurrent recorders do not mix)."""
+    seen: dict[str, str] = {}
+    token = _INPUTS.set(seen)
+    try:
+        yield seen
+    finally:
+        _INPUTS.reset(token)
 
 
 @dataclass
@@ -85,21 +114,68 @@ def verified_path(sf: SourceFile, paths: Paths) -> Path:
     if got != sf.sha256:
         raise ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
                                      f"{sf.sha256} (file changed after fetch); run `predictabase fetch` again")
+    seen = _INPUTS.get()
+    if seen is not None:
+        seen[sf.path] = sf.sha256
     return p
+
+
+#: the columns of raw.source_files that say what a file is (origin and fetched_at say when and how it came)
+IDENTITY = ("path", "dataset", "repo", "commit", "upstream_path", "url", "license", "citation", "sha256", "bytes",
+            "status")
+
+
+def _row(r: FetchResult, origin: str, fetched_at: datetime) -> dict:
+    f = r.file
+    return dict(path=f.path, dataset=f.dataset, repo=f.repo.repo, commit=f.repo.commit, upstream_path=f.upstream_path,
+                url=f.url, license=f.repo.license, citation=f.repo.citation, sha256=f.sha256, bytes=f.bytes,
+                status="verified", origin=origin, fetched_at=fetched_at)
+
+
+def _recorded_rows(paths: Paths) -> dict[str, tuple]:
+    """path -> (identity columns..., origin, fetched_at) of raw.source_files ({} when there is none)."""
+    if not paths.duckdb.exists():
+        return {}
+    import duckdb
+    with duckdb.connect(str(paths.duckdb), read_only=True) as con:
+        exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
+                             "AND table_name = 'source_files'").fetchone()[0]
+        if not exists:
+            return {}
+        cols = ", ".join(f'"{c}"' for c in (*IDENTITY, "origin", "fetched_at"))
+        return {r[0]: r for r in con.execute(f"SELECT {cols} FROM raw.source_files").fetchall()}
+
+
+def rows_to_write(paths: Paths, results: list[FetchResult], origin: str, when: datetime) -> list[dict]:
+    """The raw.source_files rows a fetch must (re)write: every file it copied or downloaded (fetched now,
+    from `origin`), and every present file whose row is missing (fetched when its file was written: its
+    mtime, origin "cache") or no longer matches the catalog (its old origin and fetched_at kept)."""
+    old = _recorded_rows(paths)
+    out = []
+    for r in results:
+        if r.status != "present":
+            out.append(_row(r, origin, when))
+            continue
+        prev = old.get(r.file.path)
+        if prev is None:
+            mtime = datetime.fromtimestamp(os.stat(paths.raw / r.file.path).st_mtime, timezone.utc)
+            out.append(_row(r, "cache", mtime))
+            continue
+        row = _row(r, prev[len(IDENTITY)], prev[len(IDENTITY) + 1])
+        if tuple(row[c] for c in IDENTITY) != tuple(prev[:len(IDENTITY)]):
+            out.append(row)
+    return out
 
 
 def fetch_and_record(paths: Paths, mirror: str | Path | None = None, dataset: str | None = None,
                      show_progress: bool = True) -> list[FetchResult]:
+    """`fetch`, then record what changed in raw.source_files (`rows_to_write`; nothing when nothing did)."""
     results = fetch(paths, mirror, dataset, show_progress=show_progress)
     origin = "mirror" if mirror_dir(mirror) is not None else "download"
-    when = now_utc()
-    frame = pl.DataFrame([
-        dict(path=r.file.path, dataset=r.file.dataset, repo=r.file.repo.repo, commit=r.file.repo.commit,
-             upstream_path=r.file.upstream_path, url=r.file.url, license=r.file.repo.license,
-             citation=r.file.repo.citation, sha256=r.file.sha256, bytes=r.file.bytes, status="verified",
-             origin=origin if r.status != "present" else "cache", fetched_at=when)
-        for r in results
-    ])
+    rows = rows_to_write(paths, results, origin, now_utc())
+    if not rows:
+        return results
+    frame = pl.DataFrame(rows, schema_overrides={"fetched_at": pl.Datetime("us", "UTC"), "bytes": pl.Int64})
     with connect(paths) as con, transaction(con):
         con.register("_incoming", frame.to_arrow())
         con.execute("CREATE TABLE IF NOT EXISTS raw.source_files AS SELECT * FROM _incoming LIMIT 0")
