@@ -9,11 +9,25 @@ transaction. `finish(prep)` writes what is not in DuckDB (the GPT-3 Parquet run)
 `run_ingest` prepares every requested job first; one bad file stops the command before anything
 is written. Then it writes all of them in ONE transaction: either every table of the command is
 replaced, or none is.
+
+`raw.ingest_log` records, in that same transaction, one row per job run: which catalog files its
+`prepare` read (every path `verified_path` handed out, with its sha256), which tables it wrote, and
+its `code_version` (`code_version`: a hash of the source of the modules its loader is made of).
+`predictabase refresh` re-ingests a job when any of these no longer matches (ingest/refresh.py).
+A job with a `finish` (the GPT-3 import's Parquet run, written after COMMIT) gets its row after
+`finish` succeeds, so a kill between the two leaves it looking un-ingested, never the reverse.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
+import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 import duckdb
 from rich.progress import Progress
@@ -24,9 +38,10 @@ from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
-from ingest.warehouse.raw import connect, replace_tables_in, transaction
+from ingest.warehouse.raw import connect, now_utc, replace_tables_in, transaction
 from ingest.errors import IngestError
 from ingest.failpoints import failpoint
+from ingest.sources.fetch import recording_inputs
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,7 @@ class Job:
     write: Callable[[duckdb.DuckDBPyConnection, object], object] | None = None
     finish: Callable[[object], object] | None = None
     after: tuple[str, ...] = field(default=())  # jobs that must come first when both run
+    outputs: tuple[str, ...] = field(default=())  # what `finish` writes outside DuckDB (for raw.ingest_log)
 
 
 def _corpus_job(name: str) -> Job:
@@ -55,7 +71,8 @@ JOBS: dict[str, Job] = {
     **{name: _corpus_job(name) for name in corpora.NAMES},
     "gpt3_natural_stories": Job("gpt3_natural_stories",
                                 prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
-                                finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",)),
+                                finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",),
+                                outputs=("parquet:token_scores",)),
     "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in),
     "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in),
     "natural_stories_spr_means": Job("natural_stories_spr_means",
@@ -109,16 +126,181 @@ def _summary(result: object) -> object:
     return result
 
 
-def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True) -> dict[str, object]:
-    """Read and validate each job in `wanted` (in that order; nothing is written)."""
+def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
+                inputs: dict[str, dict[str, str]] | None = None) -> dict[str, object]:
+    """Read and validate each job in `wanted` (in that order; nothing is written). `inputs`, when given,
+    receives job -> {catalog path: sha256} of the files each job's prepare read."""
     prepared: dict[str, object] = {}
     with Progress(disable=not show_progress, transient=True) as progress:
         task = progress.add_task("ingest: reading", total=len(wanted))
         for name in wanted:
             progress.update(task, description=f"reading and validating {name}")
-            prepared[name] = JOBS[name].prepare(paths, prepared)
+            with recording_inputs() as seen:
+                prepared[name] = JOBS[name].prepare(paths, prepared)
+            if inputs is not None:
+                inputs[name] = dict(sorted(seen.items()))
             progress.advance(task)
     return prepared
+
+
+# --------------------------------------------------------------------------- what a job is made of
+
+#: packages whose modules make up a job's loader (parsing, validation, declared read options); the fetch
+#: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
+CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
+CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
+#: data files read by a module of the loader: their text counts as code
+CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",)}
+
+
+def _in_code(module: str) -> bool:
+    return module.startswith(tuple(p + "." for p in CODE_PACKAGES)) and module not in CODE_EXCLUDED \
+        and module in sys.modules and getattr(sys.modules[module], "__file__", None) is not None
+
+
+def _imports(module: str) -> set[str]:
+    """The modules `module`'s source imports (statically, function-level imports included)."""
+    source = Path(sys.modules[module].__file__).read_text(encoding="utf-8")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                pkg = module.rsplit(".", node.level)[0]
+                base = f"{pkg}.{base}" if base else pkg
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                found.add(sub if sub in sys.modules else base)
+    return found
+
+
+def _entry_modules(job: Job) -> set[str]:
+    """The modules a job's prepare / write / finish come from (through the registry's lambdas too)."""
+    found: set[str] = set()
+    for fn in (job.prepare, job.write, job.finish):
+        if fn is None:
+            continue
+        todo = [fn]
+        while todo:
+            f = todo.pop()
+            found.add(getattr(f, "__module__", "") or "")
+            code = getattr(f, "__code__", None)
+            if code is None:
+                continue
+            g = getattr(f, "__globals__", {})
+            for n in code.co_names:
+                v = g.get(n)
+                if isinstance(v, type(sys)):
+                    found.add(v.__name__)
+                elif callable(v) and getattr(v, "__module__", None) == __name__ and v is not f:
+                    todo.append(v)  # a registry helper (e.g. _ns_documents)
+            for cell in (getattr(f, "__closure__", None) or ()):
+                v = cell.cell_contents
+                if isinstance(v, type(sys)):
+                    found.add(v.__name__)
+                elif callable(v):
+                    found.add(getattr(v, "__module__", "") or "")
+    return found
+
+
+@lru_cache(maxsize=None)
+def code_version(name: str) -> str:
+    """sha256 (16 hex) of the source of every module a job's loader is made of: the modules of its
+    prepare / write / finish, closed over their static imports within `CODE_PACKAGES` (`_common`, the
+    generic readers and the dataset definitions included), plus the data files those modules read
+    (`datasets.toml`). Editing a loader changes exactly the jobs that use it."""
+    todo = [m for m in _entry_modules(JOBS[name]) if _in_code(m)]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += [i for i in _imports(m) if _in_code(i) and i not in seen]
+    h = hashlib.sha256()
+    for m in sorted(seen):
+        f = Path(sys.modules[m].__file__)
+        h.update(f"{m}\n".encode())
+        h.update(f.read_bytes())
+        for data in CODE_DATA.get(m, ()):
+            h.update(f"{m}:{data}\n".encode())
+            h.update((f.parent / data).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def code_modules(name: str) -> list[str]:
+    """The modules `code_version(name)` hashes (for the docs and tests)."""
+    todo = [m for m in _entry_modules(JOBS[name]) if _in_code(m)]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += [i for i in _imports(m) if _in_code(i)]
+    return sorted(seen)
+
+
+def tables_of(name: str, prepared: object) -> list[str]:
+    """What a job writes: its DuckDB tables (from the frames it prepared) and its `outputs`."""
+    job = JOBS[name]
+    tables: list[str] = []
+    if isinstance(prepared, CorpusLoad):
+        tables = [t for t, _, _ in prepared.tables]
+    elif isinstance(prepared, dict) and job.write is replace_tables_in:
+        tables = [f"raw.{k}" for k in prepared]
+    return sorted(set(tables) | set(job.outputs))
+
+
+# --------------------------------------------------------------------------- raw.ingest_log
+
+INGEST_LOG = "raw.ingest_log"
+_LOG_DDL = (f"CREATE TABLE IF NOT EXISTS {INGEST_LOG} (job VARCHAR, ingest_id VARCHAR, ingested_at TIMESTAMPTZ, "
+            "inputs JSON, tables JSON, code_version VARCHAR, datasets JSON)")
+
+
+def catalog_versions(datasets) -> dict[str, str]:
+    """dataset -> sha256 (16 hex) of its catalog entries (every file's path and sha256): a file added to,
+    removed from or changed in a dataset a job read changes it, even one the job did not read before
+    (a new file matching a glob role)."""
+    from ingest.sources.catalog import files_for
+    out = {}
+    for d in sorted(datasets or ()):
+        lines = "\n".join(f"{f.path} {f.sha256}" for f in sorted(files_for(d), key=lambda f: f.path))
+        out[d] = hashlib.sha256(lines.encode()).hexdigest()[:16]
+    return out
+
+
+def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
+    from ingest.sources.catalog import by_path
+    return catalog_versions({by_path(p).dataset for p in inputs})
+
+
+def _log_jobs(con: duckdb.DuckDBPyConnection, ingest_id: str, rows: list[tuple[str, dict, list[str]]]) -> None:
+    con.execute(_LOG_DDL)
+    when = now_utc()
+    con.executemany(f"INSERT INTO {INGEST_LOG} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(job, ingest_id, when, json.dumps(inputs, sort_keys=True), json.dumps(tables), code_version(job),
+                      json.dumps(_datasets_of(inputs), sort_keys=True))
+                     for job, inputs, tables in rows])
+
+
+def read_ingest_log(paths: Paths) -> dict[str, dict]:
+    """job -> its latest raw.ingest_log row (ingest_id, ingested_at, inputs, tables, code_version, datasets); {} when
+    the warehouse or the log does not exist yet."""
+    if not paths.duckdb.exists():
+        return {}
+    with duckdb.connect(str(paths.duckdb), read_only=True) as con:
+        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
+                           "AND table_name = 'ingest_log'").fetchone()[0]:
+            return {}
+        rows = con.execute(f"SELECT job, ingest_id, ingested_at, inputs, tables, code_version, datasets "
+                           f"FROM {INGEST_LOG} QUALIFY row_number() OVER (PARTITION BY job "
+                           "ORDER BY ingested_at DESC) = 1").fetchall()
+    return {job: {"ingest_id": iid, "ingested_at": at, "inputs": json.loads(inputs), "tables": json.loads(tables),
+                  "code_version": cv, "datasets": json.loads(ds) if ds else {}}
+            for job, iid, at, inputs, tables, cv, ds in rows}
 
 
 def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
@@ -128,16 +310,22 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
     if unknown:
         raise IngestError("ingest", f"unknown name(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
     wanted = ordered(wanted)
-    prepared = prepare_all(paths, wanted, show_progress)
+    inputs: dict[str, dict[str, str]] = {}
+    prepared = prepare_all(paths, wanted, show_progress, inputs)
+    ingest_id = uuid.uuid4().hex
     counts: dict[str, object] = {}
     with connect(paths) as con, transaction(con):
         for name in wanted:
             if JOBS[name].write is not None:
                 counts[name] = JOBS[name].write(con, prepared[name])
+        _log_jobs(con, ingest_id, [(n, inputs[n], tables_of(n, prepared[n])) for n in wanted
+                                   if JOBS[n].finish is None])
         failpoint("ingest.before_commit")
     for name in wanted:
         if JOBS[name].finish is not None:
             counts[name] = _summary(JOBS[name].finish(prepared[name]))
+            with connect(paths) as con, transaction(con):
+                _log_jobs(con, ingest_id, [(name, inputs[name], tables_of(name, prepared[name]))])
         if isinstance(prepared[name], CorpusLoad):
             corpora.LAST_NOTES[name] = prepared[name].notes
     return counts
