@@ -20,6 +20,9 @@ POINTS = {
     "build.dbt_done": "dbt build finished, before publish",
     "publish.copied": "the new snapshot is complete under its temporary name, before the rename",
     "publish.replaced": "the new snapshot replaced the old one",
+    "refresh.planned": "a refresh fetched and planned its ingest jobs, before ingesting",
+    "refresh.scored": "a refresh recorded a finished scoring task in its ledger (refresh/scored.json)",
+    "refresh.state_saved": "a refresh recorded the published snapshot's inputs (refresh/state.json), its last write",
 }
 
 
