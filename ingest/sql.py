@@ -229,6 +229,7 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
     stype = None
     with _deadline(con, timeout_s) as fired:
         try:
+            con.abort()  # a result the caller left unfetched would block this query
             statements = con.extract_statements(sql)
             if not statements:
                 raise SqlError("no SQL statement in the query")
@@ -240,7 +241,10 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
             relation = con.sql(statements[-1].query)  # the last one's result streams
             reader = (relation.to_arrow_reader(10_000) if relation is not None
                       else pa.RecordBatchReader.from_batches(pa.schema([]), []))
-            return consume(reader)
+            try:
+                return consume(reader)
+            finally:
+                reader.close()  # a stream left open (a capped result) would block the next query
         except duckdb.InterruptException:
             if fired.is_set():
                 raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})") from None
