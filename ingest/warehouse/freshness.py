@@ -87,21 +87,25 @@ def rows_from_sources_json(results: dict, sources: dict[str, dict]) -> list[dict
     return sorted(rows, key=lambda x: (x["source_name"] or "", x["table_name"] or ""))
 
 
-def _failed_rows(sources: dict[str, dict], message: str) -> list[dict]:
-    """The step failed without results: every source declaring freshness gets a `runtime error` row."""
+def _failed_rows(sources: dict[str, dict], message: str, checked: set[str]) -> list[dict]:
+    """A `runtime error` row for every source declaring freshness that has no result (dbt leaves a source
+    it could not query out of sources.json); `message`: dbt's failure, cut to the source's part when it
+    names it. One row without a source when dbt failed before knowing any."""
     now = datetime.now(timezone.utc).isoformat()
-    declared = [s for s in sources.values() if _has_freshness(s)]
+    missing = {uid: s for uid, s in sources.items() if _has_freshness(s) and uid not in checked}
     blank = {"loaded_at_field": None, "max_loaded_at": None, "snapshotted_at": now, "age_s": None,
              "status": "runtime error", "warn_after": None, "error_after": None, "error": message}
-    if not declared:
-        return [{"source_name": None, "table_name": None, **blank}]
+    if not missing:
+        return [] if checked else [{"source_name": None, "table_name": None, **blank}]
     out = []
-    for s in declared:
+    for uid, s in missing.items():
+        part = next((m[m.index(uid):] for m in message.split("; ") if uid in m), message)
+        part = " ".join(part.split())  # one line
         crit = _criteria(s)
         out.append({**blank, "source_name": s.get("source_name"), "table_name": s.get("name"),
                     "loaded_at_field": _loaded_at_field(s), "warn_after": _threshold(crit, "warn_after"),
-                    "error_after": _threshold(crit, "error_after")})
-    return sorted(out, key=lambda x: (x["source_name"] or "", x["table_name"] or ""))
+                    "error_after": _threshold(crit, "error_after"), "error": part})
+    return out
 
 
 def read_record(paths: Paths) -> list[dict]:
@@ -135,9 +139,14 @@ def source_freshness(paths: Paths) -> list[dict]:
         failure = str(exc)
     sources = _manifest_sources(paths)
     try:
-        rows = rows_from_sources_json(json.loads(sources_json.read_text()), sources)
+        results = json.loads(sources_json.read_text())
     except (OSError, ValueError):
-        rows = _failed_rows(sources, failure or "dbt source freshness wrote no sources.json")
+        results = {}
+    rows = rows_from_sources_json(results, sources)
+    if failure is not None:  # sources dbt could not check (or dbt itself failed): recorded, not raised
+        checked = {r.get("unique_id") for r in results.get("results", [])}
+        rows = sorted(rows + _failed_rows(sources, failure, checked),
+                      key=lambda x: (x["source_name"] or "", x["table_name"] or ""))
     seconds = time.monotonic() - started
     _write_record(paths, {"checked_at": datetime.now(timezone.utc).isoformat(), "seconds": round(seconds, 3),
                           "rows": rows})
