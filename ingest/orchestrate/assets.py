@@ -65,28 +65,12 @@ def ingest(context: dg.AssetExecutionContext, predictabase: PredictabaseResource
         yield dg.MaterializeResult(asset_key=ingest_key(name), metadata=_rows(counts.get(name)))
 
 
-def run_scoring_step(paths, entry: ModelEntry, step: str, corpus: str | None = None) -> list[dict]:
-    """One scoring step of a models.toml entry with its settings: `score` (one corpus), `top1` or `cloze`.
-    Finished runs are kept (the scorers key runs by model revision, corpus version and settings)."""
-    if step == "score":
-        from ingest.scoring import ScoreSettings, score_corpora
-        settings = ScoreSettings(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k,
-                                 device=entry.device, dtype=entry.dtype)
-        return score_corpora(paths, entry.name, [corpus], settings, show_progress=False)
-    if step == "top1":
-        from ingest.scoring.top1 import Top1Settings, run_top1
-        return [run_top1(paths, entry.name, Top1Settings(), device=entry.device, dtype=entry.dtype,
-                         show_progress=False)]
-    if step == "cloze":
-        from ingest.scoring.cloze import run_cloze
-        return [run_cloze(paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=False)]
-    raise ValueError(f"unknown scoring step {step!r}")
-
-
-def _run_metadata(runs: list[dict]) -> dict:
-    keep = ("run_id", "model_key", "corpus", "n_docs", "n_tokens", "n_questions", "n_contexts", "status",
-            "skipped", "method")
-    return {"runs": json.dumps([{k: r[k] for k in keep if k in r} for r in runs], default=str)}
+def run_step(paths, entry: ModelEntry, step: str, corpus: str | None) -> str:
+    """One scoring task of a models.toml entry with its settings, through the refresh's own task runner: the
+    scorers skip a complete run (keyed by model revision, corpus version and settings) and the refresh ledger
+    records the run, so a later `predictabase refresh` knows this partition is scored."""
+    from ingest.refresh import ScoringTask, run_scoring_task
+    return run_scoring_task(paths, ScoringTask(entry.name, step, corpus, entry), show_progress=False)
 
 
 def _entry(name: str, flag: str | None = None) -> ModelEntry:
@@ -108,8 +92,8 @@ def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseRe
         raise dg.Failure(f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not {corpus}; "
                          "add the corpus to its `corpora` to score it")
     with predictabase.writing(context, "score", {"model": entry.name, "corpus": [corpus]}) as paths:
-        runs = run_scoring_step(paths, entry, "score", corpus)
-    return dg.MaterializeResult(metadata=_run_metadata(runs))
+        done = run_step(paths, entry, "score", corpus)
+    return dg.MaterializeResult(metadata={"result": done})
 
 
 @dg.asset(key=TOP1_KEY, partitions_def=TOP1_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
@@ -119,8 +103,8 @@ def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseRe
 def top1_predictions(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
     entry = _entry(context.partition_key, "top1")
     with predictabase.writing(context, "top1", {"model": entry.name}) as paths:
-        runs = run_scoring_step(paths, entry, "top1")
-    return dg.MaterializeResult(metadata=_run_metadata(runs))
+        done = run_step(paths, entry, "top1", "lm_game")
+    return dg.MaterializeResult(metadata={"result": done})
 
 
 @dg.asset(key=CLOZE_KEY, partitions_def=CLOZE_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
@@ -130,8 +114,8 @@ def top1_predictions(context: dg.AssetExecutionContext, predictabase: Predictaba
 def cloze_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
     entry = _entry(context.partition_key, "cloze")
     with predictabase.writing(context, "cloze", {"model": entry.name}) as paths:
-        runs = run_scoring_step(paths, entry, "cloze")
-    return dg.MaterializeResult(metadata=_run_metadata(runs))
+        done = run_step(paths, entry, "cloze", None)
+    return dg.MaterializeResult(metadata={"result": done})
 
 
 @dg.asset(key="marts_snapshot", deps=mart_keys(), group_name="publish", kinds={"duckdb"},

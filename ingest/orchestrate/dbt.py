@@ -173,7 +173,10 @@ def dbt_project_assets(context: dg.AssetExecutionContext, dbt: DbtCliResource, p
     """`dbt build` of the selected models (their seeds and schema tests too) over the warehouse."""
     with predictabase.writing(context, "build", {"select": "dagster selection"}) as paths:
         paths.token_scores.mkdir(parents=True, exist_ok=True)  # the token-score source globs it (as run_dbt does)
-        with _env(dbt_env(paths)):
+        # cautious: a test runs when every model it reads is selected (a subset run of a few staging views
+        # would otherwise run the singular tests that read unbuilt intermediate models; the whole project: all)
+        indirect = os.environ.get("DBT_INDIRECT_SELECTION", "cautious")
+        with _env({**dbt_env(paths), "DBT_INDIRECT_SELECTION": indirect}):
             yield from dbt.cli(["build"], context=context, target_path=paths.warehouse / "dbt" / "dagster").stream()
 
 

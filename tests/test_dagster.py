@@ -1,0 +1,196 @@
+"""The Dagster definitions (ingest/orchestrate, the `orchestrate` extra that `make test` installs): they load,
+their asset graph holds every dbt model with the sources mapped onto the assets that write them, the
+partitions are models.toml's models x the corpora, the schedule and the sensor trigger the refresh job, and
+a small asset selection materializes into a scratch warehouse with the same rows as the CLI's steps."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MARTS_DIR = ROOT / "dbt_project" / "models" / "marts"
+
+
+@pytest.fixture(scope="module")
+def orch(tmp_path_factory):
+    """The definitions module, its parsed dbt manifest in a fresh cache directory (parsed at import)."""
+    cache = tmp_path_factory.mktemp("dagster-cache")
+    old = os.environ.get("PREDICTABASE_DAGSTER_CACHE")
+    os.environ["PREDICTABASE_DAGSTER_CACHE"] = str(cache)
+    try:
+        import ingest.orchestrate.definitions as definitions
+        yield definitions
+    finally:
+        if old is None:
+            os.environ.pop("PREDICTABASE_DAGSTER_CACHE", None)
+        else:
+            os.environ["PREDICTABASE_DAGSTER_CACHE"] = old
+
+
+def _manifest(orch) -> dict:
+    return json.loads(Path(orch.PROJECT.manifest_path).read_text())
+
+
+def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
+    import dagster as dg
+
+    from ingest.datasets.registry import JOBS
+    from ingest.models_config import CORPORA, load_models_config
+    from ingest.orchestrate.dbt import INGEST_WRITERS, source_writers
+
+    graph = orch.defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    manifest = _manifest(orch)
+    dbt_models = {n["name"] for n in manifest["nodes"].values() if n["resource_type"] in ("model", "seed")}
+    marts_on_disk = {p.stem for p in MARTS_DIR.rglob("mart_*") if p.suffix in (".sql", ".py")}
+    assert len(marts_on_disk) >= 29 and marts_on_disk <= dbt_models  # every mart file is a dbt model ...
+    assert dbt_models <= keys  # ... and every dbt model and seed an asset
+    assert {"fetch", "token_scores", "top1_predictions", "cloze_scores", "marts_snapshot"} <= keys
+    assert {f"ingest/{job}" for job in JOBS} <= keys
+    assert len(keys) == len(dbt_models) + len(JOBS) + 5  # nothing else: no dangling source assets
+
+    # lineage: every dbt source is replaced by the assets that write it
+    for src in manifest["sources"].values():
+        assert source_writers(src["schema"], src["name"]), f"dbt source {src['unique_id']} has no writer asset"
+    assert set(INGEST_WRITERS.values()) and {j for js in INGEST_WRITERS.values() for j in js} <= set(JOBS)
+    parents = lambda k: {p.to_user_string() for p in graph.get(dg.AssetKey.from_user_string(k)).parent_keys}
+    assert parents("stg_documents") == {"ingest/lm_game", "ingest/natural_stories", "ingest/provo", "ingest/ucl"}
+    assert parents("stg_source_files") == {"fetch"}
+    assert parents("stg_token_scores") == {"token_scores", "ingest/gpt3_natural_stories"}
+    assert parents("stg_top1_word_predictions") == {"top1_predictions"}
+    assert parents("ingest/word_frequencies") == {"fetch", *(f"ingest/{j}" for j in JOBS["word_frequencies"].after)}
+    assert parents("token_scores") == {f"ingest/{c}" for c in CORPORA}
+    assert parents("marts_snapshot") == marts_on_disk
+
+    # partitions: one per model x corpus of models.toml; top-1 and cloze one per model that asks for them
+    models = load_models_config()
+    token = orch.defs.get_assets_def("token_scores").partitions_def
+    assert {(k.keys_by_dimension["model"], k.keys_by_dimension["corpus"]) for k in token.get_partition_keys()} \
+        == {(m.name, c) for m in models for c in CORPORA}
+    assert orch.defs.get_assets_def("top1_predictions").partitions_def.get_partition_keys() == \
+        [m.name for m in models if m.top1]
+    assert orch.defs.get_assets_def("cloze_scores").partitions_def.get_partition_keys() == \
+        [m.name for m in models if m.cloze]
+
+    schedule = orch.defs.get_schedule_def("daily_refresh")
+    assert schedule.cron_schedule == "17 3 * * *" and schedule.job_name == "refresh_job"
+    sensor = orch.defs.get_sensor_def("source_catalog_sensor")
+    assert sensor.job_name == "refresh_job"
+    assert [n.name for n in orch.defs.get_job_def("refresh_job").nodes_in_topological_order] == ["refresh"]
+
+
+def test_sensor_starts_a_refresh_when_the_catalog_changes(orch, tmp_path):
+    import dagster as dg
+
+    from ingest.orchestrate.resources import PredictabaseResource
+    from ingest.sources.catalog import CATALOG_FILE
+    catalog, models = tmp_path / "catalog.toml", tmp_path / "models.toml"
+    shutil.copyfile(CATALOG_FILE, catalog)
+    shutil.copyfile(ROOT / "models.toml", models)
+    resource = PredictabaseResource(warehouse=str(tmp_path / "wh"), watched_files=[str(catalog), str(models)])
+    sensor = orch.defs.get_sensor_def("source_catalog_sensor")
+
+    def evaluate(cursor):
+        ctx = dg.build_sensor_context(cursor=cursor, resources={"predictabase": resource},
+                                      definitions=orch.defs)
+        return sensor.evaluate_tick(ctx)
+
+    first = evaluate(None)  # never evaluated: one refresh, keyed by the files' hash
+    digest = orch.watched_digest([catalog, models])
+    assert [r.run_key for r in first.run_requests] == [digest] and first.cursor == digest
+    assert first.run_requests[0].job_name in (None, "refresh_job")
+
+    same = evaluate(digest)  # nothing changed: no run
+    assert same.run_requests == [] and same.skip_message and "unchanged" in same.skip_message
+    assert same.cursor == digest
+
+    catalog.write_text(catalog.read_text() + "\n# a new source would go here\n")
+    changed = evaluate(digest)
+    new = orch.watched_digest([catalog, models])
+    assert new != digest
+    assert [r.run_key for r in changed.run_requests] == [new] and changed.cursor == new
+
+    models.write_text(models.read_text() + '\n[[model]]\nname = "gpt2"\ncorpora = ["ucl"]\n')
+    added = evaluate(new)  # a model added to models.toml triggers the refresh too
+    assert len(added.run_requests) == 1 and added.run_requests[0].run_key not in (digest, new)
+
+
+def test_dagster_definitions_validate(orch, tmp_path):
+    """The CLI loads the code location of pyproject.toml's [tool.dagster] from the repository root."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home),
+           "PREDICTABASE_DAGSTER_CACHE": os.environ["PREDICTABASE_DAGSTER_CACHE"]}
+    dagster = Path(sys.executable).with_name("dagster")
+    proc = subprocess.run([str(dagster), "definitions", "validate"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "Validation successful for code location predictabase" in out
+
+
+def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror, fetched_raw, tmp_path):
+    """fetch (files already there, recorded), the lm_game ingest asset and the core staging views and the
+    sources mart downstream, as one Dagster run into a scratch warehouse."""
+    import dagster as dg
+    from dagster_dbt import DbtCliResource
+
+    from ingest.config import paths as make_paths
+    from ingest.datasets.registry import read_ingest_log
+    from ingest.ops.runs import read_runs
+    from ingest.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS
+    from ingest.orchestrate.resources import PredictabaseResource
+    from ingest.sources.catalog import files_for
+    from ingest.warehouse.lock import LOCK_NAME
+
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(fetched_raw.raw, p.raw)
+    selection = ["fetch", "ingest/lm_game", "stg_source_files", "stg_documents", "stg_words", "stg_game_doc_tokens",
+                 "mart_sources"]
+    result = dg.materialize(
+        [orch.fetch, orch.ingest, orch.dbt_project_assets], selection=selection,
+        resources={"predictabase": PredictabaseResource(warehouse=str(p.warehouse), mirror=str(mirror), lock_wait_s=60),
+                   "dbt": DbtCliResource(project_dir=orch.PROJECT, dbt_executable=DBT_EXECUTABLE)})
+    assert result.success
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert materialized == set(selection)
+    checks = result.get_asset_check_evaluations()
+    assert checks and all(c.passed for c in checks)
+
+    con = duckdb.connect(str(p.duckdb), read_only=True)
+    try:
+        raw = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                         "WHERE table_schema = 'raw'").fetchall()}
+        # what the lm_game job writes (its raw.ingest_log row) is what the sources map says it writes
+        mapped = {t for t, jobs in INGEST_WRITERS.items() if "lm_game" in jobs}
+        assert raw - {"source_files", "ingest_log"} == mapped
+        assert set(read_ingest_log(p)["lm_game"]["tables"]) == {f"raw.{t}" for t in mapped}
+        n = lambda sql: con.execute(sql).fetchone()[0]
+        assert n("SELECT count(*) FROM raw.source_files") == len(files_for()) \
+            == n("SELECT sum(n_files) FROM marts.mart_sources") == n("SELECT sum(n_verified) FROM marts.mart_sources")
+        assert n("SELECT count(*) FROM marts.mart_sources") == len({f.dataset for f in files_for()})
+        docs = [f for f in files_for("lm_game") if f.path.rsplit("/", 1)[-1].startswith("doc")]
+        assert n("SELECT count(*) FROM raw.documents WHERE corpus = 'lm_game'") == len(docs) \
+            == n("SELECT count(*) FROM staging.stg_documents")
+        assert n("SELECT count(*) FROM staging.stg_words") == n("SELECT count(*) FROM raw.words") > 1000
+        assert n("SELECT count(*) FROM staging.stg_game_doc_tokens") == n("SELECT count(*) FROM raw.game_doc_tokens")
+        ingest_md = next(e for e in result.get_asset_materialization_events()
+                         if e.asset_key.to_user_string() == "ingest/lm_game").materialization.metadata
+        assert ingest_md["rows"].value == n("SELECT count(*) FROM raw.documents") + n("SELECT count(*) FROM raw.words") \
+            + n("SELECT count(*) FROM raw.game_doc_tokens")
+    finally:
+        con.close()
+
+    # each step ran like its CLI command: recorded in the runs log, the writer lock released
+    runs = read_runs(p.runs_log)
+    assert sorted(r["command"] for r in runs) == ["build", "fetch", "ingest"]
+    assert all(r["status"] == "ok" and r["args"]["via"] == "dagster" for r in runs)
+    assert (p.warehouse / LOCK_NAME).read_text() == ""
