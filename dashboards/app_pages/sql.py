@@ -37,7 +37,7 @@ st.caption(f"DuckDB SQL on the snapshot's marts (listed below) and `runs`, the w
 
 snap = data.require_snapshot()
 try:
-    from ingest.sql import SqlError, query
+    from ingest.sql import SqlError, query, write_csv
 except ImportError:
     st.error("The SQL page needs the predictabase package (`pip install -e .` in the repository).")
     st.stop()
@@ -80,15 +80,12 @@ else:
                    f"column{'s' if table.num_columns != 1 else ''} (headers are the query's own column names).")
     st.dataframe(table, hide_index=True, key="sql_result_grid")
     csv_buf = io.StringIO()
-    from ingest.sql import write_csv
     write_csv(table.to_reader(), csv_buf)
     parquet_buf = io.BytesIO()
     pq.write_table(table, parquet_buf)
-    left, right, _ = st.columns([1, 1, 4])
-    with left:
+    with st.container(horizontal=True):
         st.download_button("Download CSV", csv_buf.getvalue().encode("utf-8"), file_name="query.csv",
                            mime="text/csv", on_click="ignore", icon=":material/download:", key="sql_csv")
-    with right:
         st.download_button("Download Parquet", parquet_buf.getvalue(), file_name="query.parquet",
                            mime="application/vnd.apache.parquet", on_click="ignore", icon=":material/download:",
                            key="sql_parquet")
@@ -136,10 +133,10 @@ else:
 mart_df = marts.to_pandas()
 st.dataframe(mart_df, hide_index=True, key="sql_marts", column_order=(
     ["domain", "mart", "description", "n_columns"] if described else ["mart", "n_columns"]),
-    column_config={"mart": st.column_config.TextColumn("mart (table name)"),
-                   "domain": st.column_config.TextColumn("domain"),
+    column_config={"mart": st.column_config.TextColumn("mart (table name)", width="medium"),
+                   "domain": st.column_config.TextColumn("domain", width="small"),
                    "description": st.column_config.TextColumn("what it holds", width="large"),
-                   "n_columns": st.column_config.NumberColumn("columns", format="%d")})
+                   "n_columns": st.column_config.NumberColumn("columns", format="%d", width="small")})
 names = mart_df["mart"].tolist()
 if names:
     chosen = st.selectbox("Columns of", names, index=names.index(DEFAULT_MART) if DEFAULT_MART in names else 0,
