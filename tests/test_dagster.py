@@ -194,3 +194,23 @@ def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror,
     assert sorted(r["command"] for r in runs) == ["build", "fetch", "ingest"]
     assert all(r["status"] == "ok" and r["args"]["via"] == "dagster" for r in runs)
     assert (p.warehouse / LOCK_NAME).read_text() == ""
+
+    # the scheduled job: the refresh op runs ingest.refresh.refresh on the resource's warehouse (a dry run
+    # here: it plans the jobs not ingested yet and the models.toml tasks not scored, and writes nothing)
+    before = p.duckdb.stat().st_mtime_ns
+    job = orch.defs.get_job_def("refresh_job")
+    res = job.execute_in_process(
+        run_config={"ops": {"refresh": {"config": {"dry_run": True}}}},
+        resources={"predictabase": PredictabaseResource(warehouse=str(p.warehouse), mirror=str(mirror))})
+    assert res.success
+    report = res.output_for_node("refresh")
+    steps = {s["name"]: s for s in report["steps"]}
+    assert list(steps) == ["fetch", "ingest", "score", "build"] and report["changed"] is False
+    assert steps["fetch"]["action"] == "nothing to do"
+    assert steps["ingest"]["action"].startswith("would ingest") and "ucl" in steps["ingest"]["detail"]
+    assert steps["score"]["action"].startswith("would score")
+    assert p.duckdb.stat().st_mtime_ns == before
+    refresh_run = next(r for r in read_runs(p.runs_log) if r["command"] == "refresh")
+    assert refresh_run["status"] == "ok" and refresh_run["args"]["dry_run"] is True
+    assert {r["parent_run_id"] for r in read_runs(p.runs_log) if r["command"] in ("fetch", "ingest", "score")
+            and r["args"].get("dry_run")} == {refresh_run["run_id"]}

@@ -22,13 +22,18 @@ from ingest.orchestrate.resources import PredictabaseResource
 DAILY_CRON = "17 3 * * *"  # 03:17 every day (the cron line of docs/dagster.md)
 
 
+class RefreshConfig(dg.Config):
+    dry_run: bool = False  # say what a refresh would do, write nothing (`predictabase refresh --dry-run`)
+
+
 @dg.op(description="`predictabase refresh`: re-fetch by checksum, re-ingest what changed, score the models.toml "
                    "combinations not scored yet, dbt build of the affected models, publish.")
-def refresh(context: dg.OpExecutionContext, predictabase: PredictabaseResource) -> dict:
+def refresh(context: dg.OpExecutionContext, config: RefreshConfig, predictabase: PredictabaseResource) -> dict:
     from ingest.refresh import refresh as run_refresh
     mirror = predictabase.mirror_dir()
-    with predictabase.writing(context, "refresh", {"mirror": str(mirror) if mirror else None}, create=True) as paths:
-        report = run_refresh(paths, mirror, show_progress=False)
+    args = {"mirror": str(mirror) if mirror else None, "dry_run": config.dry_run}
+    with predictabase.writing(context, "refresh", args, create=not config.dry_run) as paths:
+        report = run_refresh(paths, mirror, dry_run=config.dry_run, show_progress=False)
     steps = [{"name": s.name, "action": s.action, "detail": s.detail, "seconds": round(s.seconds, 2)}
              for s in report.steps]
     table = "\n".join(["| step | action | detail | seconds |", "|---|---|---|---|",
