@@ -25,7 +25,8 @@ What remains allowed, on purpose: temporary tables, views and macros (`CREATE TE
 anything in the `memory` catalog) live in the session's own memory, count against the memory limit
 and vanish with the connection; `DETACH snap` only takes the snapshot away from this session.
 
-DuckDB has no statement timeout: a timer interrupts the connection (`con.interrupt()`).
+DuckDB has no statement timeout: the query runs in a worker thread while the calling thread watches the
+clock and Ctrl-C, and either interrupts the connection (`con.interrupt()`).
 Errors become one line (`SqlError`) with the reason first and DuckDB's own message after it.
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,26 +200,40 @@ class Result:
         return self.table.num_rows
 
 
-@contextlib.contextmanager
-def _deadline(con: duckdb.DuckDBPyConnection, timeout_s: float | None) -> Iterator[threading.Event]:
-    fired = threading.Event()
-
-    def stop() -> None:
-        fired.set()
-        con.interrupt()
-    timer = threading.Timer(timeout_s, stop) if timeout_s else None
-    if timer:
-        timer.daemon = True
-        timer.start()
-    try:
-        yield fired
-    finally:
-        if timer:
-            timer.cancel()
-
-
 def _seconds(s: float) -> str:
     return f"{s:g}"
+
+
+def _watched(con: duckdb.DuckDBPyConnection, work: Callable[[], object], timeout_s: float | None):
+    """Run `work` (which uses `con`) in a worker thread while this thread watches the clock and Ctrl-C:
+    either interrupts the connection (`con.interrupt()`). DuckDB has no statement timeout, and a SIGINT
+    reaches Python only in Python code, not while this thread would sit inside DuckDB.
+    Returns (value, error, why): why is None, "timeout" or "ctrl-c"."""
+    box: dict = {}
+    done = threading.Event()  # not Thread.join: a Ctrl-C inside join() can leave is_alive() False too early
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    why = None
+    threading.Thread(target=target, name="predictabase-sql", daemon=True).start()
+    while not done.is_set():
+        try:
+            if done.wait(0.05):
+                break
+        except KeyboardInterrupt:
+            why = why or "ctrl-c"
+            con.interrupt()
+            continue
+        if why is None and deadline is not None and time.monotonic() >= deadline:
+            why = "timeout"
+            con.interrupt()
+    return box.get("value"), box.get("error"), why
 
 
 def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None,
@@ -225,34 +241,39 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
             memory_limit: str | None = None):
     """Run every statement of `sql` (split by DuckDB's own parser) under one deadline; `consume` gets
     the last statement's result as a stream of Arrow record batches and its return value is returned.
-    Raises SqlError (one line) for anything DuckDB refuses, fails or cancels."""
-    stype = None
-    with _deadline(con, timeout_s) as fired:
+    Raises SqlError (one line) for anything DuckDB refuses, fails or cancels (timeout, Ctrl-C)."""
+    stype: list[str | None] = [None]
+
+    def work():
+        con.abort()  # a result the caller left unfetched would block this query
+        statements = con.extract_statements(sql)
+        if not statements:
+            raise SqlError("no SQL statement in the query")
+        for statement in statements[:-1]:  # run to the end, results dropped
+            stype[0] = statement.type.name
+            con.execute(statement)
+            con.complete()
+        stype[0] = statements[-1].type.name
+        relation = con.sql(statements[-1].query)  # the last one's result streams
+        reader = (relation.to_arrow_reader(10_000) if relation is not None
+                  else pa.RecordBatchReader.from_batches(pa.schema([]), []))
         try:
-            con.abort()  # a result the caller left unfetched would block this query
-            statements = con.extract_statements(sql)
-            if not statements:
-                raise SqlError("no SQL statement in the query")
-            for statement in statements[:-1]:  # run to the end, results dropped
-                stype = statement.type.name
-                con.execute(statement)
-                con.complete()
-            stype = statements[-1].type.name
-            relation = con.sql(statements[-1].query)  # the last one's result streams
-            reader = (relation.to_arrow_reader(10_000) if relation is not None
-                      else pa.RecordBatchReader.from_batches(pa.schema([]), []))
-            try:
-                return consume(reader)
-            finally:
-                reader.close()  # a stream left open (a capped result) would block the next query
-        except duckdb.InterruptException:
-            if fired.is_set():
-                raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})") from None
-            raise SqlError("query cancelled") from None
-        except duckdb.Error as exc:
-            if fired.is_set():
-                raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})") from None
-            raise SqlError(explain_error(exc, stype, memory_limit)) from None
+            return consume(reader)
+        finally:
+            reader.close()  # a stream left open (a capped result) would block the next query
+
+    value, error, why = _watched(con, work, timeout_s)
+    if error is None:
+        return value
+    if why == "timeout":
+        raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})")
+    if why == "ctrl-c":
+        raise SqlError("query cancelled (Ctrl-C)")
+    if isinstance(error, duckdb.InterruptException):
+        raise SqlError("query cancelled")
+    if isinstance(error, duckdb.Error):
+        raise SqlError(explain_error(error, stype[0], memory_limit))
+    raise error
 
 
 def collect(reader: pa.RecordBatchReader, cap: int | None) -> Result:
@@ -282,11 +303,24 @@ def query(snapshot: Path, sql: str, *, timeout_s: float = 60.0, memory_limit: st
 # output formats
 
 
+def _interval(v) -> str:
+    """An Arrow month-day-nano interval as DuckDB prints it: `1 month 2 days 00:00:01.317`."""
+    parts = [f"{n} {unit}{'s' if abs(n) != 1 else ''}" for n, unit in ((v.months, "month"), (v.days, "day")) if n]
+    if v.nanoseconds or not parts:
+        sign, ns = ("-" if v.nanoseconds < 0 else ""), abs(v.nanoseconds)
+        seconds, frac = divmod(ns, 1_000_000_000)
+        clock = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        parts.append(clock + (f".{frac:09d}".rstrip("0") if frac else ""))
+    return " ".join(parts)
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, pa.MonthDayNano):
+        return _interval(value)
     return str(value)
 
 
@@ -508,9 +542,6 @@ class Shell:
                     memory_limit=self.memory_limit)
         except SqlError as exc:
             self.error(str(exc))
-        except KeyboardInterrupt:
-            self.con.interrupt()
-            self.error("query cancelled (Ctrl-C)")
 
     def dot(self, line: str) -> bool | None:
         word, _, arg = line.partition(" ")
