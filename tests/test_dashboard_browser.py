@@ -485,3 +485,64 @@ def test_real_wild_page(real_app, real_page):
     [(prompt,)] = ex["wild_prompt"]
     shown = [t.strip() for t in pg.page.locator('[data-testid="stText"]').all_inner_texts()]
     assert prompt and prompt.strip() in shown, "the first respondent's decrypted prompt is not shown"
+
+
+def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_path):
+    """The home page of a snapshot built with a freshness check, beside a runs log in the contract's
+    format (written here): the latest runs in words, the source's freshness and age, and every mart."""
+    import json
+
+    import duckdb
+
+    from ingest.warehouse import publish
+    from ingest.warehouse.freshness import source_freshness
+
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(real_warehouse.warehouse, p.warehouse)
+    source_freshness(p)
+    publish(p)
+    with duckdb.connect(str(p.marts), read_only=True) as con:
+        marts = [r[0] for r in con.execute("SELECT mart FROM snapshot_marts ORDER BY mart").fetchall()]
+        [(status, age_s)] = con.execute("SELECT status, age_s FROM source_freshness "
+                                        "WHERE source_name = 'raw' AND table_name = 'source_files'").fetchall()
+    assert status == "pass" and len(marts) >= 25
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no longer alive: its start-only run reads as killed
+
+    def line(run_id, command, event, status, started, ended=None, **kw):
+        return {"run_id": run_id, "parent_run_id": None, "command": command, "args": kw.pop("args", {}),
+                "pid": gone.pid, "event": event, "started_at": started, "ended_at": ended, "status": status,
+                "rows_in": kw.pop("rows_in", None), "rows_out": kw.pop("rows_out", None), "error": kw.pop("error", None)}
+    log = [line("a" * 32, "ingest", "start", "running", "2026-01-05T10:00:00.000+00:00"),
+           line("a" * 32, "ingest", "end", "error", "2026-01-05T10:00:00.000+00:00", "2026-01-05T10:00:03.000+00:00",
+                error="raw/ucl/items.csv: column 'word' missing", args={"jobs": ["ucl"]}),
+           line("b" * 32, "build", "start", "running", "2026-01-05T11:00:00.000+00:00"),
+           line("b" * 32, "build", "end", "ok", "2026-01-05T11:00:00.000+00:00", "2026-01-05T11:02:00.000+00:00",
+                rows_out=len(marts)),
+           line("c" * 32, "refresh", "start", "running", "2026-01-05T12:00:00.000+00:00")]
+    (p.warehouse / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    with serving(p, tmp_path) as url:
+        pg = Page(browser, tmp_path)
+        try:
+            pg.open(url + PAGES["home"])
+            pg.assert_no_exception()
+            text = pg.page.inner_text('[data-testid="stMain"]')
+            lines = [x.strip() for x in text.splitlines() if x.strip()]
+            assert lines[0] == "predictabase warehouse"  # the title, then one sentence of what it holds
+            assert lines[1].startswith("The warehouse holds") and f"{len(marts)} marts" in lines[1], lines[1]
+            cells = _grid_text(pg, 5)  # runs, freshness, sources, models, tables
+            pg.screenshot("home_observability")
+            # the runs, newest first, in words
+            assert "killed (no end recorded)" in cells and "finished" in cells and "failed" in cells
+            assert "raw/ucl/items.csv: column 'word' missing" in cells
+            assert cells.index("\nrefresh\n") < cells.index("\nbuild\n") < cells.index("\ningest\n")
+            # the freshness: status and age in words, when checked
+            assert "raw.source_files" in cells and "fresh" in cells
+            assert re.search(r"\d+ (second|minute|hour)s? ago", cells), cells
+            assert "checked" in text and "90 days" in cells
+            # every mart, each once, in the tables grid
+            for mart in marts:
+                assert f"\n{mart}\nmart\n" in cells, mart
+            assert pg.outbound() == []
+        finally:
+            pg.close()

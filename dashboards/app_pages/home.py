@@ -140,4 +140,5 @@ else:
     layer_order = {"raw": 0, "parquet": 1, "mart": 2}  # the order data flows in
     tables = tables.sort_values(["layer", "table_name"],
                                 key=lambda c: c.map(layer_order) if c.name == "layer" else c)
-    labels.show(tables, key="tables")
+    # tall enough for every row: the list is the point (a grid keeps only its visible rows on the page)
+    labels.show(tables, key="tables", height=35 * (len(tables) + 1) + 3)
