@@ -19,19 +19,27 @@ MARTS_DIR = ROOT / "dbt_project" / "models" / "marts"
 
 
 @pytest.fixture(scope="module")
-def orch(tmp_path_factory):
-    """The definitions module, its parsed dbt manifest in a fresh cache directory (parsed at import)."""
+def orch(tmp_path_factory, tiny_gpt2_dir):
+    """The definitions module, loaded with a models file of the default model (all corpora) and the tiny
+    GPT-2 (UCL only), its dbt manifest parsed into a fresh cache directory."""
     cache = tmp_path_factory.mktemp("dagster-cache")
-    old = os.environ.get("PREDICTABASE_DAGSTER_CACHE")
-    os.environ["PREDICTABASE_DAGSTER_CACHE"] = str(cache)
+    models = cache / "models.toml"
+    models.write_text((ROOT / "models.toml").read_text() + f'\n[[model]]\nname = "{tiny_gpt2_dir}"\n'
+                      'corpora = ["ucl"]\ntop_k = 3\ndevice = "cpu"\ndtype = "float32"\n')
+    env = {"PREDICTABASE_DAGSTER_CACHE": str(cache), "PREDICTABASE_MODELS": str(models)}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         import ingest.orchestrate.definitions as definitions
+        from ingest.orchestrate.assets import MODELS
+        assert list(MODELS) == ["smollm2-135m", str(tiny_gpt2_dir)]
         yield definitions
     finally:
-        if old is None:
-            os.environ.pop("PREDICTABASE_DAGSTER_CACHE", None)
-        else:
-            os.environ["PREDICTABASE_DAGSTER_CACHE"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _manifest(orch) -> dict:
@@ -137,9 +145,11 @@ def test_dagster_definitions_validate(orch, tmp_path):
     assert "Validation successful for code location predictabase" in out
 
 
-def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror, fetched_raw, tmp_path):
-    """fetch (files already there, recorded), the lm_game ingest asset and the core staging views and the
-    sources mart downstream, as one Dagster run into a scratch warehouse."""
+def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, mirror, fetched_raw, tiny_gpt2_dir,
+                                                                        tmp_path):
+    """fetch (files already there: recorded), the lm_game and ucl ingest assets, the core staging views and the
+    sources mart downstream, as one Dagster run into a scratch warehouse; then one token_scores partition
+    (the tiny GPT-2 on UCL) and the refresh job (dry run)."""
     import dagster as dg
     from dagster_dbt import DbtCliResource
 
@@ -148,17 +158,18 @@ def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror,
     from ingest.ops.runs import read_runs
     from ingest.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS
     from ingest.orchestrate.resources import PredictabaseResource
+    from ingest.refresh import plan_scoring
     from ingest.sources.catalog import files_for
     from ingest.warehouse.lock import LOCK_NAME
 
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
-    selection = ["fetch", "ingest/lm_game", "stg_source_files", "stg_documents", "stg_words", "stg_game_doc_tokens",
-                 "mart_sources"]
-    result = dg.materialize(
-        [orch.fetch, orch.ingest, orch.dbt_project_assets], selection=selection,
-        resources={"predictabase": PredictabaseResource(warehouse=str(p.warehouse), mirror=str(mirror), lock_wait_s=60),
-                   "dbt": DbtCliResource(project_dir=orch.PROJECT, dbt_executable=DBT_EXECUTABLE)})
+    resources = {"predictabase": PredictabaseResource(warehouse=str(p.warehouse), mirror=str(mirror), lock_wait_s=60),
+                 "dbt": DbtCliResource(project_dir=orch.PROJECT, dbt_executable=DBT_EXECUTABLE)}
+    selection = ["fetch", "ingest/lm_game", "ingest/ucl", "stg_source_files", "stg_documents", "stg_words",
+                 "stg_game_doc_tokens", "mart_sources"]
+    result = dg.materialize([orch.fetch, orch.ingest, orch.dbt_project_assets], selection=selection,
+                            resources=resources)
     assert result.success
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert materialized == set(selection)
@@ -167,31 +178,59 @@ def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror,
 
     con = duckdb.connect(str(p.duckdb), read_only=True)
     try:
+        n = lambda sql: con.execute(sql).fetchone()[0]
         raw = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
                                          "WHERE table_schema = 'raw'").fetchall()}
-        # what the lm_game job writes (its raw.ingest_log row) is what the sources map says it writes
-        mapped = {t for t, jobs in INGEST_WRITERS.items() if "lm_game" in jobs}
-        assert raw - {"source_files", "ingest_log"} == mapped
-        assert set(read_ingest_log(p)["lm_game"]["tables"]) == {f"raw.{t}" for t in mapped}
-        n = lambda sql: con.execute(sql).fetchone()[0]
+        # what the two jobs write (their raw.ingest_log rows) is what the sources map says they write
+        log = read_ingest_log(p)
+        for job in ("lm_game", "ucl"):
+            assert set(log[job]["tables"]) == {f"raw.{t}" for t, jobs in INGEST_WRITERS.items() if job in jobs}
+        assert raw - {"source_files", "ingest_log"} == {t for t, jobs in INGEST_WRITERS.items()
+                                                       if {"lm_game", "ucl"} & set(jobs)}
+        # the rows are the catalog's and the raw tables', as the CLI's fetch / ingest / build give them
         assert n("SELECT count(*) FROM raw.source_files") == len(files_for()) \
             == n("SELECT sum(n_files) FROM marts.mart_sources") == n("SELECT sum(n_verified) FROM marts.mart_sources")
         assert n("SELECT count(*) FROM marts.mart_sources") == len({f.dataset for f in files_for()})
         docs = [f for f in files_for("lm_game") if f.path.rsplit("/", 1)[-1].startswith("doc")]
-        assert n("SELECT count(*) FROM raw.documents WHERE corpus = 'lm_game'") == len(docs) \
-            == n("SELECT count(*) FROM staging.stg_documents")
+        assert n("SELECT count(*) FROM raw.documents WHERE corpus = 'lm_game'") == len(docs)
+        assert n("SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'") == 205
+        assert n("SELECT count(*) FROM staging.stg_documents") == n("SELECT count(*) FROM raw.documents")
         assert n("SELECT count(*) FROM staging.stg_words") == n("SELECT count(*) FROM raw.words") > 1000
         assert n("SELECT count(*) FROM staging.stg_game_doc_tokens") == n("SELECT count(*) FROM raw.game_doc_tokens")
-        ingest_md = next(e for e in result.get_asset_materialization_events()
-                         if e.asset_key.to_user_string() == "ingest/lm_game").materialization.metadata
-        assert ingest_md["rows"].value == n("SELECT count(*) FROM raw.documents") + n("SELECT count(*) FROM raw.words") \
-            + n("SELECT count(*) FROM raw.game_doc_tokens")
+        ingest_md = {e.asset_key.to_user_string(): e.materialization.metadata
+                     for e in result.get_asset_materialization_events()}
+        assert ingest_md["ingest/lm_game"]["rows"].value == n("SELECT count(*) FROM raw.game_doc_tokens") \
+            + n("SELECT count(*) FROM raw.documents WHERE corpus = 'lm_game'") \
+            + n("SELECT count(*) FROM raw.words WHERE corpus = 'lm_game'")
+        ucl_docs = n("SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'")
     finally:
         con.close()
 
+    # one scoring partition: the tiny GPT-2 on UCL, through the refresh's task runner (ledger included)
+    tiny = str(tiny_gpt2_dir)
+    scored = dg.materialize([orch.token_scores], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "ucl"}),
+                            resources=resources)
+    assert scored.success
+    runs_dirs = list(p.token_scores.rglob("_run.json"))
+    assert len(runs_dirs) == 1
+    record = json.loads(runs_dirs[0].read_text())
+    assert record["corpus"] == "ucl" and record["n_docs"] == ucl_docs and record["n_tokens"] > 1000
+    tokens = duckdb.sql(f"SELECT count(*) FROM read_parquet('{runs_dirs[0].parent}/part-*.parquet')").fetchall()[0][0]
+    assert tokens == record["n_tokens"]
+    tasks = {(t.model, t.step, t.corpus): t.done for t in plan_scoring(p)}
+    assert tasks[(tiny, "score", "ucl")] is True  # a later refresh will not score this partition again
+    assert tasks[("smollm2-135m", "score", "ucl")] is False
+    # a (model, corpus) that models.toml does not list for the model is refused, naming the file
+    refused = dg.materialize([orch.token_scores], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "provo"}),
+                             resources=resources, raise_on_error=False)
+    assert not refused.success
+    failure = next(e for e in refused.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "models.toml" in str(failure.event_specific_data.error.message) and "provo" in str(
+        failure.event_specific_data.error.message)
+
     # each step ran like its CLI command: recorded in the runs log, the writer lock released
     runs = read_runs(p.runs_log)
-    assert sorted(r["command"] for r in runs) == ["build", "fetch", "ingest"]
+    assert sorted(r["command"] for r in runs) == ["build", "fetch", "ingest", "score"]  # the refusal wrote nothing
     assert all(r["status"] == "ok" and r["args"]["via"] == "dagster" for r in runs)
     assert (p.warehouse / LOCK_NAME).read_text() == ""
 
@@ -207,7 +246,7 @@ def test_materialize_fetch_ingest_and_dbt_into_a_scratch_warehouse(orch, mirror,
     steps = {s["name"]: s for s in report["steps"]}
     assert list(steps) == ["fetch", "ingest", "score", "build"] and report["changed"] is False
     assert steps["fetch"]["action"] == "nothing to do"
-    assert steps["ingest"]["action"].startswith("would ingest") and "ucl" in steps["ingest"]["detail"]
+    assert steps["ingest"]["action"].startswith("would ingest") and "provo" in steps["ingest"]["detail"]
     assert steps["score"]["action"].startswith("would score")
     assert p.duckdb.stat().st_mtime_ns == before
     refresh_run = next(r for r in read_runs(p.runs_log) if r["command"] == "refresh")
