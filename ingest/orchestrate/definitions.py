@@ -83,5 +83,6 @@ defs = dg.Definitions(
     jobs=[refresh_job],
     schedules=[daily_refresh],
     sensors=[source_catalog_sensor],
-    resources={"predictabase": PredictabaseResource(), "dbt": DbtCliResource(project_dir=PROJECT, dbt_executable=DBT_EXECUTABLE)},
+    resources={"predictabase": PredictabaseResource(),
+               "dbt": DbtCliResource(project_dir=PROJECT, dbt_executable=DBT_EXECUTABLE)},
 )
