@@ -152,8 +152,10 @@ def test_empty_warehouse_builds(tmp_path):
         assert con.execute("SELECT count(*) FROM mart_model_perplexity").fetchone() == (0,)
         assert con.execute("SELECT count(*) FROM mart_build_info").fetchone() == (1,)
         tables = dict(con.execute("SELECT table_name, present FROM mart_warehouse_tables WHERE layer = 'raw'").fetchall())
-    assert tables == {f"raw.{t}": False for t in
-                      ("documents", "game_doc_tokens", "imported_word_surprisal", "source_files", "words")}
+    manifest = json.loads((p.warehouse / "dbt" / "target" / "manifest.json").read_text())
+    declared = {f"raw.{s['identifier']}" for s in manifest["sources"].values() if s["schema"] == "raw"}
+    assert {"raw.documents", "raw.words", "raw.source_files", "raw.cloze_norms"} <= declared
+    assert tables == {t: False for t in declared}  # every raw source dbt declares, none present yet
 
 
 def test_schema_test_failure_raises(built):

@@ -6,6 +6,7 @@ import pytest
 
 from ingest.errors import BuildError
 from ingest.fsutil import sha256_of
+from ingest.warehouse.publish import SNAPSHOT_META
 from ingest.warehouse import dbt_args, dbt_env, publish
 
 
@@ -25,7 +26,7 @@ def test_publish_copies_marts_into_main(tmp_paths):
     with duckdb.connect(str(tmp_paths.marts), read_only=True) as con:
         tables = {r[0] for r in con.execute(
             "SELECT table_schema || '.' || table_name FROM information_schema.tables").fetchall()}
-        assert tables == {"main.mart_build_info", "main.mart_models", "main.snapshot_info"}
+        assert tables == {"main.mart_build_info", "main.mart_models"} | {f"main.{t}" for t in SNAPSHOT_META}
         assert con.execute("SELECT count(*) FROM mart_models").fetchone() == (3,)
         assert con.execute("SELECT n_marts, allowed_shrink FROM snapshot_info").fetchone() == (2, False)
     assert not list(tmp_paths.warehouse.glob(".marts-*"))
