@@ -57,6 +57,7 @@ FILES = "reading or writing files is disabled in this shell"
 EXTENSIONS = "installing or loading extensions is disabled"
 SETTINGS = "settings are locked in this shell"
 MEMORY = "the query needs more memory than the limit"  # + " of 2GB (--memory-limit)" where known
+PARQUET = "this result cannot be written as Parquet (cast the column, e.g. to VARCHAR)"
 NO_SNAPSHOT = "no published snapshot yet; run `predictabase build` (or `predictabase all`) first"
 
 RUNS_COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
@@ -359,12 +360,26 @@ def write_parquet(reader: pa.RecordBatchReader, path: Path) -> int:
     """Stream the result into a Parquet file (written beside `path`, then renamed over it)."""
     import pyarrow.parquet as pq
     n = 0
-    with _atomic(path, binary=True) as tmp:
-        with pq.ParquetWriter(tmp, reader.schema) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-                n += batch.num_rows
+    try:
+        with _atomic(path, binary=True) as tmp:
+            with pq.ParquetWriter(tmp, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    n += batch.num_rows
+    except pa.ArrowException as exc:  # a type Parquet has no place for (INTERVAL, UNION, ...)
+        raise SqlError(f"{PARQUET}: {_one_line(exc)}") from None
     return n
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """The table as a Parquet file in memory (the dashboard's download); SqlError for a type Parquet lacks."""
+    import pyarrow.parquet as pq
+    buf = io.BytesIO()
+    try:
+        pq.write_table(table, buf)
+    except pa.ArrowException as exc:
+        raise SqlError(f"{PARQUET}: {_one_line(exc)}") from None
+    return buf.getvalue()
 
 
 @contextlib.contextmanager
@@ -449,8 +464,12 @@ def cli_sql(paths, *, query: str | None, fmt: str = "table", output: Path | None
     con = readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads, runs_log=paths.runs_log)
     try:
         if query is not None:
-            return execute(con, query, timeout_s=timeout_s, consume=lambda r: _emit(fmt, r, output),
-                           memory_limit=memory_limit)
+            try:
+                return execute(con, query, timeout_s=timeout_s, consume=lambda r: _emit(fmt, r, output),
+                               memory_limit=memory_limit)
+            except BrokenPipeError:  # `... | head`: the reader has what it wanted
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return None
         Shell(con, fmt=fmt, timeout_s=timeout_s, snapshot=paths.marts, memory_limit=memory_limit).loop()
         return None
     finally:

@@ -210,6 +210,11 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
         text = " ".join(res.output.split())
         assert res.exit_code == 2 and text.startswith(message), (args, res.output)
         assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)
+    out = tmp_path / "interval.parquet"  # a type Parquet has no place for: one line, no file, no temp file
+    res = runner.invoke(app, ["sql", "--warehouse", str(wh), "-c", "SELECT INTERVAL 1 DAY AS i", "--format", "parquet",
+                              "--output", str(out)])
+    assert res.exit_code == 2 and " ".join(res.output.split()).startswith(f"error: {sql.PARQUET}: "), res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "wh"]
     res = cli(empty, "-c", "SELECT 1")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert " ".join(res.stderr.split()) == (f"error: {empty / 'marts.duckdb'}: no published snapshot yet; "

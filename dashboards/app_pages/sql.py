@@ -10,7 +10,6 @@ import io
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import streamlit as st
 
 import data
@@ -37,7 +36,7 @@ st.caption(f"DuckDB SQL on the snapshot's marts (listed below) and `runs`, the w
 
 snap = data.require_snapshot()
 try:
-    from ingest.sql import SqlError, query, write_csv
+    from ingest.sql import SqlError, parquet_bytes, query, write_csv
 except ImportError:
     st.error("The SQL page needs the predictabase package (`pip install -e .` in the repository).")
     st.stop()
@@ -57,11 +56,11 @@ with st.container(key="sql_editor"):
     with st.form("sql_form", border=False, enter_to_submit=False):
         sql = st.text_area("Query (DuckDB SQL; Ctrl+Enter runs it)", value=DEFAULT_QUERY, height=170,
                            key="sql_query")
-        st.form_submit_button("Run", type="primary", icon=":material/play_arrow:")
+        submitted = st.form_submit_button("Run", type="primary", icon=":material/play_arrow:")
 
-# One run per (snapshot, query): other widgets' reruns reuse the result; a new snapshot runs it again.
+# Run on Run, on a new snapshot, and on opening the page; other widgets' reruns reuse the result.
 key = (snap.snapshot_id, sql)
-if st.session_state.get("sql_result_key") != key:
+if submitted or st.session_state.get("sql_result_key") != key:
     try:
         st.session_state["sql_result"] = run(sql)
     except SqlError as exc:
@@ -81,14 +80,16 @@ else:
     st.dataframe(table, hide_index=True, key="sql_result_grid")
     csv_buf = io.StringIO()
     write_csv(table.to_reader(), csv_buf)
-    parquet_buf = io.BytesIO()
-    pq.write_table(table, parquet_buf)
+    try:
+        parquet, parquet_problem = parquet_bytes(table), None
+    except SqlError as exc:
+        parquet, parquet_problem = None, str(exc)
     with st.container(horizontal=True):
         st.download_button("Download CSV", csv_buf.getvalue().encode("utf-8"), file_name="query.csv",
                            mime="text/csv", on_click="ignore", icon=":material/download:", key="sql_csv")
-        st.download_button("Download Parquet", parquet_buf.getvalue(), file_name="query.parquet",
+        st.download_button("Download Parquet", parquet or b"", file_name="query.parquet",
                            mime="application/vnd.apache.parquet", on_click="ignore", icon=":material/download:",
-                           key="sql_parquet")
+                           key="sql_parquet", disabled=parquet is None, help=parquet_problem)
 
 
 # ---------------------------------------------------------------------------------------------- the marts
