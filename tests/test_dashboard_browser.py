@@ -34,7 +34,8 @@ from .dashboard_fixtures import create_marts, expected_token_perplexity
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 PAGES = {"home": "/", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
-         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "wild": "/wild"}
+         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "wild": "/wild",
+         "sql": "/sql"}
 NAV = ["Warehouse", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
        "Prompts in the wild", "SQL"]
 REAL_INGEST = ["natural_stories", "ucl", "gpt3_natural_stories", "pairwise", "wild"]
