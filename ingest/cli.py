@@ -155,11 +155,17 @@ def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Opti
 
 @app.command("ingest")
 @recorded("ingest")
-def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="what to ingest: lm_game, natural_stories, provo, ucl, ucl_imported_surprisal, gpt3_natural_stories, pairwise, wild, natural_stories_spr_means, provo_cloze, ucl_cloze, ucl_cloze_distributions, ucl_published_measures, natural_stories_spr, ucl_spr, word_frequencies, provo_eye_tracking, ucl_fixations, ucl_eye_tracking (default: everything)")] = None,
+def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="the ingest jobs to run (default: every job; `predictabase ingest --list` names them)")] = None,
+               list_jobs: Annotated[bool, typer.Option("--list", help="print the ingest jobs, one per line (with the jobs each comes after), and exit")] = False,
                warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
     anything is written, then all tables are replaced in one transaction (all or nothing)."""
-    from ingest.datasets.registry import run_ingest
+    from ingest.datasets.registry import JOBS, NAMES, run_ingest
+    if list_jobs:
+        for name in NAMES:
+            after = f"  (after {', '.join(JOBS[name].after)})" if JOBS[name].after else ""
+            typer.echo(f"{name}{after}")
+        return
     with writing("ingest", warehouse, wait) as p:
         counts = run_ingest(p, names or None)
     _set_rows(None, sum(n for n in counts.values() if isinstance(n, int)) +
@@ -280,6 +286,25 @@ def _table_rows(p: Paths) -> tuple[int | None, int | None]:
         except duckdb.Error:
             return None
     return total(p.duckdb, "schema_name = 'raw'"), total(p.marts, "schema_name = 'main' AND table_name LIKE 'mart_%'")
+
+
+@app.command()
+@recorded("refresh")
+def refresh(mirror: MirrorOpt = None,
+            models: Annotated[Optional[Path], typer.Option("--models", help="the models to keep scored (default: $PREDICTABASE_MODELS or models.toml of this checkout)")] = None,
+            dry_run: Annotated[bool, typer.Option("--dry-run", help="say what each step would do; write nothing")] = False,
+            warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+    """Do only what changed: fetch (checksums decide), re-ingest changed sources, score the models.toml
+    entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written."""
+    from ingest.models_config import load_models_config
+    from ingest.refresh import format_report, refresh as run_refresh
+    with writing("refresh", warehouse, wait, create=not dry_run) as p:
+        if mirror is not None:
+            check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
+        entries = load_models_config(models)
+        report = run_refresh(p, mirror, entries, dry_run=dry_run)
+        _set_rows(None, sum(1 for st in report.steps if not st.action.startswith(("nothing", "would"))))  # steps that did work
+    typer.echo(format_report(report))
 
 
 @app.command()
