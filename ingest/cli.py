@@ -269,7 +269,11 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         if not p.duckdb.exists():
             raise WarehouseError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
                                         "(or `predictabase all`) first")
+        from ingest.refresh import fingerprints, record_full_build
+        inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         build_and_publish(p, select=select, allow_shrink=allow_shrink)
+        if select is None:
+            record_full_build(p, inputs)
         _set_rows(*_table_rows(p))
     console.print(f"built and published {p.marts}")
 

@@ -613,6 +613,13 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
     return "built and published", f"{'; '.join(reasons)}; dbt build --select {what}", select or "", True
 
 
+def record_full_build(paths: Paths, now: dict) -> None:
+    """`predictabase build` without --select just built and published everything from the inputs `now`
+    (fingerprinted before dbt ran): the next refresh starts from that build instead of a full one."""
+    _save_built(paths, now, None)
+    _save_published(paths, now)
+
+
 def _save_built_same(paths: Paths, built: dict, now: dict, invocation: str | None) -> None:
     """The last build stands for the current inputs (they moved only where dbt does not read)."""
     state = load_state(paths)
