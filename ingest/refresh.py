@@ -647,13 +647,27 @@ def _short(items: list[str], n: int = 4) -> str:
 def refresh(paths: Paths, mirror: str | Path | None = None, models=None, *, dry_run: bool = False,
             show_progress: bool = True, parent_run_id: str | None = None, wait_s: float = 0.0) -> RefreshReport:
     """Fetch, ingest, score and build only what changed (module docstring). Holds the writer lock for the
-    whole run (re-entrant: the CLI already holds it). `models`: list of ModelEntry, a models file or None."""
-    paths.warehouse.mkdir(parents=True, exist_ok=True)
+    whole run (re-entrant: the CLI already holds it). `models`: list of ModelEntry, a models file or None.
+    The refresh and each step are recorded in the runs log: inside `predictabase refresh` under that
+    command's run, else as a `refresh` run of its own (child of `parent_run_id`, e.g. a Dagster run's)."""
+    outer = runs.current()
+    if outer is not None and outer.command == "refresh":
+        return _refresh(paths, mirror, models, dry_run, show_progress, outer.run_id, wait_s)
+    if not dry_run:
+        paths.warehouse.mkdir(parents=True, exist_ok=True)
+    args = {"mirror": str(mirror) if mirror else None, "dry_run": dry_run}
+    with runs.recorded(paths.runs_log, "refresh", args, parent_run_id=parent_run_id) as run:
+        report = _refresh(paths, mirror, models, dry_run, show_progress, run.run_id, wait_s)
+        run.rows_out = sum(1 for st in report.steps if not st.action.startswith(("nothing", "would")))
+        return report
+
+
+def _refresh(paths: Paths, mirror, models, dry_run: bool, show_progress: bool, parent: str | None,
+             wait_s: float) -> RefreshReport:
     entries = _models(models)  # a bad models file fails before anything
     report = RefreshReport()
     pending: dict = {"raw": [], "source_files": False, "parquet": []}  # dry run: what the skipped steps change
     log = paths.runs_log
-    parent = parent_run_id or (runs.current().run_id if runs.current() else None)
     with writer_lock(paths, "refresh", wait_s):
         # 1. fetch
         with _step(report, "fetch", log, parent, {"mirror": str(mirror) if mirror else None, "dry_run": dry_run}) as s:
