@@ -306,7 +306,7 @@ def refresh(mirror: MirrorOpt = None,
         if mirror is not None:
             check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
         entries = load_models_config(models)
-        report = run_refresh(p, mirror, entries, dry_run=dry_run)
+        report = run_refresh(p, mirror, entries, dry_run=dry_run, show_progress=sys.stdout.isatty())  # no bars in cron's mail
         _set_rows(None, sum(1 for st in report.steps if not st.action.startswith(("nothing", "would"))))  # steps that did work
     typer.echo(format_report(report))
 
