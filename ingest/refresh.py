@@ -599,16 +599,10 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
     what = "(everything)" if select is None else select
     if dry_run:
         return "would build and publish", f"{'; '.join(reasons)}; dbt build --select {what}", select or "", False
-    from ingest.warehouse.dbt import dbt_build
-    from ingest.warehouse.freshness import source_freshness
-    from ingest.warehouse.publish import publish
-    # build_and_publish's sequence (dbt build, source freshness, build.dbt_done, publish) with the build
-    # state saved between dbt and publish, so a refresh killed after dbt publishes without building again
-    dbt_build(paths, select=select, extra=extra)
-    source_freshness(paths)
-    _save_built(paths, now, select)
-    failpoint("build.dbt_done")
-    publish(paths)
+    from ingest.warehouse.build import build_and_publish
+    # the build state is saved between dbt and publish, so a refresh killed after dbt publishes without
+    # building again
+    build_and_publish(paths, select=select, extra_dbt_args=extra, after_dbt=lambda: _save_built(paths, now, select))
     _save_published(paths, now)
     return "built and published", f"{'; '.join(reasons)}; dbt build --select {what}", select or "", True
 

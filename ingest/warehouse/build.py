@@ -5,6 +5,7 @@ over the fetched files, then publish the marts snapshot. Nothing is published wh
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +23,14 @@ class BuildResult:
 
 
 def build_and_publish(paths: Paths, select: str | None = None, allow_shrink: bool = False,
-                      extra_dbt_args: list[str] | None = None) -> BuildResult:
+                      extra_dbt_args: list[str] | None = None,
+                      after_dbt: Callable[[], None] | None = None) -> BuildResult:
+    """`after_dbt` runs once dbt and the freshness check succeeded, before publishing (refresh records its
+    build state there, so a refresh killed before publishing publishes without building again)."""
     warnings = dbt_build(paths, select=select, extra=extra_dbt_args)
     source_freshness(paths)
+    if after_dbt is not None:
+        after_dbt()
     failpoint("build.dbt_done")
     marts = publish(paths, allow_shrink=allow_shrink)
     return BuildResult(marts, warnings)
