@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ingest.config import Paths
 from ingest.config import paths as get_paths
@@ -45,7 +46,7 @@ def _fail(exc: BaseException | str) -> None:
     run = runs.current()
     if run is not None and run.error is None:
         run.error = message
-    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
