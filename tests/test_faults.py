@@ -181,7 +181,7 @@ def test_second_writer_refused_or_waits_and_a_killed_holder_is_taken_over(wh):
 
 def test_two_builds_at_once_one_runs_the_other_refuses(wh):
     w = ["--warehouse", str(wh.warehouse)]
-    first = start("build", *w)
+    first = start("build", "--select", "mart_build_info", *w)  # one model: the lock, not dbt, is under test
     deadline = time.monotonic() + 60
     while lock_holder_pid(wh) != first.pid and time.monotonic() < deadline:
         assert first.poll() is None
@@ -199,7 +199,7 @@ def test_two_builds_at_once_one_runs_the_other_refuses(wh):
 def test_build_killed_during_publish_keeps_the_snapshot_and_the_next_writer_cleans_up(wh):
     before = sha256_of(wh.marts)
     w = ["--warehouse", str(wh.warehouse)]
-    res = cli("build", *w, env=cli_env(PREDICTABASE_FAILPOINT="publish.copied"))
+    res = cli("build", "--select", "mart_build_info", *w, env=cli_env(PREDICTABASE_FAILPOINT="publish.copied"))
     assert killed(res)
     left = list(wh.warehouse.glob(".marts-*"))
     assert left and sha256_of(wh.marts) == before
@@ -212,7 +212,8 @@ def test_build_killed_during_publish_keeps_the_snapshot_and_the_next_writer_clea
 
 def test_build_killed_after_dbt_keeps_the_snapshot(wh):
     before = sha256_of(wh.marts)
-    res = cli("build", "--warehouse", str(wh.warehouse), env=cli_env(PREDICTABASE_FAILPOINT="build.dbt_done"))
+    res = cli("build", "--select", "mart_build_info", "--warehouse", str(wh.warehouse),
+              env=cli_env(PREDICTABASE_FAILPOINT="build.dbt_done"))
     assert killed(res) and sha256_of(wh.marts) == before
     _record("build SIGKILLed after dbt, before publish", "snapshot unchanged")
 
