@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from ingest.config import DBT_PROJECT_DIR, Paths, mirror_dir
 from ingest.failpoints import failpoint
+from ingest.fsutil import atomic_path
 from ingest.models_config import ModelEntry, load_models_config
 from ingest.ops import runs
 from ingest.warehouse.lock import writer_lock
@@ -103,11 +103,9 @@ def _read_json(path: Path) -> dict:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Write atomically: a temporary beside it (named with our pid), then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write atomically (fsutil.atomic_path: a temporary beside it, then os.replace)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
 
 
 def _connect_ro(path: Path):
@@ -524,10 +522,8 @@ def _save_built(paths: Paths, now: dict, select: str | None) -> dict:
     name = hashlib.sha256(data).hexdigest()[:12]
     mdir = _manifest_dir(paths, name)
     if not (mdir / "manifest.json").exists():
-        mdir.mkdir(parents=True, exist_ok=True)
-        tmp = mdir / f".tmp-{os.getpid()}-manifest.json"
-        tmp.write_bytes(data)
-        os.replace(tmp, mdir / "manifest.json")
+        with atomic_path(mdir / "manifest.json") as tmp:
+            tmp.write_bytes(data)
     built = {"fingerprints": now, "manifest": name, "invocation_id": _warehouse_invocation(paths),
              "select": select, "at": _now()}
     state = load_state(paths)

@@ -12,13 +12,13 @@ source, or dbt fails outright): it is recorded as status `runtime error` with db
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ingest.config import Paths
+from ingest.fsutil import atomic_path
 
 #: the columns of the snapshot's `source_freshness` table, in order (publish creates it from these)
 COLUMNS = (("source_name", "VARCHAR"), ("table_name", "VARCHAR"), ("loaded_at_field", "VARCHAR"),
@@ -117,11 +117,8 @@ def read_record(paths: Paths) -> list[dict]:
 
 
 def _write_record(paths: Paths, record: dict) -> None:
-    path = record_path(paths)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(tmp, path)
+    with atomic_path(record_path(paths)) as tmp:
+        tmp.write_text(json.dumps(record, indent=1, default=str))
 
 
 def source_freshness(paths: Paths) -> list[dict]:
