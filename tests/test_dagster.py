@@ -14,6 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from ingest.warehouse.dbt import environ
+
 ROOT = Path(__file__).resolve().parent.parent
 MARTS_DIR = ROOT / "dbt_project" / "models" / "marts"
 
@@ -26,20 +28,11 @@ def orch(tmp_path_factory, tiny_gpt2_dir):
     models = cache / "models.toml"
     models.write_text((ROOT / "models.toml").read_text() + f'\n[[model]]\nname = "{tiny_gpt2_dir}"\n'
                       'corpora = ["ucl"]\ntop_k = 3\ndevice = "cpu"\ndtype = "float32"\n')
-    env = {"PREDICTABASE_DAGSTER_CACHE": str(cache), "PREDICTABASE_MODELS": str(models)}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with environ({"PREDICTABASE_DAGSTER_CACHE": str(cache), "PREDICTABASE_MODELS": str(models)}):
         import ingest.orchestrate.definitions as definitions
         from ingest.orchestrate.assets import MODELS
         assert list(MODELS) == ["smollm2-135m", str(tiny_gpt2_dir)]
         yield definitions
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _manifest(orch) -> dict:

@@ -18,19 +18,26 @@ _ENV_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
+def environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block, then restore them (unset ones are removed again)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
 def _env(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the duration of a dbt invocation (dbt's env_var reads os.environ)."""
-    with _ENV_LOCK:
-        old = {k: os.environ.get(k) for k in values}
-        os.environ.update(values)
-        try:
-            yield
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    """Set environment variables for the duration of a dbt invocation (dbt's env_var reads os.environ);
+    one invocation at a time per process."""
+    with _ENV_LOCK, environ(values):
+        yield
 
 
 def dbt_env(paths: Paths) -> dict[str, str]:
