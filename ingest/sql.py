@@ -47,6 +47,8 @@ import duckdb
 import pyarrow as pa
 
 from ingest.errors import OptionError, PredictabaseError
+from ingest.ops.runs import COLUMNS as RUNS_COLUMNS
+from ingest.ops.runs import read_runs
 
 SNAPSHOT_ALIAS = "snap"
 TABLE_ROWS = 1000  # rows the `table` format prints (csv, markdown and parquet give every row)
@@ -60,8 +62,6 @@ MEMORY = "the query needs more memory than the limit"  # + " of 2GB (--memory-li
 PARQUET = "this result cannot be written as Parquet (cast the column, e.g. to VARCHAR)"
 NO_SNAPSHOT = "no published snapshot yet; run `predictabase build` (or `predictabase all`) first"
 
-RUNS_COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
-                "rows_in", "rows_out", "error")
 
 
 class SqlError(PredictabaseError):
@@ -131,10 +131,6 @@ def readonly_connection(snapshot: Path, memory_limit: str = "2GB", threads: int 
 
 
 def _runs_rows(runs_log: Path) -> list[dict]:
-    try:
-        from ingest.ops.runs import read_runs
-    except ImportError:  # the runs log reader is not there (an older checkout): an empty table
-        return []
     try:
         return read_runs(runs_log)
     except Exception:  # noqa: BLE001 - a damaged log never stops a query on the marts
