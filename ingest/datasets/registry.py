@@ -36,6 +36,7 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
+from ingest.datasets import pimentel_meister
 from ingest.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.warehouse.raw import connect, now_utc, replace_tables_in, transaction
@@ -92,6 +93,11 @@ JOBS: dict[str, Job] = {
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
     "ucl_published_measures": Job("ucl_published_measures", prepare=lambda paths, _p: ucl_published.load(paths),
                                   write=replace_tables_in),
+    # de Varda et al.'s every numeric per-word column and their published results (issue 19: reproduced in dbt)
+    "ucl_published_predictors": Job("ucl_published_predictors", prepare=lambda paths, _p: ucl_published.load_values(paths),
+                                    write=replace_tables_in),
+    "ucl_published_results": Job("ucl_published_results", prepare=lambda paths, _p: ucl_published.load_results(paths),
+                                 write=replace_tables_in),
     # self-paced reading per reader (issue 11): raw.self_paced_reading, each job replacing its corpus's rows
     "natural_stories_spr": Job("natural_stories_spr", prepare=self_paced_reading.load_natural_stories,
                                write=write_partitions, after=("natural_stories",)),
@@ -107,6 +113,12 @@ JOBS: dict[str, Job] = {
                          after=("ucl",)),
     "ucl_eye_tracking": Job("ucl_eye_tracking", prepare=eye_tracking.load_ucl_measures, write=write_partitions,
                             after=("ucl",)),
+    # Pimentel & Meister 2024 (issue 19): 11 models' word surprisals (WT and LW) next to their per-word reading
+    # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
+    "pimentel_meister_surprisal": Job("pimentel_meister_surprisal", prepare=pimentel_meister.load_surprisal,
+                                      write=replace_tables_in, after=pimentel_meister.CORPORA),
+    "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
+                                      write=replace_tables_in),
 }
 NAMES = list(JOBS)
 

@@ -36,6 +36,7 @@ class FileSpec:
     columns: tuple[str, ...] = ()
     object: str | None = None
     engine: str = "pyreadr"  # rdata format: pyreadr, or rdata (the `rdata` package: reads mac_roman, pyreadr does not)
+    row_names: bool = False  # delimited: every row has one more leading field than the header (R's write.table row names)
     nan_keys: bool = False  # python_literal: a dict key written as the bare name `nan` (pandas' NaN) reads as None
     notes: str = ""
 

@@ -160,11 +160,12 @@ def delimited(data: bytes, name: str, spec: FileSpec, columns: list[str] | tuple
     return parse_delimited(data, name, list(spec.columns if columns is None else columns),
                            delimiter=spec.delimiter,
                            quoting=csv.QUOTE_NONE if spec.quoting == "none" else csv.QUOTE_MINIMAL,
-                           encoding=spec.encoding)
+                           encoding=spec.encoding, row_names=spec.row_names)
 
 
 def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str = ",",
-                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8") -> list[dict[str, str]]:
+                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8", row_names: bool = False
+                    ) -> list[dict[str, str]]:
     text_ = decode(data, name, encoding)
     if not text_:
         raise IngestError(name, "file is empty")
@@ -178,6 +179,8 @@ def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str 
     missing = [c for c in required if c not in header]
     if missing:
         raise IngestError(name, f"missing column(s) {missing}; header has {header}")
+    if row_names:  # R's write.table: the header names every column but the row names' (kept as "")
+        header = ["", *header]
     dupes = sorted({c for c in header if header.count(c) > 1})
     if dupes:
         raise IngestError(name, f"duplicate column(s) {dupes}")

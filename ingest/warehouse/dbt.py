@@ -43,7 +43,8 @@ def _env(values: dict[str, str]) -> Iterator[None]:
 def dbt_env(paths: Paths) -> dict[str, str]:
     """The environment the dbt project reads (profiles.yml, the token-score and top-1 sources)."""
     return {"PREDICTABASE_DUCKDB": str(paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(paths.token_scores),
-            "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions)}
+            "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
+            "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
 
 
 def dbt_args(paths: Paths, command: str = "build", select: str | None = None,

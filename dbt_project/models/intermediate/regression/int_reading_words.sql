@@ -1,0 +1,61 @@
+-- The baseline predictors of the reading-time regressions, one row per word of the reading corpora
+-- (Natural Stories, Provo, UCL; stg_words): word length, log frequency and their product for the word and its
+-- 3 previous words (spillover), NULL across a text start (never the previous text's words), with where the
+-- word stands in its text and sentence (the exclusions of int_reading_observations use them).
+--   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5);
+--     words with punctuation attached are kept (a choice; their punctuation is visible in has_punctuation).
+--   log_frequency: wordfreq's Zipf frequency of the word (log10 of its frequency per billion words, English
+--     'large' list; 0 for a word wordfreq does not know: its own floor).
+--   sentences: a word whose last letter or digit is followed by . ? or ! (then any closing quotes or
+--     brackets) ends a sentence; UCL texts are single sentences.
+with words as (
+    select corpus, doc_id, word_index, word from {{ ref('stg_words') }}
+    where corpus in {{ reading_corpora() }}
+),
+
+frequencies as (
+    select corpus, doc_id, word_index, zipf_frequency from {{ ref('stg_word_frequencies') }}
+),
+
+described as (
+    select
+        w.corpus, w.doc_id, w.word_index, w.word,
+        length(regexp_replace(w.word, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) as length_chars,
+        regexp_matches(w.word, '^[^[:alnum:]]|[^[:alnum:]]$') as has_punctuation,
+        f.zipf_frequency as log_frequency,
+        regexp_matches(w.word, '[.?!][^[:alnum:]]*$') as ends_sentence_mark,
+        w.word_index = 0 as is_text_first,
+        w.word_index = max(w.word_index) over (partition by w.corpus, w.doc_id) as is_text_last
+    from words as w
+    left join frequencies as f using (corpus, doc_id, word_index)
+),
+
+sentences as (
+    select
+        *,
+        -- a sentence starts at the text's start or after a word that ends one
+        coalesce(sum(ends_sentence_mark::int) over (
+            partition by corpus, doc_id order by word_index rows between unbounded preceding and 1 preceding), 0)
+            as sentence_index
+    from described
+),
+
+positioned as (
+    select
+        *,
+        row_number() over (partition by corpus, doc_id, sentence_index order by word_index) - 1 as word_in_sentence,
+        word_index = min(word_index) over (partition by corpus, doc_id, sentence_index) as is_sentence_first,
+        word_index = max(word_index) over (partition by corpus, doc_id, sentence_index) as is_sentence_last
+    from sentences
+)
+
+select
+    corpus, doc_id, word_index, word, length_chars, has_punctuation, log_frequency,
+    is_text_first, is_text_last, sentence_index, word_in_sentence, is_sentence_first, is_sentence_last,
+    {%- for k in [1, 2, 3] %}
+    lag(length_chars, {{ k }}) over w as prev{{ k }}_length_chars,
+    lag(log_frequency, {{ k }}) over w as prev{{ k }}_log_frequency,
+    lag(word_index, {{ k }}) over w as prev{{ k }}_word_index{{ "," if not loop.last }}
+    {%- endfor %}
+from positioned
+window w as (partition by corpus, doc_id order by word_index)

@@ -1,0 +1,103 @@
+-- One row per (corpus, run, word) of the reading corpora: the word's surprisal in both definitions of
+-- paper 001, leading-whitespace (LW) and whitespace-trailing (WT, eqs. 5-6), in nats and bits
+-- (bits = nats / ln 2), with the two boundary terms, from int_word_surprisal. Imported runs:
+-- GPT-3 davinci on Natural Stories has tokens but no boundary mass upstream, so LW only
+-- (definitions = 'LW only'); the UCL precomputed GPT-2 / GPT-Neo word surprisals (Frank et al.'s
+-- release, raw.imported_word_surprisal) are carried as given, LW as their authors computed them,
+-- and have no row for the first word of a sentence (upstream has none); Pimentel & Meister's 11 models
+-- (GPT-2 small to xl, Pythia 70m to 12b) on Natural Stories and Provo carry both definitions as their
+-- authors computed them (wordsprobability: WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our
+-- words by key. mart_word_surprisal publishes this table; the reading-time regressions read it.
+with words as (
+    select * from {{ ref('int_word_surprisal') }}
+),
+
+runs as (
+    select * from {{ ref('int_runs') }}
+),
+
+last_words as (
+    select corpus, doc_id, max(word_index) as last_word_index from {{ ref('stg_words') }}
+    where corpus in {{ reading_corpora() }}
+    group by all
+),
+
+native as (
+    select corpus, doc_id, word_index, native_id from {{ ref('stg_words') }}
+    where corpus in {{ reading_corpora() }}
+),
+
+scored as (
+    select
+        w.corpus, w.model_key, r.model_id, w.run_id, r.source as run_source,
+        case when r.source = 'scored' and r.scorer_version >= 2 then 'LW and WT' else 'LW only' end as definitions,
+        r.used_in_marts,
+        array_to_string(r.end_of_text_tokens, ' ') as end_of_text_tokens,
+        w.doc_id, w.word_index, n.native_id as native_word_id, w.word,
+        w.word_index = 0 as is_first_word, w.is_last_word,
+        w.n_tokens, w.is_multitoken, w.is_aligned,
+        -w.logprob_lw_nats as surprisal_lw_nats,
+        -w.logprob_lw_nats / ln(2) as surprisal_lw_bits,
+        -w.logprob_wt_nats as surprisal_wt_nats,
+        -w.logprob_wt_nats / ln(2) as surprisal_wt_bits,
+        (w.logprob_lw_nats - w.logprob_wt_nats) / ln(2) as surprisal_wt_minus_lw_bits,
+        w.logprob_boundary_before_nats, w.logprob_boundary_after_nats
+    from words as w
+    inner join runs as r on r.run_id = w.run_id and r.model_key = w.model_key and r.corpus = w.corpus
+    left join native as n on n.corpus = w.corpus and n.doc_id = w.doc_id and n.word_index = w.word_index
+),
+
+imported_words as (
+    select
+        i.corpus, i.model as model_key, i.model as model_id,
+        'ucl-precomputed:' || i.model as run_id, 'imported_words' as run_source,
+        'LW only (as given)' as definitions, true as used_in_marts,
+        cast(null as varchar) as end_of_text_tokens,
+        i.doc_id, i.word_index, n.native_id as native_word_id, sw.word,
+        i.word_index = 0 as is_first_word,
+        i.word_index = lw.last_word_index as is_last_word,
+        cast(null as bigint) as n_tokens, i.is_multitoken, cast(null as boolean) as is_aligned,
+        i.surprisal_nats as surprisal_lw_nats, i.surprisal_bits as surprisal_lw_bits,
+        cast(null as double) as surprisal_wt_nats, cast(null as double) as surprisal_wt_bits,
+        cast(null as double) as surprisal_wt_minus_lw_bits,
+        cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
+    from {{ ref('stg_imported_word_surprisal') }} as i
+    inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
+    inner join last_words as lw using (corpus, doc_id)
+    left join native as n using (corpus, doc_id, word_index)
+),
+
+pimentel_meister as (
+    select
+        p.corpus, p.model_key, p.model_id, 'pimentel-meister:' || p.model_key as run_id,
+        'imported_words' as run_source, 'LW and WT (as given)' as definitions, true as used_in_marts,
+        cast(null as varchar) as end_of_text_tokens,
+        p.doc_id, p.word_index, n.native_id as native_word_id, sw.word,
+        p.word_index = 0 as is_first_word, p.word_index = lw.last_word_index as is_last_word,
+        cast(null as bigint) as n_tokens, cast(null as boolean) as is_multitoken, cast(null as boolean) as is_aligned,
+        p.surprisal_lw_nats, p.surprisal_lw_nats / ln(2) as surprisal_lw_bits,
+        p.surprisal_wt_nats, p.surprisal_wt_nats / ln(2) as surprisal_wt_bits,
+        (p.surprisal_wt_nats - p.surprisal_lw_nats) / ln(2) as surprisal_wt_minus_lw_bits,
+        cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
+    from {{ ref('stg_pimentel_meister_words') }} as p
+    inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
+    inner join last_words as lw using (corpus, doc_id)
+    left join native as n using (corpus, doc_id, word_index)
+),
+
+all_words as (
+    select * from scored
+    union all by name
+    select * from imported_words
+    union all by name
+    select * from pimentel_meister
+)
+
+select
+    corpus, model_key, model_id, run_id, run_source, definitions, used_in_marts, end_of_text_tokens,
+    doc_id, word_index, corpus || '/' || doc_id || '/' || word_index as word_id, native_word_id, word,
+    is_first_word, is_last_word, n_tokens, is_multitoken, is_aligned,
+    surprisal_lw_nats, surprisal_lw_bits, surprisal_wt_nats, surprisal_wt_bits, surprisal_wt_minus_lw_bits,
+    logprob_boundary_before_nats, logprob_boundary_after_nats
+from all_words
+order by corpus, model_key, run_id, doc_id, word_index

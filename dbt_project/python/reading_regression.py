@@ -1,0 +1,233 @@
+"""Regressions of reading times on surprisal: the statistics behind the delta log-likelihood marts.
+
+Imported by the dbt Python models (dbt-duckdb puts this folder on sys.path: profiles.yml `module_paths`)
+and by the tests, which check it on synthetic data and against statsmodels. Plain numpy on sufficient
+statistics: every fit is a small linear solve, so hundreds of cross-validated fits take seconds on 2 cores.
+
+Delta log-likelihood (paper 004 sec. 3.2; Goodkind & Bicknell 2018; Wilcox et al. 2020/2023; Pimentel &
+Meister 2024): the held-out log-likelihood of a regression with surprisal minus that of a baseline without
+it. Here, for a fold k of K:
+
+    beta_k, sigma2_k  = OLS fit on the other folds; sigma2_k = SSE_train / n_train (the Gaussian MLE)
+    ll_k(model)       = sum over held-out rows of log N(y_i; x_i beta_k, sigma2_k)
+    delta_ll_k        = (ll_k(full) - ll_k(baseline)) / n_k            (nats per held-out row)
+
+ΔLL = mean over folds of delta_ll_k (the per-row mean, as Pimentel & Meister report it), its standard error
+= sd over folds / sqrt(K), and a paired sign-flip permutation test over the K fold differences (exact: all
+2^K sign patterns; two-sided).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+
+LOG_2PI = math.log(2 * math.pi)
+
+
+def fold_ids(n: int, k: int = 10, seed: int = 42) -> np.ndarray:
+    """Fold (0..k-1) of each of n rows: a seeded shuffle, then rows dealt round-robin (sizes differ by <= 1)."""
+    if n < k:
+        raise ValueError(f"{n} rows cannot make {k} folds")
+    perm = np.random.default_rng(seed).permutation(n)
+    out = np.empty(n, dtype=np.int64)
+    out[perm] = np.arange(n) % k
+    return out
+
+
+def with_intercept(X: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(len(X)), X])
+
+
+@dataclass
+class FoldStats:
+    """Per-fold sufficient statistics of (X, y): Gram matrices, cross products, sums of squares, counts."""
+    XX: np.ndarray  # (K, p, p)
+    Xy: np.ndarray  # (K, p)
+    yy: np.ndarray  # (K,)
+    n: np.ndarray   # (K,)
+
+    @classmethod
+    def of(cls, X: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> "FoldStats":
+        XX = np.stack([X[folds == f].T @ X[folds == f] for f in range(k)])
+        Xy = np.stack([X[folds == f].T @ y[folds == f] for f in range(k)])
+        yy = np.array([float(y[folds == f] @ y[folds == f]) for f in range(k)])
+        n = np.bincount(folds, minlength=k).astype(float)
+        return cls(XX, Xy, yy, n)
+
+
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def heldout_loglik(stats: FoldStats) -> tuple[np.ndarray, np.ndarray]:
+    """Per fold: (held-out Gaussian log-likelihood summed over the fold's rows, sigma2 of the training fit)."""
+    K = len(stats.n)
+    tot_XX, tot_Xy, tot_yy, tot_n = stats.XX.sum(0), stats.Xy.sum(0), stats.yy.sum(), stats.n.sum()
+    ll, s2 = np.empty(K), np.empty(K)
+    for k in range(K):
+        A, b = tot_XX - stats.XX[k], tot_Xy - stats.Xy[k]
+        beta = _solve(A, b)
+        sse_train = (tot_yy - stats.yy[k]) - 2 * beta @ b + beta @ A @ beta
+        sigma2 = max(sse_train, 1e-300) / (tot_n - stats.n[k])
+        sse_test = stats.yy[k] - 2 * beta @ stats.Xy[k] + beta @ stats.XX[k] @ beta
+        ll[k] = -0.5 * stats.n[k] * (LOG_2PI + math.log(sigma2)) - sse_test / (2 * sigma2)
+        s2[k] = sigma2
+    return ll, s2
+
+
+def cv_delta_loglik(y: np.ndarray, X_base: np.ndarray, X_extra: np.ndarray, folds: np.ndarray,
+                    k: int | None = None) -> dict:
+    """K-fold cross-validated ΔLL of adding `X_extra` to `X_base` (an intercept is added to both).
+    Rows must be complete. Returns per-fold arrays and the summary (see the module docstring)."""
+    k = int(folds.max()) + 1 if k is None else k
+    Xb = with_intercept(X_base)
+    Xf = np.column_stack([Xb, X_extra])
+    ll_b, _ = heldout_loglik(FoldStats.of(Xb, y, folds, k))
+    ll_f, _ = heldout_loglik(FoldStats.of(Xf, y, folds, k))
+    n = np.bincount(folds, minlength=k).astype(float)
+    return summarize(ll_f / n - ll_b / n, ll_b, ll_f, n)
+
+
+def summarize(delta_per_row: np.ndarray, ll_b: np.ndarray, ll_f: np.ndarray, n: np.ndarray) -> dict:
+    K = len(delta_per_row)
+    return {
+        "fold_delta_nats_per_row": delta_per_row, "fold_loglik_baseline_nats": ll_b, "fold_loglik_full_nats": ll_f,
+        "fold_n": n, "delta_loglik_nats_per_row": float(delta_per_row.mean()),
+        "delta_loglik_total_nats": float((ll_f - ll_b).sum()),
+        "delta_loglik_se_nats_per_row": float(delta_per_row.std(ddof=1) / math.sqrt(K)) if K > 1 else float("nan"),
+        "p_value": sign_flip_p(delta_per_row), "n_rows": int(n.sum()), "n_folds": K,
+        "loglik_baseline_nats": float(ll_b.sum()), "loglik_full_nats": float(ll_f.sum()),
+    }
+
+
+def sign_flip_p(d: np.ndarray) -> float:
+    """Two-sided paired sign-flip permutation p-value of mean(d) = 0: the share of the 2^K sign patterns
+    (exact for K <= 16) whose |mean| is at least the observed |mean| (the observed pattern counts)."""
+    d = np.asarray(d, dtype=float)
+    K = len(d)
+    if K == 0 or not np.isfinite(d).all():
+        return float("nan")
+    if K > 16:
+        raise ValueError("sign_flip_p enumerates 2^K patterns; K <= 16")
+    signs = np.array(list(product((1.0, -1.0), repeat=K)))
+    means = np.abs(signs @ d) / K
+    return float((means >= abs(d.mean()) - 1e-12).mean())
+
+
+# --------------------------------------------------------------------------- per-reader rows, reader intercepts
+
+def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray, X_base: np.ndarray,
+                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None) -> dict:
+    """K-fold ΔLL on per-reader rows with a by-reader intercept, fitted by within-reader centring (the
+    fixed-effects estimator of the random-intercept model: with hundreds of rows per reader the BLUP
+    shrinkage n*s2_a / (n*s2_a + s2) is ~1, so the two coincide; exact and fast, where statsmodels MixedLM
+    on ~10^6 rows is not). Row i is reader `reader[i]` reading word `word[i]`; the predictors are per word
+    (`X_base`, `X_extra`: one row per word) and so is the fold (`word_folds`): all readers of a held-out word
+    are held out. The intercept of reader r in fold k = mean over r's training rows of (y - x beta).
+    Everything is computed from per-word and per-(fold, reader) sums, so a fit costs about as much as one
+    over the words. Per-row ΔLL."""
+    k = int(word_folds.max()) + 1 if k is None else k
+    R = int(reader.max()) + 1
+    W = len(X_base)
+    folds = word_folds[word]
+    g = folds * R + reader
+    size = k * R
+    sums = {
+        "n": np.bincount(g, minlength=size).reshape(k, R).astype(float),
+        "Sy": np.bincount(g, weights=y, minlength=size).reshape(k, R),
+        "Syy": np.bincount(g, weights=y * y, minlength=size).reshape(k, R),
+        "c_w": np.bincount(word, minlength=W).astype(float),
+        "y_w": np.bincount(word, weights=y, minlength=W),
+        # readings of word w by reader r in fold k: the (k, r) x word count matrix, sparse
+        "A": _sparse_counts(g, word, size, W),
+    }
+    ll_b = _readers_heldout(sums, np.asarray(X_base, dtype=float), word_folds, k, R)
+    ll_f = _readers_heldout(sums, np.column_stack([X_base, X_extra]), word_folds, k, R)
+    n = np.bincount(folds, minlength=k).astype(float)
+    return summarize(ll_f / n - ll_b / n, ll_b, ll_f, n)
+
+
+def _sparse_counts(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
+    from scipy import sparse
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols))
+
+
+def _readers_heldout(sums: dict, Xw: np.ndarray, word_folds: np.ndarray, K: int, R: int) -> np.ndarray:
+    p = Xw.shape[1]
+    n_g, Sy, Syy = sums["n"], sums["Sy"], sums["Syy"]
+    Sx = np.asarray(sums["A"] @ Xw).reshape(K, R, p)
+    XX = np.stack([(Xw[word_folds == f] * sums["c_w"][word_folds == f, None]).T @ Xw[word_folds == f] for f in range(K)])
+    Xy = np.stack([Xw[word_folds == f].T @ sums["y_w"][word_folds == f] for f in range(K)])
+    out = np.empty(K)
+    for k in range(K):
+        tr = np.arange(K) != k
+        n_r, Sy_r, Syy_r, Sx_r = n_g[tr].sum(0), Sy[tr].sum(0), Syy[tr].sum(0), Sx[tr].sum(0)
+        has = n_r > 0
+        inv = np.where(has, 1.0 / np.where(has, n_r, 1.0), 0.0)
+        Wm = XX[tr].sum(0) - (Sx_r * inv[:, None]).T @ Sx_r
+        w = Xy[tr].sum(0) - Sx_r.T @ (Sy_r * inv)
+        beta = _solve(Wm, w)
+        yy_w = Syy_r.sum() - (Sy_r * Sy_r * inv).sum()
+        sse_train = yy_w - 2 * beta @ w + beta @ Wm @ beta
+        sigma2 = max(sse_train, 1e-300) / n_r.sum()
+        a = (Sy_r - Sx_r @ beta) * inv
+        nk, Syk, Syyk, Sxk = n_g[k], Sy[k], Syy[k], Sx[k]
+        sse = ((Syyk - 2 * a * Syk + nk * a * a).sum() - 2 * beta @ (Xy[k] - Sxk.T @ a) + beta @ XX[k] @ beta)
+        out[k] = -0.5 * nk.sum() * (LOG_2PI + math.log(sigma2)) - sse / (2 * sigma2)
+    return out
+
+
+# --------------------------------------------------------------------------- in-sample OLS
+
+def ols_loglik(y: np.ndarray, X: np.ndarray) -> tuple[float, np.ndarray]:
+    """In-sample Gaussian log-likelihood of OLS with an intercept (sigma2 = SSE / n, as statsmodels' llf),
+    and the coefficients."""
+    Xi = with_intercept(X)
+    beta = np.linalg.lstsq(Xi, y, rcond=None)[0]
+    sse = float(((y - Xi @ beta) ** 2).sum())
+    n = len(y)
+    return -0.5 * n * (LOG_2PI + math.log(sse / n) + 1.0), beta
+
+
+# --------------------------------------------------------------------------- predictors
+
+def baseline_matrix(length: np.ndarray, log_freq: np.ndarray) -> np.ndarray:
+    """Word length, log frequency and their product for the word and each previous word: columns of
+    `length` and `log_freq` are (word, prev1, prev2, prev3)."""
+    return np.column_stack([length, log_freq, length * log_freq])
+
+
+def complete_rows(*arrays: np.ndarray) -> np.ndarray:
+    """Rows with no NaN in any of the arrays."""
+    ok = np.ones(len(arrays[0]), dtype=bool)
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        ok &= ~np.isnan(a.reshape(len(a), -1)).any(axis=1)
+    return ok
+
+
+def typed_frame(rows: list[dict], columns: list[str], text: tuple[str, ...], integers: tuple[str, ...] = (),
+                lists: tuple[str, ...] = (), booleans: tuple[str, ...] = ()):
+    """A pandas frame of `rows` with every column typed even when there are no rows (dbt-duckdb then creates
+    the table with those types): `text` columns as strings, `integers` as nullable Int64, `booleans` as
+    nullable booleans, `lists` as lists of doubles (left as they are), the rest as float64."""
+    import pandas as pd
+    out = pd.DataFrame(rows, columns=columns)
+    for c in columns:
+        if c in text:
+            out[c] = out[c].astype("string")
+        elif c in integers:
+            out[c] = out[c].astype("Int64")
+        elif c in lists:
+            continue
+        elif c in booleans:
+            out[c] = out[c].astype("boolean")
+        else:
+            out[c] = out[c].astype("float64")
+    return out
