@@ -14,12 +14,12 @@ ORCH_STAMP := $(VENV)/.orchestrate-stamp
 MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
 PORT ?= 8501
 
-.PHONY: up test setup orchestrate chromium clean-setup
+.PHONY: up test setup orchestrate chromium r-engine clean-setup
 
 up: setup
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
-test: setup orchestrate chromium
+test: setup orchestrate chromium r-engine
 	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) $(PY) -m pytest -q
 
 setup: $(STAMP)
@@ -46,6 +46,13 @@ chromium:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+# Debian's R with lme4 and mgcv: the R engine of the reading-time regressions (paper 001's LMER through
+# Rscript; `predictabase build --lmer`), which the tests run on small data.
+r-engine:
+	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !requireNamespace("lme4", quietly = TRUE))' || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y r-base-core r-cran-lme4 r-cran-mgcv; }
 
 clean-setup:
 	rm -f $(STAMP) $(ORCH_STAMP)

@@ -137,6 +137,19 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "kl_human_model_bits_mean": ("KL(people ‖ model) (bits, mean)", "%.2f"),
     "js_divergence_bits_mean": ("Jensen-Shannon divergence (bits, mean)", "%.3f"),
     "model_mass_on_responses_wt_mean": ("model's WT probability on people's answers (sum, mean)", "%.3f"),
+    # reading times (regression marts): ours next to the published numbers
+    "study": ("published study", None),
+    "published_table": ("published file", None),
+    "measure": ("reading measure", None),
+    "predictor": ("predictor (model or norm)", None),
+    "definition": ("word surprisal (lw = leading whitespace, wt = whitespace-trailing)", None),
+    "statistic": ("statistic", None),
+    "ours": ("ours (unit as the statistic)", "%.5f"),
+    "published": ("published", "%.5f"),
+    "abs_difference": ("|ours − published|", "%.2e"),
+    "tolerance": ("tolerance", "%.2e"),
+    "agrees": ("agrees within the tolerance", None),
+    "note": ("how compared", None),
 }
 
 # readable names of the models and corpora the marts name by key (unknown keys are shown as they are)
@@ -144,6 +157,8 @@ MODEL_NAMES: dict[str, str] = {
     "smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma 3 270M", "gpt3-davinci": "GPT-3 davinci",
     "gpt2": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
     "gpt-neo-125m": "GPT-Neo 125M", "gpt-neo-1.3b": "GPT-Neo 1.3B", "gpt-neo-2.7b": "GPT-Neo 2.7B",
+    "pythia-70m": "Pythia 70M", "pythia-160m": "Pythia 160M", "pythia-410m": "Pythia 410M",
+    "pythia-1.4b": "Pythia 1.4B", "pythia-2.8b": "Pythia 2.8B", "pythia-6.9b": "Pythia 6.9B", "pythia-12b": "Pythia 12B",
 }
 CORPUS_NAMES: dict[str, str] = {"natural_stories": "Natural Stories", "provo": "Provo", "ucl": "UCL",
                                 "lm_game": "LM game"}

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -263,6 +265,7 @@ def cloze(
 @recorded("build")
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
+          lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
     from ingest.warehouse.build import build_and_publish
@@ -272,7 +275,10 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
                                         "(or `predictabase all`) first")
         from ingest.refresh import fingerprints, record_full_build
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
-        build_and_publish(p, select=select, allow_shrink=allow_shrink)
+        if lmer and shutil.which("Rscript") is None:
+            raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
+        build_and_publish(p, select=select, allow_shrink=allow_shrink,
+                          extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
         if select is None:
             record_full_build(p, inputs)
         _set_rows(*_table_rows(p))

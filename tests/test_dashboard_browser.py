@@ -34,10 +34,10 @@ from .dashboard_fixtures import create_marts, expected_token_perplexity
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 PAGES = {"home": "/", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
-         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "wild": "/wild",
+         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times", "wild": "/wild",
          "sql": "/sql"}
 NAV = ["Warehouse", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
-       "Prompts in the wild", "SQL"]
+       "Reading times", "Prompts in the wild", "SQL"]
 REAL_INGEST = ["natural_stories", "ucl", "gpt3_natural_stories", "pairwise", "wild"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -16,7 +16,9 @@ predictor out, then the half with (subject index + sentence index) even, subject
 reader's number, sentence index = 0-based number of the sentence in the whole corpus (stories in order).
 
 Runs only when var `lmer` is true (`predictabase build --lmer`: minutes of R per model, so not in the main
-job) and Rscript is found; otherwise each row says why (status) and has no numbers.
+job) and Rscript is found. A build without it keeps the fits of the last `--lmer` build for the runs that
+still exist (a run id changes whenever a model is scored again, so a kept fit always belongs to the same
+surprisals); every other row says why it has no fit (status) and has no numbers.
 """
 import os
 import shutil
@@ -64,6 +66,15 @@ def design(dbt) -> tuple[pd.DataFrame, pd.DataFrame]:
     return obs, s
 
 
+def previous_fits(session, this: str) -> dict:
+    """(run_id, definition) -> the row of the last build's fit, for the fitted rows of this table (if any)."""
+    try:
+        old = session.sql(f"select * from {this} where status = 'ok'").df()
+    except Exception:  # first build: no table yet
+        return {}
+    return {(r["run_id"], r["definition"]): {c: r.get(c) for c in COLUMNS} for r in old.to_dict("records")}
+
+
 def run_r(table: pd.DataFrame, sets: list[str], workdir: Path) -> pd.DataFrame:
     inp, out = workdir / "lmer_input.csv", workdir / "lmer_output.csv"
     table.to_csv(inp, index=False)
@@ -83,7 +94,11 @@ def model(dbt, session):
     if not enabled or shutil.which("Rscript") is None:
         why = ("not run: the R engine is off in this build (predictabase build --lmer)" if not enabled else
                "not run: Rscript not found (install r-base-core r-cran-lme4)")
-        rows = [{**base, **r, "status": why} for r in sets.to_dict("records")]
+        kept = previous_fits(session, str(dbt.this))
+        rows = []
+        for r in sets.to_dict("records"):
+            old = kept.get((r["run_id"], r["definition"]))
+            rows.append(old if old is not None else {**base, **r, "status": why})
         return rr.typed_frame(rows, COLUMNS, text=TEXT, integers=INTEGERS, lists=("fold_delta_nats_per_row",))
     obs, s = design(dbt)
     table = obs[["reader_id", "doc_id", "word_index", "rt_ms", "length_chars", "word_in_sentence", "log_frequency",

@@ -1,0 +1,202 @@
+"""Reading times (issue 19; papers 001 and 004): how well each model's surprisal explains how long people
+read each word.
+
+Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with intervals), `mart_pnc`,
+`mart_perplexity_vs_delta_loglik`, `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape` and
+`mart_reading_vs_published`; computes no metric: it filters, orders, scales to x100 for reading and formats.
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import data
+import labels
+
+DLL = "mart_delta_loglik"
+PNC = "mart_pnc"
+PPL = "mart_perplexity_vs_delta_loglik"
+WTLW = "mart_delta_loglik_wt_vs_lw"
+SHAPE = "mart_surprisal_effect_shape"
+PUBLISHED = "mart_reading_vs_published"
+MEASURES = {"spr": "self-paced reading time", "first_fixation": "first fixation duration",
+            "gaze_duration": "gaze duration", "go_past": "go-past time", "total_reading_time": "total reading time"}
+DEFAULT_MEASURE = {"natural_stories": "spr", "provo": "gaze_duration", "ucl": "gaze_duration"}
+METHODS = {"cv_means": "cross-validated, per-word means (default)",
+           "readers": "cross-validated, every reader's times with a reader intercept",
+           "lmer": "paper 001's mixed model in R (lme4), in sample"}
+DEFINITIONS = {"wt": "whitespace-trailing (WT, paper 001)", "lw": "leading-whitespace (LW, common practice)"}
+DLL_AXIS = "ΔLL (10⁻² nats per word)"
+FAMILY = "model family"
+
+
+def x100(v) -> str:
+    return "—" if v is None or pd.isna(v) else f"{100 * v:.2f}"
+
+
+def pval(p) -> str:
+    return "—" if p is None or pd.isna(p) else ("< 0.002" if p < 0.002 else f"{p:.3f}")
+
+
+st.title("Reading times")
+dll = data.page_table(DLL, f"No reading-time regressions yet ({DLL} is empty): ingest the reading corpora and "
+                           "word frequencies, score a model, then `predictabase build`.")
+ok = dll[dll["status"] == "ok"].copy()
+if ok.empty:
+    st.info(f"{DLL} has rows but no fitted regression: {dll['status'].iloc[0]}.")
+    st.stop()
+
+corpora = sorted(ok["corpus"].unique(), key=lambda c: list(DEFAULT_MEASURE).index(c) if c in DEFAULT_MEASURE else 9)
+c1, c2, c3, c4 = st.columns(4)
+corpus = c1.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus")
+measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]
+default_measure = DEFAULT_MEASURE.get(corpus, measures[0])
+if st.session_state.get("rt_measure") not in measures:
+    st.session_state["rt_measure"] = default_measure if default_measure in measures else measures[0]
+measure = c2.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure")
+methods = [m for m in METHODS if m in set(ok.loc[(ok["corpus"] == corpus) & (ok["measure"] == measure), "method"])]
+method = c3.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method")
+definition = c4.selectbox("Word surprisal", list(DEFINITIONS), format_func=DEFINITIONS.get, key="rt_definition")
+
+view = ok[(ok["corpus"] == corpus) & (ok["measure"] == measure) & (ok["method"] == method)]
+shown = view[view["definition"] == definition]
+if shown.empty:  # a run with LW only (GPT-3, the UCL imports): fall back to what exists
+    shown = view.sort_values("definition").drop_duplicates("run_id")
+shown = shown.assign(
+    model=shown["model_name"].fillna(shown["model_key"]),
+    family=shown["model_family"].fillna("other"),
+    dll=100 * shown["delta_loglik_nats_per_row"],
+    lo=100 * shown["delta_loglik_ci_low_nats_per_row"],
+    hi=100 * shown["delta_loglik_ci_high_nats_per_row"],
+).sort_values(["n_parameters", "model"], na_position="last")
+
+# ------------------------------------------------------------------ the finding, in one sentence
+best, worst = shown.loc[shown["dll"].idxmax()], shown.loc[shown["dll"].idxmin()]
+n_sig = int((shown["p_value"] < 0.05).sum()) if method != "lmer" else None
+unit = "nats per word" if method == "cv_means" else "nats per reading"
+st.markdown(
+    f"**On {labels.corpus_name(corpus)} ({MEASURES[measure]}), adding a model's surprisal to word length and "
+    f"frequency improves the prediction of reading times for "
+    + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
+    + f": most for {best['model']} ({x100(best['delta_loglik_nats_per_row'])} × 10⁻² {unit}), least for "
+      f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])}).**")
+st.caption(
+    "ΔLL (delta log-likelihood, paper 004): how much better a regression of reading times predicts held-out words "
+    "when it knows the model's surprisal of the word and of the 3 words before it, beyond word length and "
+    "frequency; higher is better, 0 = no help. Intervals: 95% over the 10 cross-validation folds. "
+    "Skipped words never count as 0 ms.")
+
+# ------------------------------------------------------------------ ΔLL per model
+st.subheader("ΔLL per model")
+base = alt.Chart(shown).encode(
+    y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)"),
+    color=alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom")),
+    tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
+             alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
+             alt.Tooltip("hi:Q", title="95% interval high", format=".2f"),
+             alt.Tooltip("p_value:Q", title="permutation p", format=".3f"),
+             alt.Tooltip("n_rows:Q", title="rows in the regression"),
+             alt.Tooltip("definition:N", title="word surprisal (lw / wt)")])
+points = base.mark_point(filled=True, size=80).encode(x=alt.X("dll:Q", title=DLL_AXIS))
+bars = base.mark_rule().encode(x="lo:Q", x2="hi:Q")
+st.altair_chart((bars + points).properties(height=max(200, 26 * len(shown)),
+                                           title=f"ΔLL with 95% interval, {labels.corpus_name(corpus)}, {MEASURES[measure]}"),
+                width="stretch")
+st.caption(f"Each point is one model's ΔLL ({DLL_AXIS}); the line through it its 95% interval over folds; "
+           "colour = model family.")
+
+# ------------------------------------------------------------------ paper 004 Figure 1: PNC and perplexity vs ΔLL
+st.subheader("Is a better language model a better model of reading?")
+ppl = data.rows(PPL, where={"corpus": corpus, "measure": measure, "definition": definition})
+if ppl is not None and not ppl.empty:
+    ppl = ppl.assign(model=ppl["model_name"].fillna(ppl["model_key"]), family=ppl["model_family"].fillna("other"),
+                     dll=100 * ppl["delta_loglik_nats_per_word"],
+                     size_m=ppl["n_parameters"] / 1e6)
+    left, right = st.columns(2)
+    scatter = alt.Chart(ppl).mark_circle(opacity=0.85).encode(
+        y=alt.Y("dll:Q", title=DLL_AXIS),
+        color=alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom")),
+        size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
+                      legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),
+                 alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
+                 alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
+                 alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f")])
+    left.altair_chart(scatter.encode(x=alt.X("word_perplexity:Q", title="word perplexity over the regression's words (log scale)",
+                                             scale=alt.Scale(type="log", zero=False)))
+                      .properties(title="Perplexity vs ΔLL (cv_means)", height=320), width="stretch")
+    left.caption("Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
+                 "point size = number of parameters.")
+    if ppl["pnc_pearson_r"].notna().any():
+        right.altair_chart(scatter.encode(x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal",
+                                                  scale=alt.Scale(zero=False)))
+                           .properties(title="PNC vs ΔLL (cv_means)", height=320), width="stretch")
+        right.caption("PNC (paper 004): correlation of the model's word surprisal with people's cloze surprisal.")
+    else:
+        right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC (Provo and UCL have).")
+
+# ------------------------------------------------------------------ WT vs LW (paper 001)
+st.subheader("Whitespace-trailing vs leading-whitespace word surprisal")
+wl = data.rows(WTLW, where={"corpus": corpus, "measure": measure, "method": method})
+if wl is None or wl.empty:
+    st.info("No model here has both word-surprisal definitions.")
+else:
+    names = ok.drop_duplicates("model_key").set_index("model_key")["model_name"]
+    wl = wl.assign(model=wl["model_key"].map(names).fillna(wl["model_key"]),
+                   diff=100 * wl["wt_minus_lw_nats_per_row"], lo=100 * wl["wt_minus_lw_ci_low_nats_per_row"],
+                   hi=100 * wl["wt_minus_lw_ci_high_nats_per_row"],
+                   better=wl["wt_fits_better"].map({True: "WT fits better", False: "LW fits better"}))
+    n_wt = int(wl["wt_fits_better"].sum())
+    n_sig = int((wl["p_value"] < 0.05).sum())
+    st.markdown(f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
+                f"significant (p < 0.05) for {n_sig}.")
+    enc = alt.Chart(wl).encode(
+        y=alt.Y("model:N", title="model"),
+        color=alt.Color("better:N", title="which fits better",
+                        scale=alt.Scale(domain=["WT fits better", "LW fits better"], range=["#4c78a8", "#e45756"]),
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
+                 alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f")])
+    zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4]).encode(
+        x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom")))
+    chart = (enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
+             + enc.mark_point(filled=True, size=70).encode(x="diff:Q") + zero)
+    st.altair_chart(chart.properties(height=max(180, 24 * len(wl)), title="WT minus LW, paired over folds"),
+                    width="stretch")
+    st.caption("Positive: the whitespace-trailing correction (paper 001 eqs. 5–6) makes surprisal explain reading "
+               "times better; the line is a 95% interval over the same folds.")
+
+# ------------------------------------------------------------------ the linking function
+st.subheader("Reading time by surprisal")
+runs = shown[["run_id", "model"]].drop_duplicates()
+run = st.selectbox("Model", list(runs["run_id"]), format_func=dict(zip(runs["run_id"], runs["model"])).get,
+                   key="rt_shape_run")
+shape = data.rows(SHAPE, where={"corpus": corpus, "measure": measure, "run_id": run})
+if shape is not None and not shape.empty:
+    shape = shape.assign(word_surprisal=shape["definition"].map({"wt": "WT", "lw": "LW"}))
+    enc = alt.Chart(shape).encode(
+        x=alt.X("mean_surprisal_bits:Q", title="word surprisal (bits)"),
+        color=alt.Color("word_surprisal:N", title="word surprisal", legend=alt.Legend(orient="bottom")))
+    band = enc.mark_area(opacity=0.2).encode(y=alt.Y("mean_rt_ci_low_ms:Q", title="mean reading time (ms)"),
+                                              y2="mean_rt_ci_high_ms:Q")
+    line = enc.mark_line(point=True).encode(
+        y="mean_rt_ms:Q",
+        tooltip=[alt.Tooltip("bin_low_bits:Q", title="bin from (bits)"), alt.Tooltip("n_words:Q", title="words"),
+                 alt.Tooltip("mean_rt_ms:Q", title="mean reading time (ms)", format=".1f")])
+    st.altair_chart((band + line).properties(height=320, title=f"Mean {MEASURES[measure]} per 1-bit surprisal bin"),
+                    width="stretch")
+    st.caption("Each point: the words whose surprisal falls in a 1-bit bin, their mean reading time; band = 95% "
+               "interval over words. A straight rising line is the linear link surprisal theory predicts.")
+
+# ------------------------------------------------------------------ ours vs published
+st.subheader("Our numbers next to the published ones")
+pub = data.table(PUBLISHED)
+if pub is None or pub.empty:
+    st.info(f"{PUBLISHED} is empty: ingest pimentel_meister_* and ucl_published_* and build.")
+else:
+    summary = pub.groupby(["study", "statistic"], as_index=False).agg(rows=("agrees", "size"), agree=("agrees", "sum"))
+    st.markdown("; ".join(f"{r.study}, {r.statistic.replace('_', ' ')}: {int(r.agree)} of {int(r.rows)} agree"
+                          for r in summary.itertuples()) + ".")
+    labels.show(pub, first=["study", "published_table", "corpus", "measure", "predictor", "definition", "statistic",
+                            "ours", "published", "abs_difference", "tolerance", "agrees"])
