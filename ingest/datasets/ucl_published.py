@@ -62,7 +62,8 @@ VALUES = dataset("ucl_published_predictors").file("measures")
 VALUES_TABLE = "ucl_published_word_values"
 #: all_measures.csv columns that are keys or text, not values
 TEXT_COLUMNS = ("item", "word", "word2", "sentence", "context_length", "sent_id", "item_id", "list")
-VALUES_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "word": pl.String,
+VALUES_SCHEMA = {"corpus": pl.String, "row_number": pl.Int32, "doc_id": pl.String, "word_index": pl.Int32,
+                 "word": pl.String,
                  "column_name": pl.String, "value": pl.Float64, "source_path": pl.String, "source_sha256": pl.String}
 RESULTS = dataset("ucl_published_results").file("tables")
 RESULTS_TABLE = "ucl_published_results"
@@ -87,7 +88,8 @@ def build_values(src: readers.Source, rows: list[dict[str, str]]) -> dict[str, p
         sid = str(to_int(r["sent_id"], src.path, f"line {k} sent_id"))
         n = to_int(r["context_length"], src.path, f"line {k} context_length")
         for c in cols:
-            for key, v in (("corpus", ucl.CORPUS), ("doc_id", sid), ("word_index", n), ("word", r["word"]),
+            for key, v in (("corpus", ucl.CORPUS), ("row_number", k - 2), ("doc_id", sid), ("word_index", n),
+                           ("word", r["word"]),
                            ("column_name", c), ("value", _value(r[c], src.path, f"line {k} {c}")),
                            ("source_path", src.path), ("source_sha256", src.sha256)):
                 out[key].append(v)
