@@ -100,6 +100,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="dbt builds to time (first cold, then partial parse)")
     ap.add_argument("--select", default=None, help="dbt selection (default: everything)")
     ap.add_argument("--keep", action="store_true", help="keep the temp warehouse")
+    ap.add_argument("--added-by", metavar="SEL", default=None,
+                    help="also time what the nodes of SEL add: `dbt build --exclude SEL` and the full build, "
+                         "alternately --repeat times (pair by pair), e.g. --added-by tag:regression")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="predictabase-bench-"))
@@ -139,6 +142,21 @@ def main() -> None:
                 print(f"  {layer:<8}{name:<42}{n:>12,}")
         builds = [w for label, w, _ in rows if label.startswith("dbt build")]
         print(f"\ndbt build: cold {builds[0]:.1f} s, warm {min(builds):.1f} s (goal < 60 s)")
+        if args.added_by:
+            pairs = []
+            for i in range(args.repeat):  # alternate, so load changes hit both sides alike
+                t0 = time.perf_counter()
+                run_dbt(p, "build", None, extra=["--exclude", args.added_by])
+                without = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                run_dbt(p, "build", None)
+                pairs.append((without, time.perf_counter() - t0))
+            print(f"\nwhat {args.added_by} adds to `dbt build` (pairs, wall s):")
+            print(f"{'pair':<6}{'without':>10}{'with':>10}{'added':>10}{'ratio':>8}")
+            for i, (a, b) in enumerate(pairs, 1):
+                print(f"{i:<6}{a:>10.1f}{b:>10.1f}{b - a:>10.1f}{b / a:>8.2f}")
+            added = sorted(b - a for a, b in pairs)
+            print(f"median added: {added[len(added) // 2]:.1f} s (budget: 60 s)")
     finally:
         if args.keep:
             print(f"kept {tmp}")

@@ -301,3 +301,60 @@ def test_pimentel_meister_reproduced_within_the_shuffle_spread(reg):
         assert round(100 * published, 3) == pub
         assert agrees and abs(ours - published) < 2 * tol
     assert sum(a for *_, a in rows.values()) == 44
+
+
+def test_de_varda_reproduced(reg):
+    got = dict(((s, t), (n, a)) for s, t, n, a in q(reg, """
+        select statistic, published_table, count(*), count(*) filter (where agrees) from marts.mart_reading_vs_published
+        where study = 'de Varda et al. 2023' group by all"""))
+    # every in-sample row of results_linear.csv to 1e-3 (165 = 11 measures x 15 predictors)
+    assert got[("llik", "supplementary_materials/results_linear.csv")] == (165, 165)
+    assert got[("llik_baseline", "supplementary_materials/results_linear.csv")] == (165, 165)
+    # the correlation of each predictor with cloze surprisal, on their 1,487 words
+    assert got[("pearson_r_with_cloze_surprisal", "supplementary_materials/df_corr.csv")] == (30, 30)
+    [(r, n)] = q(reg, "select ours, n_rows from marts.mart_reading_vs_published "
+                      "where statistic = 'pearson_r_with_cloze_surprisal' and predictor = 's_GPT2'")
+    assert round(r, 4) == 0.6999 and n == 1487
+    # their cross-validation, reconstructed
+    assert got[("D_ll_cv", "supplementary_materials/results_crossval.csv")] == (165, 165)
+
+
+# ------------------------------------------------------------------ 3. the page, in a real browser
+
+def test_reading_times_page_in_the_browser(reg, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from .test_dashboard_browser import CHROMIUM_ARGS, Page, _charts, _nav_links, serving
+
+    exe = shutil.which("chromium")
+    if exe is None:
+        pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
+    # the page's defaults: Natural Stories, self-paced reading, cv_means, WT (GPT-3 has LW only: the page falls
+    # back to it); the finding names the best and worst model of that view
+    rows = fetch_all(reg.marts, """
+        select model_name, delta_loglik_nats_per_row, definition from mart_delta_loglik
+        where corpus = 'natural_stories' and measure = 'spr' and method = 'cv_means' and status = 'ok'
+        order by run_id, definition desc""")
+    by_model: dict = {}
+    for name, dll, _d in rows:
+        by_model.setdefault(name, dll)  # WT first where the run has it
+    best = max(by_model, key=by_model.get)
+    worst = min(by_model, key=by_model.get)
+    with serving(reg, tmp_path) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        pg = Page(browser, tmp_path)
+        try:
+            pg.open(url + "/reading-times")
+            pg.assert_no_exception()
+            assert "Reading times" in [t.split("\n")[-1].strip() for t in _nav_links(pg)]
+            main = pg.page.locator('[data-testid="stMain"]').inner_text()
+            assert f"most for {best} ({100 * by_model[best]:.2f} × 10⁻² nats per word)" in main
+            assert f"least for {worst} ({100 * by_model[worst]:.2f})" in main
+            assert "Our numbers next to the published ones" in main
+            assert "de Varda et al. 2023, llik: 165 of 165 agree" in main
+            assert _charts(pg, 4) >= 4  # ΔLL per model, perplexity vs ΔLL, WT vs LW, surprisal curve
+            pg.screenshot("reading_times")
+            assert pg.outbound() == []
+        finally:
+            pg.close()
+            browser.close()

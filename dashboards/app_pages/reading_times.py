@@ -60,9 +60,10 @@ method = c3.selectbox("Regression", methods, format_func=METHODS.get, key="rt_me
 definition = c4.selectbox("Word surprisal", list(DEFINITIONS), format_func=DEFINITIONS.get, key="rt_definition")
 
 view = ok[(ok["corpus"] == corpus) & (ok["measure"] == measure) & (ok["method"] == method)]
-shown = view[view["definition"] == definition]
-if shown.empty:  # a run with LW only (GPT-3, the UCL imports): fall back to what exists
-    shown = view.sort_values("definition").drop_duplicates("run_id")
+# each run with the chosen definition; a run that has only LW (GPT-3, de Varda's UCL imports) with its LW
+shown = (view.assign(chosen=view["definition"] == definition).sort_values("chosen", ascending=False)
+         .drop_duplicates("run_id"))
+only_lw = sorted(shown.loc[~shown["chosen"], "model_name"].fillna(shown["model_key"]))
 shown = shown.assign(
     model=shown["model_name"].fillna(shown["model_key"]),
     family=shown["model_family"].fillna("other"),
@@ -81,6 +82,8 @@ st.markdown(
     + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
     + f": most for {best['model']} ({x100(best['delta_loglik_nats_per_row'])} × 10⁻² {unit}), least for "
       f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])}).**")
+if only_lw and definition == "wt":
+    st.caption(f"{', '.join(only_lw)}: leading-whitespace surprisal only (no boundary probabilities upstream).")
 st.caption(
     "ΔLL (delta log-likelihood, paper 004): how much better a regression of reading times predicts held-out words "
     "when it knows the model's surprisal of the word and of the 3 words before it, beyond word length and "

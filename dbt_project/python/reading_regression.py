@@ -51,11 +51,19 @@ class FoldStats:
 
     @classmethod
     def of(cls, X: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> "FoldStats":
-        XX = np.stack([X[folds == f].T @ X[folds == f] for f in range(k)])
-        Xy = np.stack([X[folds == f].T @ y[folds == f] for f in range(k)])
-        yy = np.array([float(y[folds == f] @ y[folds == f]) for f in range(k)])
-        n = np.bincount(folds, minlength=k).astype(float)
-        return cls(XX, Xy, yy, n)
+        order = np.argsort(folds, kind="stable")  # one copy, then each fold is a contiguous slice
+        Xs, ys = X[order], y[order]
+        n = np.bincount(folds, minlength=k)
+        edges = np.concatenate([[0], np.cumsum(n)])
+        sl = [slice(edges[f], edges[f + 1]) for f in range(k)]
+        XX = np.stack([Xs[s].T @ Xs[s] for s in sl])
+        Xy = np.stack([Xs[s].T @ ys[s] for s in sl])
+        yy = np.array([float(ys[s] @ ys[s]) for s in sl])
+        return cls(XX, Xy, yy, n.astype(float))
+
+    def columns(self, p: int) -> "FoldStats":
+        """The statistics of the first p columns (a nested model: no pass over the rows)."""
+        return FoldStats(self.XX[:, :p, :p], self.Xy[:, :p], self.yy, self.n)
 
 
 def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -87,9 +95,9 @@ def cv_delta_loglik(y: np.ndarray, X_base: np.ndarray, X_extra: np.ndarray, fold
     Rows must be complete. Returns per-fold arrays and the summary (see the module docstring)."""
     k = int(folds.max()) + 1 if k is None else k
     Xb = with_intercept(X_base)
-    Xf = np.column_stack([Xb, X_extra])
-    ll_b, _ = heldout_loglik(FoldStats.of(Xb, y, folds, k))
-    ll_f, _ = heldout_loglik(FoldStats.of(Xf, y, folds, k))
+    full = FoldStats.of(np.column_stack([Xb, X_extra]), y, folds, k)
+    ll_b, _ = heldout_loglik(full.columns(Xb.shape[1]))
+    ll_f, _ = heldout_loglik(full)
     n = np.bincount(folds, minlength=k).astype(float)
     return summarize(ll_f / n - ll_b / n, ll_b, ll_f, n)
 
@@ -123,7 +131,8 @@ def sign_flip_p(d: np.ndarray) -> float:
 # --------------------------------------------------------------------------- per-reader rows, reader intercepts
 
 def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray, X_base: np.ndarray,
-                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None) -> dict:
+                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None,
+                            sums: dict | None = None) -> dict:
     """K-fold ΔLL on per-reader rows with a by-reader intercept, fitted by within-reader centring (the
     fixed-effects estimator of the random-intercept model: with hundreds of rows per reader the BLUP
     shrinkage n*s2_a / (n*s2_a + s2) is ~1, so the two coincide; exact and fast, where statsmodels MixedLM
@@ -133,12 +142,26 @@ def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray,
     Everything is computed from per-word and per-(fold, reader) sums, so a fit costs about as much as one
     over the words. Per-row ΔLL."""
     k = int(word_folds.max()) + 1 if k is None else k
+    sums = readers_sums(y, reader, word, word_folds, len(X_base), k) if sums is None else sums
+    R = sums["R"]
+    Xw = np.column_stack([X_base, X_extra])
+    pre = _readers_sums(sums, Xw, word_folds, k, R)
+    ll_b = _readers_heldout(pre, X_base.shape[1], k)
+    ll_f = _readers_heldout(pre, Xw.shape[1], k)
+    n = sums["n"].sum(1)
+    return summarize(ll_f / n - ll_b / n, ll_b, ll_f, n)
+
+
+def readers_sums(y: np.ndarray, reader: np.ndarray, word: np.ndarray, word_folds: np.ndarray, W: int, k: int) -> dict:
+    """What the reader-intercept fits need of the readings, whatever the predictors: per-(fold, reader)
+    counts and sums of y and y^2, per-word counts and sums of y, and the sparse (fold, reader) x word count
+    matrix. Reusable across runs whose rows are the same."""
     R = int(reader.max()) + 1
-    W = len(X_base)
     folds = word_folds[word]
     g = folds * R + reader
     size = k * R
-    sums = {
+    return {
+        "R": R,
         "n": np.bincount(g, minlength=size).reshape(k, R).astype(float),
         "Sy": np.bincount(g, weights=y, minlength=size).reshape(k, R),
         "Syy": np.bincount(g, weights=y * y, minlength=size).reshape(k, R),
@@ -147,10 +170,6 @@ def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray,
         # readings of word w by reader r in fold k: the (k, r) x word count matrix, sparse
         "A": _sparse_counts(g, word, size, W),
     }
-    ll_b = _readers_heldout(sums, np.asarray(X_base, dtype=float), word_folds, k, R)
-    ll_f = _readers_heldout(sums, np.column_stack([X_base, X_extra]), word_folds, k, R)
-    n = np.bincount(folds, minlength=k).astype(float)
-    return summarize(ll_f / n - ll_b / n, ll_b, ll_f, n)
 
 
 def _sparse_counts(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
@@ -158,12 +177,19 @@ def _sparse_counts(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int)
     return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols))
 
 
-def _readers_heldout(sums: dict, Xw: np.ndarray, word_folds: np.ndarray, K: int, R: int) -> np.ndarray:
+def _readers_sums(sums: dict, Xw: np.ndarray, word_folds: np.ndarray, K: int, R: int) -> dict:
+    """Per-(fold, reader) sums of the word predictors and per-fold Gram matrices of the readings (every column
+    of Xw; a nested model takes the leading columns)."""
     p = Xw.shape[1]
-    n_g, Sy, Syy = sums["n"], sums["Sy"], sums["Syy"]
     Sx = np.asarray(sums["A"] @ Xw).reshape(K, R, p)
     XX = np.stack([(Xw[word_folds == f] * sums["c_w"][word_folds == f, None]).T @ Xw[word_folds == f] for f in range(K)])
     Xy = np.stack([Xw[word_folds == f].T @ sums["y_w"][word_folds == f] for f in range(K)])
+    return {**sums, "Sx": Sx, "XX": XX, "Xy": Xy}
+
+
+def _readers_heldout(pre: dict, p: int, K: int) -> np.ndarray:
+    n_g, Sy, Syy = pre["n"], pre["Sy"], pre["Syy"]
+    Sx, XX, Xy = pre["Sx"][:, :, :p], pre["XX"][:, :p, :p], pre["Xy"][:, :p]
     out = np.empty(K)
     for k in range(K):
         tr = np.arange(K) != k

@@ -74,7 +74,7 @@ def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFra
         o_pos = o_pos[keep].astype(np.int64)
         o_y = obs["rt_ms"].to_numpy(float)[keep]
         o_reader = pd.factorize(obs["reader_id"].to_numpy()[keep])[0]
-    rows, base_cache = [], {}
+    rows, sums_cache = [], {}
     s_cols = ["surprisal_nats", "prev1_surprisal_nats", "prev2_surprisal_nats", "prev3_surprisal_nats"]
     for (run_id, definition), s in surprisal.groupby(["run_id", "definition"], sort=True):
         S = np.full((len(w), 4), np.nan)
@@ -92,12 +92,16 @@ def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFra
         rows.append(_summary_row(res, method="cv_means", n_readers=None, **keys))
         if obs is None or not len(obs):
             continue
-        o_mask = mask[o_pos]
-        word = np.cumsum(mask) - 1  # word position among the run's complete words
-        reader = pd.factorize(o_reader[o_mask])[0]
-        res = rr.cv_delta_loglik_readers(o_y[o_mask], reader, word[o_pos[o_mask]], X_base_all[mask], S[mask],
-                                         folds, K)
-        rows.append(_summary_row(res, method="readers", n_readers=int(reader.max()) + 1, **keys))
+        key = mask.tobytes()  # most runs share their rows: the readings' sums are computed once per row set
+        if key not in sums_cache:
+            o_mask = mask[o_pos]
+            word = (np.cumsum(mask) - 1)[o_pos[o_mask]]  # word position among the run's complete words
+            reader = pd.factorize(o_reader[o_mask])[0]
+            sums_cache = {key: (rr.readers_sums(o_y[o_mask], reader, word, folds, int(mask.sum()), K),
+                                int(o_mask.sum()))}
+        sums, n_obs = sums_cache[key]
+        res = rr.cv_delta_loglik_readers(None, None, None, X_base_all[mask], S[mask], folds, K, sums=sums)
+        rows.append(_summary_row(res, method="readers", n_readers=sums["R"], **keys))
     return rows
 
 
@@ -110,7 +114,8 @@ def model(dbt, session):
     obs_rel = dbt.ref("int_reading_observations")
     rows = []
     for (corpus, measure), m in means.groupby(["corpus", "measure"], sort=True):
-        obs = obs_rel.filter(f"corpus = '{corpus}' and measure = '{measure}'").df()
+        obs = obs_rel.filter(f"corpus = '{corpus}' and measure = '{measure}'").project(
+            "reader_id, doc_id, word_index, rt_ms").df()
         rows += [{"corpus": corpus, "measure": measure, **r} for r in fit_corpus_measure(
             words[words["corpus"] == corpus], m.drop(columns=["corpus", "measure"]), obs,
             surprisal[surprisal["corpus"] == corpus], K, seed)]

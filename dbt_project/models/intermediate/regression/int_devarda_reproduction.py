@@ -62,14 +62,17 @@ def row(table, dv, iv, statistic, ours, published, tolerance, n, note=""):
 
 
 def linear(d: pd.DataFrame, res: pd.DataFrame) -> list[dict]:
-    out = []
+    out, base_ll = [], {}
     Xb = baseline(d)
     for (dv, iv), g in res[res["table_name"] == "results_linear"].groupby(["row_label", "column_label"], sort=True):
         pub = dict(zip(g["statistic"], g["value"]))
         col = ALIASES.get(iv, iv)
         ok = rr.complete_rows(d[dv].to_numpy(float), d[col].to_numpy(float), Xb)
         y = d[dv].to_numpy(float)[ok]
-        ll_b, _ = rr.ols_loglik(y, Xb[ok])
+        key = (dv, ok.tobytes())
+        if key not in base_ll:
+            base_ll[key] = rr.ols_loglik(y, Xb[ok])[0]
+        ll_b = base_ll[key]
         ll_f, beta = rr.ols_loglik(y, np.column_stack([Xb[ok], d[col].to_numpy(float)[ok]]))
         note = "in-sample OLS on their baseline + the predictor; statsmodels' llf"
         out += [row("results_linear", dv, iv, "llik", ll_f, pub["llik"], 1e-3, ok.sum(), note),
@@ -93,8 +96,20 @@ def correlations(d: pd.DataFrame, res: pd.DataFrame) -> list[dict]:
     return out
 
 
-def crossval(d: pd.DataFrame, res: pd.DataFrame, folds: int = 5) -> list[dict]:
+def _heldout_folds(X: np.ndarray, y: np.ndarray, folds: int) -> list[float]:
+    """Per contiguous fold: the summed normal log-density of the held-out residuals, sd of those residuals."""
     out = []
+    for te in np.array_split(np.arange(len(y)), folds):
+        tr = np.ones(len(y), dtype=bool)
+        tr[te] = False
+        beta = np.linalg.lstsq(X[tr], y[tr], rcond=None)[0]
+        e = y[te] - X[te] @ beta
+        out.append(float(stats.norm.logpdf(e, 0, e.std(ddof=1)).sum()))
+    return out
+
+
+def crossval(d: pd.DataFrame, res: pd.DataFrame, folds: int = 5) -> list[dict]:
+    out, base_cv = [], {}
     Xb = rr.with_intercept(baseline(d))
     for (dv, iv), g in res[res["table_name"] == "results_crossval"].groupby(["row_label", "column_label"], sort=True):
         pub = dict(zip(g["statistic"], g["value"]))
@@ -102,13 +117,10 @@ def crossval(d: pd.DataFrame, res: pd.DataFrame, folds: int = 5) -> list[dict]:
         ok = rr.complete_rows(d[dv].to_numpy(float), d[col].to_numpy(float))
         y = d[dv].to_numpy(float)[ok]
         Xf = np.column_stack([Xb[ok], d[col].to_numpy(float)[ok]])
-        per_fold = {"model": [], "baseline": []}
-        for te in np.array_split(np.arange(len(y)), folds):
-            tr = np.setdiff1d(np.arange(len(y)), te)
-            for name, X in (("model", Xf), ("baseline", Xb[ok])):
-                beta = np.linalg.lstsq(X[tr], y[tr], rcond=None)[0]
-                e = y[te] - X[te] @ beta
-                per_fold[name].append(stats.norm.logpdf(e, 0, e.std(ddof=1)).sum())
+        key = (dv, ok.tobytes())
+        if key not in base_cv:
+            base_cv[key] = _heldout_folds(Xb[ok], y, folds)
+        per_fold = {"model": _heldout_folds(Xf, y, folds), "baseline": base_cv[key]}
         diff = np.array(per_fold["model"]) - np.array(per_fold["baseline"])
         note = "5 unshuffled folds, held-out residual sd (reconstructed; see int_devarda_reproduction)"
         n = ok.sum()
