@@ -26,7 +26,7 @@ import reading_regression as rr  # noqa: E402
 from tests.dbt_fixtures import fetch_all  # noqa: E402
 
 READING_INGEST = ["provo", "natural_stories_spr", "ucl_spr", "word_frequencies", "provo_eye_tracking", "ucl_fixations",
-                  "provo_cloze", "ucl_cloze", "ucl_imported_surprisal", "pimentel_meister_surprisal",
+                  "provo_cloze", "ucl_cloze", "ucl_cloze_distributions", "ucl_imported_surprisal", "pimentel_meister_surprisal",
                   "pimentel_meister_delta_llh", "ucl_published_predictors", "ucl_published_results"]
 
 
@@ -170,7 +170,7 @@ def test_spillover_is_null_at_text_starts_and_points_at_the_previous_words(reg):
                                           or w.prev2_log_frequency is distinct from v.log_frequency)
         from intermediate.int_reading_words w
         join intermediate.int_reading_words v on v.corpus = w.corpus and v.doc_id = w.doc_id and v.word_index = w.word_index - 2""")
-    assert n > 20000 and mismatched == 0
+    assert n == 10256 + 2745 + 1931 - 2 * (10 + 55 + 205) and mismatched == 0  # every word but a text's first two
     [(n, mismatched)] = q(reg, """
         select count(*), count(*) filter (where s.prev1_surprisal_nats is distinct from t.surprisal_nats)
         from intermediate.int_reading_surprisal s
