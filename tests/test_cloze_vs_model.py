@@ -27,7 +27,10 @@ from ingest.scoring.cloze import (Candidate, ClozeSettings, read_inputs, run_clo
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.top1 import word_token_ids
 
-TOL = 1e-5
+# float32 scorer vs float64 brute force: the log-softmax normalizer sums ~50k float32 terms, whose rounding
+# error is ~sqrt(V) * 2^-24 ~ 1.3e-5 nats, shifting every log-probability of a position alike (seen: 1.07e-5 on
+# the tiny models as transformers 5.24 initialises them). The float64 path is checked to 1e-9 (`exact`).
+TOL = 3e-5
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +77,7 @@ def brute_force(model64, profile: TokenizerProfile, context: str, word: str) -> 
 
 
 def check(model, profile, inputs, settings=ClozeSettings(), n_per_kind=12, exact=False):
-    """Scores of `model` (float32) against the brute force of its float64 copy: to 1e-5 nats (relative 1e-6
+    """Scores of `model` (float32) against the brute force of its float64 copy: to TOL nats (relative 1e-6
     for large values: float32 rounding); `exact`: the scorer runs the float64 copy too, to 1e-9."""
     import copy
     model64 = copy.deepcopy(model).double()

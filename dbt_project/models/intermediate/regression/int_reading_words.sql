@@ -7,7 +7,8 @@
 --   log_frequency: wordfreq's Zipf frequency of the word (log10 of its frequency per billion words, English
 --     'large' list; 0 for a word wordfreq does not know: its own floor).
 --   sentences: a word whose last letter or digit is followed by . ? or ! (then any closing quotes or
---     brackets) ends a sentence; UCL texts are single sentences.
+--     brackets) ends a sentence, but not a title (Mr. Mrs. Ms. Dr. St. Jr. Sr. Prof. Mt.); UCL texts are single
+--     sentences.
 with words as (
     select corpus, doc_id, word_index, word from {{ ref('stg_words') }}
     where corpus in {{ reading_corpora() }}
@@ -23,7 +24,8 @@ described as (
         length(regexp_replace(w.word, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) as length_chars,
         regexp_matches(w.word, '^[^[:alnum:]]|[^[:alnum:]]$') as has_punctuation,
         f.zipf_frequency as log_frequency,
-        regexp_matches(w.word, '[.?!][^[:alnum:]]*$') as ends_sentence_mark,
+        regexp_matches(w.word, '[.?!][^[:alnum:]]*$')
+            and not regexp_matches(w.word, '^(Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt)\.$') as ends_sentence_mark,
         w.word_index = 0 as is_text_first,
         w.word_index = max(w.word_index) over (partition by w.corpus, w.doc_id) as is_text_last
     from words as w
