@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.dataset as ds
+import numpy as np
 import pytest
 
 from ingest.sources.catalog import files_for
@@ -320,9 +321,13 @@ def test_scoring_killed_after_a_part_resumes_from_it(wh, base, tiny_gpt2_dir, tm
     shutil.copytree(base.warehouse, clean.warehouse)
     res = cli(*args, "--warehouse", str(clean.warehouse))
     assert res.returncode == 0, res.stderr
-    assert _run_tokens(wh, key) == _run_tokens(clean, key)  # resuming changes nothing
+    # resuming changes nothing but float32 last bits: the same tokens; a resumed run packs its documents into
+    # other batches, and the batch changes only last bits (seen: 1.9e-6 nats with transformers 5.24)
+    resumed, uninterrupted = _run_tokens(wh, key), _run_tokens(clean, key)
+    assert [r[:2] for r in resumed] == [r[:2] for r in uninterrupted]
+    np.testing.assert_allclose([r[2] for r in resumed], [r[2] for r in uninterrupted], rtol=1e-6, atol=1e-5)
     _record("score SIGKILLed after its first part file",
-            f"rerun resumes after {n_first} tokens (not from zero); tokens identical to an uninterrupted run")
+            f"rerun resumes after {n_first} tokens (not from zero); tokens equal to an uninterrupted run's")
 
 
 # --------------------------------------------------------------------------- 5. arguments outside their domain

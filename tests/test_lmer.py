@@ -80,3 +80,17 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
     assert r.stderr.strip().splitlines() == [f"{inp}: missing column(s) surp__nosuchset, surp_prev1__nosuchset, "
                                              "surp_prev2__nosuchset"]
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_r_random_numbers_are_replayed():
+    """python/r_rng.py rebuilds R's set.seed(42); sample(n) and cut(seq(1, n), breaks = 10): Pimentel & Meister's
+    folds. Checked against this machine's R."""
+    import sys
+    sys.path.insert(0, str(ROOT / "dbt_project" / "python"))
+    import r_rng
+    out = subprocess.run(["Rscript", "--vanilla", "-e", "set.seed(42); cat(sample(2745)); cat('\\n'); "
+                          "cat(cut(seq(1, 2444), breaks = 10, labels = FALSE))"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    sample, cut = (np.array(line.split(), dtype=int) for line in out.stdout.strip().splitlines())
+    assert (r_rng.r_sample(42, 2745) == sample).all()
+    assert (r_rng.r_cut_folds(2444, 10) == cut).all()

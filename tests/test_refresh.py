@@ -215,6 +215,7 @@ def test_ingest_plan_follows_inputs_code_tables_and_dependencies(wh):
         PERFS_JOB: f"{path} changed",
         "natural_stories_spr": "it reads natural_stories, re-ingested",
         "word_frequencies": "it reads natural_stories, re-ingested",
+        "pimentel_meister_surprisal": "it reads natural_stories, re-ingested",
     }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from ingest.config import DBT_PROJECT_DIR
+
 from ingest.errors import BuildError
 from ingest.fsutil import sha256_of
 from ingest.warehouse.publish import SNAPSHOT_META
@@ -59,7 +61,10 @@ def test_publish_without_warehouse_or_marts_raises(tmp_paths):
 def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
     env = dbt_env(tmp_paths)
     assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
-                   "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions)}
+                   "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
+                   # the regression statistics the dbt Python models import (profiles.yml module_paths)
+                   "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
+    assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
     args = dbt_args(tmp_paths, "build", "mart_models")
     assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]
     assert str(tmp_paths.warehouse / "dbt" / "target") in args

@@ -655,7 +655,7 @@ def warehouse_with_ucl_precomputed(real_warehouse, tmp_path_factory):
     p = make_paths(tmp_path_factory.mktemp("ucl-precomputed") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
-    dbt_build(p, select="stg_imported_word_surprisal mart_word_surprisal mart_word_surprisal_summary")
+    dbt_build(p, select="stg_imported_word_surprisal int_word_surprisal_runs mart_word_surprisal mart_word_surprisal_summary")
     return p
 
 
