@@ -33,7 +33,8 @@ def model(dbt, session):
                    wt_minus_lw_se_nats_per_row=np.nan, wt_minus_lw_ci_low_nats_per_row=np.nan,
                    wt_minus_lw_ci_high_nats_per_row=np.nan, p_value=np.nan, wt_fits_better=bool(diff > 0))
         fw, fl = wt["fold_delta_nats_per_row"], lw["fold_delta_nats_per_row"]
-        if fw is not None and fl is not None and len(fw) == len(fl) and len(fw) > 1:
+        has_folds = all(hasattr(f, "__len__") and not isinstance(f, str) for f in (fw, fl))  # lmer: no folds (NULL)
+        if has_folds and len(fw) == len(fl) and len(fw) > 1:
             f = np.asarray(fw, float) - np.asarray(fl, float)
             se = f.std(ddof=1) / np.sqrt(len(f))
             half = stats.t.ppf(0.975, len(f) - 1) * se
