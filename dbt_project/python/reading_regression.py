@@ -131,8 +131,7 @@ def sign_flip_p(d: np.ndarray) -> float:
 # --------------------------------------------------------------------------- per-reader rows, reader intercepts
 
 def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray, X_base: np.ndarray,
-                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None,
-                            sums: dict | None = None) -> dict:
+                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None) -> dict:
     """K-fold ΔLL on per-reader rows with a by-reader intercept, fitted by within-reader centring (the
     fixed-effects estimator of the random-intercept model: with hundreds of rows per reader the BLUP
     shrinkage n*s2_a / (n*s2_a + s2) is ~1, so the two coincide; exact and fast, where statsmodels MixedLM
@@ -142,7 +141,13 @@ def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray,
     Everything is computed from per-word and per-(fold, reader) sums, so a fit costs about as much as one
     over the words. Per-row ΔLL."""
     k = int(word_folds.max()) + 1 if k is None else k
-    sums = readers_sums(y, reader, word, word_folds, len(X_base), k) if sums is None else sums
+    return cv_delta_loglik_from_sums(readers_sums(y, reader, word, word_folds, len(X_base), k), X_base, X_extra,
+                                     word_folds, k)
+
+
+def cv_delta_loglik_from_sums(sums: dict, X_base: np.ndarray, X_extra: np.ndarray, word_folds: np.ndarray,
+                              k: int) -> dict:
+    """cv_delta_loglik_readers on the readings' sums (readers_sums), which runs with the same rows share."""
     R = sums["R"]
     Xw = np.column_stack([X_base, X_extra])
     pre = _readers_sums(sums, Xw, word_folds, k, R)

@@ -100,7 +100,7 @@ def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFra
             sums_cache = {key: (rr.readers_sums(o_y[o_mask], reader, word, folds, int(mask.sum()), K),
                                 int(o_mask.sum()))}
         sums, n_obs = sums_cache[key]
-        res = rr.cv_delta_loglik_readers(None, None, None, X_base_all[mask], S[mask], folds, K, sums=sums)
+        res = rr.cv_delta_loglik_from_sums(sums, X_base_all[mask], S[mask], folds, K)
         rows.append(_summary_row(res, method="readers", n_readers=sums["R"], **keys))
     return rows
 
