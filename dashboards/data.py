@@ -32,8 +32,8 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-SNAPSHOT_INFO = "snapshot_info"  # ingest.warehouse.SNAPSHOT_INFO (the dashboard does not import ingest)
-# ingest.warehouse.SNAPSHOT_META: the metadata tables publish writes beside the marts. Which marts a
+SNAPSHOT_INFO = "snapshot_info"  # predictabase.warehouse.SNAPSHOT_INFO (the dashboard does not import ingest)
+# predictabase.warehouse.SNAPSHOT_META: the metadata tables publish writes beside the marts. Which marts a
 # snapshot holds is read from the snapshot itself (`snapshot_marts`, see `marts()`), never listed here.
 SNAPSHOT_MARTS = "snapshot_marts"
 SNAPSHOT_META = (SNAPSHOT_INFO, SNAPSHOT_MARTS, "snapshot_columns", "source_freshness")
@@ -43,14 +43,14 @@ def marts_path() -> Path:
     """The snapshot the dashboard reads.
 
     `PREDICTABASE_WAREHOUSE` (the warehouse directory, as everywhere in predictabase)
-    wins; it may also name the `.duckdb` snapshot itself. Otherwise `ingest.config.paths()`.
+    wins; it may also name the `.duckdb` snapshot itself. Otherwise `predictabase.config.paths()`.
     """
     value = os.environ.get("PREDICTABASE_WAREHOUSE")
     if value:
         p = Path(value)
         return (p if p.suffix == ".duckdb" else p / "marts.duckdb").resolve()
     try:
-        from ingest.config import paths
+        from predictabase.config import paths
     except ImportError:  # the dashboard run outside the installed package
         return (Path(__file__).resolve().parent.parent / "warehouse" / "marts.duckdb")
     return paths().marts

@@ -1,3 +1,3 @@
-"""predictabase ingest: sources, corpora, scoring and the command line."""
-
-__version__ = "0.1.0"
+"""predictabase's ingest jobs: the sources (catalog, fetch, readers), the datasets that load and validate them
+into raw tables, and scoring (token log-probabilities of causal LMs). Everything here writes raw tables or
+token runs; the application around it (CLI, build, publish, refresh, serve) is the `predictabase` package."""

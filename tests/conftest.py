@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data")).resolve()
@@ -44,7 +44,7 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
     from ingest.datasets.registry import run_ingest
     from ingest.scoring import ScoreSettings, score_corpora
     from ingest.sources.fetch import fetch_and_record
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("real") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files

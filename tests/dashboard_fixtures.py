@@ -127,7 +127,7 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
         con.execute("INSERT INTO mart_build_info VALUES (?, '1.11.2', 'v1.4.1', "
                     "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13', ?, ?)",
                     [_ts(built_at), len(PERPLEXITY) + 1, len(PERPLEXITY)])
-        # what `ingest.warehouse.publish` adds to every snapshot: its own id
+        # what `predictabase.warehouse.publish` adds to every snapshot: its own id
         con.execute("CREATE TABLE snapshot_info AS SELECT ? AS snapshot_id, ?::TIMESTAMPTZ AS published_at, "
                     "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13' AS dbt_invocation_id, 5 AS n_marts, "
                     "false AS allowed_shrink", [snapshot_id or uuid.uuid4().hex, _ts(built_at)])

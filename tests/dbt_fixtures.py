@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.scoring import store
-from ingest.warehouse.raw import connect, replace_partition
+from ingest.raw import connect, replace_partition
 
 TOKEN_SCHEMA = store.SCHEMA  # the token-score Parquet schema, from the one place that defines it
 
@@ -116,7 +116,7 @@ def build_fixture(paths: Paths, mirror: Path) -> Fixture:
 
     # -- raw.source_files: the real catalog rows, as `predictabase fetch` records them
     from ingest.sources.catalog import load_catalog
-    from ingest.warehouse.raw import now_utc
+    from ingest.raw import now_utc
     when = now_utc()
     source_files = pl.DataFrame([
         dict(path=f.path, dataset=f.dataset, repo=f.repo.repo, commit=f.repo.commit, upstream_path=f.upstream_path,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.config import Paths
+from predictabase.config import Paths
 
 DOC_COLUMNS = ("corpus VARCHAR, doc_id VARCHAR, doc_index INTEGER, text VARCHAR, n_chars INTEGER, "
                "n_bytes INTEGER, score_prefix_chars INTEGER, corpus_version VARCHAR, source_path VARCHAR, "

@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.config import paths as make_paths
+from predictabase.config import paths as make_paths
 from ingest.datasets import cloze
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 
@@ -29,7 +29,7 @@ def cloze_warehouse(mirror: Path, tmp_path_factory):
     """The two corpora and the three cloze jobs ingested from the mirror, dbt tag:cloze built."""
     from ingest.datasets.registry import run_ingest
     from ingest.sources.fetch import fetch_and_record
-    from ingest.warehouse import dbt_build
+    from predictabase.warehouse import dbt_build
     p = make_paths(tmp_path_factory.mktemp("cloze") / "warehouse")
     for name in ["provo", "provo_cloze", "ucl", "ucl_cloze", "ucl_cloze_distributions"]:
         fetch_and_record(p, mirror, dataset=name, show_progress=False)

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from ingest.sources.catalog import by_path
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 from ingest.datasets.corpora import LAST_NOTES, ingest, load
 from ingest.datasets._common import write_corpus
-from ingest.warehouse.raw import connect
+from ingest.raw import connect
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The Dagster definitions (ingest/orchestrate, the `orchestrate` extra that `make test` installs): they load,
+"""The Dagster definitions (predictabase/orchestrate, the `orchestrate` extra that `make test` installs): they load,
 their asset graph holds every dbt model with the sources mapped onto the assets that write them, the
 partitions are models.toml's models x the corpora, the schedule and the sensor trigger the refresh job, and
 a small asset selection materializes into a scratch warehouse with the same rows as the CLI's steps."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.warehouse.dbt import environ
+from predictabase.warehouse.dbt import environ
 
 ROOT = Path(__file__).resolve().parent.parent
 MARTS_DIR = ROOT / "dbt_project" / "models" / "marts"
@@ -29,8 +29,8 @@ def orch(tmp_path_factory, tiny_gpt2_dir):
     models.write_text((ROOT / "models.toml").read_text() + f'\n[[model]]\nname = "{tiny_gpt2_dir}"\n'
                       'corpora = ["ucl"]\ntop_k = 3\ndevice = "cpu"\ndtype = "float32"\n')
     with environ({"PREDICTABASE_DAGSTER_CACHE": str(cache), "PREDICTABASE_MODELS": str(models)}):
-        import ingest.orchestrate.definitions as definitions
-        from ingest.orchestrate.assets import MODELS
+        import predictabase.orchestrate.definitions as definitions
+        from predictabase.orchestrate.assets import MODELS
         assert list(MODELS) == ["smollm2-135m", str(tiny_gpt2_dir)]
         yield definitions
 
@@ -43,8 +43,8 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     import dagster as dg
 
     from ingest.datasets.registry import JOBS
-    from ingest.models_config import CORPORA, load_models_config
-    from ingest.orchestrate.dbt import INGEST_WRITERS, source_writers
+    from predictabase.models_config import CORPORA, load_models_config
+    from predictabase.orchestrate.dbt import INGEST_WRITERS, source_writers
 
     graph = orch.defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
@@ -90,7 +90,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
 def test_sensor_starts_a_refresh_when_the_catalog_changes(orch, tmp_path):
     import dagster as dg
 
-    from ingest.orchestrate.resources import PredictabaseResource
+    from predictabase.orchestrate.resources import PredictabaseResource
     from ingest.sources.catalog import CATALOG_FILE
     catalog, models = tmp_path / "catalog.toml", tmp_path / "models.toml"
     shutil.copyfile(CATALOG_FILE, catalog)
@@ -146,14 +146,14 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
     import dagster as dg
     from dagster_dbt import DbtCliResource
 
-    from ingest.config import paths as make_paths
+    from predictabase.config import paths as make_paths
     from ingest.datasets.registry import read_ingest_log
-    from ingest.ops.runs import read_runs
-    from ingest.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS
-    from ingest.orchestrate.resources import PredictabaseResource
-    from ingest.refresh import plan_scoring
+    from predictabase.runs import read_runs
+    from predictabase.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS
+    from predictabase.orchestrate.resources import PredictabaseResource
+    from predictabase.refresh import plan_scoring
     from ingest.sources.catalog import files_for
-    from ingest.warehouse.lock import LOCK_NAME
+    from predictabase.warehouse.lock import LOCK_NAME
 
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
@@ -227,7 +227,7 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
     assert all(r["status"] == "ok" and r["args"]["via"] == "dagster" for r in runs)
     assert (p.warehouse / LOCK_NAME).read_text() == ""
 
-    # the scheduled job: the refresh op runs ingest.refresh.refresh on the resource's warehouse (a dry run
+    # the scheduled job: the refresh op runs predictabase.refresh.refresh on the resource's warehouse (a dry run
     # here: it plans the jobs not ingested yet and the models.toml tasks not scored, and writes nothing)
     before = p.duckdb.stat().st_mtime_ns
     job = orch.defs.get_job_def("refresh_job")

@@ -26,8 +26,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from ingest.config import paths as make_paths
-from ingest.warehouse.serve import PROJECT_ROOT, streamlit_command
+from predictabase.config import paths as make_paths
+from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
 from .dashboard_fixtures import create_marts, expected_token_perplexity
 
@@ -328,7 +328,7 @@ def test_pages_on_a_dbt_built_snapshot(browser, mirror, tmp_path):
     GPT-3 davinci's real log-probabilities on Natural Stories, UCL and LM-game runs of a test model)."""
     import duckdb
 
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
 
     from .dbt_fixtures import build_fixture
     from .test_dbt_marts import SELECT as DBT_SELECT
@@ -384,7 +384,7 @@ def real_app(mirror, tmp_path_factory):
 
     from ingest.datasets.registry import run_ingest
     from ingest.sources.fetch import fetch_and_record
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
 
     tmp = tmp_path_factory.mktemp("dashboard_real")
     p = make_paths(tmp / "warehouse")
@@ -495,8 +495,8 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
 
     import duckdb
 
-    from ingest.warehouse import publish
-    from ingest.warehouse.freshness import source_freshness
+    from predictabase.warehouse import publish
+    from predictabase.warehouse.freshness import source_freshness
 
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)

@@ -1,8 +1,8 @@
 """`predictabase serve` starts Streamlit with usage statistics off and the warehouse set, whatever the config files say."""
 from __future__ import annotations
 
-from ingest.config import paths as make_paths
-from ingest.warehouse.serve import APP, streamlit_command
+from predictabase.config import paths as make_paths
+from predictabase.warehouse.serve import APP, streamlit_command
 
 
 def _flag(argv: list[str], name: str) -> str:

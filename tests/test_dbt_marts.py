@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.config import paths as make_paths
-from ingest.errors import BuildError
-from ingest.warehouse import dbt_build, publish
+from predictabase.config import paths as make_paths
+from predictabase.errors import BuildError
+from predictabase.warehouse import dbt_build, publish
 
 from .dbt_fixtures import build_fixture, expected_metrics, numpy_bootstrap
 

@@ -142,9 +142,9 @@ def test_folds_are_balanced_and_seeded():
 def reg(real_warehouse, tmp_path_factory):
     """The session's real warehouse (UCL scored by the tiny GPT-2, Natural Stories with GPT-3's import) plus the
     reading data, cloze norms and the two studies' files, with the regression domain built and published."""
-    from ingest.config import paths as make_paths
+    from predictabase.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("regression") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, READING_INGEST, show_progress=False)

@@ -160,8 +160,8 @@ def test_llama2_style_eos_and_separator_preferred_over_eos():
 def test_real_gemma3_tokenizer_eos(tmp_path):
     from transformers import AutoTokenizer
 
-    from ingest.config import paths as make_paths
-    from ingest.errors import ModelLoadError
+    from predictabase.config import paths as make_paths
+    from predictabase.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     try:
         gguf = gemma3_gguf(make_paths(tmp_path / "warehouse"))

@@ -17,10 +17,10 @@ import pytest
 import torch
 
 from ingest.datasets.registry import run_ingest
-from ingest.config import paths as make_paths
+from predictabase.config import paths as make_paths
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.sources.fetch import fetch_and_record
-from ingest.warehouse import dbt_build, publish
+from predictabase.warehouse import dbt_build, publish
 
 SET = dict(top_k=3, device="cpu", dtype="float32")
 COLS = ("model_key, corpus, n_docs, n_tokens, n_words, n_chars, n_bytes, total_surprisal_nats, "

@@ -9,10 +9,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 from ingest.datasets import eye_tracking as et
 from ingest.datasets.registry import run_ingest
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec
 

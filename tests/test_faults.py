@@ -2,7 +2,7 @@
 
 Every case runs on its own copy of one real warehouse (fetched from the mirror, UCL + Natural
 Stories + the GPT-3 import + the pairwise game ingested, UCL scored by a tiny GPT-2, dbt built and
-published). Processes are stopped or killed at named failpoints (`ingest/failpoints.py`), never
+published). Processes are stopped or killed at named failpoints (`predictabase/failpoints.py`), never
 after a sleep. Every case checks:
 
 - a user error exits 2 with exactly one line on stderr, `error: ...`, and no traceback;
@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 from ingest.sources.catalog import files_for
-from ingest.config import paths as make_paths
-from ingest.fsutil import sha256_of
-from ingest.warehouse.lock import LOCK_NAME
+from predictabase.config import paths as make_paths
+from predictabase.fsutil import sha256_of
+from predictabase.warehouse.lock import LOCK_NAME
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 FAULT_CASES: list[tuple[str, str]] = []  # (case, outcome), printed by conftest.pytest_terminal_summary
@@ -70,7 +70,7 @@ def start(*args: str, env: dict | None = None) -> subprocess.Popen:
                             text=True, stdin=subprocess.DEVNULL)
 
 
-#: notes a build prints before its outcome (ingest.warehouse.freshness: a stale or unreadable source is
+#: notes a build prints before its outcome (predictabase.warehouse.freshness: a stale or unreadable source is
 #: reported, never an error by itself)
 NOTES = ("dbt source freshness: ",)
 

@@ -7,10 +7,10 @@ import shutil
 import duckdb
 import pytest
 
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 from ingest.datasets.corpora import ingest
 from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
-from ingest.errors import ChecksumError, IngestError
+from predictabase.errors import ChecksumError, IngestError
 
 TOK = natural_stories.TOK
 MEASURES = ucl.MEASURES

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from ingest.cli import app
-from ingest.config import PROJECT_ROOT
-from ingest.errors import OptionError
-from ingest.models_config import CORPORA, ModelEntry, load_models_config
+from predictabase.cli import app
+from predictabase.config import PROJECT_ROOT
+from predictabase.errors import OptionError
+from predictabase.models_config import CORPORA, ModelEntry, load_models_config
 
 
 def test_the_repository_file_keeps_the_default_model_scored_everywhere():

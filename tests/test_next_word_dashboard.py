@@ -21,10 +21,10 @@ MODEL = "model: WT probability, renormalised over the responses"
 
 @pytest.fixture(scope="module")
 def nw_warehouse(real_warehouse, tiny_gpt2_dir, tmp_path_factory):
-    from ingest.config import paths as make_paths
+    from predictabase.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
     from ingest.scoring.cloze import run_cloze
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("next_word") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, ["provo", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions"], show_progress=False)

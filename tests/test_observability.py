@@ -16,11 +16,11 @@ import duckdb
 import pytest
 import yaml
 
-from ingest.config import paths as make_paths
-from ingest.warehouse import SNAPSHOT_META, publish
-from ingest.warehouse.build import build_and_publish
-from ingest.warehouse.freshness import source_freshness
-from ingest.warehouse.publish import published_tables
+from predictabase.config import paths as make_paths
+from predictabase.warehouse import SNAPSHOT_META, publish
+from predictabase.warehouse.build import build_and_publish
+from predictabase.warehouse.freshness import source_freshness
+from predictabase.warehouse.publish import published_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARDS = ROOT / "dashboards"

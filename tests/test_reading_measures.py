@@ -16,8 +16,8 @@ import shutil
 import polars as pl
 import pytest
 
-from ingest.config import paths as make_paths
-from ingest.warehouse.raw import connect, replace_partition
+from predictabase.config import paths as make_paths
+from ingest.raw import connect, replace_partition
 from tests.dbt_fixtures import fetch_all
 
 MY_MODELS = ("stg_words stg_eye_tracking_fixations stg_eye_tracking_measures_upstream stg_ucl_published_word_measures "
@@ -94,7 +94,7 @@ def _fixations_frame(corpus: str, sequences: dict[tuple[str, str], list]) -> pl.
 
 @pytest.fixture(scope="module")
 def hand_built(tmp_path_factory):
-    from ingest.warehouse import dbt_build
+    from predictabase.warehouse import dbt_build
     p = make_paths(tmp_path_factory.mktemp("reading_hand") / "warehouse")
     p.token_scores.mkdir(parents=True, exist_ok=True)
     with connect(p) as con:
@@ -141,7 +141,7 @@ def real(fetched_raw, mirror, tmp_path_factory):
     means), then the eye-tracking models built."""
     from ingest.datasets.registry import run_ingest
     from ingest.sources.fetch import fetch_and_record
-    from ingest.warehouse import dbt_build
+    from predictabase.warehouse import dbt_build
     p = make_paths(tmp_path_factory.mktemp("reading_real") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     fetch_and_record(p, mirror, show_progress=False)

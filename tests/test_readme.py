@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.warehouse import SNAPSHOT_META
+from predictabase.warehouse import SNAPSHOT_META
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

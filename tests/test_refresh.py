@@ -25,8 +25,8 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
-from ingest.config import paths as make_paths
-from ingest.fsutil import sha256_of
+from predictabase.config import paths as make_paths
+from predictabase.fsutil import sha256_of
 from tests.test_faults import cli, cli_env, killed, start, user_error, wait_stopped
 
 STEPS = ("fetch", "ingest", "score", "build")
@@ -175,7 +175,7 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())
     assert state["built"]["select"] is None and state["published"]["snapshot_id"] == snapshot_id(wh)
     # the runs log: the refresh and its four steps, each a child of it
-    from ingest.ops.runs import read_runs
+    from predictabase.runs import read_runs
     runs = read_runs(wh.runs_log)
     [top] = [r for r in runs if r["command"] == "refresh"]
     assert top["status"] == "ok"
@@ -199,7 +199,7 @@ def test_second_refresh_changes_nothing(wh, refreshed):
 
 def test_ingest_plan_follows_inputs_code_tables_and_dependencies(wh):
     """In-process: what `plan_ingest` decides, for each reason a job is re-ingested."""
-    from ingest.refresh import plan_ingest
+    from predictabase.refresh import plan_ingest
     assert plan_ingest(wh) == {}
     with duckdb.connect(str(wh.duckdb)) as con:
         con.execute("DELETE FROM raw.ingest_log WHERE job = 'natural_stories'")
@@ -273,7 +273,7 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     SIGKILLed at each failpoint in turn: every kill leaves the published snapshot as it was (until it is
     replaced), each next refresh gets further, and one more has nothing to do. Then: only that file was
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
-    from ingest.failpoints import POINTS
+    from predictabase.failpoints import POINTS
     from ingest.sources.catalog import files_for
     assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted"}  # GGUF only
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)

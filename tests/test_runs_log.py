@@ -1,4 +1,4 @@
-"""The runs log (`ingest.ops.runs`, issue 12 point 5): every command writes a row — command, options,
+"""The runs log (`predictabase.runs`, issue 12 point 5): every command writes a row — command, options,
 start, end, status, rows in/out, error text — to `<warehouse>/runs.jsonl`, killed commands included."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ingest.cli import app
-from ingest.ops import runs
-from ingest.ops.runs import read_runs, recorded
+from predictabase.cli import app
+from predictabase import runs
+from predictabase.runs import read_runs, recorded
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 

@@ -10,9 +10,9 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest.config import paths as make_paths
+from predictabase.config import paths as make_paths
 from ingest.datasets import corpora, self_paced_reading as spr
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 
 JOBS = ["natural_stories", "ucl", "natural_stories_spr_means", "ucl_published_measures",
         "natural_stories_spr", "ucl_spr", "word_frequencies"]
@@ -28,7 +28,7 @@ def warehouse(fetched_raw, tmp_path_factory):
     import shutil
 
     from ingest.datasets.registry import run_ingest
-    from ingest.warehouse.dbt import run_dbt
+    from predictabase.warehouse.dbt import run_dbt
     p = make_paths(tmp_path_factory.mktemp("spr") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     counts = run_ingest(p, JOBS, show_progress=False)

@@ -1,4 +1,4 @@
-"""`predictabase sql` and ingest.sql against the session's real published snapshot (conftest.real_warehouse,
+"""`predictabase sql` and predictabase.sql against the session's real published snapshot (conftest.real_warehouse,
 read-only use: the CLI runs on a scratch warehouse directory whose marts.duckdb is a symlink to it, so the
 runs log it appends goes there). Every refusal comes from DuckDB's configuration and carries its reason;
 the snapshot file is byte-identical afterwards; results through the real CLI equal a direct DuckDB read."""
@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from ingest import sql
-from ingest.cli import app
-from ingest.sql import SqlError, collect, execute, readonly_connection
+from predictabase import sql
+from predictabase.cli import app
+from predictabase.sql import SqlError, collect, execute, readonly_connection
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 PERPLEXITY = ("SELECT model_key, corpus, n_tokens, token_perplexity, bits_per_byte FROM mart_model_perplexity "
@@ -49,7 +49,7 @@ def cli(wh: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedP
 
 def direct(real_warehouse, query: str) -> pa.Table:
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
-        con.execute("SET TimeZone = 'UTC'")  # as ingest.sql's connection
+        con.execute("SET TimeZone = 'UTC'")  # as predictabase.sql's connection
         return con.sql(query).to_arrow_table()
 
 

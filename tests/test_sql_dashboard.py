@@ -14,7 +14,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from ingest import sql
+from predictabase import sql
 
 from .test_dashboard_browser import Page, _grid_text, _shows_value, browser, serving  # noqa: F401 (fixture)
 

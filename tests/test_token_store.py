@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from ingest.config import DBT_PROJECT_DIR
-from ingest.errors import WarehouseError
+from predictabase.config import DBT_PROJECT_DIR
+from predictabase.errors import WarehouseError
 from ingest.scoring import store
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, SCORED_RUN_KEYS
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 from ingest.datasets import top1
 from ingest.datasets.registry import JOBS, NAMES, run_ingest
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset_names
 from tests.dbt_fixtures import fetch_all
@@ -66,7 +66,7 @@ def upstream(mirror: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def top1_warehouse(fetched_raw: Paths, tmp_path_factory) -> Paths:
-    from ingest.warehouse.dbt import run_dbt
+    from predictabase.warehouse.dbt import run_dbt
     p = make_paths(tmp_path_factory.mktemp("top1") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     run_ingest(p, ["lm_game", *JOBS_TOP1], show_progress=False)
@@ -262,7 +262,7 @@ def test_model_perfs_are_validated(data, match):
 
 
 def test_a_bad_file_stops_the_command_before_anything_is_written(top1_warehouse, tmp_path):
-    from ingest.errors import ChecksumError
+    from predictabase.errors import ChecksumError
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(top1_warehouse.raw, p.raw)
     target = p.raw / TOKENS

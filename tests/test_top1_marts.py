@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.config import Paths, paths as make_paths
+from predictabase.config import Paths, paths as make_paths
 from ingest.datasets.registry import run_ingest
 from tests.dbt_fixtures import fetch_all
 
@@ -36,7 +36,7 @@ def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
     from ingest.scoring import top1 as top1_mod
     from ingest.scoring.models import load_model
     from ingest.scoring.profile import TokenizerProfile
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
 
     p = make_paths(tmp_path_factory.mktemp("top1m") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)

@@ -1,15 +1,15 @@
-"""ingest.warehouse.publish: an atomic, read-only-friendly snapshot of the marts (no dbt needed)."""
+"""predictabase.warehouse.publish: an atomic, read-only-friendly snapshot of the marts (no dbt needed)."""
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from ingest.config import DBT_PROJECT_DIR
+from predictabase.config import DBT_PROJECT_DIR
 
-from ingest.errors import BuildError
-from ingest.fsutil import sha256_of
-from ingest.warehouse.publish import SNAPSHOT_META
-from ingest.warehouse import dbt_args, dbt_env, publish
+from predictabase.errors import BuildError
+from predictabase.fsutil import sha256_of
+from predictabase.warehouse.publish import SNAPSHOT_META
+from predictabase.warehouse import dbt_args, dbt_env, publish
 
 
 def write_marts(paths, value: int) -> None:

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.config import DBT_PROJECT_DIR
+from predictabase.config import DBT_PROJECT_DIR
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.sentence import SentenceScorer, word_surprisal_sql, words_of
 from tests.scoring_helpers import gpt2_tokenizer, natural_stories, smollm2_tokenizer, ucl_sentences
@@ -649,9 +649,9 @@ def warehouse_with_ucl_precomputed(real_warehouse, tmp_path_factory):
     does not ingest them; its staging view was built as an empty placeholder) and the word marts rebuilt."""
     import shutil
 
-    from ingest.config import paths as make_paths
+    from predictabase.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
-    from ingest.warehouse import dbt_build
+    from predictabase.warehouse import dbt_build
     p = make_paths(tmp_path_factory.mktemp("ucl-precomputed") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
@@ -696,8 +696,8 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
 @pytest.fixture(scope="module")
 def gemma_tokenizer(tmp_path_factory):
     """The real Gemma 3 270M tokenizer, read from its GGUF when the optional packages are installed."""
-    from ingest.config import paths as make_paths
-    from ingest.errors import ModelLoadError
+    from predictabase.config import paths as make_paths
+    from predictabase.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     try:
         gguf = gemma3_gguf(make_paths(tmp_path_factory.mktemp("gemma") / "warehouse"))

@@ -41,9 +41,9 @@ LW_BITS, WT_BITS, DIFF_BITS = "LW surprisal (bits)", "WT surprisal (bits)", "WT 
 def with_ucl_imports(real_warehouse, tmp_path_factory):
     """A copy of the real warehouse with the UCL word surprisals precomputed upstream (GPT-2, GPT-Neo) ingested,
     the word marts rebuilt and published."""
-    from ingest.config import paths as make_paths
+    from predictabase.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
-    from ingest.warehouse import dbt_build, publish
+    from predictabase.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("ws_imports") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
@@ -399,7 +399,7 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
                                                             monkeypatch) -> None:
     """A stand-in SentenceScorer made of the tiny GPT-2's parts counts model loads and scored texts."""
     import ingest.scoring.sentence as sentence
-    from ingest.errors import ModelLoadError
+    from predictabase.errors import ModelLoadError
     parts = _tiny_parts(tiny_gpt2_dir)
     real = sentence.SentenceScorer
     loads: list[str] = []

@@ -23,10 +23,10 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 
 
 def read_runs(path: Path, limit: int) -> list[dict] | None:
-    """The latest runs of the runs log (ingest.ops.runs, standard library only); None when the module
+    """The latest runs of the runs log (predictabase.runs, standard library only); None when the module
     is not importable (the dashboard run outside the installed package)."""
     try:
-        from ingest.ops.runs import read_runs as read
+        from predictabase.runs import read_runs as read
     except ImportError:
         return None
     return read(path, limit) if path.exists() else []

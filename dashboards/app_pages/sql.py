@@ -1,6 +1,6 @@
 """SQL on the published snapshot: an editor, the result, CSV/Parquet downloads, the marts and their columns.
 
-Every query opens its own read-only connection (`ingest.sql.readonly_connection`, the one
+Every query opens its own read-only connection (`predictabase.sql.readonly_connection`, the one
 `predictabase sql` uses: the snapshot attached read-only, files, extensions and settings locked away
 by DuckDB's configuration) and closes it, so a rebuild can publish a new snapshot at any time.
 """
@@ -36,7 +36,7 @@ st.caption(f"DuckDB SQL on the snapshot's marts (listed below) and `runs`, the w
 
 snap = data.require_snapshot()
 try:
-    from ingest.sql import SqlError, parquet_bytes, query, write_csv
+    from predictabase.sql import SqlError, parquet_bytes, query, write_csv
 except ImportError:
     st.error("The SQL page needs the predictabase package (`pip install -e .` in the repository).")
     st.stop()

@@ -20,9 +20,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ingest.config import Paths
-from ingest.warehouse.raw import replace_partitions_in, transaction
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from ingest.raw import replace_partitions_in, transaction
+from predictabase.errors import IngestError
 from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 
 

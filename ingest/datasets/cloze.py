@@ -37,11 +37,11 @@ import re
 
 import polars as pl
 
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, to_float, to_int
 from ingest.datasets.corpora import prepared_or_loaded
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.datasets import lm_game, natural_stories, provo, ucl
 from ingest.datasets._common import CorpusLoad
 

@@ -15,10 +15,10 @@ from itertools import accumulate
 
 import polars as pl
 
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.datasets._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row,
                                      whitespace_words)
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

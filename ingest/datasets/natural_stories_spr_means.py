@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.datasets._common import to_float, to_int
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

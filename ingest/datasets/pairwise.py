@@ -42,13 +42,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.catalog import SourceFile
 from ingest.sources.definitions import dataset
 from ingest.sources.fetch import verified_path
-from ingest.warehouse.raw import replace_tables
+from ingest.raw import replace_tables
 
 DATASET = "pairwise"
 ANSWERS = dataset(DATASET).file("answers")

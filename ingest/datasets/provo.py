@@ -21,8 +21,8 @@ import difflib
 import re
 from pathlib import Path
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
                                      whitespace_words)
 from ingest.sources import readers

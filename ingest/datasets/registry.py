@@ -13,7 +13,7 @@ replaced, or none is.
 `raw.ingest_log` records, in that same transaction, one row per job run: which catalog files its
 `prepare` read (every path `verified_path` handed out, with its sha256), which tables it wrote, and
 its `code_version` (`code_version`: a hash of the source of the modules its loader is made of).
-`predictabase refresh` re-ingests a job when any of these no longer matches (ingest/refresh.py).
+`predictabase refresh` re-ingests a job when any of these no longer matches (predictabase/refresh.py).
 A job with a `finish` (the GPT-3 import's Parquet run, written after COMMIT) gets its row after
 `finish` succeeds, so a kill between the two leaves it looking un-ingested, never the reverse.
 """
@@ -37,11 +37,11 @@ from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
 from ingest.datasets import pimentel_meister
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
-from ingest.warehouse.raw import connect, now_utc, replace_tables_in, transaction
-from ingest.errors import IngestError
-from ingest.failpoints import failpoint
+from ingest.raw import connect, now_utc, replace_tables_in, transaction
+from predictabase.errors import IngestError
+from predictabase.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs
 
 

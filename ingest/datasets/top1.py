@@ -33,8 +33,8 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -21,8 +21,8 @@ import math
 
 import polars as pl
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
                                      join_with_spans, to_float, to_int)
 from ingest.sources import readers

@@ -41,11 +41,11 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from ingest.config import Paths
-from ingest.errors import IngestError
+from predictabase.config import Paths
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
-from ingest.warehouse.raw import replace_tables
+from ingest.raw import replace_tables
 
 DATASET = "wild"
 KEY = dataset(DATASET).file("key")

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.config import Paths
+from predictabase.config import Paths
 from ingest.datasets.corpora import corpus_frames
-from ingest.errors import IngestError
+from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

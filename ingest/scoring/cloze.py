@@ -58,9 +58,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.config import Paths
-from ingest.errors import OptionError, ScoringError, WarehouseError
-from ingest.fsutil import atomic_dir
+from predictabase.config import Paths
+from predictabase.errors import OptionError, ScoringError, WarehouseError
+from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.top1 import Question, Segment, WordPredictor, WordTrie, _logsumexp, now, word_token_ids
 

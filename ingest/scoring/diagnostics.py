@@ -284,7 +284,7 @@ def mart_sql(macro_text: str | None = None) -> str:
     """`mart_word_probability_sums.sql` rendered with jinja2 over the relations named as its two refs,
     with the macro `word_surprisal_sql` from macros/word_surprisal.sql (or `macro_text`: the tests
     render a changed macro to see the check fail)."""
-    from ingest.config import DBT_PROJECT_DIR
+    from predictabase.config import DBT_PROJECT_DIR
     from ingest.scoring.sentence import render_with_macros
     mart = (DBT_PROJECT_DIR / "models" / "marts" / "words" / f"{MART_MODEL}.sql").read_text(encoding="utf-8")
     return render_with_macros(mart, macro_text, ref=lambda name: name)

@@ -10,10 +10,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.config import Paths
-from ingest.errors import ModelLoadError
-from ingest.failpoints import failpoint
-from ingest.fsutil import atomic_dir, sha256_of
+from predictabase.config import Paths
+from predictabase.errors import ModelLoadError
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import atomic_dir, sha256_of
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"

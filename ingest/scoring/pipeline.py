@@ -12,10 +12,10 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ingest.config import Paths
-from ingest.warehouse.raw import now_utc
-from ingest.errors import OptionError, ScoringError, WarehouseError
-from ingest.failpoints import failpoint
+from predictabase.config import Paths
+from ingest.raw import now_utc
+from predictabase.errors import OptionError, ScoringError, WarehouseError
+from predictabase.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows
 from ingest.scoring.models import LoadedModel, load_model

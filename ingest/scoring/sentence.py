@@ -14,8 +14,8 @@ from functools import lru_cache
 import duckdb
 import polars as pl
 
-from ingest.config import DBT_PROJECT_DIR, Paths
-from ingest.errors import OptionError
+from predictabase.config import DBT_PROJECT_DIR, Paths
+from predictabase.errors import OptionError
 
 MACRO_FILE = DBT_PROJECT_DIR / "macros" / "word_surprisal.sql"
 MAX_CHARS = 2000  # a sentence box, not a corpus: keeps one request to one short window

@@ -24,8 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.errors import WarehouseError
-from ingest.fsutil import atomic_path
+from predictabase.errors import WarehouseError
+from predictabase.fsutil import atomic_path
 
 # One row per real token of a document (the BOS is never a row).
 SCHEMA = pa.schema([

@@ -25,11 +25,11 @@ import polars as pl
 from rich.progress import Progress
 
 from ingest.sources.catalog import SourceFile, files_for
-from ingest.config import Paths, mirror_dir
-from ingest.errors import ChecksumError, IngestError
-from ingest.failpoints import failpoint
-from ingest.fsutil import atomic_path, sha256_of
-from ingest.warehouse.raw import connect, now_utc, transaction
+from predictabase.config import Paths, mirror_dir
+from predictabase.errors import ChecksumError, IngestError
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import atomic_path, sha256_of
+from ingest.raw import connect, now_utc, transaction
 
 __all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "recording_inputs", "verified_path",
            "sha256_of"]

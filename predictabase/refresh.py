@@ -34,12 +34,12 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from ingest.config import DBT_PROJECT_DIR, Paths, mirror_dir
-from ingest.failpoints import failpoint
-from ingest.fsutil import atomic_path
-from ingest.models_config import ModelEntry, load_models_config
-from ingest.ops import runs
-from ingest.warehouse.lock import writer_lock
+from predictabase.config import DBT_PROJECT_DIR, Paths, mirror_dir
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import atomic_path
+from predictabase.models_config import ModelEntry, load_models_config
+from predictabase import runs
+from predictabase.warehouse.lock import writer_lock
 
 STATE_DIR = "refresh"          # <warehouse>/refresh/: the ledger and the build state
 LEDGER = "scored.json"
@@ -117,7 +117,7 @@ def _connect_ro(path: Path):
 
 def fetch_plan(paths: Paths) -> list[str]:
     """Catalog paths a fetch would copy or download (missing, or not the catalog's sha256)."""
-    from ingest.fsutil import sha256_of
+    from predictabase.fsutil import sha256_of
     from ingest.sources.catalog import load_catalog
     out = []
     for sf in load_catalog():
@@ -312,7 +312,7 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
     for e in _models(models):
         if e.name == task.model:
             return e
-    from ingest.errors import OptionError
+    from predictabase.errors import OptionError
     raise OptionError("--models", f"no model {task.model!r} in the models file")
 
 
@@ -585,7 +585,7 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
             return "recorded", f"{why}; the snapshot of that build is published", None, False
         if dry_run:
             return "would publish", why, None, False
-        from ingest.warehouse.publish import publish
+        from predictabase.warehouse.publish import publish
         _save_built_same(paths, built, now, invocation)
         publish(paths)
         _save_published(paths, now)
@@ -595,7 +595,7 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
     what = "(everything)" if select is None else select
     if dry_run:
         return "would build and publish", f"{'; '.join(reasons)}; dbt build --select {what}", select or "", False
-    from ingest.warehouse.build import build_and_publish
+    from predictabase.warehouse.build import build_and_publish
     # the build state is saved between dbt and publish, so a refresh killed after dbt publishes without
     # building again
     build_and_publish(paths, select=select, extra_dbt_args=extra, after_dbt=lambda: _save_built(paths, now, select))

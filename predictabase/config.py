@@ -1,10 +1,12 @@
 """Where things live. Every path can be overridden by an environment variable.
 
-PREDICTABASE_HOME       project root holding warehouse/ and dbt_project/ (default: this checkout)
+PREDICTABASE_HOME       folder holding warehouse/ (default: this checkout; for an installed wheel, the current directory)
 PREDICTABASE_WAREHOUSE  warehouse directory (default: $PREDICTABASE_HOME/warehouse)
 PREDICTABASE_MIRROR     local mirror of the upstream sources; when unset, files are downloaded
 PREDICTABASE_MODEL_CACHE  converted-model cache (default: $PREDICTABASE_WAREHOUSE/models)
-PREDICTABASE_MODELS     the models `predictabase refresh` keeps scored (default: models.toml of this checkout)
+PREDICTABASE_MODELS     the models `predictabase refresh` keeps scored (default: the models.toml shipped with the package)
+
+The dbt project, the dashboard app and the default models.toml are found by `predictabase.resources`.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from predictabase import resources
+
+PROJECT_ROOT = resources.project_root()
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class Paths:
         return self.parquet / "top1_predictions"
 
     @property
-    def runs_log(self) -> Path:  # one JSON line per command start and end (ingest.ops.runs)
+    def runs_log(self) -> Path:  # one JSON line per command start and end (predictabase.runs)
         return self.warehouse / "runs.jsonl"
 
     @property
@@ -54,7 +58,8 @@ class Paths:
 
 def paths(warehouse: str | Path | None = None) -> Paths:
     if warehouse is None:
-        home = Path(os.environ.get("PREDICTABASE_HOME", PROJECT_ROOT))
+        default_home = Path.cwd() if resources.installed() else resources.CHECKOUT_ROOT
+        home = Path(os.environ.get("PREDICTABASE_HOME", default_home))
         warehouse = os.environ.get("PREDICTABASE_WAREHOUSE", home / "warehouse")
     return Paths(Path(warehouse).resolve())
 
@@ -64,10 +69,10 @@ def mirror_dir(explicit: str | Path | None = None) -> Path | None:
     return Path(value).resolve() if value else None
 
 
-DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"
+DBT_PROJECT_DIR = resources.dbt_project_dir()
 
 
 def models_config_path(explicit: str | Path | None = None) -> Path:
-    """The models-to-keep-scored file (`--models`, else $PREDICTABASE_MODELS, else models.toml here)."""
+    """The models-to-keep-scored file (`--models`, else $PREDICTABASE_MODELS, else the shipped models.toml)."""
     value = explicit or os.environ.get("PREDICTABASE_MODELS")
-    return Path(value).resolve() if value else PROJECT_ROOT / "models.toml"
+    return Path(value).resolve() if value else resources.default_models_file()

@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.config import Paths
-from ingest.errors import WarehouseError
-from ingest.failpoints import failpoint
-from ingest.fsutil import file_mode, pid_alive, pid_of_temp, size_of
+from predictabase.config import Paths
+from predictabase.errors import WarehouseError
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
 LOCK_NAME = ".writer.lock"
 

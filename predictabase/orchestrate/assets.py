@@ -7,9 +7,9 @@ import json
 import dagster as dg
 
 from ingest.datasets.registry import JOBS
-from ingest.models_config import CORPORA, ModelEntry, load_models_config
-from ingest.orchestrate.dbt import CLOZE_KEY, FETCH_KEY, TOKEN_SCORES_KEY, TOP1_KEY, ingest_key, mart_keys
-from ingest.orchestrate.resources import PredictabaseResource
+from predictabase.models_config import CORPORA, ModelEntry, load_models_config
+from predictabase.orchestrate.dbt import CLOZE_KEY, FETCH_KEY, TOKEN_SCORES_KEY, TOP1_KEY, ingest_key, mart_keys
+from predictabase.orchestrate.resources import PredictabaseResource
 
 # The models to keep scored ($PREDICTABASE_MODELS or models.toml), read when the definitions load: a model
 # added there appears as new partitions when the code location reloads (the sensor starts a refresh at once).
@@ -69,7 +69,7 @@ def run_step(paths, entry: ModelEntry, step: str, corpus: str | None) -> str:
     """One scoring task of a models.toml entry with its settings, through the refresh's own task runner: the
     scorers skip a complete run (keyed by model revision, corpus version and settings) and the refresh ledger
     records the run, so a later `predictabase refresh` knows this partition is scored."""
-    from ingest.refresh import ScoringTask, run_scoring_task
+    from predictabase.refresh import ScoringTask, run_scoring_task
     return run_scoring_task(paths, ScoringTask(entry.name, step, corpus, entry), show_progress=False)
 
 
@@ -122,8 +122,8 @@ def cloze_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseRe
           description="marts.duckdb, the snapshot the dashboard reads: dbt source freshness, then every mart "
                       "published under the publish guard (as the end of `predictabase build`).")
 def marts_snapshot(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-    from ingest.warehouse.freshness import source_freshness
-    from ingest.warehouse.publish import publish, published_tables
+    from predictabase.warehouse.freshness import source_freshness
+    from predictabase.warehouse.publish import publish, published_tables
     with predictabase.writing(context, "build", {"publish": True}) as paths:
         source_freshness(paths)
         marts = publish(paths)

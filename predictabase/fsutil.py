@@ -2,7 +2,7 @@
 
 Temporary files and folders are named `.tmp-<pid>-...` (or `.<name>-<pid>-...`) in the folder of
 their destination, so that a process killed half-way leaves something the next writer can
-recognise as its own leftover (`ingest.warehouse.lock.clean_leftovers`). The files that end up in the
+recognise as its own leftover (`predictabase.warehouse.lock.clean_leftovers`). The files that end up in the
 warehouse get the user's umask (mkstemp/mkdtemp would leave them 0600/0700).
 """
 from __future__ import annotations

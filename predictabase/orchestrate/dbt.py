@@ -17,10 +17,10 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
-from ingest.config import DBT_PROJECT_DIR
-from ingest.config import paths as default_paths
-from ingest.orchestrate.resources import PredictabaseResource
-from ingest.warehouse.dbt import _env, dbt_env
+from predictabase.config import DBT_PROJECT_DIR
+from predictabase.config import paths as default_paths
+from predictabase.orchestrate.resources import PredictabaseResource
+from predictabase.warehouse.dbt import _env, dbt_env
 
 # Which assets write each dbt source table: raw.* tables <- the ingest jobs (several jobs write one table
 # when each replaces its corpus's rows), the Parquet sources <- the scoring assets. A source missing here

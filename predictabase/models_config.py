@@ -6,8 +6,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.config import models_config_path
-from ingest.errors import OptionError
+from predictabase.config import models_config_path
+from predictabase.errors import OptionError
 
 CORPORA = ("lm_game", "natural_stories", "provo", "ucl")
 DTYPES = ("float32", "bfloat16", "float16")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.config import Paths
-from ingest.errors import BuildError
-from ingest.failpoints import failpoint
-from ingest.fsutil import file_mode, temp_prefix
-from ingest.warehouse import freshness
+from predictabase.config import Paths
+from predictabase.errors import BuildError
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import file_mode, temp_prefix
+from predictabase.warehouse import freshness
 
 MARTS_SCHEMA = "marts"  # schema of the marts in predictabase.duckdb (see macros/generate_schema_name.sql)
 
@@ -34,7 +34,7 @@ SNAPSHOT_INFO = "snapshot_info"
 #: the snapshot's marts with dbt's description and domain; their columns with type and description
 SNAPSHOT_MARTS = "snapshot_marts"
 SNAPSHOT_COLUMNS = "snapshot_columns"
-#: `dbt source freshness` as checked by the build behind the snapshot (ingest.warehouse.freshness)
+#: `dbt source freshness` as checked by the build behind the snapshot (predictabase.warehouse.freshness)
 SOURCE_FRESHNESS = "source_freshness"
 #: the metadata tables publish writes into every snapshot besides the marts; never marts themselves
 #: (not listed by `published_tables`, not compared by the publish guard)

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import duckdb
 import polars as pl
 
-from ingest.config import Paths
+from predictabase.config import Paths
 
 
 @contextlib.contextmanager

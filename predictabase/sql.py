@@ -46,9 +46,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.errors import OptionError, PredictabaseError
-from ingest.ops.runs import COLUMNS as RUNS_COLUMNS
-from ingest.ops.runs import read_runs
+from predictabase.errors import OptionError, PredictabaseError
+from predictabase.runs import COLUMNS as RUNS_COLUMNS
+from predictabase.runs import read_runs
 
 SNAPSHOT_ALIAS = "snap"
 TABLE_ROWS = 1000  # rows the `table` format prints (csv, markdown and parquet give every row)

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.config import Paths
-from ingest.failpoints import failpoint
-from ingest.warehouse.dbt import dbt_build
-from ingest.warehouse.freshness import source_freshness
-from ingest.warehouse.publish import publish
+from predictabase.config import Paths
+from predictabase.failpoints import failpoint
+from predictabase.warehouse.dbt import dbt_build
+from predictabase.warehouse.freshness import source_freshness
+from predictabase.warehouse.publish import publish
 
 
 @dataclass

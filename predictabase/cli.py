@@ -1,6 +1,6 @@
 """The `predictabase` command line.
 
-Every command that writes holds the warehouse's writer lock (`ingest.warehouse.lock`) and reports bad input
+Every command that writes holds the warehouse's writer lock (`predictabase.warehouse.lock`) and reports bad input
 as one line, `error: <file or option>: <problem>`, with exit code 2, never a traceback.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ingest.config import Paths
-from ingest.config import paths as get_paths
-from ingest.errors import OptionError, PredictabaseError, WarehouseError
-from ingest.ops import runs
+from predictabase.config import Paths
+from predictabase.config import paths as get_paths
+from predictabase.errors import OptionError, PredictabaseError, WarehouseError
+from predictabase import runs
 
 app = typer.Typer(help="predictabase: how well humans and language models predict the next word.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -61,7 +61,7 @@ def _jsonable(value):
 
 
 def recorded(command: str) -> Callable:
-    """Record every call of a command in the warehouse's runs log (`ingest.ops.runs`): its options,
+    """Record every call of a command in the warehouse's runs log (`predictabase.runs`): its options,
     start, end, status, rows in/out and one-line error. A step of `all` records its parent's run id."""
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -124,7 +124,7 @@ def existing_warehouse(warehouse: Path | None) -> Paths:
 @contextlib.contextmanager
 def writing(command: str, warehouse: Path | None, wait: float, create: bool = False) -> Iterator[Paths]:
     """The warehouse of a writing command, with its writer lock held and errors on one line."""
-    from ingest.warehouse.lock import writer_lock
+    from predictabase.warehouse.lock import writer_lock
     with _errors():
         check("--wait", wait, wait >= 0, "seconds >= 0")
         if create:
@@ -268,12 +268,12 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
           lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
-    from ingest.warehouse.build import build_and_publish
+    from predictabase.warehouse.build import build_and_publish
     with writing("build", warehouse, wait) as p:
         if not p.duckdb.exists():
             raise WarehouseError(p.duckdb, "nothing ingested into this warehouse yet; run `predictabase ingest` "
                                         "(or `predictabase all`) first")
-        from ingest.refresh import fingerprints, record_full_build
+        from predictabase.refresh import fingerprints, record_full_build
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         if lmer and shutil.which("Rscript") is None:
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
@@ -307,8 +307,8 @@ def refresh(mirror: MirrorOpt = None,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """Do only what changed: fetch (checksums decide), re-ingest changed sources, score the models.toml
     entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written."""
-    from ingest.models_config import load_models_config
-    from ingest.refresh import format_report, refresh as run_refresh
+    from predictabase.models_config import load_models_config
+    from predictabase.refresh import format_report, refresh as run_refresh
     with writing("refresh", warehouse, wait, create=not dry_run) as p:
         if mirror is not None:
             check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
@@ -322,7 +322,7 @@ def refresh(mirror: MirrorOpt = None,
 @recorded("serve")
 def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, warehouse: WarehouseOpt = None) -> None:
     """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
-    from ingest.warehouse.serve import serve as run_server
+    from predictabase.warehouse.serve import serve as run_server
     with _errors():
         check_port(port)
         p = existing_warehouse(warehouse)
@@ -349,7 +349,7 @@ def sql(
         check("--timeout", timeout, timeout > 0, "seconds > 0")
         check("--threads", threads, threads >= 1, "an integer >= 1")
         p = existing_warehouse(warehouse)
-        from ingest.sql import cli_sql
+        from predictabase.sql import cli_sql
         n = cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
                     threads=threads)
         _set_rows(None, n if isinstance(n, int) else None)  # result rows of -c (None for the shell)

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-from ingest.config import DBT_PROJECT_DIR, Paths
-from ingest.errors import BuildError, OptionError
+from predictabase.config import DBT_PROJECT_DIR, Paths
+from predictabase.errors import BuildError, OptionError
 
 _ENV_LOCK = threading.Lock()
 

@@ -13,9 +13,10 @@ import os
 import sys
 from pathlib import Path
 
-from ingest.config import PROJECT_ROOT, Paths
+from predictabase import resources
+from predictabase.config import PROJECT_ROOT, Paths
 
-APP = PROJECT_ROOT / "dashboards" / "app.py"
+APP = resources.dashboard_app()
 
 
 def streamlit_command(paths: Paths, port: int, address: str | None = None) -> tuple[list[str], dict[str, str]]:

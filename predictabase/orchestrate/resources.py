@@ -7,9 +7,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from ingest.config import Paths, mirror_dir, models_config_path
-from ingest.config import paths as default_paths
-from ingest.errors import WarehouseError
+from predictabase.config import Paths, mirror_dir, models_config_path
+from predictabase.config import paths as default_paths
+from predictabase.errors import WarehouseError
 from ingest.sources.catalog import CATALOG_FILE
 
 # Dagster runs steps in parallel processes; every writing step takes the warehouse's writer lock and
@@ -52,8 +52,8 @@ class PredictabaseResource(dg.ConfigurableResource):
                 args: dict | None = None, create: bool = False) -> Iterator[Paths]:
         """The warehouse with its writer lock held (waiting up to `lock_wait_s` for another writer: Dagster's
         parallel steps take turns) and the step recorded in the runs log like a CLI command."""
-        from ingest.ops import runs
-        from ingest.warehouse.lock import writer_lock
+        from predictabase import runs
+        from predictabase.warehouse.lock import writer_lock
 
         if create:
             p = self.paths()

@@ -17,8 +17,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.config import Paths
-from ingest.fsutil import atomic_path
+from predictabase.config import Paths
+from predictabase.fsutil import atomic_path
 
 #: the columns of the snapshot's `source_freshness` table, in order (publish creates it from these)
 COLUMNS = (("source_name", "VARCHAR"), ("table_name", "VARCHAR"), ("loaded_at_field", "VARCHAR"),
@@ -124,7 +124,7 @@ def _write_record(paths: Paths, record: dict) -> None:
 def source_freshness(paths: Paths) -> list[dict]:
     """Run `dbt source freshness`, record its rows for publish, print the stale ones; return the rows.
     Never raises for a stale source or a failed check (both are recorded)."""
-    from ingest.warehouse.dbt import run_dbt
+    from predictabase.warehouse.dbt import run_dbt
 
     started = time.monotonic()
     sources_json = target_dir(paths) / "sources.json"

@@ -4,7 +4,7 @@
 - assets: `fetch`, `ingest/<job>` (one per ingest job, run together as one multi-asset), `token_scores`
   (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_scores` (one per model),
   every dbt model and seed (dagster-dbt; dbt tests as asset checks), `marts_snapshot` (publish);
-- `refresh_job`: one op running `ingest.refresh.refresh` (the incremental refresh: checksums, models not
+- `refresh_job`: one op running `predictabase.refresh.refresh` (the incremental refresh: checksums, models not
   yet scored, dbt on the affected models), launched by the `daily_refresh` schedule and by
   `source_catalog_sensor` when the source catalog or models.toml changes (cursor = their sha256).
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 import dagster as dg
 from dagster_dbt import DbtCliResource
 
-from ingest.orchestrate.assets import cloze_scores, fetch, ingest, marts_snapshot, token_scores, top1_predictions
-from ingest.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
-from ingest.orchestrate.resources import PredictabaseResource
+from predictabase.orchestrate.assets import cloze_scores, fetch, ingest, marts_snapshot, token_scores, top1_predictions
+from predictabase.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
+from predictabase.orchestrate.resources import PredictabaseResource
 
 DAILY_CRON = "17 3 * * *"  # 03:17 every day (the cron line of docs/dagster.md)
 
@@ -29,7 +29,7 @@ class RefreshConfig(dg.Config):
 @dg.op(description="`predictabase refresh`: re-fetch by checksum, re-ingest what changed, score the models.toml "
                    "combinations not scored yet, dbt build of the affected models, publish.")
 def refresh(context: dg.OpExecutionContext, config: RefreshConfig, predictabase: PredictabaseResource) -> dict:
-    from ingest.refresh import refresh as run_refresh
+    from predictabase.refresh import refresh as run_refresh
     mirror = predictabase.mirror_dir()
     args = {"mirror": str(mirror) if mirror else None, "dry_run": config.dry_run}
     with predictabase.writing(context, "refresh", args, create=not config.dry_run) as paths:

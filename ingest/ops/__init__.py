@@ -1,1 +1,0 @@
-"""Operations: the runs log (`runs`)."""

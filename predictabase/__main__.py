@@ -1,0 +1,4 @@
+"""`python -m predictabase`: the same as the `predictabase` command."""
+from predictabase.cli import main
+
+main()
