@@ -1,13 +1,16 @@
 """The `predictabase` command line.
 
 Every command that writes holds the warehouse's writer lock (`predictabase.warehouse.lock`) and reports bad input
-as one line, `error: <file or option>: <problem>`, with exit code 2, never a traceback.
+as one line, `error: <file or option>: <problem>`, never a traceback. Exit codes (`predictabase.errors`): 0 done,
+2 usage or input error, 75 the writer lock is busy, 130 interrupted, 1 internal error. Every option that has an
+environment variable shows it in --help; `--json` prints a command's summary as one JSON object on stdout.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import json
+import os
 import re
 import shutil
 import sys
@@ -22,20 +25,55 @@ from rich.markup import escape
 from ingest import corpus_table
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.config import Paths
+from predictabase.plan import PLAN
 from predictabase.config import paths as get_paths
-from predictabase.errors import OptionError, PredictabaseError, WarehouseError
+from predictabase import __version__
+from predictabase.errors import (EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, OptionError, PredictabaseError,
+                                 WarehouseError)
 from predictabase import runs
 
+EPILOG = "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + "."
 app = typer.Typer(help="predictabase: how well humans and language models predict the next word.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+                  epilog=EPILOG, no_args_is_help=True, pretty_exceptions_enable=False)
 console = Console(stderr=True)
 
 CORPORA = list(corpus_table.SCORED)
 DTYPES = ["float32", "bfloat16", "float16"]
 
-WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", help="warehouse directory (default: ./warehouse or $PREDICTABASE_WAREHOUSE)")]
-MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", help="local mirror of the upstream files (default: $PREDICTABASE_MIRROR; else download)")]
-WaitOpt = Annotated[float, typer.Option("--wait", help="seconds to wait for another writer of this warehouse (default 0: refuse at once)")]
+WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", envvar="PREDICTABASE_WAREHOUSE", help="warehouse directory (default: warehouse/ of the checkout, or of the current directory for an installed package)")]
+MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", envvar="PREDICTABASE_MIRROR", help="local mirror of the upstream files (default: none, download)")]
+WaitOpt = Annotated[float, typer.Option("--wait", envvar="PREDICTABASE_WAIT", help="seconds to wait for another writer of this warehouse (0: refuse at once, exit 75)")]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", envvar="PREDICTABASE_MODEL", help=MODEL_HELP)]
+DeviceOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DEVICE", help="cpu, cuda, cuda:N (default: cuda when present)")]
+DtypeOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DTYPE", help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")]
+PortOpt = Annotated[int, typer.Option(envvar="PREDICTABASE_PORT", help="dashboard port (1..65535)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the summary as one JSON object on stdout")]
+
+
+def command(name: str | None = None) -> Callable:
+    """`app.command`, with the help taken from the docstring with its paragraphs unwrapped (the terminal wraps
+    them; a docstring's own line breaks would cut sentences in the command list)."""
+    def deco(fn: Callable) -> Callable:
+        paragraphs = (fn.__doc__ or "").strip().split("\n\n")
+        return app.command(name, help="\n\n".join(" ".join(p.split()) for p in paragraphs))(fn)
+    return deco
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"predictabase {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                help="print the version and exit")] = False) -> None:
+    """predictabase: how well humans and language models predict the next word."""
+
+
+def emit_json(summary: dict) -> None:
+    """A command's summary as one JSON object on stdout (--json)."""
+    typer.echo(json.dumps(_jsonable(summary), sort_keys=True))
 
 
 def one_line(exc: BaseException | str) -> str:
@@ -44,13 +82,13 @@ def one_line(exc: BaseException | str) -> str:
     return text if len(text) <= 600 else text[:597] + "..."
 
 
-def _fail(exc: BaseException | str) -> None:
+def _fail(exc: BaseException | str, code: int | None = None) -> None:
     message = one_line(exc)
     run = runs.current()
     if run is not None and run.error is None:
         run.error = message
     console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code if code is not None else getattr(exc, "exit_code", EXIT_USAGE))
 
 
 def _jsonable(value):
@@ -58,6 +96,8 @@ def _jsonable(value):
         return value
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
     return str(value)
 
 
@@ -100,7 +140,7 @@ def _errors() -> Iterator[None]:
         _fail(f"{exc.filename or 'file system'}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         _fail("interrupted; the warehouse and the published snapshot are as they were before this step "
-              "(an interrupted scoring run resumes next time)")
+              "(an interrupted scoring run resumes next time)", EXIT_INTERRUPTED)
 
 
 def check_device_dtype(device: str | None, dtype: str | None) -> None:
@@ -137,10 +177,10 @@ def writing(command: str, warehouse: Path | None, wait: float, create: bool = Fa
             yield p
 
 
-@app.command()
+@command()
 @recorded("fetch")
 def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Option(help="only this dataset")] = None,
-          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Fetch every catalog file (copy from a mirror or download) and verify its sha256."""
     from ingest.sources.catalog import datasets
     from ingest.sources.fetch import fetch_and_record
@@ -154,14 +194,18 @@ def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Opti
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     _set_rows(len(results), len(results) - counts.get("present", 0))  # files checked, files copied/downloaded
-    console.print(f"fetched {len(results)} files, all checksums verified: {counts}")
+    if as_json:
+        emit_json({"command": "fetch", "warehouse": p.warehouse, "files": len(results), "by_status": counts,
+                   "fetched": [r.file.path for r in results if r.status != "present"]})
+    else:
+        console.print(f"fetched {len(results)} files, all checksums verified: {counts}")
 
 
-@app.command("ingest")
+@command("ingest")
 @recorded("ingest")
 def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="the ingest jobs to run (default: every job; `predictabase ingest --list` names them)")] = None,
                list_jobs: Annotated[bool, typer.Option("--list", help="print the ingest jobs, one per line (with the jobs each comes after), and exit")] = False,
-               warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+               warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
     anything is written, then all tables are replaced in one transaction (all or nothing)."""
     from ingest.datasets.registry import JOBS, NAMES, run_ingest
@@ -174,14 +218,17 @@ def ingest_cmd(names: Annotated[Optional[list[str]], typer.Argument(help="the in
         counts = run_ingest(p, names or None)
     _set_rows(None, sum(n for n in counts.values() if isinstance(n, int)) +
               sum(n.get("n_tokens", 0) for n in counts.values() if isinstance(n, dict)))  # rows written
+    if as_json:
+        emit_json({"command": "ingest", "warehouse": p.warehouse, "jobs": counts})
+        return
     for name, n in counts.items():
         console.print(f"{name}: {n}")
 
 
-@app.command()
+@command()
 @recorded("score")
 def score(
-    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
+    model: ModelOpt = DEFAULT_MODEL,
     corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="corpus to score (repeatable; 'all' for every corpus)")] = ["all"],
     limit: Annotated[Optional[int], typer.Option(help="score only the first N >= 1 documents (quick runs; not used by marts)")] = None,
     full: Annotated[bool, typer.Option("--full", help="score whole LM-game documents, not just the guessed prefix")] = False,
@@ -189,8 +236,8 @@ def score(
     stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window, 1..context_length-1 (default: half the context)")] = None,
     top_k: Annotated[int, typer.Option(help="alternatives stored per position, 0..vocabulary size")] = 10,
     batch_tokens: Annotated[Optional[int], typer.Option(help="padded tokens per forward batch (>= 1; default 1024 on CPU, 8192 on a GPU)")] = None,
-    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
-    dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = None,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
@@ -215,15 +262,15 @@ def score(
                       f"(run {run['run_id']}, {run['status']})")
 
 
-@app.command()
+@command()
 @recorded("top1")
 def top1(
-    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
+    model: ModelOpt = DEFAULT_MODEL,
     max_expansions: Annotated[int, typer.Option(help="forward steps per question at most, 1..100000")] = 64,
     candidates: Annotated[int, typer.Option(help="most probable words found and kept per question, 1..100 (1 = the prediction; each more costs about 1.5 forward steps per question)")] = 1,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents (quick runs)")] = None,
-    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
-    dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = None,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """The model's most probable next word on the top-1 game's word-token questions (paper 000 section 3)."""
@@ -240,13 +287,13 @@ def top1(
                       f"{run['n_expanded']} expansions (run {run['run_id']}{', already complete' if run.get('skipped') else ''})")
 
 
-@app.command()
+@command()
 @recorded("cloze")
 def cloze(
-    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = DEFAULT_MODEL,
+    model: ModelOpt = DEFAULT_MODEL,
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents of each corpus (quick runs; never in the marts)")] = None,
-    device: Annotated[Optional[str], typer.Option(help="cpu, cuda, cuda:N (default: cuda when present)")] = None,
-    dtype: Annotated[Optional[str], typer.Option(help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")] = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = None,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """The model's probability of every human cloze response word after its context (UCL), and of Provo's
@@ -262,12 +309,12 @@ def cloze(
                   f"{', already complete' if run.get('skipped') else ''})")
 
 
-@app.command()
+@command()
 @recorded("build")
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
-          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+          warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
     from predictabase.warehouse.build import build_and_publish
     with writing("build", warehouse, wait) as p:
@@ -278,12 +325,17 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         if lmer and shutil.which("Rscript") is None:
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
-        build_and_publish(p, select=select, allow_shrink=allow_shrink,
-                          extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
+        result = build_and_publish(p, select=select, allow_shrink=allow_shrink,
+                                     extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
         if select is None:
             record_full_build(p, inputs)
-        _set_rows(*_table_rows(p))
-    console.print(f"built and published {p.marts}")
+        rows = _table_rows(p)
+        _set_rows(*rows)
+    if as_json:
+        emit_json({"command": "build", "warehouse": p.warehouse, "snapshot": p.marts, "select": select,
+                   "raw_rows": rows[0], "mart_rows": rows[1], "dbt_warnings": result.warnings})
+    else:
+        console.print(f"built and published {p.marts}")
 
 
 def _table_rows(p: Paths) -> tuple[int | None, int | None]:
@@ -300,12 +352,12 @@ def _table_rows(p: Paths) -> tuple[int | None, int | None]:
     return total(p.duckdb, "schema_name = 'raw'"), total(p.marts, "schema_name = 'main' AND table_name LIKE 'mart_%'")
 
 
-@app.command()
+@command()
 @recorded("refresh")
 def refresh(mirror: MirrorOpt = None,
-            models: Annotated[Optional[Path], typer.Option("--models", help="the models to keep scored (default: $PREDICTABASE_MODELS or models.toml of this checkout)")] = None,
+            models: Annotated[Optional[Path], typer.Option("--models", envvar="PREDICTABASE_MODELS", help="the models to keep scored (default: the models.toml shipped with predictabase)")] = None,
             dry_run: Annotated[bool, typer.Option("--dry-run", help="say what each step would do; write nothing")] = False,
-            warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
+            warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Do only what changed: fetch (checksums decide), re-ingest changed sources, score the models.toml
     entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written."""
     from predictabase.models_config import load_models_config
@@ -316,12 +368,16 @@ def refresh(mirror: MirrorOpt = None,
         entries = load_models_config(models)
         report = run_refresh(p, mirror, entries, dry_run=dry_run, show_progress=sys.stdout.isatty())  # no bars in cron's mail
         _set_rows(None, sum(1 for st in report.steps if not st.action.startswith(("nothing", "would"))))  # steps that did work
-    typer.echo(format_report(report))
+    if as_json:
+        from dataclasses import asdict
+        emit_json({"command": "refresh", "warehouse": p.warehouse, "dry_run": dry_run, **asdict(report)})
+    else:
+        typer.echo(format_report(report))
 
 
-@app.command()
+@command()
 @recorded("serve")
-def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, warehouse: WarehouseOpt = None) -> None:
+def serve(port: PortOpt = 8501, warehouse: WarehouseOpt = None) -> None:
     """Serve the Streamlit dashboard (reads only the published marts snapshot; takes no lock)."""
     from predictabase.warehouse.serve import serve as run_server
     with _errors():
@@ -330,14 +386,14 @@ def serve(port: Annotated[int, typer.Option(help="port (1..65535)")] = 8501, war
     run_server(p, port=port)
 
 
-SQL_FORMATS = ["table", "csv", "parquet", "markdown"]
+SQL_FORMATS = ["table", "csv", "json", "parquet", "markdown"]
 
 
-@app.command()
+@command()
 @recorded("sql")
 def sql(
     query: Annotated[Optional[str], typer.Option("--command", "-c", help="run this query and exit (default: an interactive shell)")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="output of -c: table, csv, parquet or markdown")] = "table",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="output of -c: table, csv, json (an array of objects), parquet or markdown")] = "table",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="write the result to this file (required for parquet)")] = None,
     timeout: Annotated[float, typer.Option(help="seconds a query may run, > 0")] = 60.0,
     memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 2GB")] = "2GB",
@@ -356,31 +412,50 @@ def sql(
         _set_rows(None, n if isinstance(n, int) else None)  # result rows of -c (None for the shell)
 
 
-@app.command("all")
+@command("all")
 @recorded("all")
-def run_all(mirror: MirrorOpt = None, model: Annotated[str, typer.Option("--model", "-m")] = DEFAULT_MODEL,
+def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
             serve_after: Annotated[bool, typer.Option("--serve/--no-serve", help="serve the dashboard afterwards")] = True,
-            port: Annotated[int, typer.Option(help="dashboard port (1..65535)")] = 8501,
+            port: PortOpt = 8501,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """The main job: fetch, ingest, score with the default model, dbt build, serve."""
     with _errors():
         check_port(port)  # before the long job, not after it
-    with writing("all", warehouse, wait, create=True):  # one lock over every step
-        fetch(mirror=mirror, dataset=None, warehouse=warehouse, wait=wait)
-        ingest_cmd(names=None, warehouse=warehouse, wait=wait)
-        score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None, top_k=10,
-              batch_tokens=None, device=None, dtype=None, warehouse=warehouse, wait=wait)
-        top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None,
-             warehouse=warehouse, wait=wait)
-        cloze(model=model, limit=None, device=None, dtype=None, warehouse=warehouse, wait=wait)
-        build(select=None, allow_shrink=False, warehouse=warehouse, wait=wait)
+    where = {"warehouse": warehouse, "wait": wait}
+    commands = {  # each stage of the pipeline plan (predictabase.plan), as its command with the defaults
+        "fetch": lambda: fetch(mirror=mirror, dataset=None, **where),
+        "ingest": lambda: ingest_cmd(names=None, **where),
+        "score": lambda: score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None,
+                               top_k=10, batch_tokens=None, device=None, dtype=None, **where),
+        "top1": lambda: top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None, **where),
+        "cloze": lambda: cloze(model=model, limit=None, device=None, dtype=None, **where),
+        "build": lambda: build(select=None, allow_shrink=False, lmer=False, **where),
+    }
+    with writing("all", warehouse, wait, create=True):  # one lock over every stage
+        for stage in PLAN:
+            commands[stage.name]()
     if serve_after:
         serve(port=port, warehouse=warehouse)
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The `predictabase` entry point: the exit codes of EPILOG, whatever ends the command."""
+    try:
+        code = app(standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):  # Ctrl-C outside a command's own handling (click makes it Abort)
+        console.print("[bold red]error:[/] interrupted", highlight=False)
+        code = EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # click's usage errors (Typer's own copy of click): an unknown option, a bad value
+            sys.exit(exc.exit_code)
+        if os.environ.get("PREDICTABASE_DEBUG"):  # a bug: one line, the traceback on request
+            raise
+        console.print(f"[bold red]internal error:[/] {escape(one_line(f'{type(exc).__name__}: {exc}'))} "
+                      "(a bug; PREDICTABASE_DEBUG=1 shows the traceback)", highlight=False, soft_wrap=True)
+        code = EXIT_INTERNAL
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    main()

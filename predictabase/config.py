@@ -48,6 +48,10 @@ class Paths:
         return self.parquet / "top1_predictions"
 
     @property
+    def cloze_model_scores(self) -> Path:  # the model side of the cloze comparison (ingest.scoring.cloze)
+        return self.parquet / "cloze_model_scores"
+
+    @property
     def runs_log(self) -> Path:  # one JSON line per command start and end (predictabase.runs)
         return self.warehouse / "runs.jsonl"
 

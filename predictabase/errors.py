@@ -1,14 +1,26 @@
-"""The errors of predictabase, one type per stage. Each names what it is about (a file by its catalog
-path, an option, the warehouse, a model) and the problem; the CLI prints it as one line,
-`error: <subject>: <problem>`, with exit code 2. Each is raised before anything is written, or
-leaves the warehouse and the published snapshot as they were."""
+"""The errors of predictabase, one type per stage, and the command line's exit codes. Each error names what it is
+about (a file by its catalog path, an option, the warehouse, a model) and the problem; the CLI prints it as one
+line, `error: <subject>: <problem>`, and exits with the error's `exit_code`. Each is raised before anything is
+written, or leaves the warehouse and the published snapshot as they were."""
 from __future__ import annotations
 
 from pathlib import Path
 
 
+#: the exit codes of the `predictabase` command, for scripts (README "Exit codes")
+EXIT_OK = 0
+EXIT_INTERNAL = 1      # an unexpected error: a bug (one line; PREDICTABASE_DEBUG=1 shows the traceback)
+EXIT_USAGE = 2         # a usage or input error: a bad option, a bad source file, a model that does not load, ...
+EXIT_BUSY = 75         # EX_TEMPFAIL: another process holds the warehouse's writer lock; try again later
+EXIT_INTERRUPTED = 130  # interrupted (Ctrl-C, SIGINT): 128 + 2, as shells report it
+EXIT_CODES = {EXIT_OK: "success", EXIT_INTERNAL: "internal error (a bug)", EXIT_USAGE: "usage or input error",
+              EXIT_BUSY: "the warehouse's writer lock is held by another process", EXIT_INTERRUPTED: "interrupted"}
+
+
 class PredictabaseError(Exception):
     """Base: `subject` (file, option, model, warehouse; may be None) and `problem`."""
+
+    exit_code = EXIT_USAGE
 
     def __init__(self, file: str | Path | None, problem: str):
         self.file = catalog_name(file) if file is not None else None

@@ -104,7 +104,7 @@ def recorded(log: Path, command: str, args: dict | None = None, parent_run_id: s
             run.error = run.error or f"exit code {exc.code}"
         raise
     except BaseException as exc:
-        status = "error"
+        status = "interrupted" if getattr(exc, "exit_code", None) == 130 else "error"  # the CLI's Ctrl-C exit
         run.error = run.error or " ".join(f"{type(exc).__name__}: {exc}".split())[:600]
         raise
     finally:

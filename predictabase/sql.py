@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import decimal
 import io
+import json
+import math
 import os
 import sys
 import tempfile
@@ -333,6 +336,36 @@ def write_csv(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
     return n
 
 
+def _json_value(value):
+    """A cell as JSON: numbers and booleans as themselves (NaN and infinities as null, decimals as numbers),
+    lists and structs as arrays and objects, everything else (dates, intervals, ...) as DuckDB prints it."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return _cell(value)
+
+
+def write_json(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
+    """A JSON array of objects, one row per line (column -> value); NULL, NaN and infinities as null."""
+    names = reader.schema.names
+    n = 0
+    out.write("[")
+    for batch in reader:
+        for row in zip(*(col.to_pylist() for col in batch.columns)):
+            out.write(("\n" if n == 0 else ",\n") + json.dumps(dict(zip(names, map(_json_value, row))),
+                                                              ensure_ascii=False, allow_nan=False))
+            n += 1
+    out.write("\n]\n" if n else "]\n")
+    return n
+
+
 def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
@@ -407,7 +440,7 @@ def print_table(result: Result, console=None) -> None:
     for row in zip(*(c.to_pylist() for c in result.table.columns)):
         t.add_row(*["NULL" if v is None else _cell(v) for v in row])
     console.print(t)
-    note = (f"first {result.num_rows:,} rows shown (more exist; use --format csv, markdown or parquet "
+    note = (f"first {result.num_rows:,} rows shown (more exist; use --format csv, json, markdown or parquet "
             "for every row)" if result.truncated else f"{result.num_rows:,} row{'s' if result.num_rows != 1 else ''}")
     print(note, file=sys.stderr)
 
@@ -425,7 +458,7 @@ def _check_output(fmt: str, output: Path | None, interactive: bool) -> None:
         raise OptionError("--output", "--format parquet writes a file: give --output FILE")
     if output is not None:
         if fmt == "table":
-            raise OptionError("--output", "writes csv, markdown or parquet; add --format csv|markdown|parquet")
+            raise OptionError("--output", "writes csv, json, markdown or parquet; add --format csv|json|markdown|parquet")
         if output.is_dir():
             raise OptionError("--output", f"{output} is a directory; give a file name")
         if not output.parent.is_dir():
@@ -440,7 +473,7 @@ def _emit(fmt: str, reader: pa.RecordBatchReader, output: Path | None) -> int:
     if fmt == "parquet":
         assert output is not None
         return write_parquet(reader, output)
-    writer = write_csv if fmt == "csv" else write_markdown
+    writer = {"csv": write_csv, "markdown": write_markdown, "json": write_json}[fmt]
     if output is None:
         n = writer(reader, sys.stdout)
         sys.stdout.flush()

@@ -144,3 +144,35 @@ def expected_token_perplexity(model_key: str, corpus: str, scale: float = 1.0) -
         if (key, c) == (model_key, corpus):
             return math.exp(mean * scale)
     raise KeyError((model_key, corpus))
+
+
+# mart_delta_loglik (the columns the "Reading times" page reads): corpus, measure, model_key, model_name, family,
+# parameters, ΔLL (nats per word), its 95% interval, permutation p; method cv_means, both definitions (WT = LW + 0.001)
+DELTA_LOGLIK = [
+    ("natural_stories", "spr", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0112, 0.0071, 0.0153, 0.002),
+    ("natural_stories", "spr", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0097, 0.0050, 0.0144, 0.004),
+    ("provo", "gaze_duration", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0231, 0.0150, 0.0312, 0.002),
+    ("provo", "gaze_duration", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0188, 0.0101, 0.0275, 0.002),
+    ("provo", "first_fixation", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0042, -0.0011, 0.0095, 0.12),
+    ("provo", "first_fixation", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0035, -0.0020, 0.0090, 0.2),
+]
+
+
+def add_reading_marts(path: Path) -> Path:
+    """Add mart_delta_loglik to the snapshot at `path` (the page's other reading marts stay absent: it says so)."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("""CREATE TABLE mart_delta_loglik (corpus VARCHAR, measure VARCHAR, model_key VARCHAR,
+            model_name VARCHAR, model_family VARCHAR, n_parameters BIGINT, run_id VARCHAR, run_source VARCHAR,
+            definition VARCHAR, method VARCHAR, status VARCHAR, n_words BIGINT, n_rows BIGINT,
+            delta_loglik_nats_per_row DOUBLE, delta_loglik_ci_low_nats_per_row DOUBLE,
+            delta_loglik_ci_high_nats_per_row DOUBLE, p_value DOUBLE)""")
+        for corpus, measure, key, name, family, size, dll, lo, hi, p in DELTA_LOGLIK:
+            for definition, shift in (("lw", 0.0), ("wt", 0.001)):
+                con.execute("INSERT INTO mart_delta_loglik VALUES (?, ?, ?, ?, ?, ?, ?, 'scored', ?, 'cv_means', 'ok', "
+                            "1000, 1000, ?, ?, ?, ?)", [corpus, measure, key, name, family, size, f"{key}@{corpus}",
+                                                        definition, dll + shift, lo + shift, hi + shift, p])
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return path

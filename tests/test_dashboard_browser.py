@@ -22,14 +22,14 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from predictabase.config import paths as make_paths
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
-from .dashboard_fixtures import create_marts, expected_token_perplexity
+from .dashboard_fixtures import add_reading_marts, create_marts, expected_token_perplexity
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -118,8 +118,8 @@ def browser():
 class Page:
     """A browser page that records every request and refuses any that leaves this machine."""
 
-    def __init__(self, browser, shots: Path):
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1600})
+    def __init__(self, browser, shots: Path, color_scheme: str = "light"):
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1600}, color_scheme=color_scheme)
         self.page = self.context.new_page()
         self.requests: list[str] = []
         self.shots = shots
@@ -369,6 +369,185 @@ def test_new_pages_without_their_marts(app, page):
         page.open(app["url"] + PAGES[name])
         page.assert_no_exception()
         assert f"{mart} is not in this snapshot yet" in page.page.inner_text('[data-testid="stMain"]')
+
+
+# --------------------------------------------------------------------------------------------
+# a view in the URL, chart titles, the user's dark theme
+
+
+def _query(page) -> dict[str, list[str]]:
+    return parse_qs(urlparse(page.page.url).query)
+
+
+def _wait_query(page, expected: dict[str, list[str]]) -> None:
+    """Until the URL's query string is `expected` (the app writes it at the end of a run)."""
+    deadline = time.monotonic() + 30
+    while _query(page) != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _query(page) == expected, page.page.url
+
+
+def _selected(page) -> dict[str, str]:
+    """Each selectbox's label and the option it shows."""
+    return dict(page.page.eval_on_selector_all(
+        '[data-testid="stMain"] [data-testid="stSelectbox"] input',
+        "els => els.map(e => [e.getAttribute('aria-label'), e.value])"))
+
+
+def _tags(page, label: str) -> list[str]:
+    box = page.page.locator('[data-testid="stMultiSelect"]').filter(has_text=label)
+    return box.locator('[data-baseweb="tag"]').all_inner_texts()
+
+
+def _choose(page, label: str, option: str) -> None:
+    page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    page.page.get_by_role("option", name=option, exact=True).click()
+    page.wait_idle()
+
+
+def _chart_titles(page, n: int) -> list[str]:
+    """The title of each of the page's `n` charts; each also carries a one-sentence description (its ARIA label)."""
+    charts = page.page.locator('[data-testid="stVegaLiteChart"]')
+    assert _charts(page, n) == n
+    titles = []
+    for i in range(n):
+        description = charts.nth(i).get_attribute("aria-label") or ""
+        assert len(description) > 30 and description.endswith("."), description
+        title = charts.nth(i).locator('[aria-roledescription="title"]')
+        assert title.count() == 1, f"chart {i} has no title"
+        titles.append(re.fullmatch(r"Title text '(.+)'", title.get_attribute("aria-label")).group(1))
+    return titles
+
+
+def test_perplexity_view_in_the_url(app, page):
+    page.open(app["url"] + PAGES["perplexity"] + "?corpus=provo&metric=bits_per_byte")
+    page.assert_no_exception()
+    assert _selected(page)["Metric"] == "Bits per byte (bits/byte)"
+    assert _tags(page, "Corpora") == ["provo"]
+    assert _tags(page, "Models") == ["gpt3-davinci", "smollm2-135m"]  # no model in the URL: every model
+    cells = _grid_text(page, 1)
+    assert "provo" in cells and "natural_stories" not in cells
+    assert _chart_titles(page, 1) == ["Bits per byte (bits/byte) by corpus and model"]
+    assert _query(page) == {"corpus": ["provo"], "metric": ["bits_per_byte"]}
+
+    _choose(page, "Metric", "Word perplexity (per word)")
+    _wait_query(page, {"corpus": ["provo"], "metric": ["word_perplexity"]})
+    page.page.reload()  # the link reopens the same view
+    page.page.wait_for_selector('[data-testid="stMain"] h1')
+    page.wait_idle()
+    assert _selected(page)["Metric"] == "Word perplexity (per word)" and _tags(page, "Corpora") == ["provo"]
+
+    # another page opens with its own defaults and no parameter of this one; so does this page from the menu
+    page.page.get_by_role("link", name="Warehouse", exact=True).click()
+    page.page.wait_for_selector('h1:has-text("predictabase warehouse")')
+    page.wait_idle()
+    assert _query(page) == {}
+    page.page.get_by_role("link", name="Perplexity", exact=True).click()
+    page.page.wait_for_selector('h1:has-text("Perplexity by model and corpus")')
+    page.wait_idle()
+    assert _query(page) == {} and _selected(page)["Metric"] == "Token perplexity (per token)"
+    assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
+
+
+def test_invalid_url_values_fall_back_to_the_defaults(app, page):
+    page.open(app["url"] + PAGES["perplexity"] + "?metric=Bits+per+byte&corpus=nope&model=gpt-9&log=maybe")
+    page.assert_no_exception()
+    assert page.page.locator('[data-testid="stMain"] [data-testid="stAlert"]').count() == 0
+    assert _selected(page)["Metric"] == "Token perplexity (per token)"
+    assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
+    assert _charts(page) == 1
+    _wait_query(page, {})  # the invalid values leave the URL
+
+
+@pytest.fixture(scope="module")
+def views_app(tmp_path_factory):
+    """The dashboard against the fixture snapshot with the top-1 marts and mart_delta_loglik added."""
+    from .top1_dashboard_fixtures import create_top1_marts
+    tmp = tmp_path_factory.mktemp("dashboard_views")
+    p = make_paths(tmp / "warehouse")
+    add_reading_marts(create_top1_marts(p.marts))
+    with serving(p, tmp) as url:
+        yield {"url": url, "paths": p, "tmp": tmp}
+
+
+@pytest.fixture
+def views_page(browser, views_app):
+    yield from _browse(browser, views_app)
+
+
+def test_reading_times_view_in_the_url(views_app, views_page):
+    pg = views_page
+    pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=provo&measure=first_fixation&definition=wt")
+    pg.assert_no_exception()
+    assert _selected(pg) == {"Corpus": "Provo", "Reading measure": "first fixation duration",
+                             "Regression": "cross-validated, per-word means (default)",
+                             "Word surprisal": "whitespace-trailing (WT, paper 001)", "Model": "GPT-2 small"}
+    assert "On Provo (first fixation duration)" in pg.page.inner_text('[data-testid="stMain"]')
+    assert _chart_titles(pg, 1) == ["ΔLL per model (10⁻² nats per word), Provo, first fixation duration"]
+    assert _query(pg) == {"corpus": ["provo"], "measure": ["first_fixation"], "definition": ["wt"]}
+
+    # another corpus: its measure falls back to the corpus's default (self-paced reading), which leaves the URL
+    _choose(pg, "Corpus", "Natural Stories")
+    _wait_query(pg, {"corpus": ["natural_stories"], "definition": ["wt"]})
+    assert _selected(pg)["Reading measure"] == "self-paced reading time"
+    pg.assert_no_exception()
+
+    pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=ucl&measure=spr&regression=lmer")  # none of them here
+    pg.assert_no_exception()
+    assert _selected(pg)["Corpus"] == "Natural Stories" and _selected(pg)["Reading measure"] == "self-paced reading time"
+    _wait_query(pg, {})
+
+
+def test_top1_view_in_the_url(views_app, views_page):
+    from playwright.sync_api import expect
+    pg = views_page
+    pg.open(views_app["url"] + PAGES["top1"] + "?questions=all_possible&document=12&question=6&excluded=true")
+    pg.assert_no_exception()
+    expect(pg.page.get_by_role("radio", name=re.compile("^all possible questions"))).to_be_checked()
+    expect(pg.page.get_by_role("switch", name="Include the excluded accounts")).to_be_checked()
+    assert _selected(pg)["Document"] == "document 12 (2 questions)"
+    assert "ing" in pg.page.locator('[data-testid="stMetric"]').first.inner_text()  # the true token at position 6
+    [title] = _chart_titles(pg, 1)
+    assert title.startswith("Figure 1: players' top-1 accuracy on all possible questions (7 players"), title
+
+    pg.page.get_by_role("button", name="◀ previous").click()  # position 4, the document's first: the default
+    expect(pg.page.locator('[data-testid="stMetric"]').first).to_contain_text("Paris", timeout=60_000)
+    pg.wait_idle()
+    _wait_query(pg, {"questions": ["all_possible"], "document": ["12"], "excluded": ["true"]})
+
+    pg.open(views_app["url"] + PAGES["top1"] + "?questions=Figure+1&document=99&question=x")
+    pg.assert_no_exception()
+    expect(pg.page.get_by_role("radio", name=re.compile("^whole-word answers only"))).to_be_checked()
+    assert _selected(pg)["Document"] == "document 7 (2 questions)"
+    _wait_query(pg, {})
+
+
+def _luminance(css: str) -> float:
+    r, g, b = (int(x) for x in re.findall(r"\d+", css)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def test_the_users_dark_theme(browser, app):
+    """With the system set to dark, the app and its charts are dark, its text light, and nothing fails."""
+    for scheme in ("dark", "light"):
+        pg = Page(browser, app["tmp"], color_scheme=scheme)
+        try:
+            pg.open(app["url"] + PAGES["perplexity"])
+            pg.assert_no_exception()
+            _charts(pg)
+            main = pg.page.locator('[data-testid="stApp"]')
+            background = _luminance(main.evaluate("e => getComputedStyle(e).backgroundColor"))
+            text = _luminance(pg.page.locator('[data-testid="stMain"] h1').evaluate("e => getComputedStyle(e).color"))
+            chart = _luminance(pg.page.locator('[data-testid="stVegaLiteChart"] svg').first.evaluate(
+                "e => getComputedStyle(e).backgroundColor"))
+            pg.screenshot(f"perplexity_{scheme}")
+            if scheme == "dark":
+                assert background < 0.2 and chart < 0.2 and text > 0.7, (background, chart, text)
+            else:
+                assert background > 0.9 and chart > 0.9 and text < 0.3, (background, chart, text)
+            assert pg.outbound() == []
+        finally:
+            pg.close()
 
 
 # --------------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ def test_opens_with_the_finding_and_figure_2(page) -> None:
     assert at.number_input(key="top1_min_answers").value == 50 and not at.toggle(key="top1_excluded").value
 
     spec, players, models = _chart(at)
-    assert spec["title"].startswith("Figure 2: players' top-1 accuracy on questions whose answer is a whole word")
+    assert spec["title"]["text"].startswith("Figure 2: players' top-1 accuracy on questions whose answer is a whole word")
     # the five players with >= 50 answers, none excluded; the 20-answer player and 'anon' are out
     assert sorted(players["player_id"]) == ["101", "102", "103", "104", "105"]
     for pid, acc in zip(players["player_id"], players["accuracy"]):
@@ -119,7 +119,7 @@ def test_filters_and_figure_1(page) -> None:
     at.radio(key="top1_subset").set_value("all_possible").run()
     _ok(at)
     spec, players, models = _chart(at)
-    assert spec["title"].startswith("Figure 1: players' top-1 accuracy on all possible questions (7 players")
+    assert spec["title"]["text"].startswith("Figure 1: players' top-1 accuracy on all possible questions (7 players")
     assert players.set_index("player_id")["accuracy"].to_dict() == pytest.approx(
         {p[0]: _accuracy("all_possible", p[0]) for p in PLAYERS})
     # no model of ours is compared on all possible questions (no GPT-2 tokenizer): the authors' Figure 1 only

@@ -9,7 +9,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
+import url_state
 
 MART = "mart_pairwise_perplexity"
 # display texts only: labels, counts and the predictors come from the mart's columns
@@ -43,11 +45,13 @@ def subset_label(s: str) -> str:
 
 
 c1, c2, c3 = st.columns(3)
-subset = c1.radio("Questions", list(SUBSETS), format_func=subset_label, index=0)
-rounding = c2.radio("Rounding of the answers", list(ROUNDINGS), format_func=ROUNDINGS.get, index=0,
-                    help="Applies to the 'rounded' models and, post hoc, to the humans' answers (appendix C). "
-                         "The unrounded models always use their exact probability ratios.")
-method = c3.radio("Uncertainty", list(METHODS), format_func=METHODS.get, index=0)
+subset = url_state.radio("Questions", SUBSETS, format_func=subset_label, key="hp_subset", param="questions", where=c1)
+rounding = url_state.radio("Rounding of the answers", ROUNDINGS, format_func=ROUNDINGS.get, key="hp_rounding",
+                           param="rounding", where=c2,
+                           help="Applies to the 'rounded' models and, post hoc, to the humans' answers (appendix "
+                                "C). The unrounded models always use their exact probability ratios.")
+method = url_state.radio("Uncertainty", METHODS, format_func=METHODS.get, key="hp_method", param="uncertainty",
+                         where=c3)
 
 sel = df[(df["subset"] == subset) & (df["uncertainty_method"] == method)
          & ((df["rounding"] == rounding)
@@ -70,7 +74,7 @@ ORDER = (sel.loc[sel["predictor_kind"] == "human", "row"].drop_duplicates().toli
 y = alt.Y("row:N", sort=ORDER, title=None, axis=alt.Axis(labelLimit=400, labelFontSize=12))
 base = alt.Chart(sel).encode(
     y=y,
-    color=alt.Color("group:N", scale=alt.Scale(domain=["humans", "language models"], range=["#1f4e9c", "#c0392b"]),
+    color=alt.Color("group:N", scale=alt.Scale(domain=["humans", "language models"], range=["#4c78a8", "#e45756"]),
                     legend=alt.Legend(title=None, orient="bottom")),
 )
 # the axis spans the data (a "nice" log axis would run on to the next power of ten)
@@ -85,13 +89,16 @@ points = base.mark_point(filled=True, size=70).encode(
              alt.Tooltip("perplexity_high:Q", format=".1f", title="high"),
              alt.Tooltip("lh_minus_lg_nats:Q", format=".3f", title="L_h - L_G (nats)"),
              alt.Tooltip("n_questions:Q", title="questions"), alt.Tooltip("n_answers:Q", title="answers")])
-stars = alt.Chart(sel[sel["true_perplexity"].notna()]).mark_point(shape="diamond", size=90, color="black",
+stars = alt.Chart(sel[sel["true_perplexity"].notna()]).mark_point(shape="diamond", size=90, color="#888888",
                                                                   filled=False).encode(
     y=y, x=alt.X("true_perplexity:Q", scale=xscale),
     tooltip=[alt.Tooltip("row:N", title="predictor"), alt.Tooltip("true_perplexity:Q", format=".1f",
                                                                   title="true perplexity")])
-st.altair_chart((bars + points + stars).properties(height=300), width="stretch")
 lg = sel.iloc[0]
+charts.show((bars + points + stars).properties(height=300), "Per-token perplexity of humans and language models",
+            "Estimated per-token perplexity (log scale) of the humans and of each language model on the same "
+            "questions, with its uncertainty bars and, as open diamonds, each model's true perplexity.",
+            subtitle=f"{SUBSETS[subset]}; lower is better")
 st.caption(f"Dots: estimated perplexity exp(L_G + (L_h - L_G)); bars: {METHODS[method]}; open diamonds: a model's "
            f"true perplexity on the same questions. L_G = {lg['lg_nats']:.3f} nats "
            f"({'the generator GPT-2 small on the same questions' if lg['lg_source'] == 'same_questions' else 'user-supplied (dbt var pairwise_lg_nats)'}).")

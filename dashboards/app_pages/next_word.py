@@ -12,8 +12,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
 import labels
+import url_state
 
 CONTEXTS = "mart_cloze_vs_model"
 RESPONSES = "mart_cloze_vs_model_responses"
@@ -59,8 +61,6 @@ summary = data.page_table(SUMMARY, f"No human-vs-model comparison yet ({SUMMARY}
 
 models = sorted(summary["model_key"].unique(), key=model_rank)
 ucl = summary[summary["corpus"] == "ucl"].set_index("model_key")
-if st.session_state.get("nw_model") not in models:
-    st.session_state["nw_model"] = models[0]
 
 # ------------------------------------------------------------------ the finding, from the summary mart
 lead = models[0] if models[0] in ucl.index else None
@@ -83,25 +83,21 @@ st.caption("Probabilities are whole-word probabilities with the trailing whitesp
 # ------------------------------------------------------------------ a sentence, word by word
 st.subheader("A sentence, word by word")
 c1, c2 = st.columns([1, 1])
-model = c1.selectbox("Model", models, key="nw_model", format_func=labels.model_name)
+model = url_state.selectbox("Model", models, key="nw_model", param="model", format_func=labels.model_name, where=c1)
 contexts = data.rows(CONTEXTS, where={"corpus": "ucl", "model_key": model})
 if contexts is None or contexts.empty:
     st.info(f"{CONTEXTS} has no UCL contexts for {labels.model_name(model)}.")
 else:
     docs = sorted(contexts["doc_id"].unique(), key=doc_key)
-    if st.session_state.get("nw_sentence") not in docs:
-        st.session_state["nw_sentence"] = docs[0]
     last = contexts.sort_values("word_index").groupby("doc_id").last()
     sentence_of = {d: f"{last.loc[d, 'context']} {last.loc[d, 'true_word']}" for d in docs}
-    doc = c2.selectbox("Sentence", docs, key="nw_sentence",
-                       format_func=lambda d: f"{d}: {sentence_of[d][:70]}")
+    doc = url_state.selectbox("Sentence", docs, key="nw_sentence", param="sentence", where=c2,
+                              format_func=lambda d: f"{d}: {sentence_of[d][:70]}")
     sent = contexts[contexts["doc_id"] == doc].sort_values("word_index")
     positions = list(sent["word_index"])
     word_of = dict(zip(sent["word_index"], sent["true_word"]))
-    if st.session_state.get("nw_position") not in positions:
-        st.session_state["nw_position"] = positions[0]
-    pos = st.select_slider("Word", options=positions, key="nw_position",
-                           format_func=lambda i: f"{word_of[i]} (word {i + 1})")
+    pos = url_state.select_slider("Word", positions, key="nw_position", param="word",
+                                  format_func=lambda i: f"{word_of[i]} (word {i + 1})")
     row = sent[sent["word_index"] == pos].iloc[0]
     st.markdown(f"> {row['context']} **___** &nbsp;&nbsp; (the text goes on with *{row['true_word']}*)")
     m1, m2, m3, m4 = st.columns(4)
@@ -137,7 +133,10 @@ else:
                      alt.Tooltip("count:Q", title="people who gave it"),
                      alt.Tooltip("p_wt:Q", title="model WT probability (not renormalised)", format=".2%")],
         ).properties(height=max(220, 34 * len(order)))
-        st.altair_chart(chart, width="stretch")
+        charts.show(chart, f"People's answers and {labels.model_name(model)}'s probabilities for the next word",
+                    f"Bars: for each answer people gave after \"{row['context'][-40:]}\", the share of people who "
+                    "gave it and the model's whole-word probability of it (renormalised over the answers), in "
+                    "percent.", subtitle="probability in % of the answers; people's most frequent answer first")
         st.caption(f"{len(shown)} of the {len(resp)} different answers {int(resp['n_responses_words'].iloc[0])} "
                    f"people gave here (the {N_SHOWN} most frequent and the model's {N_MODEL_EXTRA} favourites). The "
                    f"model's WT probabilities of all {len(resp)} answers add up to "
@@ -169,7 +168,11 @@ else:
                                        "line": [DIAGONAL, DIAGONAL]})).mark_line(color="#888888").encode(
         x=x, y=y, strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=[DIAGONAL], range=[[5, 4]]),
                                             legend=alt.Legend(title=None, orient="bottom", labelLimit=500)))
-    st.altair_chart(alt.layer(diagonal, points).properties(height=420), width="stretch")
+    charts.show(alt.layer(diagonal, points).properties(height=420),
+                f"Calibration of {labels.model_name(model)} against people's cloze probability",
+                "Words binned by people's cloze probability: each point is a bin's mean cloze probability against "
+                "the model's mean whole-word (WT) probability, in percent, one line per corpus; the dashed diagonal "
+                "is perfect agreement.", subtitle="mean probability per bin, %")
     st.caption("Words binned by people's cloze probability (0, then steps of 0.1). UCL: every answer people gave, "
                "plus the true word where no one gave it; Provo: the true word of every position (published cp). "
                "Below the diagonal the model is less sure of the word than people are.")

@@ -4,8 +4,10 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+import charts
 import data
 import labels
+import url_state
 
 st.title("Perplexity by model and corpus")
 st.caption("Each point is one model on one corpus (the scoring run the marts are built from); "
@@ -17,16 +19,17 @@ df = data.page_table("mart_model_perplexity", "The snapshot has no scored runs y
 metric_options = [m for m in labels.METRICS if m in df.columns]
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 with left:
-    metric = st.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric")
+    metric = url_state.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric",
+                                 param="metric")
 with right:
-    log_scale = st.toggle("Log scale", value=False, key="log")
+    log_scale = url_state.toggle("Log scale", key="log", param="log")
 left, right = st.columns(2)
 with left:
-    corpora = sorted(df["corpus"].dropna().unique())
-    chosen_corpora = st.multiselect("Corpora", corpora, default=corpora, key="corpora")
+    chosen_corpora = url_state.multiselect("Corpora", sorted(df["corpus"].dropna().unique()), key="corpora",
+                                           param="corpus")
 with right:
-    model_keys = sorted(df["model_key"].dropna().unique())
-    chosen_models = st.multiselect("Models", model_keys, default=model_keys, key="models")
+    chosen_models = url_state.multiselect("Models", sorted(df["model_key"].dropna().unique()), key="models",
+                                          param="model")
 
 view = df[df["corpus"].isin(chosen_corpora) & df["model_key"].isin(chosen_models)]
 if view.empty:
@@ -63,7 +66,9 @@ if has_ci:
     layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{lo}:Q", title=title, scale=scale)))
     layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{hi}:Q", title=title, scale=scale)))
 chart = alt.layer(*layers).properties(height=60 + 28 * len(chosen_models) * len(chosen_corpora))
-st.altair_chart(chart, width="stretch")
+charts.show(chart, f"{title} by corpus and model", f"A dot plot of {title.lower()} for each selected model on each "
+            f"selected corpus{', with 95% intervals' if has_ci else ''}; lower is better.",
+            subtitle="lower is better" + ("; bars: 95% intervals" if has_ci else ""))
 if not has_ci:
     st.caption(f"The mart has no 95% interval for {title.lower()}; points only.")
 

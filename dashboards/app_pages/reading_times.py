@@ -11,8 +11,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
 import labels
+import url_state
 
 DLL = "mart_delta_loglik"
 PNC = "mart_pnc"
@@ -49,15 +51,16 @@ if ok.empty:
 
 corpora = sorted(ok["corpus"].unique(), key=lambda c: list(DEFAULT_MEASURE).index(c) if c in DEFAULT_MEASURE else 9)
 c1, c2, c3, c4 = st.columns(4)
-corpus = c1.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus")
+corpus = url_state.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus", param="corpus",
+                             where=c1)
 measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]
-default_measure = DEFAULT_MEASURE.get(corpus, measures[0])
-if st.session_state.get("rt_measure") not in measures:
-    st.session_state["rt_measure"] = default_measure if default_measure in measures else measures[0]
-measure = c2.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure")
+measure = url_state.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure",
+                              param="measure", default=DEFAULT_MEASURE.get(corpus), where=c2)
 methods = [m for m in METHODS if m in set(ok.loc[(ok["corpus"] == corpus) & (ok["measure"] == measure), "method"])]
-method = c3.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method")
-definition = c4.selectbox("Word surprisal", list(DEFINITIONS), format_func=DEFINITIONS.get, key="rt_definition")
+method = url_state.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method", param="regression",
+                             where=c3)
+definition = url_state.selectbox("Word surprisal", DEFINITIONS, format_func=DEFINITIONS.get, key="rt_definition",
+                                 param="definition", where=c4)
 
 view = ok[(ok["corpus"] == corpus) & (ok["measure"] == measure) & (ok["method"] == method)]
 # each run with the chosen definition; a run that has only LW (GPT-3, de Varda's UCL imports) with its LW
@@ -103,9 +106,11 @@ base = alt.Chart(shown).encode(
              alt.Tooltip("definition:N", title="word surprisal (lw / wt)")])
 points = base.mark_point(filled=True, size=80).encode(x=alt.X("dll:Q", title=DLL_AXIS))
 bars = base.mark_rule().encode(x="lo:Q", x2="hi:Q")
-st.altair_chart((bars + points).properties(height=max(200, 26 * len(shown)),
-                                           title=f"ΔLL with 95% interval, {labels.corpus_name(corpus)}, {MEASURES[measure]}"),
-                width="stretch")
+charts.show((bars + points).properties(height=max(200, 26 * len(shown))),
+            f"ΔLL per model (10⁻² {unit}), {labels.corpus_name(corpus)}, {MEASURES[measure]}",
+            f"For each model, how much its surprisal improves the prediction of {MEASURES[measure]} on "
+            f"{labels.corpus_name(corpus)} (ΔLL, 10⁻² nats), with 95% intervals over folds; higher is better.",
+            subtitle="higher is better; lines: 95% intervals over folds")
 st.caption(f"Each point is one model's ΔLL ({DLL_AXIS}); the line through it its 95% interval over folds; "
            "colour = model family.")
 
@@ -126,15 +131,21 @@ if ppl is not None and not ppl.empty:
                  alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
                  alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
                  alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f")])
-    left.altair_chart(scatter.encode(x=alt.X("word_perplexity:Q", title="word perplexity over the regression's words (log scale)",
-                                             scale=alt.Scale(type="log", zero=False)))
-                      .properties(title="Perplexity vs ΔLL (cv_means)", height=320), width="stretch")
+    charts.show(scatter.encode(x=alt.X("word_perplexity:Q", scale=alt.Scale(type="log", zero=False),
+                                       title="word perplexity over the regression's words (log scale)"))
+                .properties(height=320), "Word perplexity vs ΔLL (10⁻² nats per word)",
+                "Each model as a point: its word perplexity over the regression's words (log scale) against its ΔLL "
+                "for reading times; point size is the number of parameters.", subtitle="cross-validated, per-word means",
+                where=left)
     left.caption("Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
                  "point size = number of parameters.")
     if ppl["pnc_pearson_r"].notna().any():
-        right.altair_chart(scatter.encode(x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal",
-                                                  scale=alt.Scale(zero=False)))
-                           .properties(title="PNC vs ΔLL (cv_means)", height=320), width="stretch")
+        charts.show(scatter.encode(x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal",
+                                           scale=alt.Scale(zero=False))).properties(height=320),
+                    "PNC vs ΔLL (10⁻² nats per word)",
+                    "Each model as a point: the correlation of its word surprisal with people's cloze surprisal (PNC) "
+                    "against its ΔLL for reading times; point size is the number of parameters.",
+                    subtitle="cross-validated, per-word means", where=right)
         right.caption("PNC (paper 004): correlation of the model's word surprisal with people's cloze surprisal.")
     else:
         right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC (Provo and UCL have).")
@@ -165,16 +176,18 @@ else:
         x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom")))
     chart = (enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
              + enc.mark_point(filled=True, size=70).encode(x="diff:Q") + zero)
-    st.altair_chart(chart.properties(height=max(180, 24 * len(wl)), title="WT minus LW, paired over folds"),
-                    width="stretch")
+    charts.show(chart.properties(height=max(180, 24 * len(wl))), "ΔLL of WT minus ΔLL of LW (10⁻² nats per row)",
+                "For each model, how much better whitespace-trailing (WT) surprisal explains reading times than "
+                "leading-whitespace (LW) surprisal, with a 95% interval; right of the dashed zero line WT fits better.",
+                subtitle="paired over the same folds; positive: WT fits better")
     st.caption("Positive: the whitespace-trailing correction (paper 001 eqs. 5–6) makes surprisal explain reading "
                "times better; the line is a 95% interval over the same folds.")
 
 # ------------------------------------------------------------------ the linking function
 st.subheader("Reading time by surprisal")
 runs = shown[["run_id", "model"]].drop_duplicates()
-run = st.selectbox("Model", list(runs["run_id"]), format_func=dict(zip(runs["run_id"], runs["model"])).get,
-                   key="rt_shape_run")
+run = url_state.selectbox("Model", runs["run_id"], format_func=dict(zip(runs["run_id"], runs["model"])).get,
+                          key="rt_shape_run", param="run")
 shape = data.rows(SHAPE, where={"corpus": corpus, "measure": measure, "run_id": run})
 if shape is not None and not shape.empty:
     shape = shape.assign(word_surprisal=shape["definition"].map({"wt": "WT", "lw": "LW"}))
@@ -187,8 +200,10 @@ if shape is not None and not shape.empty:
         y="mean_rt_ms:Q",
         tooltip=[alt.Tooltip("bin_low_bits:Q", title="bin from (bits)"), alt.Tooltip("n_words:Q", title="words"),
                  alt.Tooltip("mean_rt_ms:Q", title="mean reading time (ms)", format=".1f")])
-    st.altair_chart((band + line).properties(height=320, title=f"Mean {MEASURES[measure]} per 1-bit surprisal bin"),
-                    width="stretch")
+    charts.show((band + line).properties(height=320), f"Mean {MEASURES[measure]} (ms) per 1-bit surprisal bin",
+                f"Mean {MEASURES[measure]} in milliseconds of the words in each 1-bit bin of word surprisal under "
+                "the chosen model, for WT and LW surprisal, with 95% intervals as bands.",
+                subtitle=f"{labels.corpus_name(corpus)}; bands: 95% intervals over words")
     st.caption("Each point: the words whose surprisal falls in a 1-bit bin, their mean reading time; band = 95% "
                "interval over words. A straight rising line is the linear link surprisal theory predicts.")
 

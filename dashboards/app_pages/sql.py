@@ -13,6 +13,7 @@ import pyarrow as pa
 import streamlit as st
 
 import data
+import url_state
 
 MAX_ROWS = 100_000  # rows kept for display and for the downloads
 TIMEOUT_S = 30
@@ -140,8 +141,7 @@ st.dataframe(mart_df, hide_index=True, key="sql_marts", column_order=(
                    "n_columns": st.column_config.NumberColumn("columns", format="%d", width="small")})
 names = mart_df["mart"].tolist()
 if names:
-    chosen = st.selectbox("Columns of", names, index=names.index(DEFAULT_MART) if DEFAULT_MART in names else 0,
-                          key="sql_mart")
+    chosen = url_state.selectbox("Columns of", names, default=DEFAULT_MART, key="sql_mart", param="mart")
     col_df = columns.to_pandas()
     col_df = col_df[col_df["mart"] == chosen]
     st.dataframe(col_df, hide_index=True, key="sql_columns",

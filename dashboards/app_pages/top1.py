@@ -13,7 +13,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
+import url_state
 
 # display texts only; every number comes from the marts
 SUBSETS = {"word_tokens": "questions whose answer is a whole word", "all_possible": "all possible questions"}
@@ -120,20 +122,22 @@ st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are bett
 # ------------------------------------------------------------------ Figures 1 and 2
 st.subheader("How accurate are the players? (Figures 1 and 2)")
 c1, c2, c3 = st.columns([3, 2, 2])
-subset = c1.radio("Questions", list(SUBSET_CHOICES), format_func=SUBSET_CHOICES.get, key="top1_subset")
+subset = url_state.radio("Questions", SUBSET_CHOICES, format_func=SUBSET_CHOICES.get, key="top1_subset",
+                         param="questions", where=c1)
 min_answers = c2.number_input("Minimum answers per player", min_value=1, value=50, step=10, key="top1_min_answers",
                               help="Counted over all possible questions, as the paper does (its 38 players with at "
                                    "least 50 answers).")
-with_excluded = c3.toggle("Include the excluded accounts", value=False, key="top1_excluded",
-                          help="Accounts left out of the analysis: testers of the authors' app (named in their "
-                               "analysis code) and a shared 'anon' account (inferred), drawn in another colour.")
+with_excluded = url_state.toggle("Include the excluded accounts", key="top1_excluded", param="excluded", where=c3,
+                                 help="Accounts left out of the analysis: testers of the authors' app (named in "
+                                      "their analysis code) and a shared 'anon' account (inferred), drawn in another "
+                                      "colour.")
 
 refs_all = summary[(summary["predictor_kind"] == "reference") & (summary["subset"] == subset)]
 files = sorted(refs_all["reference_file"].dropna().unique())
 paper_file = PAPER_FIGURE_FILES[subset]
-chosen_files = st.multiselect(
+chosen_files = url_state.multiselect(
     "The authors' reported accuracies, from their files", files,
-    default=[paper_file] if paper_file in files else files, key=f"top1_files_{subset}",
+    default=[paper_file] if paper_file in files else files, key=f"top1_files_{subset}", param="files",
     help="Default: the file the paper's figure shows. The authors measured their models on their own sample of "
          "1,000 questions; these numbers are reported, not measured here, and which subset each file covers is "
          "inferred from its name and values.")
@@ -197,8 +201,11 @@ else:
         st.info("No players and no models for this selection.")
     else:
         # the height holds the legend below the plot: one row per bar group and per line
-        chart = alt.layer(bars, lines).properties(height=380 + 24 * (len(groups) + len(names)), title=title)
-        st.altair_chart(chart.resolve_scale(color="independent", strokeDash="independent"), width="stretch")
+        chart = alt.layer(bars, lines).properties(height=380 + 24 * (len(groups) + len(names)))
+        charts.show(chart.resolve_scale(color="independent", strokeDash="independent"), title,
+                    f"A histogram of the players' top-1 accuracy (share of their answers that named the true next "
+                    f"token, in percent) on {SUBSETS[subset]}, with a vertical line at each model's accuracy.",
+                    subtitle="bars: number of players; solid lines: measured here; dashed: reported by the authors")
     notes = ["Bars: players (one per player, no model). Solid lines: models measured here; dashed: the accuracy "
              "the authors reported for their models on their own 1,000-question sample."]
     if measured.empty:
@@ -209,8 +216,8 @@ else:
 
 # ------------------------------------------------------------------ the summary table
 st.subheader("Players and models, on the same questions")
-both = st.toggle("Show both sets of questions", value=False, key="top1_both",
-                 help="The default shows only the questions chosen above, so the rows compare like with like.")
+both = url_state.toggle("Show both sets of questions", key="top1_both", param="both",
+                        help="The default shows only the questions chosen above, so the rows compare like with like.")
 tab = summary if both else summary[summary["subset"] == subset]
 tab = tab.assign(_k=tab["predictor_kind"].map(KIND_ORDER)).sort_values(
     ["subset", "_k", "accuracy"], ascending=[False, True, False])
@@ -313,20 +320,17 @@ with st.expander(f"Questions where players beat every model ({len(beat):,})", ex
                      format_func=lambda c: "choose a question" if c is None else f"document {c[0]}, position {c[1]}",
                      key="top1_jump", on_change=_jump)
 
-st.session_state.setdefault("top1_only_answered", True)  # set here, not as the toggle's default: _jump sets it too
-only_answered = st.toggle("Only questions with players' answers in the analysis", key="top1_only_answered",
-                          help="Off: also the questions only excluded accounts answered, and those whose answer "
-                               "could not be typed (a newline, a partial character).")
+only_answered = url_state.toggle("Only questions with players' answers in the analysis", key="top1_only_answered",
+                                 param="answered", default=True,
+                                 help="Off: also the questions only excluded accounts answered, and those whose "
+                                      "answer could not be typed (a newline, a partial character).")
 qs = questions[questions["n_answers"] > 0] if only_answered else questions
 docs = sorted(qs["doc_id"].unique(), key=lambda d: (len(str(d)), str(d)))
 per_doc = qs.groupby("doc_id").size()
-if st.session_state.get("top1_doc") not in docs:
-    st.session_state["top1_doc"] = docs[0]
 d1, d2 = st.columns([1, 3])
-doc = d1.selectbox("Document", docs, key="top1_doc", format_func=lambda d: f"document {d} ({per_doc[d]} questions)")
+doc = url_state.selectbox("Document", docs, key="top1_doc", param="document", where=d1,
+                          format_func=lambda d: f"document {d} ({per_doc[d]} questions)")
 positions = sorted(int(p) for p in qs.loc[qs["doc_id"] == doc, "position"])
-if st.session_state.get("top1_pos") not in positions:
-    st.session_state["top1_pos"] = positions[0]
 
 
 def _step(delta: int) -> None:
@@ -335,8 +339,8 @@ def _step(delta: int) -> None:
 
 
 with d2:
-    pos = st.select_slider("Question: position of the true token in the document (tokens)", positions,
-                           key="top1_pos")
+    pos = url_state.select_slider("Question: position of the true token in the document (tokens)", positions,
+                                  key="top1_pos", param="question")
 b1, b2, _ = st.columns([1, 1, 6])
 b1.button("◀ previous", key="top1_prev", on_click=_step, args=(-1,), disabled=pos == positions[0])
 b2.button("next ▶", key="top1_next", on_click=_step, args=(1,), disabled=pos == positions[-1])

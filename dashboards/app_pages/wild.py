@@ -9,7 +9,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
+import url_state
 
 st.title("Prompts in the wild")
 st.caption("Paper 002 (Casares et al., AAAI-22): 36 people solved 12 task instances with GPT-3 "
@@ -45,7 +47,9 @@ chart = alt.Chart(bars).mark_bar().encode(
              alt.Tooltip("component_label:N", title="component"), alt.Tooltip("median_s:Q", title="median (s)"),
              alt.Tooltip("n_measurements:Q", title="measurements")],
 ).properties(height=320)
-st.altair_chart(chart, width="stretch")
+charts.show(chart, "Median effort per task instance, with and without GPT-3 (seconds)",
+            "Stacked bars: for each task domain, the median seconds spent on each component of the work, with GPT-3 "
+            "(upper bar) and by hand (lower bar).", subtitle="medians; D_H counted once per task")
 st.caption("Upper bar of each pair: with GPT-3 (D_H = median first-instance prompting time minus W_H); "
            "lower: by hand. Medians, not means, because some respondents paused mid-form.")
 table = effort.pivot_table(index=["domain_order", "domain"], columns="component", values="median_s").reset_index()
@@ -99,10 +103,11 @@ if corr is None:
 elif not corr.empty:
     left, right = st.columns(2)
     with left:
-        cond = st.radio("Group", list(CONDITION), format_func=CONDITION.get, horizontal=True, key="wild_corr_cond")
+        cond = url_state.radio("Group", CONDITION, format_func=CONDITION.get, horizontal=True, key="wild_corr_cond",
+                               param="group")
     with right:
-        scope = st.selectbox("Averaged over", ["all"] + DOMAINS, key="wild_corr_scope",
-                             format_func=lambda d: "all tasks" if d == "all" else d)
+        scope = url_state.selectbox("Averaged over", ["all"] + DOMAINS, key="wild_corr_scope", param="averaged_over",
+                                    format_func=lambda d: "all tasks" if d == "all" else d)
     m = corr[(corr["condition"] == cond) & (corr["domain"] == scope)].copy()
     order = [VARIABLE.get(v, v) for v in dict.fromkeys(m["variable_x"])]
     m["x"] = m["variable_x"].map(lambda v: VARIABLE.get(v, v))
@@ -113,8 +118,13 @@ elif not corr.empty:
                         title="Spearman rho"),
         tooltip=[alt.Tooltip("x:N"), alt.Tooltip("y:N"), alt.Tooltip("spearman_rho:Q", format=".2f"),
                  alt.Tooltip("p_value:Q", format=".3g"), alt.Tooltip("n_respondents:Q")])
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman_rho:Q", format=".2f"))
-    st.altair_chart((heat + text).properties(height=420), width="stretch")
+    # black on the pale cells, white on the dark ones, in either theme
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman_rho:Q", format=".2f"), color=alt.condition(
+        "abs(datum.spearman_rho) > 0.5", alt.value("#ffffff"), alt.value("#000000")))
+    charts.show((heat + text).properties(height=420), f"Spearman correlations, {CONDITION[cond]}",
+                "A heat map of the Spearman rank correlations (from -1, blue, to 1, red) between the respondents' "
+                "demographics, effort and loss, each cell labelled with its value.",
+                subtitle="all tasks" if scope == "all" else scope)
     st.caption("Two-sided p-values in the tooltip (uncorrected). Group B was not asked about LMs or assistants.")
 
 # ------------------------------------------------------------------ loss vs difficulty (Fig. 5)
@@ -133,8 +143,12 @@ elif not diff.empty:
                  "n_ratings"], **enc)
     band = alt.Chart(d).mark_errorbar().encode(y=alt.Y("loss_ci95_low:Q", title="mean loss L_H"),
                                                y2="loss_ci95_high:Q", **enc)
-    st.altair_chart(alt.layer(band, line).properties(width=170, height=260)
-                    .facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)))
+    charts.show(alt.layer(band, line).properties(width=170, height=260)
+                .facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)),
+                "Mean self-assessed loss L_H by difficulty, with and without GPT-3",
+                "One panel per task domain: the mean self-assessed loss (0 to 1) at each difficulty level, with GPT-3 "
+                "and by hand, with 95% intervals.", subtitle="loss 0 (best) to 1; bars: 95% intervals",
+                width="content")
     st.caption("The paper's Fig. 5 plots the externally evaluated loss L_E, which was not published; "
                "this is the self-assessed L_H (the paper's appendix view). Bars: 95% normal intervals.")
 
@@ -146,17 +160,18 @@ if texts is None:
 elif not texts.empty:
     c1, c2, c3 = st.columns(3)
     with c1:
-        domain = st.selectbox("Task", DOMAINS, key="wild_domain")
+        domain = url_state.selectbox("Task", DOMAINS, key="wild_domain", param="task")
     with c2:
-        instance = st.selectbox("Instance (difficulty)", [1, 2, 3], key="wild_instance")
+        instance = url_state.selectbox("Instance (difficulty)", [1, 2, 3], key="wild_instance", param="instance")
     with c3:
-        cond = st.radio("Condition", list(CONDITION), format_func=CONDITION.get, key="wild_browse_cond")
+        cond = url_state.radio("Condition", CONDITION, format_func=CONDITION.get, key="wild_browse_cond",
+                               param="condition")
     sel = texts[(texts["domain"] == domain) & (texts["instance"] == instance) & (texts["condition"] == cond)]
     sel = sel.sort_values("respondent_id")
     if sel.empty:
         st.info("No answers for this selection.")
     else:
-        rid = st.selectbox("Respondent", sel["respondent_id"].tolist(), key="wild_respondent")
+        rid = url_state.selectbox("Respondent", sel["respondent_id"], key="wild_respondent", param="respondent")
         row = sel[sel["respondent_id"] == rid].iloc[0]
         meta = {"usefulness (1-5)": row["usefulness_score"], "loss L_H": row["loss"], "age": row["age_years"],
                 "English": row["eng_level"]}

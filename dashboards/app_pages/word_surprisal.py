@@ -18,8 +18,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import charts
 import data
 import labels
+import url_state
 
 WORDS = "mart_word_surprisal"
 SUMMARY = "mart_word_surprisal_summary"
@@ -184,19 +186,15 @@ st.caption("Paper 001 (Oh & Schuler, *Leading whitespaces of language models' su
 
 # ------------------------------------------------------------------ corpus, model, definition
 corpora = sorted(summary["corpus"].unique(), key=lambda c: (CORPUS_ORDER.get(c, 9), c))
-if st.session_state.get("ws_corpus") not in corpora:  # by default a corpus with a run scored here (LW and WT)
-    st.session_state["ws_corpus"] = min(with_wt["corpus"], key=lambda c: (CORPUS_ORDER.get(c, 9), c),
-                                        default=corpora[0])
 c1, c2, c3 = st.columns([2, 3, 4])
-corpus = c1.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="ws_corpus")
+corpus = url_state.selectbox(  # by default a corpus with a run scored here (LW and WT)
+    "Corpus", corpora, format_func=labels.corpus_name, key="ws_corpus", param="corpus", where=c1,
+    default=min(with_wt["corpus"], key=lambda c: (CORPUS_ORDER.get(c, 9), c), default=corpora[0]))
 runs = summary[summary["corpus"] == corpus].sort_values(["_lw", "_rank"]).set_index("model_key", drop=False)
-models = runs.index.tolist()
-if st.session_state.get("ws_model") not in models:
-    st.session_state["ws_model"] = models[0]
-model = c2.selectbox("Model", models, key="ws_model", format_func=lambda k: (
+model = url_state.selectbox("Model", runs.index, key="ws_model", param="model", where=c2, format_func=lambda k: (
     f"{labels.model_name(k)} ({SOURCES.get(runs.loc[k, 'run_source'], runs.loc[k, 'definitions'])})"))
-definition = c3.radio("Word surprisal", list(DEFINITIONS), format_func=DEFINITIONS.get, key="ws_definition",
-                      horizontal=True)
+definition = url_state.radio("Word surprisal", DEFINITIONS, format_func=DEFINITIONS.get, key="ws_definition",
+                             param="definition", where=c3, horizontal=True)
 run = runs.loc[model]
 name, cname = labels.model_name(model), labels.corpus_name(corpus)
 lw_only = bool(run["_lw"])
@@ -231,11 +229,9 @@ all_words = all_words.drop_duplicates(["doc_id", "word_index"]).sort_values(["do
 first_words = all_words[all_words["word_index"] < 10].groupby("doc_id")["word"].agg(" ".join)
 docs = sorted(first_words.index, key=doc_key)
 n_words_of = all_words.groupby("doc_id").size()
-if st.session_state.get("ws_passage") not in docs:
-    st.session_state["ws_passage"] = docs[0]
-doc = st.selectbox("Passage", docs, key="ws_passage",
-                   format_func=lambda d: f"{d}: {first_words[d]}{' …' if n_words_of[d] > 10 else ''} "
-                                         f"({n_words_of[d]:,} words)")
+doc = url_state.selectbox("Passage", docs, key="ws_passage", param="passage",
+                          format_func=lambda d: f"{d}: {first_words[d]}{' …' if n_words_of[d] > 10 else ''} "
+                                                f"({n_words_of[d]:,} words)")
 
 step = colour_step(pd.concat([run_words["surprisal_lw_bits"], run_words["surprisal_wt_bits"]]))
 passage = all_words[all_words["doc_id"] == doc][["word_index", "word"]].merge(
@@ -290,12 +286,14 @@ else:
         x=x, y=y, text="word:N", color=color, tooltip=tooltip)
     DIAGONAL = "WT = LW (the correction changes nothing)"
     diagonal = alt.Chart(pd.DataFrame({"surprisal_lw_bits": [0, axis_max], "surprisal_wt_bits": [0, axis_max],
-                                       "line": [DIAGONAL, DIAGONAL]})).mark_line(color="#444444").encode(
+                                       "line": [DIAGONAL, DIAGONAL]})).mark_line(color="#888888").encode(
         x=x, y=y, strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=[DIAGONAL], range=[[5, 4]]),
                                             legend=alt.Legend(title=None, orient="bottom", labelLimit=500)))
-    chart = alt.layer(diagonal, points, texts).properties(
-        height=560, title=f"WT against LW surprisal: {len(pts):,} words of {cname} under {name}")
-    st.altair_chart(chart, width="stretch")
+    charts.show(alt.layer(diagonal, points, texts).properties(height=560),
+                f"WT against LW surprisal (bits): {len(pts):,} words of {cname} under {name}",
+                f"A scatter plot of every word's whitespace-trailing (WT) against its leading-whitespace (LW) "
+                f"surprisal in bits, the {N_LABELLED} words that move most labelled; on the dashed diagonal the "
+                "correction changes nothing.", subtitle="one point per word; above the diagonal: WT is higher")
     nxt = all_words.assign(word_index=all_words["word_index"] - 1).rename(columns={"word": "next"})
     movers = top.merge(nxt, on=["doc_id", "word_index"], how="left")
     st.markdown(f"**The {N_LABELLED} words that move most.** The correction moves a word's surprisal up when the "

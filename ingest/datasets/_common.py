@@ -9,18 +9,14 @@ before anything is written.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from predictabase.config import Paths
 from ingest.raw import replace_partitions_in, transaction
 from predictabase.errors import IngestError
 from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)

@@ -52,12 +52,21 @@ class Job:
     write: Callable[[duckdb.DuckDBPyConnection, object], object] | None = None
     finish: Callable[[object], object] | None = None
     after: tuple[str, ...] = field(default=())  # jobs that must come first when both run
-    outputs: tuple[str, ...] = field(default=())  # what `finish` writes outside DuckDB (for raw.ingest_log)
+    #: what it writes: raw tables ("raw.documents"), and outside DuckDB what `finish` writes ("parquet:token_scores").
+    #: Declared here, checked against what `prepare` returns (`tables_of`), and read by refresh, the Dagster
+    #: assets and the docs: nothing else lists them.
+    writes: tuple[str, ...] = field(default=())
+
+
+#: what each corpus job writes (the LM game also its tokens; UCL's imported surprisals are a job of their own)
+CORPUS_WRITES = {name: ("raw.documents", "raw.words") for name in corpora.NAMES}
+CORPUS_WRITES["lm_game"] = ("raw.documents", "raw.game_doc_tokens", "raw.words")
+CORPUS_WRITES["ucl_imported_surprisal"] = ("raw.imported_word_surprisal",)
 
 
 def _corpus_job(name: str) -> Job:
     loader = corpora.LOADERS[name]
-    return Job(name, prepare=lambda paths, _prepared: loader(paths), write=write_partitions)
+    return Job(name, prepare=lambda paths, _prepared: loader(paths), write=write_partitions, writes=CORPUS_WRITES[name])
 
 
 def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
@@ -73,52 +82,72 @@ JOBS: dict[str, Job] = {
     "gpt3_natural_stories": Job("gpt3_natural_stories",
                                 prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
                                 finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",),
-                                outputs=("parquet:token_scores",)),
-    "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in),
-    "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in),
+                                writes=("parquet:token_scores",)),
+    "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in,
+        writes=("raw.pairwise_answers", "raw.pairwise_questions", "raw.pairwise_samples", "raw.pairwise_skipped_files")),
+    "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in,
+        writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts")),
     "natural_stories_spr_means": Job("natural_stories_spr_means",
                                      prepare=lambda paths, _p: natural_stories_spr_means.load(paths),
-                                     write=replace_tables_in),
+                                     write=replace_tables_in,
+        writes=("raw.natural_stories_spr_means",)),
     # the top-1 game (paper 000, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
-    "lm_game_top1": Job("lm_game_top1", prepare=lambda paths, _p: top1.load_guesses(paths), write=replace_tables_in),
+    "lm_game_top1": Job("lm_game_top1", prepare=lambda paths, _p: top1.load_guesses(paths), write=replace_tables_in,
+        writes=("raw.top1_guesses",)),
     "lm_game_model_perfs": Job("lm_game_model_perfs", prepare=lambda paths, _p: top1.load_model_perfs(paths),
-                               write=replace_tables_in),
+                               write=replace_tables_in,
+        writes=("raw.top1_reference_accuracies",)),
     "lm_game_vocabulary": Job("lm_game_vocabulary", prepare=lambda paths, _p: top1.load_vocabulary(paths),
-                              write=replace_tables_in),
+                              write=replace_tables_in,
+        writes=("raw.game_vocabulary",)),
     # cloze norms (issue 11): raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
-    "provo_cloze": Job("provo_cloze", prepare=cloze.load_provo, write=write_partitions, after=("provo",)),
-    "ucl_cloze": Job("ucl_cloze", prepare=cloze.load_ucl, write=write_partitions, after=("ucl",)),
+    "provo_cloze": Job("provo_cloze", prepare=cloze.load_provo, write=write_partitions, after=("provo",),
+        writes=("raw.cloze_norms",)),
+    "ucl_cloze": Job("ucl_cloze", prepare=cloze.load_ucl, write=write_partitions, after=("ucl",),
+        writes=("raw.cloze_norms",)),
     "ucl_cloze_distributions": Job("ucl_cloze_distributions", prepare=cloze.load_distributions,
-                                   write=write_partitions, after=("ucl",)),
+                                   write=write_partitions, after=("ucl",),
+        writes=("raw.cloze_responses",)),
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
     "ucl_published_measures": Job("ucl_published_measures", prepare=lambda paths, _p: ucl_published.load(paths),
-                                  write=replace_tables_in),
+                                  write=replace_tables_in,
+        writes=("raw.ucl_published_word_measures",)),
     # de Varda et al.'s every numeric per-word column and their published results (issue 19: reproduced in dbt)
     "ucl_published_predictors": Job("ucl_published_predictors", prepare=lambda paths, _p: ucl_published.load_values(paths),
-                                    write=replace_tables_in),
+                                    write=replace_tables_in,
+        writes=("raw.ucl_published_word_values",)),
     "ucl_published_results": Job("ucl_published_results", prepare=lambda paths, _p: ucl_published.load_results(paths),
-                                 write=replace_tables_in),
+                                 write=replace_tables_in,
+        writes=("raw.ucl_published_results",)),
     # self-paced reading per reader (issue 11): raw.self_paced_reading, each job replacing its corpus's rows
     "natural_stories_spr": Job("natural_stories_spr", prepare=self_paced_reading.load_natural_stories,
-                               write=write_partitions, after=("natural_stories",)),
-    "ucl_spr": Job("ucl_spr", prepare=self_paced_reading.load_ucl, write=write_partitions, after=("ucl",)),
+                               write=write_partitions, after=("natural_stories",),
+        writes=("raw.self_paced_reading",)),
+    "ucl_spr": Job("ucl_spr", prepare=self_paced_reading.load_ucl, write=write_partitions, after=("ucl",),
+        writes=("raw.self_paced_reading",)),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
     "word_frequencies": Job("word_frequencies", prepare=word_frequencies.load, write=replace_tables_in,
-                            after=tuple(word_frequencies.CORPORA)),
+                            after=tuple(word_frequencies.CORPORA),
+        writes=("raw.word_frequencies",)),
     # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
     "provo_eye_tracking": Job("provo_eye_tracking", prepare=eye_tracking.load_provo, write=write_partitions,
-                              after=("provo",)),
+                              after=("provo",),
+        writes=("raw.eye_tracking_fixations",)),
     "ucl_fixations": Job("ucl_fixations", prepare=eye_tracking.load_ucl_fixations, write=write_partitions,
-                         after=("ucl",)),
+                         after=("ucl",),
+        writes=("raw.eye_tracking_fixations",)),
     "ucl_eye_tracking": Job("ucl_eye_tracking", prepare=eye_tracking.load_ucl_measures, write=write_partitions,
-                            after=("ucl",)),
+                            after=("ucl",),
+        writes=("raw.eye_tracking_measures_upstream",)),
     # Pimentel & Meister 2024 (issue 19): 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
     "pimentel_meister_surprisal": Job("pimentel_meister_surprisal", prepare=pimentel_meister.load_surprisal,
-                                      write=replace_tables_in, after=pimentel_meister.CORPORA),
+                                      write=replace_tables_in, after=pimentel_meister.CORPORA,
+        writes=("raw.pimentel_meister_words",)),
     "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
-                                      write=replace_tables_in),
+                                      write=replace_tables_in,
+        writes=("raw.pimentel_meister_delta_llh",)),
 }
 NAMES = list(JOBS)
 
@@ -255,14 +284,26 @@ def code_modules(name: str) -> list[str]:
 
 
 def tables_of(name: str, prepared: object) -> list[str]:
-    """What a job writes: its DuckDB tables (from the frames it prepared) and its `outputs`."""
+    """What a job writes (its declared `writes`), after checking that the frames it prepared are those tables."""
     job = JOBS[name]
-    tables: list[str] = []
+    tables: set[str] = set()
     if isinstance(prepared, CorpusLoad):
-        tables = [t for t, _, _ in prepared.tables]
+        tables = {t for t, _, _ in prepared.tables}
     elif isinstance(prepared, dict) and job.write is replace_tables_in:
-        tables = [f"raw.{k}" for k in prepared]
-    return sorted(set(tables) | set(job.outputs))
+        tables = {f"raw.{k}" for k in prepared}
+    undeclared = tables - set(job.writes)
+    if undeclared:  # pragma: no cover - a registry invariant (the ingest tests run every job)
+        raise AssertionError(f"ingest job {name} wrote {sorted(undeclared)}, not declared in its `writes`")
+    return sorted(job.writes)
+
+
+def writers() -> dict[str, tuple[str, ...]]:
+    """Every table (and Parquet output) -> the ingest jobs that write it, in registry order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, job in JOBS.items():
+        for table in job.writes:
+            out[table] = (*out.get(table, ()), name)
+    return out
 
 
 # --------------------------------------------------------------------------- raw.ingest_log

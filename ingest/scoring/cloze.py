@@ -54,7 +54,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -383,7 +382,7 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
 # --------------------------------------------------------------------------- runs
 
 def scores_root(paths: Paths) -> Path:
-    return paths.parquet / "cloze_model_scores"
+    return paths.cloze_model_scores
 
 
 def run_dir(paths: Paths, model_key: str, run_id: str) -> Path:

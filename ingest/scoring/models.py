@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -190,7 +189,6 @@ def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | 
 
 
 def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> LoadedModel:
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()  # our own progress bars; errors stay one line

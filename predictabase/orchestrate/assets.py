@@ -6,9 +6,11 @@ import json
 
 import dagster as dg
 
-from ingest.datasets.registry import JOBS
+from ingest.datasets.registry import JOBS, writers
+from ingest.scoring.steps import STEPS
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
-from predictabase.orchestrate.dbt import CLOZE_KEY, FETCH_KEY, TOKEN_SCORES_KEY, TOP1_KEY, ingest_key, mart_keys
+from predictabase.orchestrate.dbt import FETCH_KEY, STEP_KEYS, ingest_key, mart_keys
+from predictabase.plan import STAGES
 from predictabase.orchestrate.resources import PredictabaseResource
 
 # The models to keep scored ($PREDICTABASE_MODELS or models.toml), read when the definitions load: a model
@@ -23,7 +25,7 @@ TOP1_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values()
 CLOZE_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if m.cloze])
 
 
-@dg.asset(key=FETCH_KEY, group_name="sources", kinds={"duckdb"},
+@dg.asset(key=FETCH_KEY, group_name=STAGES["fetch"].group, kinds={"duckdb"},
           description="Every catalog file copied from the mirror (or downloaded), sha256-verified, recorded in "
                       "raw.source_files (`predictabase fetch`).")
 def fetch(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
@@ -49,7 +51,7 @@ def _rows(result: object) -> dict:
 @dg.multi_asset(
     name="ingest",
     specs=[dg.AssetSpec(ingest_key(name), deps=[FETCH_KEY, *(ingest_key(a) for a in job.after)],
-                        group_name="ingest", kinds={"duckdb"}, skippable=True,
+                        group_name=STAGES["ingest"].group, kinds={"duckdb"}, skippable=True,
                         description=f"The raw tables of the ingest job `{name}` (`predictabase ingest {name}`).")
            for name, job in JOBS.items()],
     can_subset=True,
@@ -81,10 +83,20 @@ def _entry(name: str, flag: str | None = None) -> ModelEntry:
     return entry
 
 
-@dg.asset(key=TOKEN_SCORES_KEY, partitions_def=SCORING_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
-          deps=[ingest_key(c) for c in CORPORA],
-          description="Token log-probabilities of one corpus by one model of models.toml, with its settings "
-                      "(`predictabase score -m MODEL -c CORPUS`), under parquet/token_scores/.")
+def upstream_jobs(step: str) -> list[dg.AssetKey]:
+    """The ingest jobs that write what a model step reads (its declared `reads`), in registry order."""
+    w = writers()
+    return [ingest_key(j) for j in dict.fromkeys(j for table in STEPS[step].reads for j in w.get(table, ()))]
+
+
+def _asset_args(step: str, partitions, command: str) -> dict:
+    s = STEPS[step]
+    return dict(key=STEP_KEYS[step], partitions_def=partitions, group_name=STAGES[step].group,
+                kinds={"pytorch", "parquet"}, deps=upstream_jobs(step),
+                description=f"{s.description} (`{command}`), under parquet/{s.output}/.")
+
+
+@dg.asset(**_asset_args("score", SCORING_PARTITIONS, "predictabase score -m MODEL -c CORPUS"))
 def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
     keys = context.partition_key.keys_by_dimension
     entry, corpus = _entry(keys["model"]), keys["corpus"]
@@ -96,29 +108,40 @@ def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseRe
     return dg.MaterializeResult(metadata={"result": done})
 
 
-@dg.asset(key=TOP1_KEY, partitions_def=TOP1_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
-          deps=[ingest_key(j) for j in ("lm_game", "lm_game_top1", "lm_game_vocabulary")],
-          description="The model's most probable next word on the top-1 game (`predictabase top1 -m MODEL`), for "
-                      "the models.toml entries with top1 = true.")
-def top1_predictions(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-    entry = _entry(context.partition_key, "top1")
-    with predictabase.writing(context, "top1", {"model": entry.name}) as paths:
-        done = run_step(paths, entry, "top1", "lm_game")
-    return dg.MaterializeResult(metadata={"result": done})
+def _per_model_asset(step: str, partitions):
+    """The asset of a model step run once per model (top1, cloze), for the models.toml entries with
+    `<step> = true`."""
+    corpus = STEPS[step].corpora[0] if step == "top1" else None  # top1: the game's corpus; cloze: all of its
+
+    @dg.asset(**_asset_args(step, partitions, f"predictabase {step} -m MODEL"))
+    def _asset(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
+        entry = _entry(context.partition_key, step)
+        with predictabase.writing(context, step, {"model": entry.name}) as paths:
+            done = run_step(paths, entry, step, corpus)
+        return dg.MaterializeResult(metadata={"result": done})
+    return _asset
 
 
-@dg.asset(key=CLOZE_KEY, partitions_def=CLOZE_PARTITIONS, group_name="scoring", kinds={"pytorch", "parquet"},
-          deps=[ingest_key(j) for j in ("provo", "ucl", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions")],
-          description="The model's probability of every human cloze response (`predictabase cloze -m MODEL`), for "
-                      "the models.toml entries with cloze = true.")
-def cloze_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-    entry = _entry(context.partition_key, "cloze")
-    with predictabase.writing(context, "cloze", {"model": entry.name}) as paths:
-        done = run_step(paths, entry, "cloze", None)
-    return dg.MaterializeResult(metadata={"result": done})
+top1_predictions = _per_model_asset("top1", TOP1_PARTITIONS)
+cloze_scores = _per_model_asset("cloze", CLOZE_PARTITIONS)
 
 
-@dg.asset(key="marts_snapshot", deps=mart_keys(), group_name="publish", kinds={"duckdb"},
+def refresh_materializations(report) -> list[dg.AssetMaterialization]:
+    """What a refresh rebuilt, as asset materializations (the scheduled refresh logs them, so the asset view
+    is current after it): fetch, each ingest job, each scoring partition, each dbt model and seed, the snapshot."""
+    out = [dg.AssetMaterialization(FETCH_KEY, metadata={"files": len(report.fetched)})] if report.fetched else []
+    out += [dg.AssetMaterialization(ingest_key(j), description="re-ingested by the refresh") for j in report.ingested]
+    for step, model, corpus in report.scored:
+        partition = dg.MultiPartitionKey({"model": model, "corpus": corpus}) if step == "score" else model
+        out.append(dg.AssetMaterialization(STEP_KEYS[step], partition=partition))
+    out += [dg.AssetMaterialization(dg.AssetKey(name), description="built by the refresh's dbt build")
+            for name in report.dbt_models]
+    if report.published:
+        out.append(dg.AssetMaterialization(dg.AssetKey("marts_snapshot"), description="published by the refresh"))
+    return out
+
+
+@dg.asset(key="marts_snapshot", deps=mart_keys(), group_name=STAGES["build"].group, kinds={"duckdb"},
           description="marts.duckdb, the snapshot the dashboard reads: dbt source freshness, then every mart "
                       "published under the publish guard (as the end of `predictabase build`).")
 def marts_snapshot(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:

@@ -17,48 +17,22 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
+from ingest.datasets.registry import writers
+from ingest.scoring.steps import STEPS
 from predictabase.config import DBT_PROJECT_DIR
 from predictabase.config import paths as default_paths
 from predictabase.orchestrate.resources import PredictabaseResource
 from predictabase.warehouse.dbt import _env, dbt_env
 
-# Which assets write each dbt source table: raw.* tables <- the ingest jobs (several jobs write one table
-# when each replaces its corpus's rows), the Parquet sources <- the scoring assets. A source missing here
-# fails tests/test_dagster.py (every source of the manifest must have a writer).
-INGEST_WRITERS: dict[str, tuple[str, ...]] = {
-    "documents": ("lm_game", "natural_stories", "provo", "ucl"),
-    "words": ("lm_game", "natural_stories", "provo", "ucl"),
-    "game_doc_tokens": ("lm_game",),
-    "imported_word_surprisal": ("ucl_imported_surprisal",),
-    "pairwise_questions": ("pairwise",),
-    "pairwise_samples": ("pairwise",),
-    "pairwise_answers": ("pairwise",),
-    "pairwise_skipped_files": ("pairwise",),
-    "wild_respondents": ("wild",),
-    "wild_tasks": ("wild",),
-    "wild_efforts": ("wild",),
-    "wild_scores": ("wild",),
-    "wild_texts": ("wild",),
-    "natural_stories_spr_means": ("natural_stories_spr_means",),
-    "top1_guesses": ("lm_game_top1",),
-    "top1_reference_accuracies": ("lm_game_model_perfs",),
-    "game_vocabulary": ("lm_game_vocabulary",),
-    "cloze_norms": ("provo_cloze", "ucl_cloze"),
-    "cloze_responses": ("ucl_cloze_distributions",),
-    "ucl_published_word_measures": ("ucl_published_measures",),
-    "ucl_published_word_values": ("ucl_published_predictors",),
-    "ucl_published_results": ("ucl_published_results",),
-    "pimentel_meister_words": ("pimentel_meister_surprisal",),
-    "pimentel_meister_delta_llh": ("pimentel_meister_delta_llh",),
-    "self_paced_reading": ("natural_stories_spr", "ucl_spr"),
-    "word_frequencies": ("word_frequencies",),
-    "eye_tracking_fixations": ("provo_eye_tracking", "ucl_fixations"),
-    "eye_tracking_measures_upstream": ("ucl_eye_tracking",),
-}
+# Which assets write each dbt source table: raw.* tables <- the ingest jobs that declare them (`Job.writes`; several
+# jobs write one table when each replaces its corpus's rows), the Parquet sources <- the model step whose runs they
+# are (`ModelStep.dbt_schema`). A source without a writer fails tests/test_dagster.py.
+INGEST_WRITERS: dict[str, tuple[str, ...]] = {table.removeprefix("raw."): jobs for table, jobs in writers().items()
+                                              if table.startswith("raw.")}
 FETCH_KEY = dg.AssetKey("fetch")
-TOKEN_SCORES_KEY = dg.AssetKey("token_scores")
-TOP1_KEY = dg.AssetKey("top1_predictions")
-CLOZE_KEY = dg.AssetKey("cloze_scores")
+#: the asset of each model step's runs
+STEP_KEYS = {"score": dg.AssetKey("token_scores"), "top1": dg.AssetKey("top1_predictions"),
+             "cloze": dg.AssetKey("cloze_scores")}
 
 
 def ingest_key(job: str) -> dg.AssetKey:
@@ -71,12 +45,10 @@ def source_writers(schema: str, table: str) -> tuple[dg.AssetKey, ...]:
         if table == "source_files":
             return (FETCH_KEY,)
         return tuple(ingest_key(j) for j in INGEST_WRITERS.get(table, ()))
-    if schema == "scores":  # token scores: the scorer's runs and the GPT-3 import (a Parquet run of ingest)
-        return (TOKEN_SCORES_KEY, ingest_key("gpt3_natural_stories"))
-    if schema == "top1_scores":
-        return (TOP1_KEY,)
-    if schema == "cloze_model_scores":
-        return (CLOZE_KEY,)
+    for step in STEPS.values():  # a model step's runs (token scores also the GPT-3 import's Parquet run)
+        if schema == step.dbt_schema:
+            imports = writers().get(f"parquet:{step.output}", ())
+            return (STEP_KEYS[step.name], *(ingest_key(j) for j in imports))
     return ()
 
 

@@ -5,7 +5,8 @@
   (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_scores` (one per model),
   every dbt model and seed (dagster-dbt; dbt tests as asset checks), `marts_snapshot` (publish);
 - `refresh_job`: one op running `predictabase.refresh.refresh` (the incremental refresh: checksums, models not
-  yet scored, dbt on the affected models), launched by the `daily_refresh` schedule and by
+  yet scored, dbt on the affected models), which logs an asset materialization for every asset it rebuilt
+  (fetch, ingest jobs, scoring partitions, dbt models, the snapshot), launched by the `daily_refresh` schedule and by
   `source_catalog_sensor` when the source catalog or models.toml changes (cursor = their sha256).
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import dagster as dg
 from dagster_dbt import DbtCliResource
 
-from predictabase.orchestrate.assets import cloze_scores, fetch, ingest, marts_snapshot, token_scores, top1_predictions
+from predictabase.orchestrate.assets import (cloze_scores, fetch, ingest, marts_snapshot, refresh_materializations,
+                                             token_scores, top1_predictions)
 from predictabase.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
 from predictabase.orchestrate.resources import PredictabaseResource
 
@@ -38,6 +40,8 @@ def refresh(context: dg.OpExecutionContext, config: RefreshConfig, predictabase:
              for s in report.steps]
     table = "\n".join(["| step | action | detail | seconds |", "|---|---|---|---|",
                        *(f"| {s['name']} | {s['action']} | {s['detail']} | {s['seconds']} |" for s in steps)])
+    for event in refresh_materializations(report):  # so Dagster's asset view is current after a scheduled run
+        context.log_event(event)
     context.add_output_metadata({"changed": report.changed, "published": report.published,
                                  "dbt_select": report.dbt_select or "", "steps": dg.MetadataValue.md(table)})
     return {"changed": report.changed, "published": report.published, "dbt_select": report.dbt_select,

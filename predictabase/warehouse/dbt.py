@@ -44,6 +44,7 @@ def dbt_env(paths: Paths) -> dict[str, str]:
     """The environment the dbt project reads (profiles.yml, the token-score and top-1 sources)."""
     return {"PREDICTABASE_DUCKDB": str(paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(paths.token_scores),
             "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
+            "PREDICTABASE_CLOZE_SCORES": str(paths.cloze_model_scores),
             "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
 
 

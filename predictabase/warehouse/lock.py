@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from predictabase.config import Paths
-from predictabase.errors import WarehouseError
+from predictabase.errors import EXIT_BUSY, WarehouseError
 from predictabase.failpoints import failpoint
 from predictabase.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
@@ -38,7 +38,9 @@ LOCK_NAME = ".writer.lock"
 
 
 class WarehouseBusy(WarehouseError):
-    """Another process holds the warehouse's writer lock."""
+    """Another process holds the warehouse's writer lock (exit code 75: try again later)."""
+
+    exit_code = EXIT_BUSY
 
 
 _HELD: set[Path] = set()  # lock files this process holds (re-entrant: an inner writer just runs)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from predictabase import resources
 from predictabase.config import PROJECT_ROOT, Paths
@@ -30,7 +29,6 @@ def streamlit_command(paths: Paths, port: int, address: str | None = None) -> tu
         "--server.fileWatcherType", "none",
         "--server.runOnSave", "false",
         "--client.toolbarMode", "viewer",
-        "--theme.base", "light",
     ]
     if address:
         argv += ["--server.address", address]

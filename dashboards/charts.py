@@ -1,0 +1,16 @@
+"""Every chart of the dashboard goes through `show`: a title in plain words (with units), a one-sentence
+description for readers and screen readers (Vega-Lite's `description`, which the chart's renderer exposes as
+its ARIA label), and Streamlit's theme, so the chart follows the user's light or dark theme."""
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+
+def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: str | None = None, where=st,
+         width: str = "stretch") -> None:
+    """Draw `chart` in `where` (st or a column) with its title, subtitle and description."""
+    if not title.strip() or not description.strip():
+        raise ValueError("a chart needs a title and a description")
+    heading = alt.Title(title, anchor="start", **({"subtitle": subtitle} if subtitle else {}))
+    where.altair_chart(chart.properties(title=heading, description=description), theme="streamlit", width=width)
