@@ -49,7 +49,7 @@ def timed(label: str, fn, rows: list):
 
 
 def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
-    from ingest.datasets.corpora import ingest
+    from ingest.datasets.registry import ingest_corpora as ingest
     from ingest.sources.fetch import fetch_and_record
     from tests.dbt_fixtures import Fixture, regex_tokens, token_rows, write_run
 

@@ -41,7 +41,8 @@ from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E4
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402
 from ingest.scoring.profile import TokenizerProfile  # noqa: E402
-from ingest.scoring.top1 import Question, Top1Settings, WordPredictor, build_trie, is_word_token  # noqa: E402
+from ingest.scoring.top1 import Top1Settings  # noqa: E402
+from ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token  # noqa: E402
 
 
 def game_inputs(mirror: Path, n_docs: int) -> tuple[list[tuple[str, list[Question]]], list[str], list[str]]:

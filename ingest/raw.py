@@ -27,6 +27,11 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def now_iso() -> str:
+    """UTC now in ISO 8601, to the second (the run records' started_at / finished_at)."""
+    return now_utc().isoformat(timespec="seconds")
+
+
 def replace_partitions_in(con: duckdb.DuckDBPyConnection,
                           parts: list[tuple[str, pl.DataFrame, dict[str, object]]]) -> int:
     """Replace the rows of each `table` matching `where` with `frame`, inside the caller's transaction.

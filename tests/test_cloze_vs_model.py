@@ -25,7 +25,7 @@ from predictabase.config import paths as make_paths
 from ingest.scoring.cloze import (Candidate, ClozeSettings, read_inputs, run_cloze, run_dir, score_candidates,
                                   scored_text, scores_root)
 from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.top1 import word_token_ids
+from ingest.scoring.word_search import word_token_ids
 
 # float32 scorer vs float64 brute force: the log-softmax normalizer sums ~50k float32 terms, whose rounding
 # error is ~sqrt(V) * 2^-24 ~ 1.3e-5 nats, shifting every log-probability of a position alike (seen: 1.07e-5 on

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from predictabase.config import Paths, paths as make_paths
-from ingest.datasets.corpora import ingest
+from ingest.datasets.registry import ingest_corpora as ingest
 from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
 from predictabase.errors import ChecksumError, IngestError
 

@@ -199,7 +199,7 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     cases = {
-        ("--format", "xml"): "error: --format: 'xml' is not allowed; one of table, csv, parquet, markdown",
+        ("--format", "xml"): "error: --format: 'xml' is not allowed; one of table, csv, json, parquet, markdown",
         ("--timeout", "0"): "error: --timeout: 0.0 is not allowed; seconds > 0",
         ("--format", "parquet"): "error: --output: --format parquet writes a file: give --output FILE",
         ("--memory-limit", "lots"): "error: --memory-limit: 'lots' is not a memory size DuckDB understands",

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.top1 import (Question, Top1Settings, WordPredictor, build_trie, is_word_token,
-                                 tokenizer_is_games, word_token_ids)
+from ingest.scoring.top1 import Top1Settings, tokenizer_is_games
+from ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token, word_token_ids
 
 DOCS = (5190, 1003)
 

@@ -1,11 +1,11 @@
-"""Corpus ingest: load, validate and write the texts, words and game tokens of every corpus.
+"""The corpus loaders: the texts, words and game tokens of every corpus (`ingest/corpora.toml` declares the
+corpora; the registry runs these loaders as jobs, and `ingest_corpora(paths, names)` runs just them).
 
-`ingest(paths, names)` reads only catalog files fetched into `paths.raw` (through
-`ingest.sources.fetch.verified_path`), parses and validates ALL requested corpora in memory first,
-then writes all their tables (raw.documents, raw.words, raw.game_doc_tokens,
-raw.imported_word_surprisal) in one transaction. A bad file raises
-`IngestError(file, problem)` before anything is written; re-running replaces, never duplicates.
-No metric is computed here.
+A loader reads only catalog files fetched into `paths.raw` (through `ingest.sources.fetch.verified_path`) and
+parses and validates in memory; the registry then writes all the tables of a command (raw.documents, raw.words,
+raw.game_doc_tokens, raw.imported_word_surprisal) in one transaction. A bad file raises
+`IngestError(file, problem)` before anything is written; re-running replaces, never duplicates. No metric is
+computed here.
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from collections.abc import Callable
 import polars as pl
 
 from predictabase.config import Paths
-from predictabase.errors import IngestError
 from ingest.datasets import lm_game, natural_stories, provo, ucl
 from ingest.datasets._common import CorpusLoad
 
@@ -44,25 +43,4 @@ def corpus_frames(paths: Paths, prepared: dict | None, corpus: str) -> tuple[pl.
 LAST_NOTES: dict[str, dict] = {}
 
 
-def _wanted(names: list[str] | None) -> list[str]:
-    wanted = list(NAMES) if not names else list(dict.fromkeys(names))
-    unknown = [n for n in wanted if n not in LOADERS]
-    if unknown:
-        raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {NAMES}")
-    return wanted
-
-
-def load(paths: Paths, names: list[str] | None = None, show_progress: bool = False) -> dict[str, CorpusLoad]:
-    """Parse and validate (no writing), through the job registry."""
-    from ingest.datasets.registry import prepare_all  # the registry imports this module
-    return prepare_all(paths, _wanted(names), show_progress)
-
-
-def ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, int]:
-    """Ingest the named corpora (None: all) through the job registry (validate all, then one
-    transaction). Returns name -> rows written (all tables of that name)."""
-    from ingest.datasets.registry import run_ingest  # the registry imports this module
-    return run_ingest(paths, _wanted(names), show_progress)
-
-
-__all__ = ["ingest", "load", "prepared_or_loaded", "corpus_frames", "NAMES", "LAST_NOTES"]
+__all__ = ["prepared_or_loaded", "corpus_frames", "NAMES", "LOADERS", "LAST_NOTES"]

@@ -382,3 +382,13 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
         if isinstance(prepared[name], CorpusLoad):
             corpora.LAST_NOTES[name] = prepared[name].notes
     return counts
+
+
+def ingest_corpora(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
+    """Ingest the named corpus jobs (None: every corpus job) like `run_ingest` (validate all, then one
+    transaction). Returns name -> rows written."""
+    wanted = list(corpora.NAMES) if not names else list(dict.fromkeys(names))
+    unknown = [n for n in wanted if n not in corpora.LOADERS]
+    if unknown:
+        raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {corpora.NAMES}")
+    return run_ingest(paths, wanted, show_progress)

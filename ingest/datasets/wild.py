@@ -174,6 +174,81 @@ def _item(i: int) -> tuple[str, int]:
     return TASKS[(i - 1) // 3][0], (i - 1) % 3 + 1
 
 
+def _prov(src: _Source) -> dict:
+    return {"source_path": src.path, "source_sha256": src.sha256}
+
+
+def _eng(src: _Source, row: str) -> str:
+    v = src.data["engLevel"][row]
+    if v not in ENG_LEVELS:
+        raise IngestError(src.file, f"row {row} column 'engLevel': unknown level (expected one of {list(ENG_LEVELS)})")
+    return v
+
+
+def _rows_with_model(a: _Source, out: dict[str, list]) -> None:
+    """Group A (with the model): each respondent, their prompting / unwrapping / validating times, the
+    usefulness they gave the model's answer, and their prompt, the completion and the answer they extracted."""
+    items = range(1, N_ITEMS + 1)
+    for row in a.rows:
+        rid = f"A{int(row):03d}"
+        level = _eng(a, row)
+        assist = _int(a, "assistants", row, 1, 2)
+        out["respondents"].append(dict(
+            respondent_id=rid, condition="with_model", group_label="A", upstream_row=row,
+            session_ids=f"q1={a.data['session_id1'][row]};q2={a.data['session_id2'][row]};re={a.data['session_id_re'][row]}",
+            age_years=_int(a, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
+            gpt3_familiarity=_int(a, "gpt3", row, 0, 4), assistants_code=assist, uses_assistants=ASSISTANTS[assist],
+            **_prov(a)))
+        for i in items:
+            dom, inst = _item(i)
+            key = dict(respondent_id=rid, condition="with_model", domain=dom, instance=inst, item=i)
+            out["efforts"] += [
+                dict(**key, component="prompting", upstream_field=f"form_1_time_{i}",
+                     time_s=_seconds(a, f"form_1_time_{i}", row), **_prov(a)),
+                dict(**key, component="unwrapping", upstream_field=f"form_2_time_{2 * i - 1}",
+                     time_s=_seconds(a, f"form_2_time_{2 * i - 1}", row), **_prov(a)),
+                dict(**key, component="validating", upstream_field=f"form_2_time_{2 * i}",
+                     time_s=_seconds(a, f"form_2_time_{2 * i}", row), **_prov(a)),
+            ]
+            out["scores"].append(dict(**key, rated="model_answer", upstream_field=f"form_2_response_{2 * i}",
+                               usefulness_score=_int(a, f"form_2_response_{2 * i}", row, 1, 5), **_prov(a)))
+            out["texts"] += [
+                dict(**key, kind="prompt", upstream_field=f"form_1_response_{i}",
+                     text=_text(a, f"form_1_response_{i}", row), **_prov(a)),
+                dict(**key, kind="completion", upstream_field=f"gpt3_answer_{i}",
+                     text=_text(a, f"gpt3_answer_{i}", row), **_prov(a)),
+                dict(**key, kind="extracted_answer", upstream_field=f"form_2_response_{2 * i - 1}",
+                     text=_text(a, f"form_2_response_{2 * i - 1}", row), **_prov(a)),
+            ]
+
+
+def _rows_without_model(b: _Source, out: dict[str, list]) -> None:
+    """Group B (without the model): each respondent, their solving and self-rating times, the usefulness they
+    gave their own answer, and that answer."""
+    items = range(1, N_ITEMS + 1)
+    for row in b.rows:
+        rid = f"B{int(row):03d}"
+        level = _eng(b, row)
+        out["respondents"].append(dict(
+            respondent_id=rid, condition="without_model", group_label="B", upstream_row=row,
+            session_ids=f"user={b.data['user_id'][row]};q3={b.data['session_id'][row]}",
+            age_years=_int(b, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
+            gpt3_familiarity=None, assistants_code=None, uses_assistants=None, **_prov(b)))
+        for i in items:
+            dom, inst = _item(i)
+            key = dict(respondent_id=rid, condition="without_model", domain=dom, instance=inst, item=i)
+            out["efforts"] += [
+                dict(**key, component="solving", upstream_field=f"time_{2 * i - 1}",
+                     time_s=_seconds(b, f"time_{2 * i - 1}", row), **_prov(b)),
+                dict(**key, component="self_rating", upstream_field=f"time_{2 * i}",
+                     time_s=_seconds(b, f"time_{2 * i}", row), **_prov(b)),
+            ]
+            out["scores"].append(dict(**key, rated="own_answer", upstream_field=f"response_{2 * i}",
+                               usefulness_score=_int(b, f"response_{2 * i}", row, 1, 5), **_prov(b)))
+            out["texts"].append(dict(**key, kind="own_answer", upstream_field=f"response_{2 * i - 1}",
+                              text=_text(b, f"response_{2 * i - 1}", row), **_prov(b)))
+
+
 def _frames(a: _Source, b: _Source) -> dict[str, pl.DataFrame]:
     items = range(1, N_ITEMS + 1)
     _require(a, ["age", "engLevel", "gpt3", "assistants", "session_id1", "session_id2", "session_id_re"]
@@ -183,84 +258,22 @@ def _frames(a: _Source, b: _Source) -> dict[str, pl.DataFrame]:
     _require(b, ["age", "engLevel", "user_id", "session_id"]
              + [f"{k}_{j}" for j in range(1, 2 * N_ITEMS + 1) for k in ("response", "time")])
 
-    respondents, efforts, scores, texts = [], [], [], []
-
-    def prov(src: _Source) -> dict:
-        return {"source_path": src.path, "source_sha256": src.sha256}
-
-    def eng(src: _Source, row: str) -> str:
-        v = src.data["engLevel"][row]
-        if v not in ENG_LEVELS:
-            raise IngestError(src.file, f"row {row} column 'engLevel': unknown level (expected one of {list(ENG_LEVELS)})")
-        return v
-
-    for row in a.rows:
-        rid = f"A{int(row):03d}"
-        level = eng(a, row)
-        assist = _int(a, "assistants", row, 1, 2)
-        respondents.append(dict(
-            respondent_id=rid, condition="with_model", group_label="A", upstream_row=row,
-            session_ids=f"q1={a.data['session_id1'][row]};q2={a.data['session_id2'][row]};re={a.data['session_id_re'][row]}",
-            age_years=_int(a, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
-            gpt3_familiarity=_int(a, "gpt3", row, 0, 4), assistants_code=assist, uses_assistants=ASSISTANTS[assist],
-            **prov(a)))
-        for i in items:
-            dom, inst = _item(i)
-            key = dict(respondent_id=rid, condition="with_model", domain=dom, instance=inst, item=i)
-            efforts += [
-                dict(**key, component="prompting", upstream_field=f"form_1_time_{i}",
-                     time_s=_seconds(a, f"form_1_time_{i}", row), **prov(a)),
-                dict(**key, component="unwrapping", upstream_field=f"form_2_time_{2 * i - 1}",
-                     time_s=_seconds(a, f"form_2_time_{2 * i - 1}", row), **prov(a)),
-                dict(**key, component="validating", upstream_field=f"form_2_time_{2 * i}",
-                     time_s=_seconds(a, f"form_2_time_{2 * i}", row), **prov(a)),
-            ]
-            scores.append(dict(**key, rated="model_answer", upstream_field=f"form_2_response_{2 * i}",
-                               usefulness_score=_int(a, f"form_2_response_{2 * i}", row, 1, 5), **prov(a)))
-            texts += [
-                dict(**key, kind="prompt", upstream_field=f"form_1_response_{i}",
-                     text=_text(a, f"form_1_response_{i}", row), **prov(a)),
-                dict(**key, kind="completion", upstream_field=f"gpt3_answer_{i}",
-                     text=_text(a, f"gpt3_answer_{i}", row), **prov(a)),
-                dict(**key, kind="extracted_answer", upstream_field=f"form_2_response_{2 * i - 1}",
-                     text=_text(a, f"form_2_response_{2 * i - 1}", row), **prov(a)),
-            ]
-
-    for row in b.rows:
-        rid = f"B{int(row):03d}"
-        level = eng(b, row)
-        respondents.append(dict(
-            respondent_id=rid, condition="without_model", group_label="B", upstream_row=row,
-            session_ids=f"user={b.data['user_id'][row]};q3={b.data['session_id'][row]}",
-            age_years=_int(b, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
-            gpt3_familiarity=None, assistants_code=None, uses_assistants=None, **prov(b)))
-        for i in items:
-            dom, inst = _item(i)
-            key = dict(respondent_id=rid, condition="without_model", domain=dom, instance=inst, item=i)
-            efforts += [
-                dict(**key, component="solving", upstream_field=f"time_{2 * i - 1}",
-                     time_s=_seconds(b, f"time_{2 * i - 1}", row), **prov(b)),
-                dict(**key, component="self_rating", upstream_field=f"time_{2 * i}",
-                     time_s=_seconds(b, f"time_{2 * i}", row), **prov(b)),
-            ]
-            scores.append(dict(**key, rated="own_answer", upstream_field=f"response_{2 * i}",
-                               usefulness_score=_int(b, f"response_{2 * i}", row, 1, 5), **prov(b)))
-            texts.append(dict(**key, kind="own_answer", upstream_field=f"response_{2 * i - 1}",
-                              text=_text(b, f"response_{2 * i - 1}", row), **prov(b)))
-
+    out: dict[str, list] = {"respondents": [], "efforts": [], "scores": [], "texts": []}
+    _rows_with_model(a, out)
+    _rows_without_model(b, out)
     tasks = [dict(domain=dom, task_index=t + 1, instance=k, item=3 * t + k, difficulty=k, description=desc,
                   source_path=a.path, source_sha256=a.sha256)
              for t, (dom, desc) in enumerate(TASKS) for k in (1, 2, 3)]
 
     eff_schema = {"time_s": pl.Float64}
     return {
-        "wild_respondents": pl.DataFrame(respondents, schema_overrides={
+        "wild_respondents": pl.DataFrame(out["respondents"], schema_overrides={
             "gpt3_familiarity": pl.Int32, "assistants_code": pl.Int32, "uses_assistants": pl.Boolean,
             "age_years": pl.Int32, "eng_level_code": pl.Int32}),
         "wild_tasks": pl.DataFrame(tasks),
-        "wild_efforts": pl.DataFrame(efforts, schema_overrides=eff_schema),
-        "wild_scores": pl.DataFrame(scores, schema_overrides={"usefulness_score": pl.Int32}),
-        "wild_texts": pl.DataFrame(texts, schema_overrides={"text": pl.Utf8}),
+        "wild_efforts": pl.DataFrame(out["efforts"], schema_overrides=eff_schema),
+        "wild_scores": pl.DataFrame(out["scores"], schema_overrides={"usefulness_score": pl.Int32}),
+        "wild_texts": pl.DataFrame(out["texts"], schema_overrides={"text": pl.Utf8}),
     }
 
 

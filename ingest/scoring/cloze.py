@@ -62,7 +62,8 @@ from predictabase.config import Paths
 from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.top1 import Question, Segment, WordPredictor, WordTrie, _logsumexp, now, word_token_ids
+from ingest.raw import now_iso
+from ingest.scoring.word_search import Question, Segment, WordPredictor, WordTrie, _logsumexp, word_token_ids
 
 SCORER_VERSION = 1
 CORPORA = corpus_table.CLOZE
@@ -418,7 +419,7 @@ def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSett
         rec = json.loads((directory / RUN_FILE).read_text())
         rec["skipped"] = True
         return rec
-    started, t0 = now(), time.perf_counter()
+    started, t0 = now_iso(), time.perf_counter()
     rows, stats = score_candidates(lm.model, profile, inputs, settings, device=lm.device,
                                    context_length=context_length, progress=progress)
     run = dict(run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
@@ -427,7 +428,7 @@ def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSett
                end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
                scorer_version=SCORER_VERSION, inputs_sha256=inputs_sha, sources=inputs.sources,
                context_length=context_length, **asdict(settings), **stats,
-               n_ok=sum(r["status"] == "ok" for r in rows), limit=limit, started_at=started, finished_at=now(),
+               n_ok=sum(r["status"] == "ok" for r in rows), limit=limit, started_at=started, finished_at=now_iso(),
                seconds=round(time.perf_counter() - t0, 2))
     with atomic_dir(directory) as tmp:
         pq.write_table(table_of(run_id, lm.model_key, rows), tmp / SCORES_FILE, compression="zstd")
