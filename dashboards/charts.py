@@ -12,5 +12,7 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     """Draw `chart` in `where` (st or a column) with its title, subtitle and description."""
     if not title.strip() or not description.strip():
         raise ValueError("a chart needs a title and a description")
-    heading = alt.Title(title, anchor="start", **({"subtitle": subtitle} if subtitle else {}))
+    # a mid grey subtitle: Streamlit's theme colours the title, not the subtitle (Vega's default is near black)
+    sub = {"subtitle": subtitle, "subtitleColor": "#8c8c8c"} if subtitle else {}
+    heading = alt.Title(title, anchor="start", **sub)
     where.altair_chart(chart.properties(title=heading, description=description), theme="streamlit", width=width)

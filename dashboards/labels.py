@@ -4,6 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ingest import corpus_table
+from ingest.scoring import model_table
+
 # column -> (header with unit, format or None for text/default)
 COLUMNS: dict[str, tuple[str, str | None]] = {
     # perplexity mart
@@ -153,15 +156,6 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
 }
 
 # readable names of the models and corpora the marts name by key (unknown keys are shown as they are)
-MODEL_NAMES: dict[str, str] = {
-    "smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma 3 270M", "gpt3-davinci": "GPT-3 davinci",
-    "gpt2": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
-    "gpt-neo-125m": "GPT-Neo 125M", "gpt-neo-1.3b": "GPT-Neo 1.3B", "gpt-neo-2.7b": "GPT-Neo 2.7B",
-    "pythia-70m": "Pythia 70M", "pythia-160m": "Pythia 160M", "pythia-410m": "Pythia 410M",
-    "pythia-1.4b": "Pythia 1.4B", "pythia-2.8b": "Pythia 2.8B", "pythia-6.9b": "Pythia 6.9B", "pythia-12b": "Pythia 12B",
-}
-CORPUS_NAMES: dict[str, str] = {"natural_stories": "Natural Stories", "provo": "Provo", "ucl": "UCL",
-                                "lm_game": "LM game"}
 
 
 # outcomes of dbt source freshness and of a recorded command run, in words
@@ -193,11 +187,18 @@ def age(seconds) -> str:
 
 
 def model_name(key: str) -> str:
-    return MODEL_NAMES.get(key, key)
+    """The model's name for people, from the scoring package's model table (the key for one not in it)."""
+    return model_table.display_name(key)
+
+
+def model_rank(key: str) -> tuple:
+    """Models in the model table's order (by family and size), then the others by name."""
+    return model_table.order(key)
 
 
 def corpus_name(key: str) -> str:
-    return CORPUS_NAMES.get(key, key)
+    """The corpus's name for people, from ingest/corpora.toml."""
+    return corpus_table.title(key)
 
 
 # the metrics the perplexity page can plot: column -> axis title (with unit)

@@ -1,5 +1,6 @@
 """A page's view in its URL: the widgets that pick what a page shows (corpus, model, measure, ...) keep their
-value in a short query parameter, so a view can be linked and reloaded, e.g. /perplexity?corpus=provo&metric=bits_per_byte.
+value in a short query parameter, so a view can be linked and reloaded, e.g.
+/perplexity?corpus=provo&metric=bits_per_byte.
 
 - On opening a page, a valid value in the URL (an option's own value, `str(option)`, never its label) sets the
   widget; an invalid or absent one leaves the page's default, silently.

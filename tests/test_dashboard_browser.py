@@ -387,8 +387,10 @@ def _wait_query(page, expected: dict[str, list[str]]) -> None:
     assert _query(page) == expected, page.page.url
 
 
-def _selected(page) -> dict[str, str]:
-    """Each selectbox's label and the option it shows."""
+def _selected(page, *labels: str) -> dict[str, str]:
+    """Each selectbox's label and the option it shows (once the selectboxes named `labels` are drawn)."""
+    for label in labels:
+        page.page.locator(f'[data-testid="stSelectbox"] input[aria-label="{label}"]').wait_for(state="attached")
     return dict(page.page.eval_on_selector_all(
         '[data-testid="stMain"] [data-testid="stSelectbox"] input',
         "els => els.map(e => [e.getAttribute('aria-label'), e.value])"))
@@ -396,7 +398,7 @@ def _selected(page) -> dict[str, str]:
 
 def _tags(page, label: str) -> list[str]:
     box = page.page.locator('[data-testid="stMultiSelect"]').filter(has_text=label)
-    return box.locator('[data-baseweb="tag"]').all_inner_texts()
+    return [t.get_attribute("aria-label") for t in box.locator("[data-tag]").all()]
 
 
 def _choose(page, label: str, option: str) -> None:
@@ -477,18 +479,19 @@ def views_page(browser, views_app):
 
 def test_reading_times_view_in_the_url(views_app, views_page):
     pg = views_page
-    pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=provo&measure=first_fixation&definition=wt")
+    pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=provo&measure=first_fixation&definition=lw")
     pg.assert_no_exception()
-    assert _selected(pg) == {"Corpus": "Provo", "Reading measure": "first fixation duration",
-                             "Regression": "cross-validated, per-word means (default)",
-                             "Word surprisal": "whitespace-trailing (WT, paper 001)", "Model": "GPT-2 small"}
+    assert _selected(pg, "Model") == {"Corpus": "Provo", "Reading measure": "first fixation duration",
+                                      "Regression": "cross-validated, per-word means (default)",
+                                      "Word surprisal": "leading-whitespace (LW, common practice)",
+                                      "Model": "GPT-2 small"}
     assert "On Provo (first fixation duration)" in pg.page.inner_text('[data-testid="stMain"]')
     assert _chart_titles(pg, 1) == ["ΔLL per model (10⁻² nats per word), Provo, first fixation duration"]
-    assert _query(pg) == {"corpus": ["provo"], "measure": ["first_fixation"], "definition": ["wt"]}
+    assert _query(pg) == {"corpus": ["provo"], "measure": ["first_fixation"], "definition": ["lw"]}
 
     # another corpus: its measure falls back to the corpus's default (self-paced reading), which leaves the URL
     _choose(pg, "Corpus", "Natural Stories")
-    _wait_query(pg, {"corpus": ["natural_stories"], "definition": ["wt"]})
+    _wait_query(pg, {"definition": ["lw"]})  # Natural Stories, the first corpus, is the default
     assert _selected(pg)["Reading measure"] == "self-paced reading time"
     pg.assert_no_exception()
 
@@ -505,10 +508,10 @@ def test_top1_view_in_the_url(views_app, views_page):
     pg.assert_no_exception()
     expect(pg.page.get_by_role("radio", name=re.compile("^all possible questions"))).to_be_checked()
     expect(pg.page.get_by_role("switch", name="Include the excluded accounts")).to_be_checked()
-    assert _selected(pg)["Document"] == "document 12 (2 questions)"
+    assert _selected(pg, "Document")["Document"] == "document 12 (2 questions)"
     assert "ing" in pg.page.locator('[data-testid="stMetric"]').first.inner_text()  # the true token at position 6
     [title] = _chart_titles(pg, 1)
-    assert title.startswith("Figure 1: players' top-1 accuracy on all possible questions (7 players"), title
+    assert title.startswith("Figure 1: players' top-1 accuracy on all possible questions (6 players"), title
 
     pg.page.get_by_role("button", name="◀ previous").click()  # position 4, the document's first: the default
     expect(pg.page.locator('[data-testid="stMetric"]').first).to_contain_text("Paris", timeout=60_000)
@@ -518,7 +521,7 @@ def test_top1_view_in_the_url(views_app, views_page):
     pg.open(views_app["url"] + PAGES["top1"] + "?questions=Figure+1&document=99&question=x")
     pg.assert_no_exception()
     expect(pg.page.get_by_role("radio", name=re.compile("^whole-word answers only"))).to_be_checked()
-    assert _selected(pg)["Document"] == "document 7 (2 questions)"
+    assert _selected(pg, "Document")["Document"] == "document 7 (2 questions)"
     _wait_query(pg, {})
 
 

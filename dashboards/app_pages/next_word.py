@@ -45,11 +45,6 @@ def num(x, fmt: str = ".2f") -> str:
     return "—" if x is None or pd.isna(x) else format(x, fmt)
 
 
-def model_rank(key: str) -> tuple:
-    known = list(labels.MODEL_NAMES)
-    return (known.index(key), "") if key in known else (len(known), key)
-
-
 def doc_key(d) -> tuple:
     return (len(str(d)), str(d))
 
@@ -59,7 +54,7 @@ st.title("Humans vs models: next word")
 summary = data.page_table(SUMMARY, f"No human-vs-model comparison yet ({SUMMARY} is empty): run `predictabase "
                                    "cloze` after ingesting the cloze norms, then `predictabase build`.")
 
-models = sorted(summary["model_key"].unique(), key=model_rank)
+models = sorted(summary["model_key"].unique(), key=labels.model_rank)
 ucl = summary[summary["corpus"] == "ucl"].set_index("model_key")
 
 # ------------------------------------------------------------------ the finding, from the summary mart
@@ -181,7 +176,7 @@ else:
 st.subheader("Every model")
 table = summary[[c for c in SUMMARY_COLUMNS if c in summary.columns]].copy()
 table = table.sort_values(["corpus", "model_key"], key=lambda s: s.map(
-    lambda v: model_rank(v) if s.name == "model_key" else v))
+    lambda v: labels.model_rank(v) if s.name == "model_key" else v))
 table["model_key"] = table["model_key"].map(labels.model_name)
 table["corpus"] = table["corpus"].map(labels.corpus_name)
 labels.show(table, key="nw_summary")

@@ -15,6 +15,7 @@ import streamlit as st
 
 import charts
 import data
+import labels
 import url_state
 
 # display texts only; every number comes from the marts
@@ -34,7 +35,6 @@ MEASURED, REPORTED = "measured here", "reported by the authors (not measured her
 # the authors' files the paper's figures draw (seed top1_reference_files: the notes say which figure)
 PAPER_FIGURE_FILES = {"all_possible": "model_perfs_new_new_new_orig.json",
                       "word_tokens": "model_perfs_new_new_new.json"}
-KNOWN_NAMES = {"smollm2-135m": "SmolLM2-135M", "gemma3-270m": "Gemma 3 270M", "gpt2": "GPT-2 small"}
 PLAYERS, EXCLUDED = "players", "excluded accounts (app testers, the shared 'anon' account)"
 
 
@@ -61,8 +61,8 @@ model_ids = {} if runs is None else dict(zip(runs["model_key"], runs["model_id"]
 
 
 def model_name(key: str) -> str:
-    if key in KNOWN_NAMES:
-        return KNOWN_NAMES[key]
+    if labels.model_name(key) != key:  # in the model table
+        return labels.model_name(key)
     mid = model_ids.get(key)
     return str(mid).rsplit("/", 1)[-1] if isinstance(mid, str) and "/" in mid else key
 

@@ -73,12 +73,6 @@ def is_lw_only(run) -> bool:
     return run["definitions"] != "LW and WT" or not run["n_words_with_wt"]
 
 
-def model_rank(key: str) -> tuple:
-    """Known models in the order labels.MODEL_NAMES lists them (by family and size), then the rest by name."""
-    known = list(labels.MODEL_NAMES)
-    return (known.index(key), "") if key in known else (len(known), key)
-
-
 def visible(token: str) -> str:
     """A token's leading-space marker shown as ␣ (byte-level Ġ, SentencePiece ▁)."""
     return str(token).replace("Ġ", "␣").replace("▁", "␣").replace("Ċ", "↵").replace(" ", "␣")
@@ -151,7 +145,7 @@ summary = data.page_table(SUMMARY, "The snapshot has no word surprisal yet: scor
 summary = summary.assign(_c=summary["corpus"].map(CORPUS_ORDER).fillna(9),
                          _lw=summary.apply(is_lw_only, axis=1).astype(int),
                          _name=summary["model_key"].map(labels.model_name),
-                         _rank=summary["model_key"].map(model_rank))
+                         _rank=summary["model_key"].map(labels.model_rank))
 
 with_wt = summary[(summary["_lw"] == 0) & summary["share_moved_over_1_bit"].notna()].sort_values(["_rank", "_c"])
 if with_wt.empty:
