@@ -246,3 +246,42 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
     assert refresh_run["status"] == "ok" and refresh_run["args"]["dry_run"] is True
     assert {r["parent_run_id"] for r in read_runs(p.runs_log) if r["command"] in ("fetch", "ingest", "score")
             and r["args"].get("dry_run")} == {refresh_run["run_id"]}
+
+
+def test_the_scheduled_refresh_records_what_it_materialized(orch, tmp_path, monkeypatch, tiny_gpt2_dir):
+    """The refresh op logs an asset materialization for every asset the refresh rebuilt, so Dagster's asset view
+    is current after a scheduled run: here a refresh that fetched two files, re-ingested two jobs, scored one
+    partition, built two dbt models and published (its report stands in for the refresh itself, which
+    tests/test_refresh.py runs)."""
+    import dagster as dg
+
+    import predictabase.refresh as refresh_module
+    from predictabase.orchestrate.resources import PredictabaseResource
+    from predictabase.refresh import RefreshReport, StepReport
+
+    report = RefreshReport(steps=[StepReport("build", "built and published", "", 1.0)], changed=True,
+                           dbt_select="source:raw.words+", published=True,
+                           fetched=["ucl_devarda/all_measures.csv", "provo/Provo_Corpus.csv"],
+                           ingested=["ucl", "word_frequencies"], scored=[("score", str(tiny_gpt2_dir), "ucl")],
+                           dbt_models=["stg_words", "mart_word_surprisal"])
+    monkeypatch.setattr(refresh_module, "refresh", lambda *a, **kw: report)
+    (tmp_path / "w").mkdir()
+    instance = dg.DagsterInstance.ephemeral()
+    res = orch.defs.get_job_def("refresh_job").execute_in_process(
+        instance=instance, resources={"predictabase": PredictabaseResource(warehouse=str(tmp_path / "w"))})
+    assert res.success
+    got = {(e.asset_key.to_user_string(), e.partition) for e in res.get_asset_materialization_events()}
+    partition = dg.MultiPartitionKey({"model": str(tiny_gpt2_dir), "corpus": "ucl"})
+    assert got == {("fetch", None), ("ingest/ucl", None), ("ingest/word_frequencies", None),
+                   ("token_scores", partition), ("stg_words", None), ("mart_word_surprisal", None),
+                   ("marts_snapshot", None)}
+    # the keys are the definitions' own assets, and the instance's asset view now has them
+    keys = {k.to_user_string() for k in orch.defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {k for k, _ in got} <= keys
+    latest = instance.get_latest_materialization_event(dg.AssetKey("mart_word_surprisal"))
+    assert latest is not None and latest.run_id == res.run_id
+    # nothing rebuilt: nothing recorded
+    monkeypatch.setattr(refresh_module, "refresh", lambda *a, **kw: RefreshReport(steps=report.steps[:0]))
+    quiet = orch.defs.get_job_def("refresh_job").execute_in_process(
+        instance=instance, resources={"predictabase": PredictabaseResource(warehouse=str(tmp_path / "w"))})
+    assert quiet.success and not quiet.get_asset_materialization_events()

@@ -36,7 +36,7 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
-from ingest.datasets import pimentel_meister
+from ingest.datasets import model_table, pimentel_meister
 from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in, transaction
@@ -145,6 +145,8 @@ JOBS: dict[str, Job] = {
     "pimentel_meister_surprisal": Job("pimentel_meister_surprisal", prepare=pimentel_meister.load_surprisal,
                                       write=replace_tables_in, after=pimentel_meister.CORPORA,
         writes=("raw.pimentel_meister_words",)),
+    # the models' names for people, families and sizes, from the scoring package's model table (no source file)
+    "model_table": Job("model_table", prepare=model_table.load, write=replace_tables_in, writes=("raw.model_table",)),
     "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
                                       write=replace_tables_in,
         writes=("raw.pimentel_meister_delta_llh",)),
@@ -189,13 +191,16 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
 #: packages whose modules make up a job's loader (parsing, validation, declared read options); the fetch
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
 CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
+#: single modules outside those packages that loaders read: the corpus and model tables
+CODE_MODULES = {"ingest.corpus_table", "ingest.scoring.model_table"}
 CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
-CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",)}
+CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}
 
 
 def _in_code(module: str) -> bool:
-    return module.startswith(tuple(p + "." for p in CODE_PACKAGES)) and module not in CODE_EXCLUDED \
+    return (module.startswith(tuple(p + "." for p in CODE_PACKAGES)) or module in CODE_MODULES) \
+        and module not in CODE_EXCLUDED \
         and module in sys.modules and getattr(sys.modules[module], "__file__", None) is not None
 
 
