@@ -26,7 +26,9 @@ select
     f.delta_loglik_nats_per_row, f.delta_loglik_se_nats_per_row,
     f.delta_loglik_ci_low_nats_per_row, f.delta_loglik_ci_high_nats_per_row,
     f.delta_loglik_total_nats, f.p_value, f.loglik_baseline_nats, f.loglik_full_nats,
-    f.sum_surprisal_nats, f.fold_delta_nats_per_row
+    f.sum_surprisal_nats,
+    -- typed: over no fits the Python model's empty list column has DuckDB type NULL (the contract wants double[])
+    cast(f.fold_delta_nats_per_row as double[]) as fold_delta_nats_per_row
 from fits as f
 left join sizes as s using (model_key)
 order by f.corpus, f.measure, f.method, f.model_key, f.run_id, f.definition

@@ -1,0 +1,42 @@
+"""dbt's documentation site, published beside the marts snapshot: `generate_docs` runs
+`dbt docs generate --static` over the warehouse and puts the single-file site (models, sources, tests,
+exposures = the dashboard's pages, lineage and the catalog's column types) at `<warehouse>/dbt_docs.html`,
+which opens in a browser with no server (the dashboard's Warehouse page links it)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from predictabase.config import Paths
+from predictabase.errors import BuildError
+from predictabase.fsutil import atomic_path
+from predictabase.warehouse.dbt import run_dbt
+
+DOCS_FILE = "dbt_docs.html"
+
+
+def docs_path(paths: Paths) -> Path:
+    """Where the published documentation site lies: `<warehouse>/dbt_docs.html`."""
+    return paths.warehouse / DOCS_FILE
+
+
+def docs_target(paths: Paths) -> Path:
+    """dbt's target-path for the docs: not the build's `<warehouse>/dbt/target`, whose manifest.json and
+    run_results.json must stay those of the last build (the refresh reads them: `_save_built`, `built_models`);
+    `docs generate` would replace both. (A second `--target-path` after run_dbt's own wins.)"""
+    return paths.warehouse / "dbt" / "docs_target"
+
+
+def generate_docs(paths: Paths) -> Path:
+    """`dbt docs generate --static` (target-path `docs_target`), then copy its `static_index.html`
+    atomically onto `<warehouse>/dbt_docs.html` (a reader never sees half a file; on a failure the previous
+    site stays). Returns the published path. Raises BuildError when dbt fails or writes no static site."""
+    target = docs_target(paths)
+    run_dbt(paths, "docs generate", extra=["--static", "--target-path", str(target)])
+    built = target / "static_index.html"
+    if not built.is_file():
+        raise BuildError(built, "dbt docs generate --static wrote no static_index.html")
+    dest = docs_path(paths)
+    with atomic_path(dest, suffix=".html") as tmp:
+        shutil.copyfile(built, tmp)
+    return dest
