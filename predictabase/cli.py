@@ -314,6 +314,7 @@ def cloze(
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
+          docs: Annotated[bool, typer.Option("--docs/--no-docs", envvar="PREDICTABASE_DBT_DOCS", help="also publish dbt's documentation site beside the snapshot (<warehouse>/dbt_docs.html)")] = True,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
     from predictabase.warehouse.build import build_and_publish
@@ -325,7 +326,7 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         if lmer and shutil.which("Rscript") is None:
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
-        result = build_and_publish(p, select=select, allow_shrink=allow_shrink,
+        result = build_and_publish(p, select=select, allow_shrink=allow_shrink, docs=docs,
                                      extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
         if select is None:
             record_full_build(p, inputs)
@@ -429,7 +430,7 @@ def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
                                top_k=10, batch_tokens=None, device=None, dtype=None, **where),
         "top1": lambda: top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None, **where),
         "cloze": lambda: cloze(model=model, limit=None, device=None, dtype=None, **where),
-        "build": lambda: build(select=None, allow_shrink=False, lmer=False, **where),
+        "build": lambda: build(select=None, allow_shrink=False, lmer=False, docs=True, **where),
     }
     with writing("all", warehouse, wait, create=True):  # one lock over every stage
         for stage in PLAN:

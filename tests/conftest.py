@@ -10,6 +10,9 @@ import pytest
 from predictabase.config import Paths, paths as make_paths
 
 ROOT = Path(__file__).resolve().parent.parent
+# fixture builds skip dbt's documentation site (15-20 s each); tests/test_package.py's wheel run and
+# tests/test_dbt_conventions.py build it
+os.environ.setdefault("PREDICTABASE_DBT_DOCS", "0")
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data")).resolve()
 
 

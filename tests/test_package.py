@@ -201,13 +201,13 @@ def installed_wheel(tmp_path_factory) -> Path:
                     str(ROOT)], check=True, capture_output=True, timeout=300)
     [wheel] = dist.glob("predictabase-*.whl")
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)  # its own pip (ensurepip)
     py = venv / "bin" / "python"
     purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   check=True, capture_output=True, text=True).stdout.strip())
-    # pip from this environment installs into the fresh one (--prefix); dependencies from ours (.pth)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--prefix", str(venv),
-                    str(wheel)], check=True, capture_output=True, timeout=300)
+    # the fresh environment's pip installs the wheel (its console script, its files); dependencies from ours (.pth)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True, timeout=300)
     (purelib / "_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv
 
@@ -248,7 +248,7 @@ def test_the_wheel_runs_from_an_empty_directory(installed_wheel, mirror, tmp_pat
     ingested = _run(venv, work, "ingest", "ucl", "--json")
     assert ingested.returncode == 0, ingested.stderr
     assert json.loads(ingested.stdout)["jobs"] == {"ucl": 2136}  # 205 documents + 1,931 words
-    built = _run(venv, work, "build", "--select", "stg_documents stg_words stg_source_files mart_sources", "--json")
+    built = _run(venv, work, "build", "--select", "+mart_sources", "--json")
     assert built.returncode == 0, built.stderr
     assert json.loads(built.stdout)["snapshot"] == str(work / "warehouse" / "marts.duckdb")
     rows = _run(venv, work, "sql", "-c", "SELECT dataset, n_files FROM mart_sources ORDER BY dataset", "--format", "json")
@@ -257,6 +257,9 @@ def test_the_wheel_runs_from_an_empty_directory(installed_wheel, mirror, tmp_pat
     # dbt wrote its target and logs into the warehouse, nothing into the installed package
     assert (work / "warehouse" / "dbt" / "target" / "manifest.json").is_file()
     assert not (Path(dbt_dir) / "target").exists() and not (Path(dbt_dir) / "logs").exists()
+    # and published dbt's documentation site beside the snapshot: the models, and the dashboard pages as exposures
+    site = (work / "warehouse" / "dbt_docs.html").read_text(encoding="utf-8")
+    assert len(site) > 1_000_000 and "mart_sources" in site and "exposure.predictabase.dashboard_home" in site
 
 
 # --------------------------------------------------------------------------- exit codes

@@ -129,6 +129,11 @@ else:
 
 st.header("Warehouse tables", anchor="tables")
 st.caption("Every raw table, Parquet dataset and mart, with its rows; a mart's description is dbt's.")
+DOCS = data.marts_path().parent / "dbt_docs.html"  # written beside the snapshot by every build
+if DOCS.is_file():
+    st.download_button("Download the dbt documentation (every model, test and column, the lineage from the "
+                       "sources to each dashboard page; one HTML file to open in a browser)", DOCS.read_bytes(),
+                       file_name="predictabase_dbt_docs.html", mime="text/html", icon=":material/description:")
 tables = data.table("mart_warehouse_tables")
 if tables is None:
     data.missing("mart_warehouse_tables")

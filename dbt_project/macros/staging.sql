@@ -68,6 +68,12 @@ select 1 as parsing
 {{ env_var('PREDICTABASE_TOP1_PREDICTIONS', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../top1_predictions') | replace("'", "''") | trim | replace('\\', '/') }}
 {%- endmacro %}
 
+{#- the cloze model-score directory (env PREDICTABASE_CLOZE_SCORES, the warehouse's Paths.cloze_model_scores;
+    default: next to the token scores) -#}
+{% macro cloze_scores_dir() -%}
+{{ env_var('PREDICTABASE_CLOZE_SCORES', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../cloze_model_scores') | replace("'", "''") | trim | replace('\\', '/') }}
+{%- endmacro %}
+
 {#- number of files matching a glob (0 at parse time) -#}
 {% macro count_files(pattern) -%}
 {%- if execute -%}

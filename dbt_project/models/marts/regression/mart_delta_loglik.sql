@@ -16,7 +16,7 @@ fits as (
 ),
 
 sizes as (
-    select * from {{ ref('model_parameters') }}
+    select * from {{ ref('stg_model_table') }}
 )
 
 select

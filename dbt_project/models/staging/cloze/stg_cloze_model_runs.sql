@@ -1,6 +1,6 @@
 -- The cloze scoring runs: one row per `_run.json` (every row a complete run).
 with source as (
-{{ select_external_or_empty('cloze_model_scores', 'runs', token_scores_dir() ~ '/../cloze_model_scores/*/*/_run.json', [
+{{ select_external_or_empty('cloze_model_scores', 'runs', cloze_scores_dir() ~ '/*/*/_run.json', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['model_id', 'varchar'], ['model_revision', 'varchar'],
     ['tokenizer', 'varchar'], ['tokenizer_sha256', 'varchar'], ['dtype', 'varchar'], ['device', 'varchar'],
     ['bos_token_id', 'bigint'], ['bos_token', 'varchar'], ['end_of_text_ids', 'bigint[]'],

@@ -3,7 +3,7 @@
 -- ' ' + scored_text | context); ln B before / after the word (paper 001 eqs. 5-6). Only files of a
 -- complete run exist (scores and _run.json are renamed into place together).
 with source as (
-{{ select_external_or_empty('cloze_model_scores', 'scores', token_scores_dir() ~ '/../cloze_model_scores/*/*/scores.parquet', [
+{{ select_external_or_empty('cloze_model_scores', 'scores', cloze_scores_dir() ~ '/*/*/scores.parquet', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['corpus', 'varchar'], ['doc_id', 'varchar'],
     ['word_index', 'integer'], ['candidate_kind', 'varchar'], ['response', 'varchar'], ['scored_text', 'varchar'],
     ['status', 'varchar'], ['context_chars', 'integer'], ['context_tokens', 'integer'], ['n_tokens', 'integer'],
