@@ -185,6 +185,18 @@ def _eng(src: _Source, row: str) -> str:
     return v
 
 
+def _item_rows(src: _Source, row: str, key: dict, out: dict[str, list], efforts: list[tuple[str, str]],
+               rated: tuple[str, str], texts: list[tuple[str, str]]) -> None:
+    """One respondent's rows for one item: the time of each (component, field), the usefulness score of
+    `rated` = (what was rated, field), and each (kind, field) text."""
+    out["efforts"] += [dict(**key, component=c, upstream_field=f, time_s=_seconds(src, f, row), **_prov(src))
+                       for c, f in efforts]
+    what, field = rated
+    out["scores"].append(dict(**key, rated=what, upstream_field=field, usefulness_score=_int(src, field, row, 1, 5),
+                              **_prov(src)))
+    out["texts"] += [dict(**key, kind=k, upstream_field=f, text=_text(src, f, row), **_prov(src)) for k, f in texts]
+
+
 def _rows_with_model(a: _Source, out: dict[str, list]) -> None:
     """Group A (with the model): each respondent, their prompting / unwrapping / validating times, the
     usefulness they gave the model's answer, and their prompt, the completion and the answer they extracted."""
@@ -202,24 +214,12 @@ def _rows_with_model(a: _Source, out: dict[str, list]) -> None:
         for i in items:
             dom, inst = _item(i)
             key = dict(respondent_id=rid, condition="with_model", domain=dom, instance=inst, item=i)
-            out["efforts"] += [
-                dict(**key, component="prompting", upstream_field=f"form_1_time_{i}",
-                     time_s=_seconds(a, f"form_1_time_{i}", row), **_prov(a)),
-                dict(**key, component="unwrapping", upstream_field=f"form_2_time_{2 * i - 1}",
-                     time_s=_seconds(a, f"form_2_time_{2 * i - 1}", row), **_prov(a)),
-                dict(**key, component="validating", upstream_field=f"form_2_time_{2 * i}",
-                     time_s=_seconds(a, f"form_2_time_{2 * i}", row), **_prov(a)),
-            ]
-            out["scores"].append(dict(**key, rated="model_answer", upstream_field=f"form_2_response_{2 * i}",
-                               usefulness_score=_int(a, f"form_2_response_{2 * i}", row, 1, 5), **_prov(a)))
-            out["texts"] += [
-                dict(**key, kind="prompt", upstream_field=f"form_1_response_{i}",
-                     text=_text(a, f"form_1_response_{i}", row), **_prov(a)),
-                dict(**key, kind="completion", upstream_field=f"gpt3_answer_{i}",
-                     text=_text(a, f"gpt3_answer_{i}", row), **_prov(a)),
-                dict(**key, kind="extracted_answer", upstream_field=f"form_2_response_{2 * i - 1}",
-                     text=_text(a, f"form_2_response_{2 * i - 1}", row), **_prov(a)),
-            ]
+            _item_rows(a, row, key, out,
+                       efforts=[("prompting", f"form_1_time_{i}"), ("unwrapping", f"form_2_time_{2 * i - 1}"),
+                                ("validating", f"form_2_time_{2 * i}")],
+                       rated=("model_answer", f"form_2_response_{2 * i}"),
+                       texts=[("prompt", f"form_1_response_{i}"), ("completion", f"gpt3_answer_{i}"),
+                              ("extracted_answer", f"form_2_response_{2 * i - 1}")])
 
 
 def _rows_without_model(b: _Source, out: dict[str, list]) -> None:
@@ -237,16 +237,8 @@ def _rows_without_model(b: _Source, out: dict[str, list]) -> None:
         for i in items:
             dom, inst = _item(i)
             key = dict(respondent_id=rid, condition="without_model", domain=dom, instance=inst, item=i)
-            out["efforts"] += [
-                dict(**key, component="solving", upstream_field=f"time_{2 * i - 1}",
-                     time_s=_seconds(b, f"time_{2 * i - 1}", row), **_prov(b)),
-                dict(**key, component="self_rating", upstream_field=f"time_{2 * i}",
-                     time_s=_seconds(b, f"time_{2 * i}", row), **_prov(b)),
-            ]
-            out["scores"].append(dict(**key, rated="own_answer", upstream_field=f"response_{2 * i}",
-                               usefulness_score=_int(b, f"response_{2 * i}", row, 1, 5), **_prov(b)))
-            out["texts"].append(dict(**key, kind="own_answer", upstream_field=f"response_{2 * i - 1}",
-                              text=_text(b, f"response_{2 * i - 1}", row), **_prov(b)))
+            _item_rows(b, row, key, out, efforts=[("solving", f"time_{2 * i - 1}"), ("self_rating", f"time_{2 * i}")],
+                       rated=("own_answer", f"response_{2 * i}"), texts=[("own_answer", f"response_{2 * i - 1}")])
 
 
 def _frames(a: _Source, b: _Source) -> dict[str, pl.DataFrame]:
