@@ -236,3 +236,50 @@ def test_correlations_and_difficulty_marts(built: Paths) -> None:
     texts = _q(built, "select condition, count(*), count(prompt_text), count(own_answer_text) "
                       "from marts.mart_wild_texts group by 1 order by 1")
     assert texts == [("with_model", 432, 432, 0), ("without_model", 408, 0, 408)]
+
+
+class _FakeDbt:
+    """What a dbt Python model sees of dbt: `ref(name).df()` of the given frames."""
+
+    def __init__(self, frames):
+        self.frames = frames
+
+    def ref(self, name):
+        frame = self.frames[name]
+        return type("Rel", (), {"df": lambda _self: frame.copy()})()
+
+
+def _load_model(name: str):
+    import importlib.util
+    path = DBT_PROJECT_DIR / "models" / "marts" / "wild" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.model
+
+
+def test_correlations_keep_ties_whatever_the_row_order() -> None:
+    """Two respondents whose per-domain losses are the same numbers in another order have the same mean loss,
+    so Spearman ranks them as tied, whichever order the rows arrive in. The float sums differ in the last bit
+    ((0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1); unrounded, the tie was broken by row order and rho moved by 0.006
+    on the real data between two builds of the same rows."""
+    import pandas as pd
+    from scipy import stats
+    assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
+    losses = {"A1": [0.1, 0.2, 0.3], "A2": [0.3, 0.2, 0.1], "A3": [0.5, 0.5, 0.5], "A4": [0.0, 0.1, 0.2],
+              "A5": [0.9, 0.8, 0.7]}
+    ages = {"A1": 30, "A2": 20, "A3": 40, "A4": 25, "A5": 50}
+    terms = pd.DataFrame([{"respondent_id": r, "condition": "with_model", "domain": f"d{k}", "loss_mean": v,
+                           "devising_s": 1.0 + k, "wrapping_s": 2.0, "unwrapping_s": 3.0 + v, "validating_s": 4.0,
+                           "solving_s": None}
+                          for r, vs in losses.items() for k, v in enumerate(vs)])
+    resp = pd.DataFrame([{"respondent_id": r, "age_years": a, "eng_level_code": 1, "gpt3_familiarity": 1,
+                          "assistants_code": 1} for r, a in ages.items()])
+    model = _load_model("mart_wild_correlations")
+    rho = []
+    for frame in (terms, terms.iloc[::-1]):
+        out = model(_FakeDbt({"int_wild_respondent_terms": frame, "stg_wild_respondents": resp}), None)
+        row = out[(out["domain"] == "all") & (out["variable_x"] == "age_years") & (out["variable_y"] == "loss_mean")]
+        rho.append(float(row["spearman_rho"].iloc[0]))
+    expected = stats.spearmanr([ages[r] for r in losses], [0.2, 0.2, 0.5, 0.1, 0.8]).statistic  # exact ties
+    assert rho[0] == rho[1] == pytest.approx(expected, abs=1e-15)

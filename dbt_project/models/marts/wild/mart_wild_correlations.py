@@ -43,7 +43,9 @@ def model(dbt, session):
         t = terms[terms["condition"] == cond]
         scopes = [("all", t)] + [(d, g) for d, g in t.groupby("domain")]
         for scope, sub in scopes:
-            per = sub.groupby("respondent_id")[term_cols].mean().reset_index()
+            # rounded to 1e-9 (s): a mean's last bit depends on the order DuckDB hands the rows over, and equal
+            # means (losses are quarters averaged) must stay tied for Spearman's ranks
+            per = sub.groupby("respondent_id")[term_cols].mean().round(9).reset_index()
             per = per.merge(resp[["respondent_id"] + demo], on="respondent_id", how="left")
             variables = demo + term_cols
             kinds = {v: ("demographic" if v in demo else "term") for v in variables}

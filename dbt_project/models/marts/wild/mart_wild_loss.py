@@ -49,7 +49,9 @@ def model(dbt, session):
         return pd.DataFrame({c: pd.Series(dtype="float64" if c not in ("domain", "condition", "test", "alternative")
                                           else "object") for c in COLUMNS})
     order = tasks.groupby("domain")["task_index"].min().to_dict()
-    per_resp = losses.groupby(["domain", "condition", "respondent_id"], as_index=False)["loss"].mean()
+    # rounded to 1e-9: a mean's last bit depends on the order DuckDB hands the rows over, and equal means (losses
+    # are quarters averaged) must stay tied for the Mann-Whitney ranks
+    per_resp = losses.groupby(["domain", "condition", "respondent_id"], as_index=False)["loss"].mean().round({"loss": 9})
     rows, tests = [], []
     for domain in sorted(losses["domain"].unique(), key=lambda d: order.get(d, 99)):
         a = per_resp.query("domain == @domain and condition == 'with_model'")["loss"].to_numpy()
