@@ -10,7 +10,8 @@ import pytest
 
 from ingest.sources.catalog import by_path
 from predictabase.config import Paths, paths as make_paths
-from ingest.datasets.corpora import LAST_NOTES, ingest, load
+from ingest.datasets.corpora import LAST_NOTES, NAMES
+from ingest.datasets.registry import ingest_corpora as ingest, prepare_all
 from ingest.datasets._common import write_corpus
 from ingest.raw import connect
 
@@ -21,7 +22,7 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
     p = make_paths(tmp_path_factory.mktemp("corpora") / "w")
     p.warehouse.mkdir(parents=True)
     p.raw.symlink_to(fetched_raw.raw, target_is_directory=True)
-    loads = load(p, None)  # what ingest() does: parse + validate everything, then one transaction per corpus
+    loads = prepare_all(p, list(NAMES), show_progress=False)  # what ingest() does first: parse + validate everything
     assert set(loads) == {"lm_game", "natural_stories", "provo", "ucl", "ucl_imported_surprisal"}
     with connect(p) as con:
         for ld in loads.values():
