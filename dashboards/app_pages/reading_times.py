@@ -1,8 +1,8 @@
 """Reading times (issue 19; papers 001 and 004): how well each model's surprisal explains how long people
 read each word.
 
-Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with intervals), `mart_pnc`,
-`mart_perplexity_vs_delta_loglik`, `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape` and
+Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with intervals),
+`mart_perplexity_vs_delta_loglik` (with each model's PNC), `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape` and
 `mart_reading_vs_published`; computes no metric: it filters, orders, scales to x100 for reading and formats.
 """
 from __future__ import annotations
@@ -17,7 +17,6 @@ import labels
 import url_state
 
 DLL = "mart_delta_loglik"
-PNC = "mart_pnc"
 PPL = "mart_perplexity_vs_delta_loglik"
 WTLW = "mart_delta_loglik_wt_vs_lw"
 SHAPE = "mart_surprisal_effect_shape"
