@@ -331,3 +331,24 @@ def test_exit_130_when_interrupted(held_lock):
     from predictabase.runs import read_runs
     ingest_runs = [r for r in read_runs(held_lock / "runs.jsonl") if r["command"] == "ingest"]
     assert ingest_runs and ingest_runs[-1]["status"] == "interrupted"
+
+
+def test_refresh_json_summary_of_a_dry_run(tmp_path, mirror):
+    """`refresh --dry-run --json`: one JSON object on stdout with every step of the plan, what it would do, and
+    nothing written (an empty warehouse: everything would be fetched, ingested, scored and built)."""
+    wh = tmp_path / "w"
+    wh.mkdir()
+    code, out, err = _finish(_cli("refresh", "--dry-run", "--json", "--mirror", str(mirror), "--warehouse", str(wh)),
+                             300)
+    assert code == 0, err
+    summary = json.loads(out)
+    from ingest.datasets.registry import NAMES
+    from ingest.sources.catalog import load_catalog
+    assert summary["command"] == "refresh" and summary["dry_run"] is True and summary["changed"] is False
+    steps = {s["name"]: s for s in summary["steps"]}
+    assert list(steps) == ["fetch", "ingest", "score", "build"]
+    assert steps["fetch"]["action"] == f"would fetch {len(load_catalog())} file(s)"
+    assert steps["ingest"]["action"] == f"would ingest {len(NAMES)} job(s)"
+    assert steps["build"]["action"] == "would build and publish"
+    assert summary["ingested"] == [] and summary["dbt_models"] == [] and summary["published"] is False
+    assert sorted(p.name for p in wh.iterdir()) == [".writer.lock", "runs.jsonl"]  # the lock and the runs log only
