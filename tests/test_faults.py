@@ -75,11 +75,11 @@ def start(*args: str, env: dict | None = None) -> subprocess.Popen:
 NOTES = ("dbt source freshness: ",)
 
 
-def user_error(res: subprocess.CompletedProcess, *needles: str) -> str:
-    """Exit 2, one line on stderr starting with `error:` (besides the build's freshness notes), no traceback;
-    return that line."""
+def user_error(res: subprocess.CompletedProcess, *needles: str, code: int = 2) -> str:
+    """Exit `code` (2: a usage or input error; 75: the writer lock is busy), one line on stderr starting with
+    `error:` (besides the build's freshness notes), no traceback; return that line."""
     lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith(NOTES)]
-    assert res.returncode == 2, (res.returncode, res.stderr[-2000:])
+    assert res.returncode == code, (res.returncode, res.stderr[-2000:])
     assert "Traceback" not in res.stderr + res.stdout
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     for n in needles:
@@ -161,11 +161,11 @@ def test_second_writer_refused_or_waits_and_a_killed_holder_is_taken_over(wh):
     try:
         wait_stopped(holder)
         for args in (["build"], ["ingest", "ucl"], ["score", "-c", "ucl"], ["fetch"]):
-            user_error(cli(*args, *w), "in use by `predictabase ingest`", f"pid {holder.pid}", "--wait")
+            user_error(cli(*args, *w), "in use by `predictabase ingest`", f"pid {holder.pid}", "--wait", code=75)
         res = cli("build", *w, "--wait", "0.5")
         assert "waiting up to 0.5 s" in res.stderr
         assert res.stderr.strip().splitlines()[-1].startswith("error: ") and "gave up after waiting" in res.stderr
-        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert res.returncode == 75 and "Traceback" not in res.stderr
     finally:
         holder.kill()
         holder.wait()
@@ -188,7 +188,7 @@ def test_two_builds_at_once_one_runs_the_other_refuses(wh):
         assert first.poll() is None
         time.sleep(0.02)
     second = cli("build", *w)
-    user_error(second, "in use by `predictabase build`", f"pid {first.pid}")
+    user_error(second, "in use by `predictabase build`", f"pid {first.pid}", code=75)
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert "Traceback" not in err

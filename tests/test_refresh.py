@@ -244,7 +244,7 @@ def test_two_refreshes_at_once_take_turns(wh, refreshed):
     second = None
     try:
         wait_stopped(first)
-        user_error(cli("refresh", *w), "in use by `predictabase refresh`", f"pid {first.pid}", "--wait")
+        user_error(cli("refresh", *w), "in use by `predictabase refresh`", f"pid {first.pid}", "--wait", code=75)
         second = start("refresh", *w, "--wait", "600")
         seen = read_until(second, "waiting up to 600 s for `predictabase refresh`")
         first.send_signal(signal.SIGCONT)

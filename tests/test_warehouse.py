@@ -62,6 +62,7 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
     env = dbt_env(tmp_paths)
     assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
                    "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
+                   "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
                    # the regression statistics the dbt Python models import (profiles.yml module_paths)
                    "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
     assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
