@@ -25,6 +25,7 @@ from rich.markup import escape
 from ingest import corpus_table
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.config import Paths
+from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
 from predictabase.config import paths as get_paths
 from predictabase import __version__
@@ -38,7 +39,6 @@ app = typer.Typer(help="predictabase: how well humans and language models predic
 console = Console(stderr=True)
 
 CORPORA = list(corpus_table.SCORED)
-DTYPES = ["float32", "bfloat16", "float16"]
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", envvar="PREDICTABASE_WAREHOUSE", help="warehouse directory (default: warehouse/ of the checkout, or of the current directory for an installed package)")]
 MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", envvar="PREDICTABASE_MIRROR", help="local mirror of the upstream files (default: none, download)")]
@@ -68,7 +68,7 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                                 help="print the version and exit")] = False) -> None:
-    """predictabase: how well humans and language models predict the next word."""
+    pass  # the app's help is Typer(help=...); this callback only adds --version
 
 
 def emit_json(summary: dict) -> None:
@@ -128,7 +128,8 @@ def check(option: str, value, ok: bool, allowed: str) -> None:
 
 @contextlib.contextmanager
 def _errors() -> Iterator[None]:
-    """Turn every expected failure into the one-line error (exit 2)."""
+    """Turn every expected failure into the one-line error, with its exit code (2; 75 for a busy writer lock;
+    130 when interrupted)."""
     import duckdb
     try:
         yield

@@ -6,10 +6,10 @@ import json
 
 import dagster as dg
 
-from ingest.datasets.registry import JOBS, writers
+from ingest.datasets.registry import JOBS
 from ingest.scoring.steps import STEPS
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
-from predictabase.orchestrate.dbt import FETCH_KEY, STEP_KEYS, ingest_key, mart_keys
+from predictabase.orchestrate.dbt import FETCH_KEY, STEP_KEYS, WRITERS, ingest_key, mart_keys
 from predictabase.plan import STAGES
 from predictabase.orchestrate.resources import PredictabaseResource
 
@@ -85,8 +85,7 @@ def _entry(name: str, flag: str | None = None) -> ModelEntry:
 
 def upstream_jobs(step: str) -> list[dg.AssetKey]:
     """The ingest jobs that write what a model step reads (its declared `reads`), in registry order."""
-    w = writers()
-    return [ingest_key(j) for j in dict.fromkeys(j for table in STEPS[step].reads for j in w.get(table, ()))]
+    return [ingest_key(j) for j in dict.fromkeys(j for table in STEPS[step].reads for j in WRITERS.get(table, ()))]
 
 
 def _asset_args(step: str, partitions, command: str) -> dict:

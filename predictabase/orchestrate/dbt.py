@@ -27,7 +27,8 @@ from predictabase.warehouse.dbt import _env, dbt_env
 # Which assets write each dbt source table: raw.* tables <- the ingest jobs that declare them (`Job.writes`; several
 # jobs write one table when each replaces its corpus's rows), the Parquet sources <- the model step whose runs they
 # are (`ModelStep.dbt_schema`). A source without a writer fails tests/test_dagster.py.
-INGEST_WRITERS: dict[str, tuple[str, ...]] = {table.removeprefix("raw."): jobs for table, jobs in writers().items()
+WRITERS = writers()
+INGEST_WRITERS: dict[str, tuple[str, ...]] = {table.removeprefix("raw."): jobs for table, jobs in WRITERS.items()
                                               if table.startswith("raw.")}
 FETCH_KEY = dg.AssetKey("fetch")
 #: the asset of each model step's runs
@@ -47,7 +48,7 @@ def source_writers(schema: str, table: str) -> tuple[dg.AssetKey, ...]:
         return tuple(ingest_key(j) for j in INGEST_WRITERS.get(table, ()))
     for step in STEPS.values():  # a model step's runs (token scores also the GPT-3 import's Parquet run)
         if schema == step.dbt_schema:
-            imports = writers().get(f"parquet:{step.output}", ())
+            imports = WRITERS.get(f"parquet:{step.output}", ())
             return (STEP_KEYS[step.name], *(ingest_key(j) for j in imports))
     return ()
 
