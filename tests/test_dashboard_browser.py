@@ -424,7 +424,7 @@ def _chart_titles(page, n: int) -> list[str]:
 def test_perplexity_view_in_the_url(app, page):
     page.open(app["url"] + PAGES["perplexity"] + "?corpus=provo&metric=bits_per_byte")
     page.assert_no_exception()
-    assert _selected(page)["Metric"] == "Bits per byte (bits/byte)"
+    assert _selected(page, "Metric")["Metric"] == "Bits per byte (bits/byte)"
     assert _tags(page, "Corpora") == ["provo"]
     assert _tags(page, "Models") == ["gpt3-davinci", "smollm2-135m"]  # no model in the URL: every model
     cells = _grid_text(page, 1)
@@ -437,7 +437,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.page.reload()  # the link reopens the same view
     page.page.wait_for_selector('[data-testid="stMain"] h1')
     page.wait_idle()
-    assert _selected(page)["Metric"] == "Word perplexity (per word)" and _tags(page, "Corpora") == ["provo"]
+    assert _selected(page, "Metric")["Metric"] == "Word perplexity (per word)" and _tags(page, "Corpora") == ["provo"]
 
     # another page opens with its own defaults and no parameter of this one; so does this page from the menu
     page.page.get_by_role("link", name="Warehouse", exact=True).click()
@@ -447,7 +447,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.page.get_by_role("link", name="Perplexity", exact=True).click()
     page.page.wait_for_selector('h1:has-text("Perplexity by model and corpus")')
     page.wait_idle()
-    assert _query(page) == {} and _selected(page)["Metric"] == "Token perplexity (per token)"
+    assert _query(page) == {} and _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
     assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
 
 
@@ -455,7 +455,7 @@ def test_invalid_url_values_fall_back_to_the_defaults(app, page):
     page.open(app["url"] + PAGES["perplexity"] + "?metric=Bits+per+byte&corpus=nope&model=gpt-9&log=maybe")
     page.assert_no_exception()
     assert page.page.locator('[data-testid="stMain"] [data-testid="stAlert"]').count() == 0
-    assert _selected(page)["Metric"] == "Token perplexity (per token)"
+    assert _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
     assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
     assert _charts(page) == 1
     _wait_query(page, {})  # the invalid values leave the URL
