@@ -22,7 +22,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ingest import corpus_table
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.config import Paths
 from predictabase.models_config import DTYPES
@@ -38,7 +37,6 @@ app = typer.Typer(help="predictabase: how well humans and language models predic
                   epilog=EPILOG, no_args_is_help=True, pretty_exceptions_enable=False)
 console = Console(stderr=True)
 
-CORPORA = list(corpus_table.SCORED)
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", envvar="PREDICTABASE_WAREHOUSE", help="warehouse directory (default: warehouse/ of the checkout, or of the current directory for an installed package)")]
 MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", envvar="PREDICTABASE_MIRROR", help="local mirror of the upstream files (default: none, download)")]
@@ -244,8 +242,10 @@ def score(
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
     from ingest.scoring import ScoreSettings, score_corpora
     with writing("score", warehouse, wait) as p:
+        from ingest.corpus_declarations import scored_corpora
+        known = list(scored_corpora(p))  # the shipped corpora and this warehouse's own (`corpus add`)
         for c in corpus:
-            check("--corpus", c, c in [*CORPORA, "all"], f"choose from {', '.join([*CORPORA, 'all'])}")
+            check("--corpus", c, c in [*known, "all"], f"choose from {', '.join([*known, 'all'])}")
         check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out to score everything)")
         check("--context-length", context_length, context_length is None or context_length >= 2,
               "an integer from 2 to the model's maximum")
@@ -253,7 +253,7 @@ def score(
         check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
         check("--batch-tokens", batch_tokens, batch_tokens is None or batch_tokens >= 1, "an integer >= 1")
         check_device_dtype(device, dtype)
-        corpora = CORPORA if "all" in corpus else list(dict.fromkeys(corpus))
+        corpora = known if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
                                  batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype)
         scored = score_corpora(p, model, corpora, settings)
@@ -438,6 +438,116 @@ def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
             commands[stage.name]()
     if serve_after:
         serve(port=port, warehouse=warehouse)
+
+
+corpus_app = typer.Typer(help="A researcher's own corpus: texts, reading times, cloze norms and frequencies, "
+                         "declared once; `refresh` then scores it with every model and builds every comparison.",
+                         no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+MEASURE_HELP = "spr, first_fixation, gaze_duration, go_past or total_reading_time"
+
+
+@corpus_app.command("add")
+@recorded("corpus add")
+def corpus_add(
+    name: Annotated[str, typer.Argument(help="the corpus's key: lowercase letters, digits and _ (not a shipped corpus's)")],
+    texts: Annotated[Path, typer.Option("--texts", help="CSV/TSV/JSONL with text_id,text (one row per text) or text_id,word[,word_id][,after] (one row per word), or a folder of .txt files")],
+    reading_times: Annotated[Optional[list[Path]], typer.Option("--reading-times", help="CSV/TSV/JSONL: text_id, word_id, [reader_id,] one column per measure (or rt_ms/rt/time); repeatable")] = None,
+    measure: Annotated[Optional[list[str]], typer.Option("--measure", help=f"what the reading times measure: {MEASURE_HELP}; repeatable (one per file, or several in one file)")] = None,
+    units: Annotated[str, typer.Option("--units", help="units of the reading times: ms or s")] = "ms",
+    cloze_file: Annotated[Optional[Path], typer.Option("--cloze", help="CSV/TSV/JSONL: text_id, word_id, and cloze_probability or response_count,n_responses")] = None,
+    frequencies: Annotated[Optional[Path], typer.Option("--frequencies", help="CSV/TSV/JSONL: text_id, word_id, zipf_frequency (default: wordfreq)")] = None,
+    encoding: Annotated[str, typer.Option("--encoding", help="encoding of every file, e.g. utf-8, latin-1")] = "utf-8",
+    title: Annotated[Optional[str], typer.Option("--title", help="the corpus's name for people (default: from NAME)")] = None,
+    published: Annotated[Optional[str], typer.Option("--published", help="published results on this same corpus to import next to yours: pimentel_meister:brown")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="replace the files of a corpus added before")] = False,
+    warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False,
+) -> None:
+    """Validate a corpus's files (every reading time, cloze norm and frequency must join a word of the texts),
+    copy them into the warehouse with their sha256 and declare the corpus; nothing is written on error.
+    `predictabase refresh` then scores it with every model of models.toml and builds its word surprisal (LW and
+    WT), delta log-likelihood where it has reading times and PNC where it has cloze norms."""
+    from predictabase import corpora
+    with writing("corpus add", warehouse, wait, create=True) as p:
+        added = corpora.add(p, name, texts, reading_times or [], measure or [], units, cloze_file, frequencies,
+                            encoding, title, published, replace)
+    _set_rows(added["words"], added["words"])
+    if as_json:
+        emit_json({"command": "corpus add", **added})
+        return
+    rt = f", {added['reading_time_rows']} reading times ({', '.join(added['measures'])})" if added["measures"] else ""
+    cz = f", {added['cloze_rows']} cloze norms" if added["cloze_rows"] else ""
+    console.print(f"added corpus {name} ({added['title']}): {added['texts']} texts, {added['words']} words{rt}{cz}. "
+                  "Next: `predictabase refresh` scores it with every model of models.toml and builds its marts.")
+
+
+@corpus_app.command("list")
+def corpus_list(warehouse: WarehouseOpt = None, as_json: JsonOpt = False) -> None:
+    """Every corpus of the warehouse: the shipped ones and those added with `corpus add`."""
+    from predictabase import corpora
+    with _errors():
+        rows = corpora.listing(get_paths(warehouse))
+    if as_json:
+        emit_json({"command": "corpus list", "corpora": rows})
+        return
+    from rich.table import Table
+    t = Table("corpus", "title", "origin", "texts", "words", "reading measures", "cloze", "frequencies")
+    for r in rows:
+        t.add_row(r["corpus"], r["title"], r["origin"], "" if r["texts"] is None else str(r["texts"]),
+                  "" if r["words"] is None else str(r["words"]), ", ".join(r["measures"]) or "-",
+                  "yes" if r["cloze"] else "-", r["frequencies"])
+    Console().print(t)
+
+
+@corpus_app.command("show")
+def corpus_show(name: Annotated[str, typer.Argument(help="the corpus")], warehouse: WarehouseOpt = None) -> None:
+    """A corpus's declaration: its files with their sha256, measures, units, encoding and counts (JSON)."""
+    from predictabase import corpora
+    with _errors():
+        emit_json(corpora.show(get_paths(warehouse), name))
+
+
+@corpus_app.command("remove")
+@recorded("corpus remove")
+def corpus_remove(name: Annotated[str, typer.Argument(help="a corpus added with `corpus add`")],
+                  warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
+    """Remove a corpus added with `corpus add`: its declaration, its files and its scoring runs. The next
+    `predictabase refresh` deletes its rows and rebuilds the marts without it; the other corpora's stay as they
+    are."""
+    from predictabase import corpora
+    with writing("corpus remove", warehouse, wait) as p:
+        out = corpora.remove(p, name)
+    if as_json:
+        emit_json({"command": "corpus remove", **out})
+        return
+    console.print(f"removed corpus {name} ({out['removed_scoring_runs']} scoring runs). Next: `predictabase refresh`.")
+
+
+export_app = typer.Typer(help="Tables for your own analysis, from the published snapshot.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("words")
+@recorded("export words")
+def export_words_cmd(
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="the corpus (`predictabase corpus list`)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the file to write: .csv (provenance in '# ' header lines) or .parquet (in its metadata)")],
+    models: Annotated[Optional[list[str]], typer.Option("--models", "-m", help="model keys to include (repeatable; default: every model scored on the corpus)")] = None,
+    warehouse: WarehouseOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """One row per word of a corpus: every model's LW and WT surprisal (bits and nats) and boundary terms, word
+    length, frequency, reading-time means and cloze, with the provenance (model revisions, run ids, settings).
+    Reads the published snapshot only (takes no lock)."""
+    from predictabase.export import export_words
+    with _errors():
+        p = existing_warehouse(warehouse)
+        done = export_words(p.marts, corpus, models, out)
+    _set_rows(None, done["rows"])
+    if as_json:
+        emit_json({"command": "export words", **done})
+        return
+    console.print(f"wrote {done['rows']} words of {corpus} x {len(done['models'])} model(s) "
+                  f"({', '.join(done['models'])}) to {out}")
 
 
 def main() -> None:

@@ -29,8 +29,26 @@ NAMES = list(LOADERS)
 def prepared_or_loaded(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
     """`corpus`'s documents and words for a job that joins to them: this command's prepared corpus job when it
     ingests that corpus too, else the corpus loader (reads and validates, writes nothing)."""
+    if corpus not in LOADERS:  # a user's corpus (`predictabase corpus add`): the declared_corpora job's
+        return _user_corpus(paths, prepared, corpus)
     load = (prepared or {}).get(corpus)
     return load if isinstance(load, CorpusLoad) else LOADERS[corpus](paths)
+
+
+def _user_corpus(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
+    from ingest.corpus_declarations import load_declarations
+    from ingest.datasets import user_corpus
+    load = (prepared or {}).get(user_corpus.JOB)
+    if not isinstance(load, CorpusLoad):
+        decls = load_declarations(paths)
+        if corpus not in decls:
+            from predictabase.errors import IngestError
+            raise IngestError(corpus, "not a corpus of this warehouse (`predictabase corpus list`)")
+        parsed = user_corpus.load_declared(paths, decls[corpus])
+        return CorpusLoad(corpus, [("raw.documents", parsed.texts.docs, {"corpus": corpus}),
+                                   ("raw.words", parsed.texts.words, {"corpus": corpus})])
+    return CorpusLoad(corpus, [(t, f, w) for t, f, w in load.tables
+                               if t in ("raw.documents", "raw.words") and w.get("corpus") == corpus])
 
 
 def corpus_frames(paths: Paths, prepared: dict | None, corpus: str) -> tuple[pl.DataFrame, pl.DataFrame]:

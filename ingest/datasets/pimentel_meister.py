@@ -32,6 +32,9 @@ from ingest.sources import readers
 from ingest.sources.definitions import dataset
 
 SURPRISAL = dataset("pimentel_meister_surprisal")
+#: Brown, which the warehouse has only when a user adds it (`corpus add NAME ... --published pimentel_meister:brown`)
+BROWN = dataset("pimentel_meister_brown").file("brown")
+LINK = "pimentel_meister:brown"
 DELTA_LLH = dataset("pimentel_meister_delta_llh").file("delta_llh")
 CORPORA = ("natural_stories", "provo")
 
@@ -90,11 +93,18 @@ def _number(value: str, path: str, what: str) -> float | None:
     return v
 
 
+def brown_corpus(paths: Paths) -> str | None:
+    """The user corpus declared as Pimentel & Meister's Brown (`published = "pimentel_meister:brown"`), if any."""
+    from ingest.corpus_declarations import load_declarations
+    return next((n for n, d in load_declarations(paths).items() if d.published == LINK), None)
+
+
 def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
-                words: dict[tuple[str, int], str]) -> pl.DataFrame:
-    """One file's rows joined one to one to `words` ((doc_id, word_index) -> word string)."""
+                words: dict[tuple[str, int], str], their_corpus: str | None = None) -> pl.DataFrame:
+    """One file's rows joined one to one to `words` ((doc_id, word_index) -> word string). `their_corpus`: the
+    file's corpus name when ours differs (a user corpus linked to their Brown)."""
     file_corpus, upstream = file_parts(src.path)
-    if file_corpus != corpus:
+    if file_corpus != (their_corpus or corpus):
         raise IngestError(src.path, f"a {file_corpus} file listed under {corpus}")
     model_key = MODELS[upstream]
     model_id = model_table.BY_KEY[model_key].hub_id
@@ -132,19 +142,23 @@ def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
 
 def load_surprisal(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
     frames = []
-    for corpus in CORPORA:
+    brown = brown_corpus(paths)
+    for corpus, spec in [(c, SURPRISAL.file(c)) for c in CORPORA] + ([(brown, BROWN)] if brown else []):
         _docs, w = corpus_frames(paths, prepared, corpus)
         words = {(d, i): s for d, i, s in w.select("doc_id", "word_index", "word").iter_rows()}
-        spec = SURPRISAL.file(corpus)
         for src in readers.sources(spec, paths):
-            frames.append(build_words(src, readers.delimited(src.data, src.path, spec), corpus, words))
+            frames.append(build_words(src, readers.delimited(src.data, src.path, spec), corpus, words,
+                                      "brown" if corpus == brown else None))
     return {WORDS_TABLE: pl.concat(frames)}
 
 
 def load_delta_llh(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.DataFrame]:
     out = {k: [] for k in LLH_SCHEMA}
+    brown = brown_corpus(paths)
     for src in readers.sources(DELTA_LLH, paths):
         corpus, upstream = file_parts(src.path)
+        if corpus == "brown" and brown:
+            corpus = brown  # their Brown is this warehouse's user corpus `brown`
         seen = set()
         for k, r in enumerate(readers.delimited(src.data, src.path, DELTA_LLH), start=2):
             name = r["name"]

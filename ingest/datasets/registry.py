@@ -36,13 +36,14 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
-from ingest.datasets import model_table, pimentel_meister
+from ingest.datasets import model_table, pimentel_meister, user_corpus
 from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in, transaction
 from predictabase.errors import IngestError
 from predictabase.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs
+from ingest.corpus_declarations import INPUT_KEY
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
 
 JOBS: dict[str, Job] = {
     **{name: _corpus_job(name) for name in corpora.NAMES},
+    # the user's corpora (`predictabase corpus add`, <warehouse>/corpora.toml): texts, words, reading times,
+    # cloze and frequencies of each, and raw.corpora (every corpus, shipped and the user's)
+    "declared_corpora": Job("declared_corpora", prepare=user_corpus.prepare, write=user_corpus.write,
+        writes=("raw.corpora", *user_corpus.TABLES)),
     "gpt3_natural_stories": Job("gpt3_natural_stories",
                                 prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
                                 finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",),
@@ -127,7 +132,7 @@ JOBS: dict[str, Job] = {
         writes=("raw.self_paced_reading",)),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
     "word_frequencies": Job("word_frequencies", prepare=word_frequencies.load, write=replace_tables_in,
-                            after=tuple(word_frequencies.CORPORA),
+                            after=(*word_frequencies.CORPORA, "declared_corpora"),
         writes=("raw.word_frequencies",)),
     # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
@@ -143,12 +148,12 @@ JOBS: dict[str, Job] = {
     # Pimentel & Meister 2024 (issue 19): 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
     "pimentel_meister_surprisal": Job("pimentel_meister_surprisal", prepare=pimentel_meister.load_surprisal,
-                                      write=replace_tables_in, after=pimentel_meister.CORPORA,
+                                      write=replace_tables_in, after=(*pimentel_meister.CORPORA, "declared_corpora"),
         writes=("raw.pimentel_meister_words",)),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     "model_table": Job("model_table", prepare=model_table.load, write=replace_tables_in, writes=("raw.model_table",)),
     "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
-                                      write=replace_tables_in,
+                                      write=replace_tables_in, after=("declared_corpora",),
         writes=("raw.pimentel_meister_delta_llh",)),
 }
 NAMES = list(JOBS)
@@ -332,7 +337,7 @@ def catalog_versions(datasets) -> dict[str, str]:
 
 def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
     from ingest.sources.catalog import by_path
-    return catalog_versions({by_path(p).dataset for p in inputs})
+    return catalog_versions({by_path(p).dataset for p in inputs if p != INPUT_KEY})
 
 
 def _log_jobs(con: duckdb.DuckDBPyConnection, ingest_id: str, rows: list[tuple[str, dict, list[str]]]) -> None:

@@ -42,7 +42,7 @@ from ingest.sources.definitions import dataset
 
 NAME = "word_frequencies"
 TABLE = "word_frequencies"
-CORPORA = list(corpus_table.SCORED)
+CORPORA = list(corpus_table.SCORED)  # the shipped corpora; a warehouse's user corpora are added by `corpora`
 LANGUAGE = "en"
 WORDLIST = "large"
 GOOGLE_BOOKS = dataset(NAME).file("google_books_unigrams")
@@ -131,10 +131,16 @@ def google_books_counts(df: pl.DataFrame, words: pl.DataFrame, name: str) -> pl.
                       pl.coalesce("k_word", "k_whole").alias("google_books_code"))
 
 
+def corpora(paths: Paths) -> list[str]:
+    """The corpora whose words get a frequency: the shipped ones with texts and the warehouse's user corpora."""
+    from ingest.corpus_declarations import user_corpora
+    return CORPORA + list(user_corpora(paths))
+
+
 def load(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
     prepared = prepared or {}
     words = pl.concat([corpus_frames(paths, prepared, c)[1].select("corpus", "doc_id", "word_index", "native_id", "word")
-                       for c in CORPORA])
+                       for c in corpora(paths)])
     version, wl_path, wl_sha = wordlist_file()
     freqs = lookup(words["word"].unique().sort().to_list())
     src = readers.source(GOOGLE_BOOKS, paths)

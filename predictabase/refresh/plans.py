@@ -29,9 +29,11 @@ def _raw_tables(paths: Paths) -> set[str]:
 def plan_ingest(paths: Paths) -> dict[str, str]:
     """job -> why it must be (re-)ingested, in registry order; {} when every job is current."""
     from ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
+    from ingest.corpus_declarations import INPUT_KEY, declarations_sha256
     from ingest.sources.catalog import load_catalog
     log = read_ingest_log(paths)
     catalog = {sf.path: sf.sha256 for sf in load_catalog()}
+    catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
     tables = _raw_tables(paths)
     todo: dict[str, str] = {}
     for name in NAMES:
@@ -43,6 +45,9 @@ def plan_ingest(paths: Paths) -> dict[str, str]:
             todo[name] = "its loader code changed"
             continue
         changed = sorted(p for p, sha in row["inputs"].items() if catalog.get(p) != sha)
+        if INPUT_KEY in changed:
+            todo[name] = "the user's corpora changed (corpus add / remove)"
+            continue
         if changed:
             todo[name] = f"{changed[0]} changed" + (f" (+{len(changed) - 1} more)" if len(changed) > 1 else "")
             continue

@@ -91,15 +91,19 @@ def _complete(paths: Paths, rec: dict | None) -> bool:
 
 
 def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
-    """Every (model, step, corpus) the models file asks for, in file order, each with `done` set when the
+    """Every (model, step, corpus) the models file asks for (and every model on each user corpus of the warehouse),
+    in file order, each with `done` set when the
     ledger maps its plan key to a complete run. `models`: a list of ModelEntry, a models file, or None
     (--models / $PREDICTABASE_MODELS / models.toml). Loads no model."""
+    from ingest.corpus_declarations import user_corpora
     entries = _models(models)
     data, code, ledger = _data_versions(paths), _code_versions(), _ledger(paths)
+    own = [c for c in user_corpora(paths) if c in (data.get("score") or {})]  # the user's corpora, once ingested
     tasks = []
     for e in entries:
         fp = model_table.fingerprint(e.name)
-        wanted = [("score", c) for c in e.corpora] + ([("top1", "lm_game")] if e.top1 else []) + \
+        # every model scores every user corpus (`corpus add`); `corpora` of models.toml picks the shipped ones
+        wanted = [("score", c) for c in (*e.corpora, *own)] + ([("top1", "lm_game")] if e.top1 else []) + \
                  ([("cloze", None)] if e.cloze else [])
         for step, corpus in wanted:
             key = plan_key(e, step, corpus, data, code, fp)

@@ -1,0 +1,203 @@
+"""The user's corpora: declared in `<warehouse>/corpora.toml` by `predictabase corpus add`, one table per corpus.
+
+A declaration names the corpus's files (copied under `<warehouse>/raw/user/NAME/`, each with its sha256, the
+user's catalog: ingest reads a file only when its sha256 still matches) and how to read them:
+
+    [brown]
+    title = "Brown"
+    added_at = "2026-11-25T10:00:00+00:00"
+    encoding = "utf-8"                       # of every file of the corpus
+    published = "pimentel_meister:brown"     # optional: the catalog's published results on this corpus
+
+    [brown.texts]                            # one row per text (text_id, text) or per word (text_id, word, ...)
+    path = "user/brown/texts.csv"            # under <warehouse>/raw/
+    sha256 = "..."
+    original = "/home/me/brown_words.csv"    # where it was added from (information only)
+
+    [[brown.reading_times]]                  # optional, one per file
+    path = "user/brown/reading_times_1.csv"
+    sha256 = "..."
+    original = "..."
+    measures = ["spr"]                       # the measures the file holds (one column each, or `rt`)
+    units = "ms"                             # ms or s
+
+    [brown.cloze]                            # optional: per-word cloze probability or response counts
+    [brown.frequencies]                      # optional: per-word zipf_frequency (else wordfreq)
+
+The shipped corpora stay declared in `ingest/corpora.toml` (their loaders handle what is special about each);
+`all_corpora` merges both. Light on purpose (no polars): the CLI's checks read it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest import corpus_table
+from predictabase.config import Paths
+from predictabase.errors import OptionError
+
+FILE_NAME = "corpora.toml"
+USER_DIR = "user"  # under raw/: raw/user/NAME/...
+NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+#: the reading measures a user file can hold; the names are int_reading_observations' measures
+MEASURES = {
+    "spr": "self-paced reading time per word",
+    "first_fixation": "first fixation duration",
+    "gaze_duration": "gaze duration (first-pass reading time)",
+    "go_past": "go-past time (regression-path duration)",
+    "total_reading_time": "total reading time",
+}
+EYE_MEASURES = ("first_fixation", "gaze_duration", "go_past", "total_reading_time")
+UNITS = {"ms": 1.0, "s": 1000.0}
+#: the published results a user corpus can be linked to: (dataset, their corpus name)
+PUBLISHED = {"pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "
+                                      "(word surprisals and their delta log-likelihoods)"}
+INPUT_KEY = f"warehouse:{FILE_NAME}"  # how raw.ingest_log records the declarations file among a job's inputs
+
+
+@dataclass(frozen=True)
+class DeclaredFile:
+    path: str       # under <warehouse>/raw/
+    sha256: str
+    original: str = ""
+    measures: tuple[str, ...] = ()  # reading times only
+    units: str = "ms"               # reading times only
+
+
+@dataclass(frozen=True)
+class Declaration:
+    name: str
+    title: str
+    texts: DeclaredFile
+    encoding: str = "utf-8"
+    added_at: str = ""
+    reading_times: tuple[DeclaredFile, ...] = ()
+    cloze: DeclaredFile | None = None
+    frequencies: DeclaredFile | None = None
+    published: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m for f in self.reading_times for m in f.measures))
+
+    def files(self) -> list[tuple[str, DeclaredFile]]:
+        out = [("texts", self.texts)] + [(f"reading_times #{i}", f) for i, f in enumerate(self.reading_times, 1)]
+        out += [(k, f) for k, f in (("cloze", self.cloze), ("frequencies", self.frequencies)) if f is not None]
+        return out
+
+    def digest(self) -> str:
+        """sha256 of the declaration (its files' sha256s and reading options; not where they came from)."""
+        body = {"title": self.title, "encoding": self.encoding, "published": self.published,
+                "files": [[k, f.path, f.sha256, list(f.measures), f.units] for k, f in self.files()]}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def declarations_file(paths: Paths) -> Path:
+    return paths.warehouse / FILE_NAME
+
+
+def _file(data: dict, where: str) -> DeclaredFile:
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(data.get("sha256"), str):
+        raise OptionError(where, "needs `path` and `sha256`")
+    return DeclaredFile(path=data["path"], sha256=data["sha256"], original=str(data.get("original", "")),
+                        measures=tuple(data.get("measures", ())), units=str(data.get("units", "ms")))
+
+
+def load_declarations(paths: Paths) -> dict[str, Declaration]:
+    """NAME -> its declaration, in file order ({} when the warehouse has no corpora.toml)."""
+    f = declarations_file(paths)
+    if not f.exists():
+        return {}
+    try:
+        data = tomllib.loads(f.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise OptionError(str(f), f"not valid TOML: {exc}") from None
+    out = {}
+    for name, d in data.items():
+        where = f"{f} [{name}]"
+        if not NAME_RE.fullmatch(name) or name in corpus_table.CORPORA:
+            raise OptionError(where, "not a valid user corpus name")
+        rts = tuple(_file(r, f"{where} reading_times") for r in d.get("reading_times", []))
+        for r in rts:
+            bad = [m for m in r.measures if m not in MEASURES] + ([r.units] if r.units not in UNITS else [])
+            if bad or not r.measures:
+                raise OptionError(where, f"reading_times {r.path}: unknown measure or unit {bad}")
+        out[name] = Declaration(
+            name=name, title=str(d.get("title") or name), texts=_file(d.get("texts"), f"{where}.texts"),
+            encoding=str(d.get("encoding", "utf-8")), added_at=str(d.get("added_at", "")), reading_times=rts,
+            cloze=_file(d["cloze"], f"{where}.cloze") if "cloze" in d else None,
+            frequencies=_file(d["frequencies"], f"{where}.frequencies") if "frequencies" in d else None,
+            published=d.get("published"))
+    return out
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(v, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def render(decls: dict[str, Declaration]) -> str:
+    lines = ["# The user's corpora of this warehouse, written by `predictabase corpus add` (see",
+             "# ingest/corpus_declarations.py for the format). Files live under raw/user/NAME/ with their sha256.", ""]
+    for d in decls.values():
+        lines.append(f"[{d.name}]")
+        for k in ("title", "added_at", "encoding", "published"):
+            if getattr(d, k) is not None:
+                lines.append(f"{k} = {_toml_value(getattr(d, k))}")
+        lines.append("")
+
+        def block(header: str, f: DeclaredFile, reading: bool = False) -> None:
+            lines.append(header)
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in (("path", f.path), ("sha256", f.sha256),
+                                                                  ("original", f.original)))
+            if reading:
+                lines.extend([f"measures = {_toml_value(list(f.measures))}", f"units = {_toml_value(f.units)}"])
+            lines.append("")
+        block(f"[{d.name}.texts]", d.texts)
+        for r in d.reading_times:
+            block(f"[[{d.name}.reading_times]]", r, reading=True)
+        if d.cloze is not None:
+            block(f"[{d.name}.cloze]", d.cloze)
+        if d.frequencies is not None:
+            block(f"[{d.name}.frequencies]", d.frequencies)
+    return "\n".join(lines)
+
+
+def save_declarations(paths: Paths, decls: dict[str, Declaration]) -> None:
+    """Write corpora.toml atomically (a temporary file renamed over it); removed when no corpus is left."""
+    f = declarations_file(paths)
+    if not decls:
+        f.unlink(missing_ok=True)
+        return
+    tmp = f.with_name(f".{FILE_NAME}.tmp")
+    tmp.write_text(render(decls), encoding="utf-8")
+    tmp.replace(f)
+
+
+def declarations_sha256(paths: Paths) -> str:
+    """What raw.ingest_log records for the declarations file: the sha256 of its declarations' digests (so
+    editing a comment or `original` re-ingests nothing; an empty warehouse's is the digest of nothing)."""
+    decls = load_declarations(paths)
+    return hashlib.sha256("\n".join(f"{n} {d.digest()}" for n, d in decls.items()).encode()).hexdigest()
+
+
+def user_corpora(paths: Paths) -> tuple[str, ...]:
+    return tuple(load_declarations(paths))
+
+
+def scored_corpora(paths: Paths) -> tuple[str, ...]:
+    """Every corpus `predictabase score` can score in this warehouse: the shipped ones, then the user's."""
+    return (*corpus_table.SCORED, *user_corpora(paths))
+
+
+def title(key: str, paths: Paths | None = None) -> str:
+    if key in corpus_table.CORPORA or paths is None:
+        return corpus_table.title(key)
+    d = load_declarations(paths).get(key)
+    return d.title if d else key
