@@ -53,6 +53,12 @@ def _suffix(p: Path) -> str:
     return "" if p.is_dir() else p.suffix.lower()
 
 
+def _copy(src: Path, tmp: Path, base: str, role: str, sha: str) -> DeclaredFile:
+    target = f"{role}{_suffix(src)}"
+    (shutil.copytree if src.is_dir() else shutil.copyfile)(src, tmp / target)
+    return DeclaredFile(path=f"{base}/{target}", sha256=sha, original=str(src.resolve()))
+
+
 def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measures: list[str], units: str,
         cloze: Path | None, frequencies: Path | None, encoding: str, title: str | None, published: str | None,
         replacing: bool) -> dict:
@@ -93,17 +99,10 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     declared: dict[str, DeclaredFile] = {}
-    rts = []
-    for role, (src, _n, sha) in [*files.items(), *[(f"reading_times_{i}", r[:1] + r[1:3])
-                                                  for i, r in enumerate(reading, 1)]]:
-        target = f"{role}{_suffix(src)}"
-        (shutil.copytree if src.is_dir() else shutil.copyfile)(src, tmp / target)
-        f = DeclaredFile(path=f"{base}/{target}", sha256=sha, original=str(src.resolve()))
-        if role.startswith("reading_times_"):
-            i = int(role.rsplit("_", 1)[1]) - 1
-            rts.append(replace(f, measures=reading[i][3], units=units))
-        else:
-            declared[role] = f
+    for role, (src, _name, sha) in files.items():
+        declared[role] = _copy(src, tmp, base, role, sha)
+    rts = [replace(_copy(src, tmp, base, f"reading_times_{i}", sha), measures=ms, units=units)
+           for i, (src, _name, sha, ms, _u) in enumerate(reading, 1)]
     old = paths.raw / USER_DIR / f".{name}.old"
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():

@@ -1,0 +1,128 @@
+"""The worked example of the README, end to end through the user's path: Brown (Smith & Levy 2013's self-paced
+reading corpus, in the mirror only as Pimentel & Meister's per-word table) added with `predictabase corpus add`
+from CSVs derived here from the upstream file, then `predictabase refresh` with SmolLM2 (real CLI processes).
+
+After the refresh Brown has SmolLM2's word surprisal (LW and WT), delta log-likelihood for SmolLM2 and
+Pimentel & Meister's 11 models next to their published Brown values, and is in the marts every page reads;
+`predictabase export words` writes one row per Brown word with three models' columns and the provenance. Then
+`corpus remove brown` + `refresh`: Brown is gone and every other corpus's marts are unchanged, row for row.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from tests.test_user_corpus_input import brown_frames
+
+CLI = str(Path(sys.executable).with_name("predictabase"))
+PM_MODELS = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "pythia-70m", "pythia-160m", "pythia-410m",
+             "pythia-1.4b", "pythia-2.8b", "pythia-6.9b", "pythia-12b"]
+#: marts compared before and after removing Brown (every row of the other corpora)
+OTHERS = ["mart_word_surprisal", "mart_delta_loglik", "mart_model_perplexity", "mart_reading_vs_published",
+          "mart_words_export", "mart_pnc", "mart_corpora"]
+
+
+def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
+    res = subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=1500, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def q(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql, params or []).fetchall()
+
+
+def others(db: Path) -> dict[str, list[tuple]]:
+    out = {}
+    for t in OTHERS:
+        cols = [r[0] for r in q(db, f"SELECT column_name FROM information_schema.columns WHERE table_name = '{t}' "
+                                   "AND column_name NOT IN ('built_at', 'snapshot_id') ORDER BY ordinal_position")]
+        out[t] = q(db, f"SELECT {', '.join(cols)} FROM {t} WHERE corpus <> 'brown' ORDER BY ALL")
+    return out
+
+
+@pytest.fixture(scope="module")
+def brown(mirror, fetched_raw, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("brown")
+    w = tmp / "warehouse"
+    shutil.copytree(fetched_raw.raw, w / "raw")  # the public sources, fetched (a refresh would copy them too)
+    df = brown_frames(mirror)
+    df.select("text_id", "word_id", "word").write_csv(tmp / "brown_words.csv")
+    df.select("text_id", "word_id", pl.col("time").alias("rt_ms")).write_csv(tmp / "brown_rt.csv")
+    (tmp / "models.toml").write_text('[[model]]\nname = "smollm2-135m"\ncorpora = []  # the user corpora only\n')
+    env = {**os.environ, "PREDICTABASE_WAREHOUSE": str(w), "PREDICTABASE_MIRROR": str(mirror),
+           "PREDICTABASE_MODELS": str(tmp / "models.toml"), "PREDICTABASE_DBT_DOCS": "0"}
+    cli("corpus", "add", "brown", "--texts", str(tmp / "brown_words.csv"), "--reading-times", str(tmp / "brown_rt.csv"),
+        "--measure", "spr", "--title", "Brown (Smith & Levy 2013)", "--published", "pimentel_meister:brown", env=env)
+    cli("refresh", env=env)
+    return {"w": w, "tmp": tmp, "env": env, "marts": w / "marts.duckdb", "words": df.height}
+
+
+def test_brown_has_smollm2_word_surprisal(brown):
+    rows = q(brown["marts"], "SELECT model_key, count(*), count(surprisal_wt_nats), count(surprisal_lw_nats) "
+                             "FROM mart_word_surprisal WHERE corpus = 'brown' GROUP BY 1 ORDER BY 1")
+    by = {r[0]: r[1:] for r in rows}
+    assert by["smollm2-135m"] == (7188, 7188, 7188) and brown["words"] == 7188
+    assert set(by) == {"smollm2-135m", *PM_MODELS}
+    assert q(brown["marts"], "SELECT title, origin FROM mart_corpora WHERE corpus = 'brown'") == \
+        [("Brown (Smith & Levy 2013)", "user")]
+
+
+def test_brown_delta_loglik_next_to_published(brown):
+    rows = q(brown["marts"], "SELECT model_key, definition, n_words, delta_loglik_nats_per_row FROM mart_delta_loglik "
+                             "WHERE corpus = 'brown' AND measure = 'spr' AND method = 'cv_means'")
+    models = {r[0] for r in rows}
+    assert models == {"smollm2-135m", *PM_MODELS}
+    assert {r[1] for r in rows} == {"lw", "wt"}
+    # the rows with all 3 previous words: 7188 words - 3 per text x 13 texts
+    assert {r[2] for r in rows} == {7188 - 3 * 13}
+    pub = dict(q(brown["marts"], "SELECT model_key || '/' || definition, published_delta_loglik_nats_per_word "
+                                 "FROM mart_reading_vs_published WHERE corpus = 'brown'"))
+    ours = {f"{m}/{d}": v for m, d, _n, v in rows if m in PM_MODELS}
+    assert set(pub) == set(ours) and len(pub) == 22
+    for k, v in ours.items():  # their folds come from R's RNG: the same data, other folds (SOURCES.md)
+        assert v == pytest.approx(pub[k], abs=0.004), k
+
+
+def test_export_words_three_models(brown):
+    out = brown["tmp"] / "brown_words.csv"
+    cli("export", "words", "--corpus", "brown", "-m", "smollm2-135m", "-m", "gpt2", "-m", "pythia-160m",
+        "--out", str(out), env=brown["env"])
+    lines = out.read_text().splitlines()
+    header = [ln for ln in lines if ln.startswith("# ")]
+    assert any("model smollm2_135m: model_key=smollm2-135m" in h and "run_id=" in h and "model_revision=" in h
+               for h in header)
+    assert any("corpus: corpus=brown" in h and "source_sha256=" in h for h in header)
+    t = pl.read_csv(out, comment_prefix="#")
+    assert t.height == 7188
+    for m in ("smollm2_135m", "gpt2", "pythia_160m"):
+        for c in ("surprisal_lw_bits", "surprisal_lw_nats", "surprisal_wt_bits", "surprisal_wt_nats"):
+            assert t[f"{m}__{c}"].null_count() == 0
+    assert t["mean_rt_spr_ms"].null_count() == 0 and "mean_rt_gaze_duration_ms" not in t.columns
+    ours = q(brown["marts"], "SELECT sum(surprisal_wt_bits) FROM mart_word_surprisal WHERE corpus = 'brown' "
+                             "AND model_key = 'smollm2-135m'")[0][0]
+    assert t["smollm2_135m__surprisal_wt_bits"].sum() == pytest.approx(ours, rel=1e-9)
+    pq = brown["tmp"] / "brown_words.parquet"
+    cli("export", "words", "--corpus", "brown", "-m", "gpt2", "--out", str(pq), env=brown["env"])
+    import pyarrow.parquet as papq
+    assert b"predictabase.provenance" in papq.read_schema(pq).metadata and pl.read_parquet(pq).height == 7188
+
+
+def test_removing_brown_leaves_the_other_corpora_unchanged(brown):
+    before = others(brown["marts"])
+    assert q(brown["marts"], "SELECT count(*) FROM mart_word_surprisal WHERE corpus = 'brown'")[0][0] > 0
+    cli("corpus", "remove", "brown", env=brown["env"])
+    cli("refresh", env=brown["env"])
+    for t in OTHERS:
+        assert q(brown["marts"], f"SELECT count(*) FROM {t} WHERE corpus = 'brown'")[0][0] == 0, t
+    assert others(brown["marts"]) == before
+    assert not (brown["w"] / "raw" / "user" / "brown").exists()
+    assert q(brown["w"] / "predictabase.duckdb", "SELECT count(*) FROM raw.words WHERE corpus = 'brown'") == [(0,)]
