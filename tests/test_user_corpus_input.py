@@ -18,12 +18,7 @@ from predictabase.cli import app
 from predictabase.config import paths as make_paths
 from predictabase.errors import IngestError
 
-BROWN = "pimentel_meister/checkpoints/rt/merged_data/brown-gpt2-small.tsv"
-
-
-def brown_frames(mirror: Path) -> pl.DataFrame:
-    """Brown's words and per-word mean reading times, as a user derives them from the upstream file."""
-    return pl.read_csv(mirror / BROWN, separator="\t", infer_schema=False).select("text_id", "word_id", "word", "time")
+from tests.user_corpus_helpers import brown_frames
 
 
 @pytest.fixture(scope="module")

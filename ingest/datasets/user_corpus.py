@@ -32,7 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from ingest import corpus_table
-from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, MEASURES, UNITS, Declaration, DeclaredFile,
+from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
                                         declarations_sha256, load_declarations)
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame, whitespace_words
 from predictabase.config import Paths
