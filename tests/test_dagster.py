@@ -62,12 +62,14 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
         assert source_writers(src["schema"], src["name"]), f"dbt source {src['unique_id']} has no writer asset"
     assert set(INGEST_WRITERS.values()) and {j for js in INGEST_WRITERS.values() for j in js} <= set(JOBS)
     parents = lambda k: {p.to_user_string() for p in graph.get(dg.AssetKey.from_user_string(k)).parent_keys}
-    assert parents("stg_documents") == {"ingest/lm_game", "ingest/natural_stories", "ingest/provo", "ingest/ucl"}
+    # the shipped corpora's jobs and the user's corpora (`corpus add`: job declared_corpora)
+    assert parents("stg_documents") == {"ingest/lm_game", "ingest/natural_stories", "ingest/provo", "ingest/ucl",
+                                        "ingest/declared_corpora"}
     assert parents("stg_source_files") == {"fetch"}
     assert parents("stg_token_scores") == {"token_scores", "ingest/gpt3_natural_stories"}
     assert parents("stg_top1_word_predictions") == {"top1_predictions"}
     assert parents("ingest/word_frequencies") == {"fetch", *(f"ingest/{j}" for j in JOBS["word_frequencies"].after)}
-    assert parents("token_scores") == {f"ingest/{c}" for c in CORPORA}
+    assert parents("token_scores") == {f"ingest/{c}" for c in CORPORA} | {"ingest/declared_corpora"}
     assert parents("marts_snapshot") == marts_on_disk
 
     # partitions: one per model x corpus of models.toml; top-1 and cloze one per model that asks for them
