@@ -80,7 +80,8 @@ def _open(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def _snapshot_id(con: duckdb.DuckDBPyConnection, path: str) -> str:
     try:
-        row = con.execute(f"SELECT snapshot_id FROM main.{SNAPSHOT_INFO} LIMIT 1").fetchone()
+        rows = con.execute(f"SELECT snapshot_id FROM main.{SNAPSHOT_INFO} LIMIT 1").fetchall()  # all: the result done
+        row = rows[0] if rows else None
     except duckdb.CatalogException:
         row = None
     if row:
@@ -104,10 +105,14 @@ def snapshot() -> Snapshot | None:
     return None
 
 
-def _read(path: str, snapshot_id: str, sql: str, params: list | None = None) -> pd.DataFrame:
+def _read(path: str, snapshot_id: str, sql: str, params: list | None = None, arrow: bool = False):
+    """The query's result as a pandas DataFrame, or with `arrow` as a pyarrow Table (the marts' own types: an
+    integer column with NULLs stays integer)."""
     with _open(path) as con:
         if _snapshot_id(con, path) != snapshot_id:
             raise _Moved
+        if arrow:
+            return con.sql(sql, params=params or None).to_arrow_table()
         return con.execute(sql, params or []).fetchdf()
 
 
@@ -125,12 +130,13 @@ def _cached_table(path: str, snapshot_id: str, name: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cached_rows(path: str, snapshot_id: str, name: str, columns: tuple[str, ...],
-                 where: tuple[tuple[str, object], ...], order_by: tuple[str, ...]) -> pd.DataFrame:
+                 where: tuple[tuple[str, object], ...], order_by: tuple[str, ...], arrow: bool = False):
     quote = lambda c: '"' + c.replace('"', '""') + '"'  # noqa: E731
     cols = ", ".join(map(quote, columns)) if columns else "*"
     cond = " AND ".join(f"{quote(c)} = ?" for c, _ in where) or "true"
     order = f" ORDER BY {', '.join(map(quote, order_by))}" if order_by else ""
-    return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where])
+    return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where],
+                 arrow)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -180,13 +186,14 @@ def table(name: str) -> pd.DataFrame | None:
 
 
 def rows(name: str, columns: list[str] | None = None, where: dict | None = None,
-         order_by: list[str] | None = None) -> pd.DataFrame | None:
+         order_by: list[str] | None = None, *, arrow: bool = False):
     """Some columns of a mart's rows whose columns equal the values in `where` (a large mart read a slice
-    at a time, e.g. one run's words); None when the snapshot or the table does not exist."""
+    at a time, e.g. one run's words); None when the snapshot or the table does not exist. A pandas DataFrame,
+    or with `arrow` a pyarrow Table (for `predictabase.export`, which reads the marts' types as they are)."""
     if not _readable(name):
         return None
     return _stable(_cached_rows, name, tuple(columns or ()), tuple(sorted((where or {}).items())),
-                   tuple(order_by or ()))
+                   tuple(order_by or ()), arrow)
 
 
 def require_snapshot() -> Snapshot:

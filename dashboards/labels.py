@@ -1,11 +1,18 @@
-"""Display labels (with units) and number formats for mart columns. Formatting only."""
+"""Display labels (with units) and number formats for mart columns. Formatting only; the one read is the
+corpora's names for people (a user's corpus has its title in the snapshot's `mart_corpora`), through data.py."""
 from __future__ import annotations
+
+import os
+from collections.abc import Iterable
 
 import pandas as pd
 import streamlit as st
 
+import data
 from ingest import corpus_table
 from ingest.scoring import model_table
+
+CORPORA_MART = "mart_corpora"  # one row per corpus: corpus, title, origin ('shipped' | 'user'), ...
 
 # column -> (header with unit, format or None for text/default)
 COLUMNS: dict[str, tuple[str, str | None]] = {
@@ -196,9 +203,48 @@ def model_rank(key: str) -> tuple:
     return model_table.order(key)
 
 
+# (the snapshot file's identity, {corpus: title}): mart_corpora read once per published file, not per label
+_TITLES: tuple[tuple, dict[str, str]] = ((), {})
+
+
+def corpus_titles() -> dict[str, str]:
+    """corpus -> title from the current snapshot's `mart_corpora` ({} for a snapshot from before it, or none)."""
+    global _TITLES
+    path = data.marts_path()
+    try:
+        s = os.stat(path)
+    except OSError:
+        return {}
+    ident = (str(path), s.st_ino, s.st_mtime_ns, s.st_size)
+    seen, titles = _TITLES
+    if seen == ident:
+        return titles
+    df = data.table(CORPORA_MART)
+    titles = {} if df is None or not {"corpus", "title"} <= set(df.columns) else {
+        str(c): str(t) for c, t in zip(df["corpus"], df["title"]) if pd.notna(c) and pd.notna(t) and str(t).strip()}
+    _TITLES = (ident, titles)
+    return titles
+
+
 def corpus_name(key: str) -> str:
-    """The corpus's name for people, from ingest/corpora.toml."""
-    return corpus_table.title(key)
+    """The corpus's name for people: its title in the snapshot's `mart_corpora` (where a corpus added with
+    `predictabase corpus add` has its title), else ingest/corpora.toml's, else the key itself. (mart_corpora titles a
+    corpus without a raw.corpora row, e.g. one ingested before that job existed, with its key: not a name.)"""
+    title = corpus_titles().get(str(key))
+    return title if title and title != str(key) else corpus_table.title(key)
+
+
+def corpus_rank(key: str) -> tuple:
+    """The shipped corpora in ingest/corpora.toml's order, then every other corpus (a user's) by its name."""
+    shipped = list(corpus_table.CORPORA)
+    if key in shipped:
+        return (0, shipped.index(key), "")
+    return (1, corpus_name(key).casefold(), str(key))
+
+
+def sorted_corpora(keys: Iterable) -> list:
+    """The distinct corpora of `keys` (NULLs left out) in `corpus_rank`'s order."""
+    return sorted({k for k in keys if k is not None and not pd.isna(k)}, key=corpus_rank)
 
 
 # the metrics the perplexity page can plot: column -> axis title (with unit)

@@ -104,7 +104,7 @@ def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | N
     corpora = [r[0] for r in con.execute(f"SELECT DISTINCT corpus FROM {MART} ORDER BY 1").fetchall()]
     if corpus not in corpora:
         raise OptionError("--corpus", f"{corpus!r} has no word surprisal in the snapshot; one of {', '.join(corpora)}")
-    long = pl.from_arrow(con.execute(f"SELECT * FROM {MART} WHERE corpus = ?", [corpus]).fetch_arrow_table())
+    long = pl.from_arrow(con.execute(f"SELECT * FROM {MART} WHERE corpus = ?", [corpus]).to_arrow_table())
     if models:
         have = sorted(set(long["model_key"].to_list()))
         unknown = [m for m in models if m not in have]
@@ -115,18 +115,17 @@ def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | N
 
 
 def _corpus_info(con: duckdb.DuckDBPyConnection, corpus: str) -> dict:
+    """The corpus's row of mart_corpora (its title, origin and source files with their sha256), what it has."""
     try:
-        row = con.execute("SELECT corpus, title, origin, source_path, source_sha256 FROM mart_corpora WHERE corpus = ?",
-                          [corpus]).fetchall()
+        rows = con.execute("SELECT * FROM mart_corpora WHERE corpus = ?", [corpus]).to_arrow_table().to_pylist()
     except duckdb.Error:
-        row = []
-    keys = ("corpus", "title", "origin", "source_path", "source_sha256")
-    return dict(zip(keys, row[0])) if row else {"corpus": corpus}
+        rows = []
+    return {k: v for k, v in rows[0].items() if v is not None and v != []} if rows else {"corpus": corpus}
 
 
 def _snapshot_info(con: duckdb.DuckDBPyConnection) -> dict:
     try:
-        rows = con.execute("SELECT * FROM snapshot_info LIMIT 1").fetch_arrow_table().to_pylist()
+        rows = con.execute("SELECT * FROM snapshot_info LIMIT 1").to_arrow_table().to_pylist()
     except duckdb.Error:
         return {}
     return {k: str(v) for k, v in rows[0].items()} if rows else {}

@@ -176,3 +176,112 @@ def add_reading_marts(path: Path) -> Path:
     finally:
         con.close()
     return path
+
+
+# ------------------------------------------------------------------ a user's corpus (issue 21: `predictabase corpus add`)
+USER_CORPUS = "brown"
+USER_TITLE = "Brown (Smith & Levy 2013)"
+# mart_corpora: corpus, title, origin, is_game, has_word_analyses, n_texts, n_words, reading measures, n_cloze_words
+CORPORA = [
+    ("lm_game", "LM game", "shipped", True, False, 40, 8_204, [], 0),
+    ("natural_stories", "Natural Stories", "shipped", False, True, 10, 10_256, ["spr"], 0),
+    ("provo", "Provo", "shipped", False, True, 55, 2_689, ["first_fixation", "gaze_duration"], 2_689),
+    ("ucl", "UCL", "shipped", False, True, 205, 1_931, ["first_fixation", "gaze_duration", "spr"], 1_931),
+    (USER_CORPUS, USER_TITLE, "user", False, True, 2, 12, ["spr"], 0),
+]
+# the user corpus's texts: doc_id -> words
+USER_TEXTS = {"1": ["The", "horse", "raced", "past", "the", "barn", "fell."],
+              "2": ["Colorless", "green", "ideas", "sleep", "furiously."]}
+# its scored runs: model_key, model_id, run_id, a shift of every surprisal (bits)
+USER_RUNS = [("smollm2-135m", "HuggingFaceTB/SmolLM2-135M", "b0b0b0b0b0b0b0b0", 0.0),
+             ("gpt2", "openai-community/gpt2", "b1b1b1b1b1b1b1b1", 1.5)]
+
+
+def user_corpus_words() -> list[dict]:
+    """One dict per (word, run) of the user corpus: what mart_words_export and mart_word_surprisal hold.
+    LW = 2 + word length / 2 + the run's shift (bits); WT = LW + 1.25 on a sentence's last word, LW - 0.25 else."""
+    rows = []
+    for key, model_id, run_id, shift in USER_RUNS:
+        for doc, words in USER_TEXTS.items():
+            for i, word in enumerate(words):
+                lw = 2 + len(word) / 2 + shift
+                wt = lw + (1.25 if i == len(words) - 1 else -0.25)
+                rows.append({"corpus": USER_CORPUS, "doc_id": doc, "word_index": i, "word": word, "model_key": key,
+                             "model_id": model_id, "run_id": run_id, "native_word_id": f"{doc}.{i + 1}",
+                             "surprisal_lw_bits": lw, "surprisal_wt_bits": wt, "n_tokens": 1 + len(word) // 6,
+                             "mean_rt_spr_ms": 300.0 + 10 * len(word)})
+    return rows
+
+
+def add_user_corpus(path: Path) -> Path:
+    """Add a user's corpus (brown, titled USER_TITLE) to the snapshot at `path` (written by `create_marts`, with or
+    without `add_reading_marts`): mart_corpora, its perplexity and reading-time rows, the word-surprisal marts of
+    two scored runs on it, and mart_words_export."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("""CREATE TABLE mart_corpora (corpus VARCHAR, title VARCHAR, origin VARCHAR, is_game BOOLEAN,
+            has_word_analyses BOOLEAN, published VARCHAR, declared_at TIMESTAMPTZ, n_texts BIGINT, n_words BIGINT,
+            reading_measures VARCHAR[], has_reading_times BOOLEAN, has_cloze BOOLEAN, n_cloze_words BIGINT,
+            frequency_source VARCHAR, n_runs BIGINT)""")
+        for corpus, title, origin, game, words_ok, n_texts, n_words, measures, n_cloze in CORPORA:
+            user = origin == "user"
+            con.execute("INSERT INTO mart_corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                        [corpus, title, origin, game, words_ok, "pimentel_meister:brown" if user else None,
+                         _ts("2025-11-23 08:00:00") if user else None, n_texts, n_words, measures, bool(measures),
+                         n_cloze > 0, n_cloze, ("user" if user else "wordfreq") if words_ok else None])
+        # perplexity: SmolLM2 on the user corpus, with Provo's numbers
+        con.execute("INSERT INTO mart_model_perplexity SELECT * REPLACE (? AS corpus, ? AS run_id) "
+                    "FROM mart_model_perplexity WHERE model_key = 'smollm2-135m' AND corpus = 'provo'",
+                    [USER_CORPUS, USER_RUNS[0][2]])
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "mart_delta_loglik" in tables:  # self-paced reading times, both runs
+            con.execute("INSERT INTO mart_delta_loglik SELECT * REPLACE (? AS corpus, model_key || '@' || ? AS run_id) "
+                        "FROM mart_delta_loglik WHERE corpus = 'natural_stories'", [USER_CORPUS, USER_CORPUS])
+
+        rows = user_corpus_words()
+        con.execute("""CREATE TABLE mart_word_surprisal (corpus VARCHAR, model_key VARCHAR, model_id VARCHAR,
+            run_id VARCHAR, run_source VARCHAR, definitions VARCHAR, used_in_marts BOOLEAN, end_of_text_tokens VARCHAR,
+            doc_id VARCHAR, word_index INTEGER, word_id VARCHAR, native_word_id VARCHAR, word VARCHAR,
+            is_first_word BOOLEAN, is_last_word BOOLEAN, n_tokens BIGINT, is_multitoken BOOLEAN, is_aligned BOOLEAN,
+            surprisal_lw_nats DOUBLE, surprisal_lw_bits DOUBLE, surprisal_wt_nats DOUBLE, surprisal_wt_bits DOUBLE,
+            surprisal_wt_minus_lw_bits DOUBLE, logprob_boundary_before_nats DOUBLE,
+            logprob_boundary_after_nats DOUBLE)""")
+        con.execute("""CREATE TABLE mart_words_export (corpus VARCHAR, corpus_title VARCHAR, doc_id VARCHAR,
+            word_index INTEGER, native_word_id VARCHAR, word VARCHAR, model_key VARCHAR, model_id VARCHAR,
+            model_revision VARCHAR, run_id VARCHAR, run_source VARCHAR, context_length BIGINT, stride BIGINT,
+            dtype VARCHAR, bos_policy VARCHAR, surprisal_lw_nats DOUBLE, surprisal_lw_bits DOUBLE,
+            surprisal_wt_nats DOUBLE, surprisal_wt_bits DOUBLE, logprob_boundary_before_nats DOUBLE,
+            logprob_boundary_after_nats DOUBLE, length_chars BIGINT, zipf_frequency DOUBLE, frequency_source VARCHAR,
+            mean_rt_spr_ms DOUBLE, mean_rt_first_fixation_ms DOUBLE, mean_rt_gaze_duration_ms DOUBLE,
+            mean_rt_go_past_ms DOUBLE, mean_rt_total_reading_time_ms DOUBLE, cloze_probability DOUBLE,
+            cloze_surprisal_nats DOUBLE)""")
+        for r in rows:
+            lw, wt = r["surprisal_lw_bits"], r["surprisal_wt_bits"]
+            last = r["word_index"] == len(USER_TEXTS[r["doc_id"]]) - 1
+            before, after = -0.1, (-1.0 if last else -0.2)
+            con.execute("INSERT INTO mart_word_surprisal VALUES (?, ?, ?, ?, 'scored', 'LW and WT', true, "
+                        "'<|endoftext|>', ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?, ?, ?, ?)",
+                        [USER_CORPUS, r["model_key"], r["model_id"], r["run_id"], r["doc_id"], r["word_index"],
+                         f"{r['doc_id']}:{r['word_index']}", r["native_word_id"], r["word"], r["word_index"] == 0,
+                         last, r["n_tokens"], r["n_tokens"] > 1, lw * LN2, lw, wt * LN2, wt, wt - lw, before, after])
+            con.execute("INSERT INTO mart_words_export VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'main', ?, 'scored', 1024, 512, "
+                        "'float32', 'prepend', ?, ?, ?, ?, ?, ?, ?, ?, 'user', ?, NULL, NULL, NULL, NULL, NULL, NULL)",
+                        [USER_CORPUS, USER_TITLE, r["doc_id"], r["word_index"], r["native_word_id"], r["word"],
+                         r["model_key"], r["model_id"], r["run_id"], lw * LN2, lw, wt * LN2, wt, before, after,
+                         len(r["word"]), 7.0 - len(r["word"]) / 3, r["mean_rt_spr_ms"]])
+        con.execute("""CREATE TABLE mart_word_surprisal_summary AS
+            SELECT corpus, model_key, any_value(model_id) AS model_id, run_id, 'scored' AS run_source,
+                'LW and WT' AS definitions, '<|endoftext|>' AS end_of_text_tokens, count(*) AS n_words,
+                count(*) AS n_aligned_words, 0::BIGINT AS n_unaligned_words, count(surprisal_wt_bits) AS n_words_with_wt,
+                avg((n_tokens > 1)::INTEGER) AS share_multitoken, avg(surprisal_lw_bits) AS mean_surprisal_lw_bits,
+                avg(surprisal_wt_bits) AS mean_surprisal_wt_bits, avg(surprisal_wt_minus_lw_bits) AS mean_wt_minus_lw_bits,
+                avg(abs(surprisal_wt_minus_lw_bits)) AS mean_abs_wt_minus_lw_bits,
+                avg((abs(surprisal_wt_minus_lw_bits) > 1)::INTEGER) AS share_moved_over_1_bit,
+                string_agg(word, ', ' ORDER BY abs(surprisal_wt_minus_lw_bits) DESC, doc_id, word_index)
+                    FILTER (WHERE abs(surprisal_wt_minus_lw_bits) > 1) AS words_moving_most,
+                1e-9 AS max_text_telescoping_error_nats
+            FROM mart_word_surprisal GROUP BY corpus, model_key, run_id""")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return path

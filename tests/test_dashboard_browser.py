@@ -29,7 +29,8 @@ import pytest
 from predictabase.config import paths as make_paths
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
-from .dashboard_fixtures import add_reading_marts, create_marts, expected_token_perplexity
+from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_reading_marts, add_user_corpus, create_marts,
+                                 expected_token_perplexity, user_corpus_words)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -425,7 +426,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.open(app["url"] + PAGES["perplexity"] + "?corpus=provo&metric=bits_per_byte")
     page.assert_no_exception()
     assert _selected(page, "Metric")["Metric"] == "Bits per byte (bits/byte)"
-    assert _tags(page, "Corpora") == ["provo"]
+    assert _tags(page, "Corpora") == ["Provo"]  # by name; the URL has the corpus's key
     assert _tags(page, "Models") == ["gpt3-davinci", "smollm2-135m"]  # no model in the URL: every model
     cells = _grid_text(page, 1)
     assert "provo" in cells and "natural_stories" not in cells
@@ -437,7 +438,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.page.reload()  # the link reopens the same view
     page.page.wait_for_selector('[data-testid="stMain"] h1')
     page.wait_idle()
-    assert _selected(page, "Metric")["Metric"] == "Word perplexity (per word)" and _tags(page, "Corpora") == ["provo"]
+    assert _selected(page, "Metric")["Metric"] == "Word perplexity (per word)" and _tags(page, "Corpora") == ["Provo"]
 
     # another page opens with its own defaults and no parameter of this one; so does this page from the menu
     page.page.get_by_role("link", name="Warehouse", exact=True).click()
@@ -448,7 +449,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.page.wait_for_selector('h1:has-text("Perplexity by model and corpus")')
     page.wait_idle()
     assert _query(page) == {} and _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
-    assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
+    assert _tags(page, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL"]
 
 
 def test_invalid_url_values_fall_back_to_the_defaults(app, page):
@@ -456,18 +457,19 @@ def test_invalid_url_values_fall_back_to_the_defaults(app, page):
     page.assert_no_exception()
     assert page.page.locator('[data-testid="stMain"] [data-testid="stAlert"]').count() == 0
     assert _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
-    assert _tags(page, "Corpora") == ["lm_game", "natural_stories", "provo", "ucl"]
+    assert _tags(page, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL"]
     assert _charts(page) == 1
     _wait_query(page, {})  # the invalid values leave the URL
 
 
 @pytest.fixture(scope="module")
 def views_app(tmp_path_factory):
-    """The dashboard against the fixture snapshot with the top-1 marts and mart_delta_loglik added."""
+    """The dashboard against the fixture snapshot with the top-1 marts, mart_delta_loglik and a user's corpus
+    (mart_corpora, its perplexity, reading-time and word marts) added."""
     from .top1_dashboard_fixtures import create_top1_marts
     tmp = tmp_path_factory.mktemp("dashboard_views")
     p = make_paths(tmp / "warehouse")
-    add_reading_marts(create_top1_marts(p.marts))
+    add_user_corpus(add_reading_marts(create_top1_marts(p.marts)))
     with serving(p, tmp) as url:
         yield {"url": url, "paths": p, "tmp": tmp}
 
@@ -499,6 +501,56 @@ def test_reading_times_view_in_the_url(views_app, views_page):
     pg.assert_no_exception()
     assert _selected(pg)["Corpus"] == "Natural Stories" and _selected(pg)["Reading measure"] == "self-paced reading time"
     _wait_query(pg, {})
+
+
+def test_a_users_corpus_on_the_pages(views_app, views_page):
+    """A corpus added with `predictabase corpus add` (its title in mart_corpora): the perplexity, reading-times and
+    word-surprisal pages offer it by its title, after the shipped corpora; the word surprisal page downloads its
+    word table, `predictabase export words`' CSV: '# ' provenance lines, then one row per word, every model's columns."""
+    import csv
+
+    from playwright.sync_api import expect
+    pg, url = views_page, views_app["url"]
+    pg.open(url + PAGES["perplexity"])
+    pg.assert_no_exception()
+    assert _charts(pg) == 1 and f"\n{USER_CORPUS}\n" in _grid_text(pg, 1)  # drawn: the selectors are too
+    assert _tags(pg, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL", USER_TITLE]
+
+    pg.open(url + PAGES["reading_times"] + f"?corpus={USER_CORPUS}")
+    pg.assert_no_exception()
+    assert _selected(pg, "Model")["Corpus"] == USER_TITLE
+    assert f"On {USER_TITLE} (self-paced reading time)" in pg.page.inner_text('[data-testid="stMain"]')
+    pg.page.locator('[data-testid="stSelectbox"]').filter(has_text="Corpus").click()
+    expect(pg.page.get_by_role("option")).to_have_text(["Natural Stories", "Provo", USER_TITLE])
+    pg.page.keyboard.press("Escape")
+
+    pg.open(url + PAGES["word_surprisal"])  # the only corpus with word surprisal: the default
+    pg.assert_no_exception()
+    assert _selected(pg, "Corpus")["Corpus"] == USER_TITLE
+    assert f"of {USER_TITLE} words" in pg.page.locator('[data-testid="stMain"] p').first.inner_text()
+    pg.screenshot("word_surprisal_user_corpus")
+    with pg.page.expect_download() as download:
+        pg.page.get_by_role("button", name="Download the word table (CSV)", exact=True).click()
+    assert download.value.suggested_filename == f"{USER_CORPUS}_words.csv"
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    n_header = next(i for i, line in enumerate(lines) if not line.startswith("# "))
+    header = lines[:n_header]
+    assert header[0].startswith("# predictabase export words: 12 words, exported ")
+    assert f"# corpus: corpus={USER_CORPUS}, title={USER_TITLE}, origin=user" in header
+    assert any(h.startswith("# snapshot: snapshot_id=") for h in header)
+    assert any(h.startswith("# model smollm2_135m: model_key=smollm2-135m") and "run_id=b0b0b0b0b0b0b0b0" in h
+               for h in header)
+    rows = list(csv.DictReader(lines[n_header:]))
+    assert [(r["doc_id"], int(r["word_index"]), r["word"]) for r in rows] == [
+        (doc, i, w) for doc, words in USER_TEXTS.items() for i, w in enumerate(words)]
+    for w in user_corpus_words():  # every model's surprisals beside the word, its reading time once
+        [r] = [r for r in rows if (r["doc_id"], int(r["word_index"])) == (w["doc_id"], w["word_index"])]
+        prefix = w["model_key"].replace("-", "_")
+        assert float(r[f"{prefix}__surprisal_lw_bits"]) == pytest.approx(w["surprisal_lw_bits"])
+        assert float(r[f"{prefix}__surprisal_wt_bits"]) == pytest.approx(w["surprisal_wt_bits"])
+        assert float(r["mean_rt_spr_ms"]) == pytest.approx(w["mean_rt_spr_ms"])
+    assert "mean_rt_gaze_duration_ms" not in rows[0] and "cloze_probability" not in rows[0]  # not in this corpus
+    pg.assert_no_exception()
 
 
 def test_top1_view_in_the_url(views_app, views_page):

@@ -175,8 +175,8 @@ else:
 # ------------------------------------------------------------------ every model
 st.subheader("Every model")
 table = summary[[c for c in SUMMARY_COLUMNS if c in summary.columns]].copy()
-table = table.sort_values(["corpus", "model_key"], key=lambda s: s.map(
-    lambda v: labels.model_rank(v) if s.name == "model_key" else v))
+table = table.sort_values(["corpus", "model_key"], key=lambda s: s.map(  # shipped corpora first, then a user's
+    labels.model_rank if s.name == "model_key" else labels.corpus_rank))
 table["model_key"] = table["model_key"].map(labels.model_name)
 table["corpus"] = table["corpus"].map(labels.corpus_name)
 labels.show(table, key="nw_summary")

@@ -25,8 +25,9 @@ with right:
     log_scale = url_state.toggle("Log scale", key="log", param="log")
 left, right = st.columns(2)
 with left:
-    chosen_corpora = url_state.multiselect("Corpora", sorted(df["corpus"].dropna().unique()), key="corpora",
-                                           param="corpus")
+    # the shipped corpora first, then a user's (`predictabase corpus add`), each by its name
+    chosen_corpora = url_state.multiselect("Corpora", labels.sorted_corpora(df["corpus"]), key="corpora",
+                                           param="corpus", format_func=labels.corpus_name)
 with right:
     chosen_models = url_state.multiselect("Models", sorted(df["model_key"].dropna().unique()), key="models",
                                           param="model")
@@ -42,8 +43,10 @@ title = labels.METRICS[metric]
 
 plot_cols = ["model_key", "corpus", "source", "n_tokens", metric] + ([lo, hi] if has_ci else [])
 plot = view[[c for c in plot_cols if c in view.columns]].dropna(subset=[metric])
+plot = plot.assign(corpus_name=plot["corpus"].map(labels.corpus_name))
+corpus_names = [labels.corpus_name(c) for c in chosen_corpora]
 
-tooltip = [alt.Tooltip("model_key:N", title="model"), alt.Tooltip("corpus:N", title="corpus"),
+tooltip = [alt.Tooltip("model_key:N", title="model"), alt.Tooltip("corpus_name:N", title="corpus"),
            alt.Tooltip(f"{metric}:Q", title=labels.header(metric), format=".4g")]
 if has_ci:
     tooltip += [alt.Tooltip(f"{lo}:Q", title="95% CI low", format=".4g"),
@@ -53,7 +56,7 @@ if "n_tokens" in plot.columns:
 
 scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
 base = alt.Chart(plot).encode(
-    y=alt.Y("corpus:N", title="corpus", sort=chosen_corpora),
+    y=alt.Y("corpus_name:N", title="corpus", sort=corpus_names, axis=alt.Axis(labelLimit=320)),
     yOffset=alt.YOffset("model_key:N", sort=chosen_models),
     color=alt.Color("model_key:N", title="model", sort=chosen_models, scale=alt.Scale(scheme="tableau10")),
     tooltip=tooltip,

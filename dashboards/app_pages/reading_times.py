@@ -24,6 +24,7 @@ PUBLISHED = "mart_reading_vs_published"
 MEASURES = {"spr": "self-paced reading time", "first_fixation": "first fixation duration",
             "gaze_duration": "gaze duration", "go_past": "go-past time", "total_reading_time": "total reading time"}
 DEFAULT_MEASURE = {"natural_stories": "spr", "provo": "gaze_duration", "ucl": "gaze_duration"}
+PREFERRED_MEASURE = ["gaze_duration", "spr"]  # the default of another corpus (a user's): the first it has
 METHODS = {"cv_means": "cross-validated, per-word means (default)",
            "readers": "cross-validated, every reader's times with a reader intercept",
            "lmer": "paper 001's mixed model in R (lme4), in sample"}
@@ -34,6 +35,21 @@ FAMILY = "model family"
 
 def x100(v) -> str:
     return "—" if v is None or pd.isna(v) else f"{100 * v:.2f}"
+
+
+def and_join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def corpora_with_cloze() -> list[str]:
+    """The names of the corpora with cloze norms: the snapshot's mart_corpora, else ingest/corpora.toml's."""
+    corpora = data.table(labels.CORPORA_MART)
+    if corpora is not None and {"corpus", "has_cloze"} <= set(corpora.columns):
+        keys = corpora.loc[corpora["has_cloze"].fillna(False).astype(bool), "corpus"]
+    else:
+        from ingest import corpus_table
+        keys = corpus_table.CLOZE
+    return [labels.corpus_name(c) for c in labels.sorted_corpora(keys)]
 
 
 def pval(p) -> str:
@@ -48,13 +64,14 @@ if ok.empty:
     st.info(f"{DLL} has rows but no fitted regression: {dll['status'].iloc[0]}.")
     st.stop()
 
-corpora = sorted(ok["corpus"].unique(), key=lambda c: list(DEFAULT_MEASURE).index(c) if c in DEFAULT_MEASURE else 9)
+corpora = labels.sorted_corpora(ok["corpus"])  # the shipped corpora first, then a user's, by name
 c1, c2, c3, c4 = st.columns(4)
 corpus = url_state.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus", param="corpus",
                              where=c1)
 measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]
 measure = url_state.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure",
-                              param="measure", default=DEFAULT_MEASURE.get(corpus), where=c2)
+                              param="measure", where=c2, default=DEFAULT_MEASURE.get(corpus) or next(
+                                  (m for m in PREFERRED_MEASURE if m in measures), None))
 methods = [m for m in METHODS if m in set(ok.loc[(ok["corpus"] == corpus) & (ok["measure"] == measure), "method"])]
 method = url_state.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method", param="regression",
                              where=c3)
@@ -147,7 +164,9 @@ if ppl is not None and not ppl.empty:
                     subtitle="cross-validated, per-word means", where=right)
         right.caption("PNC (paper 004): correlation of the model's word surprisal with people's cloze surprisal.")
     else:
-        right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC (Provo and UCL have).")
+        with_cloze = corpora_with_cloze()
+        right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
+                   + (f" ({and_join(with_cloze)} {'has' if len(with_cloze) == 1 else 'have'})." if with_cloze else "."))
 
 # ------------------------------------------------------------------ WT vs LW (paper 001)
 st.subheader("Whitespace-trailing vs leading-whitespace word surprisal")

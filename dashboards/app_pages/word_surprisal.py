@@ -4,13 +4,15 @@ Two definitions of a word's surprisal, both in the marts: leading-whitespace (LW
 word's token surprisals, the first token carrying the space before the word) and whitespace-trailing (WT,
 corrected: the probability that a word boundary follows the word moves into the word, the one before it
 out). Reads only the published snapshot's `mart_word_surprisal_summary` and `mart_word_surprisal` (one run's
-words at a time); computes no metric: it filters, colours and formats the marts' columns. The one exception
-is the sentence box, which scores a typed text on demand through `ingest.scoring.sentence.SentenceScorer`
-(the same scorer and the same SQL as the warehouse), the model cached per model key and the result per
-(model, text).
+words at a time), and, for the word table's download, `mart_words_export` (one corpus, pivoted to one row per word
+by `predictabase.export`: the file `predictabase export words` writes); computes no metric: it filters, colours
+and formats the marts' columns. The one exception is the sentence box, which scores a typed text on demand
+through `ingest.scoring.sentence.SentenceScorer` (the same scorer and the same SQL as the warehouse), the model
+cached per model key and the result per (model, text).
 """
 from __future__ import annotations
 
+import functools
 import html
 import math
 
@@ -25,7 +27,8 @@ import url_state
 
 WORDS = "mart_word_surprisal"
 SUMMARY = "mart_word_surprisal_summary"
-CORPUS_ORDER = {"natural_stories": 0, "provo": 1, "ucl": 2}
+EXPORT = "mart_words_export"  # one row per word and run: what `predictabase export words` pivots
+CORPUS_INFO = ("corpus", "title", "origin", "source_path", "source_sha256")  # the corpus in the file's provenance
 DEFINITIONS = {"wt": "WT: whitespace-trailing (corrected, paper 001)",
                "lw": "LW: leading-whitespace (sum of the word's token surprisals)"}
 SHORT = {"wt": "WT", "lw": "LW"}
@@ -138,11 +141,34 @@ def words_html(rows: pd.DataFrame, definition: str, step: float, missing_why,
     return '<div class="ws-text">' + " ".join(spans) + "</div>"
 
 
+def word_table_csv(corpus: str) -> bytes:
+    """`predictabase export words --corpus CORPUS`'s CSV: the corpus's rows of mart_words_export, one row per word
+    with every model's columns (predictabase.export.wide, a pivot), after `# ` lines of provenance."""
+    import polars as pl
+
+    from predictabase import export
+    long = data.rows(EXPORT, where={"corpus": corpus}, arrow=True)
+    if long is None:
+        raise RuntimeError(f"{EXPORT} is not in the snapshot; rebuild with `predictabase build`")
+    info: dict = {"corpus": corpus}
+    corpora = data.table(labels.CORPORA_MART)
+    if corpora is not None and "corpus" in corpora.columns:
+        row = corpora[corpora["corpus"] == corpus]
+        if not row.empty:
+            info = {k: row.iloc[0][k] for k in CORPUS_INFO if k in row.columns and pd.notna(row.iloc[0][k])}
+    table, prov = export.wide(pl.from_arrow(long), info)
+    snap = data.table(data.SNAPSHOT_INFO)
+    if snap is not None and not snap.empty:
+        prov["snapshot"] = {k: str(v) for k, v in snap.iloc[0].items()}
+    return export.csv_bytes(table, prov)
+
+
 # ------------------------------------------------------------------ the finding
 st.title("Word surprisal")
 summary = data.page_table(SUMMARY, "The snapshot has no word surprisal yet: score a reading corpus "
                                    "(`predictabase score -c natural_stories`), then `predictabase build`.")
-summary = summary.assign(_c=summary["corpus"].map(CORPUS_ORDER).fillna(9),
+corpora = labels.sorted_corpora(summary["corpus"])  # the shipped corpora first, then a user's, by name
+summary = summary.assign(_c=summary["corpus"].map({c: i for i, c in enumerate(corpora)}),
                          _lw=summary.apply(is_lw_only, axis=1).astype(int),
                          _name=summary["model_key"].map(labels.model_name),
                          _rank=summary["model_key"].map(labels.model_rank))
@@ -179,11 +205,10 @@ st.caption("Paper 001 (Oh & Schuler, *Leading whitespaces of language models' su
            "two differ only by the last boundary. All values in bits (nats / ln 2).")
 
 # ------------------------------------------------------------------ corpus, model, definition
-corpora = sorted(summary["corpus"].unique(), key=lambda c: (CORPUS_ORDER.get(c, 9), c))
 c1, c2, c3 = st.columns([2, 3, 4])
 corpus = url_state.selectbox(  # by default a corpus with a run scored here (LW and WT)
     "Corpus", corpora, format_func=labels.corpus_name, key="ws_corpus", param="corpus", where=c1,
-    default=min(with_wt["corpus"], key=lambda c: (CORPUS_ORDER.get(c, 9), c), default=corpora[0]))
+    default=min(with_wt["corpus"], key=labels.corpus_rank, default=corpora[0]))
 runs = summary[summary["corpus"] == corpus].sort_values(["_lw", "_rank"]).set_index("model_key", drop=False)
 model = url_state.selectbox("Model", runs.index, key="ws_model", param="model", where=c2, format_func=lambda k: (
     f"{labels.model_name(k)} ({SOURCES.get(runs.loc[k, 'run_source'], runs.loc[k, 'definitions'])})"))
@@ -208,6 +233,22 @@ else:
                 f"(mean absolute change {run['mean_abs_wt_minus_lw_bits']:.2f} bits); "
                 f"{pct(run['share_moved_over_1_bit'])} of its {int(run['n_words_with_wt']):,} words move by more than "
                 f"1 bit. The words that move most: {run['words_moving_most']}.")
+
+# ------------------------------------------------------------------ the corpus's words, every model, as a file
+if EXPORT in (data.marts() or []):
+    st.download_button(
+        "Download the word table (CSV)", functools.partial(word_table_csv, corpus), file_name=f"{corpus}_words.csv",
+        mime="text/csv", key="ws_download", icon=":material/download:", on_click="ignore",
+        help=f"The same file as `predictabase export words --corpus {corpus} --out {corpus}_words.csv`.")
+    st.caption(f"One row per word of {cname}, with every model's LW and WT surprisal (bits and nats) and its "
+               "word-boundary log-probabilities (nats), the word's length (characters) and frequency (Zipf: log10 "
+               "per billion words), its mean reading times (ms) and cloze probability where the corpus has them. "
+               "The first lines, starting with `# `, say where the values come from (the snapshot, each model's "
+               "revision, run and settings): read it with `read.csv(f, comment.char = \"#\")` in R or "
+               "`pandas.read_csv(f, comment=\"#\")`.")
+else:
+    st.caption(f"No word table to download: this snapshot has no `{EXPORT}` yet (it was built before the word table "
+               "existed); rebuild with `predictabase build`.")
 
 # ------------------------------------------------------------------ a passage as running text
 st.subheader("A passage, word by word")
