@@ -122,7 +122,11 @@ select
 from aligned
 {%- endmacro %}
 
-{#- The corpora whose words are read by people (reading times, cloze): the word-level marts cover these. -#}
+{#- The corpora the word-level analyses cover (word surprisal, reading times, cloze, the export): every corpus
+    with words (stg_words), shipped or a user's, except the LM game's (lm_game, and any corpus raw.corpora marks
+    is_game): its documents are contexts of a guessing game, not texts people read. A subquery, for
+    `where corpus in {{ reading_corpora() }}` (dbt only: it refs models). -#}
 {% macro reading_corpora() -%}
-('natural_stories', 'provo', 'ucl')
+(select distinct corpus from {{ ref('stg_words') }}
+ where corpus <> 'lm_game' and corpus not in (select corpus from {{ ref('stg_corpora') }} where is_game and corpus is not null))
 {%- endmacro %}

@@ -16,6 +16,10 @@ Methods:
             agree, and it is exact and fast where statsmodels MixedLM on ~10^6 rows is not); folds of WORDS (all
             readers of a held-out word held out), the same fold of each word as in cv_means; ΔLL per reading.
 
+Every (corpus, measure) of int_reading_word_means is fitted the same way, shipped corpora and the user's alike
+(no corpus-specific code): cv_means always, readers where the corpus has per-reader rows for the measure (a user
+corpus that gave only per-word means has cv_means rows only).
+
 Folds are assigned per word of (corpus, measure), not per row of a run, so every run and both definitions of
 a run share the folds: the WT - LW comparison (mart_delta_loglik_wt_vs_lw) is paired fold by fold.
 Uncertainty: the standard error over the folds (sd / sqrt(K)), a t interval with K - 1 degrees of freedom and
@@ -36,6 +40,11 @@ PREV = ("", "prev1_", "prev2_", "prev3_")
 
 def _word_keys(df: pd.DataFrame) -> pd.Series:
     return df["doc_id"].astype(str) + "/" + df["word_index"].astype(str)
+
+
+def _sql_string(value: str) -> str:
+    """A SQL string literal (a user's corpus name may hold a quote)."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _summary_row(res: dict, **keys) -> dict:
@@ -114,7 +123,7 @@ def model(dbt, session):
     obs_rel = dbt.ref("int_reading_observations")
     rows = []
     for (corpus, measure), m in means.groupby(["corpus", "measure"], sort=True):
-        obs = obs_rel.filter(f"corpus = '{corpus}' and measure = '{measure}'").project(
+        obs = obs_rel.filter(f"corpus = {_sql_string(corpus)} and measure = {_sql_string(measure)}").project(
             "reader_id, doc_id, word_index, rt_ms").df()
         rows += [{"corpus": corpus, "measure": measure, **r} for r in fit_corpus_measure(
             words[words["corpus"] == corpus], m.drop(columns=["corpus", "measure"]), obs,

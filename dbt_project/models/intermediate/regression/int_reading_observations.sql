@@ -9,6 +9,10 @@
 --     last word of each text out (line starts and ends are not in the warehouse: Provo's word boxes are not
 --     ingested; UCL sentences were shown on one line, so their line ends are their text ends); words not
 --     fixated (first-pass measures: skipped in first pass; total time: never fixated) have no row.
+--   user corpora (stg_user_reading_times rows with a reader_id), any measure: every row with rt_ms > 0 of a
+--     word of the corpus; no other exclusion (no RT range, no sentence or text edges, no comprehension
+--     criterion): the user's file is taken as the data the user wants modelled. Per-word means (no reader_id)
+--     enter int_reading_word_means directly.
 with words as (
     select * from {{ ref('int_reading_words') }}
 ),
@@ -40,8 +44,17 @@ eye_kept as (
     from eye as e
     inner join words as w using (corpus, doc_id, word_index)
     where e.rt_ms is not null and not (w.is_text_first or w.is_text_last)
+),
+
+user_readers as (
+    select u.corpus, u.measure, u.reader_id, u.doc_id, u.word_index, u.rt_ms
+    from {{ ref('stg_user_reading_times') }} as u
+    inner join words as w using (corpus, doc_id, word_index)
+    where u.reader_id is not null and u.rt_ms > 0
 )
 
 select * from spr
 union all
 select * from eye_kept
+union all
+select * from user_readers

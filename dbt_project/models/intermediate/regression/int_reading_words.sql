@@ -1,11 +1,14 @@
--- The baseline predictors of the reading-time regressions, one row per word of the reading corpora
--- (Natural Stories, Provo, UCL; stg_words): word length, log frequency and their product for the word and its
--- 3 previous words (spillover), NULL across a text start (never the previous text's words), with where the
--- word stands in its text and sentence (the exclusions of int_reading_observations use them).
+-- The baseline predictors of the reading-time regressions, one row per word of the corpora with word-level
+-- analyses (reading_corpora(): Natural Stories, Provo, UCL and the user's corpora; stg_words): word length, log
+-- frequency and their product for the word and its 3 previous words (spillover), NULL across a text start (never
+-- the previous text's words), with where the word stands in its text and sentence (the exclusions of
+-- int_reading_observations use them).
 --   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5);
 --     words with punctuation attached are kept (a choice; their punctuation is visible in has_punctuation).
---   log_frequency: wordfreq's Zipf frequency of the word (log10 of its frequency per billion words, English
---     'large' list; 0 for a word wordfreq does not know: its own floor).
+--   log_frequency: the Zipf frequency of the word (log10 of its frequency per billion words). A corpus whose user
+--     gave a frequency file (stg_user_word_frequencies) takes the user's value (NULL where the file has none for
+--     the word: the word then leaves the regressions); every other corpus takes wordfreq's (English 'large'
+--     list; 0 for a word wordfreq does not know: its own floor). frequency_source says which.
 --   sentences: a word whose last letter or digit is followed by . ? or ! (then any closing quotes or
 --     brackets) ends a sentence, but not a title (Mr. Mrs. Ms. Dr. St. Jr. Sr. Prof. Mt.); UCL texts are single
 --     sentences.
@@ -14,8 +17,17 @@ with words as (
     where corpus in {{ reading_corpora() }}
 ),
 
+user_frequencies as (
+    select corpus, doc_id, word_index, zipf_frequency from {{ ref('stg_user_word_frequencies') }}
+),
+
 frequencies as (
-    select corpus, doc_id, word_index, zipf_frequency from {{ ref('stg_word_frequencies') }}
+    -- per corpus one source: the user's file where the corpus has one, else wordfreq
+    select corpus, doc_id, word_index, zipf_frequency, 'user' as frequency_source from user_frequencies
+    union all
+    select corpus, doc_id, word_index, zipf_frequency, 'wordfreq' as frequency_source
+    from {{ ref('stg_word_frequencies') }}
+    where corpus not in (select distinct corpus from user_frequencies)
 ),
 
 described as (
@@ -24,6 +36,9 @@ described as (
         length(regexp_replace(w.word, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) as length_chars,
         regexp_matches(w.word, '^[^[:alnum:]]|[^[:alnum:]]$') as has_punctuation,
         f.zipf_frequency as log_frequency,
+        coalesce(f.frequency_source,
+                 case when w.corpus in (select corpus from user_frequencies) then 'user' else 'wordfreq' end)
+            as frequency_source,
         regexp_matches(w.word, '[.?!][^[:alnum:]]*$')
             and not regexp_matches(w.word, '^(Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt)\.$') as ends_sentence_mark,
         w.word_index = 0 as is_text_first,
@@ -52,7 +67,7 @@ positioned as (
 )
 
 select
-    corpus, doc_id, word_index, word, length_chars, has_punctuation, log_frequency,
+    corpus, doc_id, word_index, word, length_chars, has_punctuation, log_frequency, frequency_source,
     is_text_first, is_text_last, sentence_index, word_in_sentence, is_sentence_first, is_sentence_last,
     {%- for k in [1, 2, 3] %}
     lag(length_chars, {{ k }}) over w as prev{{ k }}_length_chars,

@@ -1,12 +1,13 @@
--- One row per (corpus, run, word) of the reading corpora: the word's surprisal in both definitions of
+-- One row per (corpus, run, word) of the corpora with word-level analyses (reading_corpora(): the shipped
+-- reading corpora and the user's): the word's surprisal in both definitions of
 -- paper 001, leading-whitespace (LW) and whitespace-trailing (WT, eqs. 5-6), in nats and bits
 -- (bits = nats / ln 2), with the two boundary terms, from int_word_surprisal. Imported runs:
 -- GPT-3 davinci on Natural Stories has tokens but no boundary mass upstream, so LW only
 -- (definitions = 'LW only'); the UCL precomputed GPT-2 / GPT-Neo word surprisals (Frank et al.'s
 -- release, raw.imported_word_surprisal) are carried as given, LW as their authors computed them,
 -- and have no row for the first word of a sentence (upstream has none); Pimentel & Meister's 11 models
--- (GPT-2 small to xl, Pythia 70m to 12b) on Natural Stories and Provo carry both definitions as their
--- authors computed them (wordsprobability: WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our
+-- (GPT-2 small to xl, Pythia 70m to 12b) on Natural Stories, Provo and a user corpus declared with their Brown
+-- files (published = 'pimentel_meister:brown') carry both definitions as their authors computed them (wordsprobability: WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our
 -- words by key. mart_word_surprisal publishes this table; the reading-time regressions read it.
 with words as (
     select * from {{ ref('int_word_surprisal') }}

@@ -1,5 +1,10 @@
--- Cloze probability, surprisal and entropy per corpus word with published norms (Provo, UCL). See
--- _cloze__models.yml for the definitions and the smoothing rules.
+-- Cloze probability, surprisal and entropy per corpus word with cloze norms: the published norms of Provo and UCL
+-- and a user corpus's own (stg_user_cloze_norms). See _mart_cloze__models.yml for the definitions and the
+-- smoothing rules. Cloze surprisal = -ln p of the (smoothed) cloze probability (the human counterpart of a model's
+-- surprisal that PNC correlates with it, paper 004 sec. 3.3.2).
+--   user counts (c of N): p = c / N, smoothed like Provo's, (c + 1) / (N + 2) (smoothing add_one_binary).
+--   user probability: taken as given, not smoothed (smoothing none; without N there is nothing to smooth with):
+--     p = 0 has no finite surprisal, so its surprisal is NULL (the word leaves PNC); p = 1 has surprisal 0.
 with norms as (
     select * from {{ ref('int_cloze_norms') }}
 ),
@@ -72,6 +77,33 @@ probabilities as (
              else cloze_probability_published end as cloze_probability_smoothed,
         case when corpus = 'provo' then 'add_one_binary' else 'laplace_upstream' end as smoothing
     from joined
+),
+
+user_norms as (
+    select
+        u.corpus,
+        u.doc_id,
+        u.word_index,
+        w.native_id,
+        w.word,
+        u.n_responses,
+        u.response_count,
+        coalesce(u.cloze_probability, u.response_count / u.n_responses) as cloze_probability,
+        case when u.cloze_probability is null then (u.response_count + 1) / (u.n_responses + 2)
+             else u.cloze_probability end as cloze_probability_smoothed,
+        case when u.cloze_probability is null then 'add_one_binary' else 'none' end as smoothing,
+        u.cloze_probability as cloze_probability_published,
+        'none' as smoothing_published,
+        u.source_path,
+        u.source_sha256
+    from {{ ref('stg_user_cloze_norms') }} as u
+    inner join {{ ref('stg_words') }} as w using (corpus, doc_id, word_index)
+),
+
+all_norms as (
+    select * from probabilities
+    union all by name
+    select * from user_norms
 )
 
 select
@@ -85,15 +117,16 @@ select
     cloze_probability,
     cloze_probability_smoothed,
     smoothing,
-    -log2(cloze_probability_smoothed) as cloze_surprisal_bits,
-    -ln(cloze_probability_smoothed) as cloze_surprisal_nats,
+    -- + 0.0: a probability of 1 gives 0, not -0 (IEEE -0.0 + 0.0 = +0.0; every other value unchanged)
+    case when cloze_probability_smoothed > 0 then -log2(cloze_probability_smoothed) + 0.0 end as cloze_surprisal_bits,
+    case when cloze_probability_smoothed > 0 then -ln(cloze_probability_smoothed) + 0.0 end as cloze_surprisal_nats,
     entropy_laplace_bits as cloze_entropy_bits,
     entropy_laplace_bits * ln(2) as cloze_entropy_nats,
     entropy_raw_bits as cloze_entropy_raw_bits,
     n_response_types,
     coalesce(modal_response_published, modal_response_distribution) as modal_response,
     case
-        when corpus = 'ucl' then modal_response_count / n_responses
+        when modal_response_count is not null then modal_response_count / n_responses  -- a response distribution (UCL)
         when lower(regexp_replace(word, '^[^\w]+|[^\w]+$', '', 'g')) = lower(modal_response_published)
             then cloze_probability
     end as modal_response_probability,
@@ -109,4 +142,4 @@ select
     n_upstream_rows,
     source_path,
     source_sha256
-from probabilities
+from all_norms

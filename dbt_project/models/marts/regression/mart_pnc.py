@@ -1,8 +1,12 @@
 """Predictability norm correlation (PNC, paper 004 sec. 3.3.2): the Pearson correlation between a model's word
 surprisal and the surprisal of the same word in human cloze norms, per (corpus with cloze norms, run,
-definition). Cloze surprisal = -ln of the smoothed cloze probability of mart_cloze (UCL: Laplace, as de Varda et
-al. publish it; Provo: (c + 1) / (N + 2)); model surprisal of the word itself (int_reading_surprisal, nats; the
-unit does not change r). Every word with both values enters. Interval: 95% percentile bootstrap over texts
+definition): PNC = r(model surprisal, cloze surprisal) over the words (paper 004 sec. 3.3.2: "the Pearson
+correlation between surprisal values computed by a language model and surprisal values measured from human
+subjects using a Cloze task"). Every corpus with cloze norms in mart_cloze, shipped or a user's (no corpus list:
+the join to mart_cloze selects them). Cloze surprisal = -ln of the cloze probability mart_cloze gives (UCL:
+Laplace, as de Varda et al. publish it; Provo and user counts: (c + 1) / (N + 2); a user probability as given,
+p = 0 having no surprisal); model surprisal of the word itself (int_reading_surprisal, nats; the unit does not
+change r). Every word with both values enters. Interval: 95% percentile bootstrap over texts
 (B = var bootstrap_replicates resamples of the texts with replacement, fixed seed), computed from per-text
 sums, so a resampled text brings all its words."""
 import numpy as np
@@ -36,10 +40,16 @@ def pnc(x: np.ndarray, y: np.ndarray, text: np.ndarray, B: int, seed: int) -> tu
     return r, float(lo), float(hi), D
 
 
+def in_list(column: str, values) -> str:
+    """SQL `column in (...)` over string values, quoted ('false' for none)."""
+    quoted = ["'" + str(v).replace("'", "''") + "'" for v in sorted(values)]
+    return f"{column} in ({', '.join(quoted)})" if quoted else "false"
+
+
 def model(dbt, session):
     B = int(dbt.config.get("bootstrap_replicates") or 1000)
-    s = dbt.ref("int_reading_surprisal").filter("corpus in ('provo', 'ucl')").df()
     c = dbt.ref("mart_cloze").df()[["corpus", "doc_id", "word_index", "cloze_surprisal_nats"]]
+    s = dbt.ref("int_reading_surprisal").filter(in_list("corpus", c["corpus"].unique())).df()
     d = s.merge(c, on=["corpus", "doc_id", "word_index"], how="inner")
     d = d[d["cloze_surprisal_nats"].notna() & d["surprisal_nats"].notna()]
     rows = []
