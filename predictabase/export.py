@@ -47,7 +47,7 @@ def wide(long: pl.DataFrame, corpus_info: dict | None = None) -> tuple[pl.DataFr
     """One row per word (every word of the corpus that any run covers, in text order) and the provenance."""
     keys = ["doc_id", "word_index"]
     words = (long.select([c for c in WORD_COLUMNS if c in long.columns]).unique(keys, keep="first")
-             .sort(keys, descending=False))
+             .sort(pl.col("doc_id").cast(pl.Int64, strict=False), "doc_id", "word_index", nulls_last=True))  # 2 < 10
     words = words.drop([c for c in OPTIONAL if c in words.columns and words[c].null_count() == words.height])
     runs = long.select(RUN_COLUMNS).unique("run_id").sort("model_key", "run_id")
     out = words
@@ -104,7 +104,7 @@ def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | N
     corpora = [r[0] for r in con.execute(f"SELECT DISTINCT corpus FROM {MART} ORDER BY 1").fetchall()]
     if corpus not in corpora:
         raise OptionError("--corpus", f"{corpus!r} has no word surprisal in the snapshot; one of {', '.join(corpora)}")
-    long = pl.from_arrow(con.execute(f"SELECT * FROM {MART} WHERE corpus = ?", [corpus]).to_arrow_table())
+    long = pl.from_arrow(con.sql(f"SELECT * FROM {MART} WHERE corpus = $1", params=[corpus]).to_arrow_table())
     if models:
         have = sorted(set(long["model_key"].to_list()))
         unknown = [m for m in models if m not in have]
@@ -114,18 +114,24 @@ def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | N
     return long
 
 
+CORPUS_PROVENANCE = ("corpus", "title", "origin", "published", "declared_at", "reading_measures", "frequency_source",
+                     "declaration_sha256", "source_path", "source_sha256")
+
+
 def _corpus_info(con: duckdb.DuckDBPyConnection, corpus: str) -> dict:
-    """The corpus's row of mart_corpora (its title, origin and source files with their sha256), what it has."""
+    """The corpus's provenance from mart_corpora (title, origin, its declaration and texts file with their sha256)."""
     try:
-        rows = con.execute("SELECT * FROM mart_corpora WHERE corpus = ?", [corpus]).to_arrow_table().to_pylist()
+        rows = con.sql("SELECT * FROM mart_corpora WHERE corpus = $1", params=[corpus]).to_arrow_table().to_pylist()
     except duckdb.Error:
         rows = []
-    return {k: v for k, v in rows[0].items() if v is not None and v != []} if rows else {"corpus": corpus}
+    if not rows:
+        return {"corpus": corpus}
+    return {k: rows[0][k] for k in CORPUS_PROVENANCE if rows[0].get(k) not in (None, [])}
 
 
 def _snapshot_info(con: duckdb.DuckDBPyConnection) -> dict:
     try:
-        rows = con.execute("SELECT * FROM snapshot_info LIMIT 1").to_arrow_table().to_pylist()
+        rows = con.sql("SELECT * FROM snapshot_info LIMIT 1").to_arrow_table().to_pylist()
     except duckdb.Error:
         return {}
     return {k: str(v) for k, v in rows[0].items()} if rows else {}
