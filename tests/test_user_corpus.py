@@ -10,6 +10,7 @@ row. The warehouse is the session's `refreshed` one (tests/conftest.py), shared 
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -116,7 +117,9 @@ def test_export_words_three_models(brown):
     pq = brown["tmp"] / "brown_words.parquet"
     cli("export", "words", "--corpus", "brown", "-m", "gpt2", "--out", str(pq), env=brown["env"])
     import pyarrow.parquet as papq
-    assert b"predictabase.provenance" in papq.read_schema(pq).metadata and pl.read_parquet(pq).height == 7188
+    prov = json.loads(papq.read_metadata(pq).metadata[b"predictabase.provenance"])  # the file's key-value metadata
+    assert [r["model_key"] for r in prov["runs"]] == ["gpt2"] and prov["corpus"]["title"] == BROWN_TITLE
+    assert pl.read_parquet(pq).height == 7188
 
 
 def test_removing_brown_leaves_the_other_corpora_unchanged(brown, tmp_path):
