@@ -55,19 +55,34 @@ class MartProfile:
     identities: dict[str, frozenset]  # column -> distinct values
 
 
-def _profile(con: duckdb.DuckDBPyConnection, qualified: str) -> MartProfile:
+def _profile(con: duckdb.DuckDBPyConnection, qualified: str, without: tuple[str, ...] = ()) -> MartProfile:
+    """Rows and identity values of a mart; `without`: corpora whose rows do not count (removed on purpose)."""
     cols = [r[0] for r in con.execute(f"DESCRIBE {qualified}").fetchall()]
-    rows = con.execute(f"SELECT count(*) FROM {qualified}").fetchone()[0]
+    keep = "TRUE"
+    if without and "corpus" in cols:
+        keep = "corpus IS NULL OR corpus NOT IN (" + ", ".join("'" + c.replace("'", "''") + "'" for c in without) + ")"
+    rows = con.execute(f"SELECT count(*) FROM {qualified} WHERE {keep}").fetchall()[0][0]
     ids = {}
     for c in IDENTITY_COLUMNS:
         if c in cols:
             ids[c] = frozenset(str(r[0]) for r in con.execute(f'SELECT DISTINCT "{c}" FROM {qualified} '
-                                                               f'WHERE "{c}" IS NOT NULL').fetchall())
+                                                               f'WHERE "{c}" IS NOT NULL AND ({keep})').fetchall())
     return MartProfile(int(rows), ids)
 
 
-def _profiles(con: duckdb.DuckDBPyConnection, catalog: str, schema: str, names: list[str]) -> dict[str, MartProfile]:
-    return {n: _profile(con, f'{catalog}.{schema}."{n}"') for n in names}
+def _profiles(con: duckdb.DuckDBPyConnection, catalog: str, schema: str, names: list[str],
+              without: tuple[str, ...] = ()) -> dict[str, MartProfile]:
+    return {n: _profile(con, f'{catalog}.{schema}."{n}"', without) for n in names}
+
+
+def removed_corpora(con: duckdb.DuckDBPyConnection, paths: Paths, old_names: list[str]) -> tuple[str, ...]:
+    """The user corpora of the published snapshot (`old`) no longer declared: removed with `corpus remove`, so
+    losing them is what the user asked for, not a shrink (nor losing a model scored on them alone)."""
+    if "mart_corpora" not in old_names:
+        return ()
+    from ingest.corpus_declarations import user_corpora
+    had = {r[0] for r in con.execute("SELECT corpus FROM old.main.mart_corpora WHERE origin = 'user'").fetchall()}
+    return tuple(sorted(had - set(user_corpora(paths))))
 
 
 def shrinkage(old: dict[str, MartProfile], new: dict[str, MartProfile]) -> list[str]:
@@ -146,7 +161,8 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
 
     Guard: unless `allow_shrink`, a snapshot that would lose a mart, empty a mart that has rows,
     or drop a corpus, model, dataset or predictor the published one covers is refused
-    (BuildError) and the published snapshot stays as it was. A build over a missing or partly
+    (BuildError) and the published snapshot stays as it was. A user corpus removed with `corpus remove` (in
+    the snapshot, no longer declared) is not counted: its rows may go, with the models scored on it alone. A build over a missing or partly
     ingested warehouse produces exactly such marts.
     """
     if not paths.duckdb.exists():
@@ -163,7 +179,9 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
             old_names = published_tables(paths.marts)
             if old_names is not None and not allow_shrink:
                 con.execute(f"ATTACH '{_quote(paths.marts)}' AS old (READ_ONLY)")
-                lost = shrinkage(_profiles(con, "old", "main", old_names), _profiles(con, "wh", MARTS_SCHEMA, names))
+                removed = removed_corpora(con, paths, old_names)
+                lost = shrinkage(_profiles(con, "old", "main", old_names, removed),
+                                 _profiles(con, "wh", MARTS_SCHEMA, names))
                 con.execute("DETACH old")
                 if lost:
                     shown = "; ".join(lost[:6]) + (f"; and {len(lost) - 6} more" if len(lost) > 6 else "")
