@@ -60,6 +60,38 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
 
 
 @pytest.fixture(scope="session")
+def real_warehouse_ucl_imports(real_warehouse, tmp_path_factory) -> Paths:
+    """A copy of real_warehouse with the UCL word surprisals precomputed upstream (GPT-2, GPT-Neo) ingested
+    (real_warehouse does not ingest them; its staging view was built as an empty placeholder), everything
+    downstream of them rebuilt by dbt, published (read-only use; copy it to change it). Shared by
+    tests/test_word_surprisal.py and tests/test_word_surprisal_dashboard.py."""
+    import shutil
+
+    from ingest.datasets.registry import run_ingest
+    from predictabase.warehouse import dbt_build, publish
+    p = make_paths(tmp_path_factory.mktemp("ucl_imports") / "warehouse")
+    shutil.copytree(real_warehouse.warehouse, p.warehouse)
+    run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
+    dbt_build(p, select="stg_imported_word_surprisal+")
+    publish(p)
+    return p
+
+
+@pytest.fixture(scope="session")
+def dbt_fixture_built(mirror, tmp_path_factory):
+    """tests/dbt_fixtures.py's small contract-shaped warehouse, built by dbt (the core and perplexity domains:
+    tests/test_dbt_marts.py's SELECT) and published once (read-only use; copy it to change it). Returns the
+    dbt_fixtures.Fixture. tests/test_dbt_marts.py checks it; tests/test_dashboard_browser.py serves its snapshot."""
+    from predictabase.warehouse import dbt_build, publish
+    from tests.dbt_fixtures import build_fixture
+    from tests.test_dbt_marts import SELECT
+    fx = build_fixture(make_paths(tmp_path_factory.mktemp("dbt") / "warehouse"), mirror)
+    dbt_build(fx.paths, select=SELECT)
+    publish(fx.paths)
+    return fx
+
+
+@pytest.fixture(scope="session")
 def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
     """A warehouse refreshed once from nothing with the real CLI (read-only use; copy it to change it): Brown added
     first through the user's path (`corpus add`, README "Worked example: Brown"), then one `refresh`: every

@@ -9,7 +9,8 @@ wild" text: those go only to the real warehouse's directory, removed at teardown
 
 Two snapshots: a synthetic one (tests/dashboard_fixtures.py, fast, exact expected values)
 and, shared by the module, one that fetch + ingest + `dbt build` + publish really built
-from the mirror's data (natural_stories, ucl, GPT-3 import, pairwise game, wild).
+from the mirror's data (natural_stories, ucl, GPT-3 import, pairwise game: the session's real_warehouse of
+tests/conftest.py, copied; then wild ingested and its domain built).
 """
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ PAGES = {"home": "/", "perplexity": "/perplexity", "human_perplexity": "/human-p
          "sql": "/sql"}
 NAV = ["Warehouse", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
        "Reading times", "Prompts in the wild", "SQL"]
-REAL_INGEST = ["natural_stories", "ucl", "gpt3_natural_stories", "pairwise", "wild"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -324,20 +324,15 @@ def test_no_snapshot_yet(browser, tmp_path):
             pg.close()
 
 
-def test_pages_on_a_dbt_built_snapshot(browser, mirror, tmp_path):
+def test_pages_on_a_dbt_built_snapshot(browser, dbt_fixture_built, tmp_path):
     """Every page against a snapshot that `dbt build` + `publish` really produced (tests/dbt_fixtures.py:
-    GPT-3 davinci's real log-probabilities on Natural Stories, UCL and LM-game runs of a test model)."""
+    GPT-3 davinci's real log-probabilities on Natural Stories, UCL and LM-game runs of a test model; built and
+    published once a session by tests/conftest.py's dbt_fixture_built, whose published snapshot is served here)."""
     import duckdb
 
-    from predictabase.warehouse import dbt_build, publish
-
-    from .dbt_fixtures import build_fixture
-    from .test_dbt_marts import SELECT as DBT_SELECT
-
     p = make_paths(tmp_path / "warehouse")
-    build_fixture(p, mirror)
-    dbt_build(p, select=DBT_SELECT)
-    publish(p)
+    p.warehouse.mkdir(parents=True)
+    shutil.copy2(dbt_fixture_built.paths.marts, p.marts)  # the snapshot, all the dashboard reads
     with duckdb.connect(str(p.marts), read_only=True) as con:
         rows = con.execute("SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity "
                            "ORDER BY model_key, corpus").fetchall()
@@ -610,22 +605,26 @@ def test_the_users_dark_theme(browser, app):
 
 
 @pytest.fixture(scope="module")
-def real_app(mirror, tmp_path_factory):
-    """fetch + ingest (natural_stories, ucl, GPT-3 import, pairwise game, wild) + `dbt build` + publish,
-    served; with the marts' values the pages must show. The warehouse holds decrypted wild text
+def real_app(real_warehouse, tmp_path_factory):
+    """The session's real warehouse (tests/conftest.py: fetched, natural_stories, ucl, GPT-3 import and the
+    pairwise game ingested, UCL scored by the tiny GPT-2, `dbt build`, published) copied, plus the wild
+    questionnaires: ingested, their domain and the core marts (raw tables' row counts) rebuilt by dbt,
+    published; served, with the marts' values the pages must show. The warehouse holds decrypted wild text
     (raw tables, mart_wild_texts, the snapshot, the wild page's screenshot): removed at teardown."""
     import duckdb
 
     from ingest.datasets.registry import run_ingest
-    from ingest.sources.fetch import fetch_and_record
     from predictabase.warehouse import dbt_build, publish
 
     tmp = tmp_path_factory.mktemp("dashboard_real")
     p = make_paths(tmp / "warehouse")
     try:
-        fetch_and_record(p, mirror, show_progress=False)
-        run_ingest(p, REAL_INGEST, show_progress=False)
-        dbt_build(p)
+        shutil.copytree(real_warehouse.warehouse, p.warehouse)
+        with duckdb.connect(str(p.duckdb), read_only=True) as con:  # the copy has every job the pages need but wild
+            assert con.execute("SELECT count(*) FROM information_schema.tables "
+                               "WHERE table_schema = 'raw' AND table_name LIKE 'wild%'").fetchone()[0] == 0
+        run_ingest(p, ["wild"], show_progress=False)
+        dbt_build(p, select="+tag:wild tag:core")
         publish(p)
         with duckdb.connect(str(p.marts), read_only=True) as con:
             q = lambda sql: con.execute(sql).fetchall()  # noqa: E731

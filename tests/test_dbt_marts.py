@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -17,7 +16,7 @@ from predictabase.config import paths as make_paths
 from predictabase.errors import BuildError
 from predictabase.warehouse import dbt_build, publish
 
-from .dbt_fixtures import build_fixture, expected_metrics, numpy_bootstrap
+from .dbt_fixtures import expected_metrics, numpy_bootstrap
 
 # everything this project's perplexity / home-page marts need: the domains core and perplexity (dbt
 # tags, one per models/<layer>/<domain> folder); the pairwise and wild marts are not built here
@@ -26,12 +25,9 @@ MARTS = ["mart_build_info", "mart_model_perplexity", "mart_models", "mart_source
 
 
 @pytest.fixture(scope="module")
-def built(mirror: Path, tmp_path_factory):
-    p = make_paths(tmp_path_factory.mktemp("dbt") / "warehouse")
-    fx = build_fixture(p, mirror)
-    dbt_build(p, select=SELECT)
-    publish(p)
-    return fx
+def built(dbt_fixture_built):
+    """tests/dbt_fixtures.py's warehouse, `dbt build --select SELECT` + publish (tests/conftest.py, once a session)."""
+    return dbt_fixture_built
 
 
 def marts(fx, sql: str, params=None):
@@ -161,8 +157,9 @@ def test_empty_warehouse_builds(tmp_path):
 def test_schema_test_failure_raises(built):
     """A deliberately broken row (a run with an unknown `source`) makes a schema test fail.
 
-    Runs last, on the module's warehouse (dbt can then parse partially); the published snapshot
-    the other tests read is not touched, and the run file is restored afterwards.
+    Runs last, on the session's fixture warehouse (dbt can then parse partially); the published snapshot
+    the other tests (and tests/test_dashboard_browser.py) read is not touched, and the run file is restored
+    afterwards.
     """
     run_json = built.run_dirs["uclnew0000000002"] / "_run.json"
     good = run_json.read_text()

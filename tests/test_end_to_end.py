@@ -22,6 +22,7 @@ from ingest.scoring import ScoreSettings, score_corpora
 from ingest.sources.fetch import fetch_and_record
 from predictabase.warehouse import dbt_build, publish
 
+SELECT = "+tag:perplexity"
 SET = dict(top_k=3, device="cpu", dtype="float32")
 COLS = ("model_key, corpus, n_docs, n_tokens, n_words, n_chars, n_bytes, total_surprisal_nats, "
         "mean_surprisal_bits, token_perplexity, token_perplexity_ci_low, token_perplexity_ci_high, "
@@ -37,7 +38,9 @@ def job(mirror, tiny_gpt2_dir, tmp_path_factory):
         run_ingest(p, ["ucl", "natural_stories"], show_progress=False)
         runs = score_corpora(p, str(tiny_gpt2_dir), ["ucl", "natural_stories"], ScoreSettings(**SET),
                              show_progress=False)
-        dbt_build(p)
+        # the perplexity domain and everything it reads (what these tests check; a full build of every
+        # domain is tests/conftest.py's real_warehouse and refreshed)
+        dbt_build(p, select=SELECT)
         publish(p)
         with duckdb.connect(str(p.marts), read_only=True) as con:
             rows = con.execute(f"SELECT {COLS} FROM mart_model_perplexity ORDER BY corpus").fetchall()

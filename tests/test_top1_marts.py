@@ -56,7 +56,7 @@ def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(top1_mod, "read_inputs", first_docs)
         top1_mod.predict_top1(p, lm, profile, top1_mod.Top1Settings(max_expansions=8), context_length=256)
-    dbt_build(p)
+    dbt_build(p, select="+tag:top1")  # the top-1 domain and what it reads: every model these tests query
     publish(p)
     return p
 

@@ -644,19 +644,11 @@ def test_real_warehouse_gpt3_is_lw_only(real_warehouse, mirror):
 
 
 @pytest.fixture(scope="module")
-def warehouse_with_ucl_precomputed(real_warehouse, tmp_path_factory):
+def warehouse_with_ucl_precomputed(real_warehouse_ucl_imports):
     """A copy of the real warehouse with the UCL precomputed surprisals ingested (conftest's real warehouse
-    does not ingest them; its staging view was built as an empty placeholder) and the word marts rebuilt."""
-    import shutil
-
-    from predictabase.config import paths as make_paths
-    from ingest.datasets.registry import run_ingest
-    from predictabase.warehouse import dbt_build
-    p = make_paths(tmp_path_factory.mktemp("ucl-precomputed") / "warehouse")
-    shutil.copytree(real_warehouse.warehouse, p.warehouse)
-    run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
-    dbt_build(p, select="stg_imported_word_surprisal int_word_surprisal_runs mart_word_surprisal mart_word_surprisal_summary")
-    return p
+    does not ingest them; its staging view was built as an empty placeholder) and the word marts rebuilt
+    (tests/conftest.py's real_warehouse_ucl_imports: everything downstream of them, once a session)."""
+    return real_warehouse_ucl_imports
 
 
 def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomputed, mirror):

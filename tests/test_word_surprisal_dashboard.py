@@ -38,18 +38,11 @@ LW_BITS, WT_BITS, DIFF_BITS = "LW surprisal (bits)", "WT surprisal (bits)", "WT 
 
 
 @pytest.fixture(scope="module")
-def with_ucl_imports(real_warehouse, tmp_path_factory):
+def with_ucl_imports(real_warehouse_ucl_imports):
     """A copy of the real warehouse with the UCL word surprisals precomputed upstream (GPT-2, GPT-Neo) ingested,
-    the word marts rebuilt and published."""
-    from predictabase.config import paths as make_paths
-    from ingest.datasets.registry import run_ingest
-    from predictabase.warehouse import dbt_build, publish
-    p = make_paths(tmp_path_factory.mktemp("ws_imports") / "warehouse")
-    shutil.copytree(real_warehouse.warehouse, p.warehouse)
-    run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
-    dbt_build(p, select="stg_imported_word_surprisal+")
-    publish(p)
-    return p
+    the word marts rebuilt and published (tests/conftest.py, once a session; tests/test_word_surprisal.py reads
+    it too)."""
+    return real_warehouse_ucl_imports
 
 
 def _app(warehouse: Path, monkeypatch):
