@@ -189,7 +189,7 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
                                   f"per word); the file has {', '.join(t.columns)}")
     if not t.rows:
         raise IngestError(t.name, "no rows")
-    texts: dict[str, list[tuple[str, str, int]]] = {}  # text_id -> [(word, after or word_id, line)]
+    texts: dict[str, list[tuple[str, str, int]]] = {}  # text_id -> [(text or word, after, row number)]
     first_line: dict[str, int] = {}
     last_text = None
     for k, r in enumerate(t.rows):
@@ -203,7 +203,7 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
                                           f"{first_line[tid]})")
             if not r["text"].strip():
                 raise IngestError(t.name, f"line {line}: text {tid!r} is empty")
-            texts[tid] = [(r["text"], "", line)]
+            texts[tid] = [(r["text"], "", k)]
         else:
             if tid in first_line and tid != last_text:
                 raise IngestError(t.name, f"line {line}: text {tid!r} continues after another text (its words "
@@ -211,7 +211,7 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
             word = r["word"]
             if not word or any(ch.isspace() for ch in word):
                 raise IngestError(t.name, f"line {line}: word {word!r} of text {tid!r} is empty or holds whitespace")
-            texts.setdefault(tid, []).append((word, r.get("after", " ") if "after" in t.columns else " ", line))
+            texts.setdefault(tid, []).append((word, r.get("after", " "), k))
         first_line.setdefault(tid, line)
         last_text = tid
     doc_rows, word_rows, index = [], [], {}
@@ -224,14 +224,13 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
             ids = [str(i) for i in range(len(spans))]
         else:
             pieces, spans, pos = [], [], 0
-            for i, (w, after, _line) in enumerate(items):
+            for i, (w, after, _k) in enumerate(items):
                 spans.append((w, pos, pos + len(w)))
                 pieces.append(w)
                 pos += len(w)
                 if i < len(items) - 1:
-                    sep = after if after else ""
-                    pieces.append(sep)
-                    pos += len(sep)
+                    pieces.append(after)
+                    pos += len(after)
             text = "".join(pieces)
             ids = _word_ids(t, tid, items)
         doc_rows.append(doc_row(corpus, tid, d, text, src, version))
@@ -245,10 +244,10 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
 def _word_ids(t: Table, tid: str, items: list[tuple[str, str, int]]) -> list[str]:
     if "word_id" not in t.columns:
         return [str(i) for i in range(len(items))]
-    lines = {r_line: k for k, r_line in enumerate(t.lines)}
     ids, seen = [], {}
-    for _w, _a, line in items:
-        wid = t.rows[lines[line]]["word_id"].strip()
+    for _w, _a, k in items:
+        line = t.lines[k]
+        wid = t.rows[k]["word_id"].strip()
         if not wid:
             raise IngestError(t.name, f"line {line}: empty word_id")
         if wid in seen:
@@ -448,11 +447,9 @@ def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
 def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
     """Every declared corpus read and validated; raw.corpora. Records the declarations file among the job's
     inputs, so a corpus added or removed re-runs this job (and the jobs after it)."""
-    from ingest.sources.fetch import _INPUTS
+    from ingest.sources.fetch import record_input
     decls = load_declarations(paths)
-    seen = _INPUTS.get()
-    if seen is not None:
-        seen[INPUT_KEY] = declarations_sha256(paths)
+    record_input(INPUT_KEY, declarations_sha256(paths))
     tables: list = [("raw.corpora", corpora_frame(decls), {})]
     notes = {}
     for name, d in decls.items():

@@ -31,8 +31,8 @@ from predictabase.failpoints import failpoint
 from predictabase.fsutil import atomic_path, sha256_of
 from ingest.raw import connect, now_utc, transaction
 
-__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "recording_inputs", "verified_path",
-           "sha256_of"]
+__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "record_input", "recording_inputs",
+           "verified_path", "sha256_of"]
 
 _INPUTS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("ingest_inputs", default=None)
 
@@ -114,10 +114,15 @@ def verified_path(sf: SourceFile, paths: Paths) -> Path:
     if got != sf.sha256:
         raise ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
                                      f"{sf.sha256} (file changed after fetch); run `predictabase fetch` again")
+    record_input(sf.path, sf.sha256)
+    return p
+
+
+def record_input(path: str, sha256: str) -> None:
+    """Note an input of the job being prepared (inside `recording_inputs`; raw.ingest_log keeps it)."""
     seen = _INPUTS.get()
     if seen is not None:
-        seen[sf.path] = sf.sha256
-    return p
+        seen[path] = sha256
 
 
 #: the columns of raw.source_files that say what a file is (origin and fetched_at say when and how it came)
