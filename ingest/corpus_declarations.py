@@ -195,9 +195,3 @@ def scored_corpora(paths: Paths) -> tuple[str, ...]:
     """Every corpus `predictabase score` can score in this warehouse: the shipped ones, then the user's."""
     return (*corpus_table.SCORED, *user_corpora(paths))
 
-
-def title(key: str, paths: Paths | None = None) -> str:
-    if key in corpus_table.CORPORA or paths is None:
-        return corpus_table.title(key)
-    d = load_declarations(paths).get(key)
-    return d.title if d else key
