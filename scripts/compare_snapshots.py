@@ -16,7 +16,8 @@ import sys
 import duckdb
 
 VOLATILE = {"built_at", "finished_at", "started_at", "published_at", "last_fetched_at", "fetched_at",
-            "invocation_id", "dbt_invocation_id", "snapshot_id"}
+            "invocation_id", "dbt_invocation_id", "snapshot_id",
+            "max_loaded_at", "snapshotted_at", "age_s"}  # source_freshness: when the files were fetched, and how long ago
 
 
 def _norm(v):

@@ -123,8 +123,10 @@ def model(dbt, session):
     obs_rel = dbt.ref("int_reading_observations")
     rows = []
     for (corpus, measure), m in means.groupby(["corpus", "measure"], sort=True):
+        # in a fixed order: the per-(fold, reader) sums add the readings in this order, and a scan's order varies
+        # from build to build (the last bits of the sums, and of a WT - LW difference's t, would follow it)
         obs = obs_rel.filter(f"corpus = {_sql_string(corpus)} and measure = {_sql_string(measure)}").project(
-            "reader_id, doc_id, word_index, rt_ms").df()
+            "reader_id, doc_id, word_index, rt_ms").order("reader_id, doc_id, word_index, rt_ms").df()
         rows += [{"corpus": corpus, "measure": measure, **r} for r in fit_corpus_measure(
             words[words["corpus"] == corpus], m.drop(columns=["corpus", "measure"]), obs,
             surprisal[surprisal["corpus"] == corpus], K, seed)]
