@@ -32,13 +32,24 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from predictabase.errors import OptionError, ScoringError
 from ingest.scoring.profile import TokenizerProfile
+
+
+@contextmanager
+def _quiet_cache_argument() -> Iterator[None]:
+    """`past_key_values=` (the KV-cache argument every transformers release of the supported range takes) without
+    the newest releases' FutureWarning that it is being renamed `cache`, which users would otherwise see."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*past_key_values.* is deprecated", category=FutureWarning)
+        yield
 
 
 @dataclass(frozen=True)
@@ -289,7 +300,7 @@ class WordPredictor:
         qs = [(g, q) for g, seg in enumerate(segments) for q in seg.questions]
         keep = torch.tensor([offsets[g] + q.token_index for g, q in qs], dtype=torch.long)
         cache = DynamicCache()
-        with torch.inference_mode():
+        with torch.inference_mode(), _quiet_cache_argument():
             out = self.model(input_ids=torch.tensor([tokens], device=self.device),
                              position_ids=torch.from_numpy(pos)[None].to(self.device),
                              attention_mask=self._masks(pos, allowed, pos), past_key_values=cache,
@@ -369,7 +380,7 @@ class WordPredictor:
             st.node_slot[node] = n_old + r
         k_pos = np.concatenate([np.asarray(kv_pos, dtype=np.int64), new_pos])
         mask = self._masks(new_pos, allowed, k_pos)
-        with torch.inference_mode():
+        with torch.inference_mode(), _quiet_cache_argument():
             out = self.model(input_ids=torch.from_numpy(tokens)[None].to(self.device),
                              position_ids=torch.from_numpy(new_pos)[None].to(self.device),
                              attention_mask=mask, past_key_values=cache, use_cache=True)
