@@ -173,6 +173,9 @@ def test_the_layouts_and_files_parse_as_declared(warehouse, tmp_path, files):
     write(p.raw / d.cloze.path, "text_id\tword_id\tresponse_count\tn_responses\na\t2\t4\t40\n")
     with pytest.raises(IngestError, match="is not the declared"):
         user_corpus.load_declared(p, d)
+    (p.raw / d.cloze.path).unlink()
+    with pytest.raises(IngestError, match="missing from the warehouse; run `predictabase corpus add` again"):
+        user_corpus.load_declared(p, d)
     # a second add of the same name needs --replace
     line = refused_keep(warehouse, ["lab", "--texts", str(folder)])
     assert "corpus 'lab' exists; `--replace` replaces its files" in line

@@ -37,6 +37,8 @@ from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declarat
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame, whitespace_words
 from predictabase.config import Paths
 from predictabase.errors import IngestError
+from predictabase.fsutil import sha256_of
+from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
 TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.user_cloze_norms",
@@ -75,7 +77,7 @@ def sha256_path(p: Path) -> str:
     if p.is_dir():
         lines = [f"{f.name} {hashlib.sha256(f.read_bytes()).hexdigest()}" for f in sorted(p.glob("*.txt"))]
         return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-    return hashlib.sha256(p.read_bytes()).hexdigest()
+    return sha256_of(p)
 
 
 def decode(data: bytes, name: str, encoding: str) -> str:
@@ -407,14 +409,11 @@ def parse_corpus(name: str, encoding: str, files: dict[str, tuple[Path, str, str
 
 def declared_path(paths: Paths, f: DeclaredFile) -> Path:
     """The declared copy of a user file, re-verified (ingest reads a user file only through here)."""
-    p = paths.raw / f.path
-    if not p.exists():
-        raise IngestError(f.path, "missing from the warehouse; run `predictabase corpus add` again")
-    got = sha256_path(p)
-    if got != f.sha256:
-        raise IngestError(f.path, f"sha256 {got[:12]}... is not the declared {f.sha256[:12]}... (the file changed "
-                                  "after `corpus add`); run `predictabase corpus add --replace` again")
-    return p
+    return checked_copy(paths.raw / f.path, f.path, f.sha256,
+                        "missing from the warehouse; run `predictabase corpus add` again",
+                        lambda got: IngestError(f.path, f"sha256 {got[:12]}... is not the declared {f.sha256[:12]}... "
+                                                        "(the file changed after `corpus add`); run `predictabase "
+                                                        "corpus add --replace` again"), digest=sha256_path)
 
 
 def load_declared(paths: Paths, d: Declaration) -> Parsed:
@@ -447,7 +446,6 @@ def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
 def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
     """Every declared corpus read and validated; raw.corpora. Records the declarations file among the job's
     inputs, so a corpus added or removed re-runs this job (and the jobs after it)."""
-    from ingest.sources.fetch import record_input
     decls = load_declarations(paths)
     record_input(INPUT_KEY, declarations_sha256(paths))
     tables: list = [("raw.corpora", corpora_frame(decls), {})]

@@ -16,7 +16,7 @@ import os
 import shutil
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -107,14 +107,23 @@ def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = 
 
 def verified_path(sf: SourceFile, paths: Paths) -> Path:
     """The fetched local copy of a catalog file, re-verified; ingest reads only through this."""
-    p = paths.raw / sf.path
-    if not p.exists():
-        raise IngestError(sf.path, "not fetched yet; run `predictabase fetch` first")
-    got = sha256_of(p)
-    if got != sf.sha256:
-        raise ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
-                                     f"{sf.sha256} (file changed after fetch); run `predictabase fetch` again")
+    p = checked_copy(paths.raw / sf.path, sf.path, sf.sha256, "not fetched yet; run `predictabase fetch` first",
+                     lambda got: ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the "
+                                                        f"catalog's {sf.sha256} (file changed after fetch); run "
+                                                        "`predictabase fetch` again"))
     record_input(sf.path, sf.sha256)
+    return p
+
+
+def checked_copy(p: Path, name: str, sha256: str, missing: str, changed: Callable[[str], Exception],
+                 digest: Callable[[Path], str] = sha256_of) -> Path:
+    """`p` (the copy of `name` in the warehouse), once its sha256 is the recorded one: else IngestError(name,
+    `missing`) when it is not there, or the error `changed(the sha256 it has)`."""
+    if not p.exists():
+        raise IngestError(name, missing)
+    got = digest(p)
+    if got != sha256:
+        raise changed(got)
     return p
 
 
