@@ -229,6 +229,26 @@ def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(w
     assert not (wh.token_scores / f"model={tiny_llama_dir.name}").exists()
 
 
+def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tiny_gpt2_dir, tiny_llama_dir,
+                                                                         tmp_path):
+    """A corpus declared with `corpus add` and not ingested yet: the dry run says the declared corpora's job
+    would be ingested and every model of the models file would score the new corpus, and writes nothing."""
+    models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
+    texts = tmp_path / "lab.csv"
+    texts.write_text("text_id,text\n1,The cat sat on the mat.\n2,A dog ran.\n", encoding="utf-8")
+    added = cli("corpus", "add", "lab", "--texts", str(texts), "--warehouse", str(wh.warehouse))
+    assert added.returncode == 0, added.stderr
+    files = {p: sha256_of(p) for p in (wh.marts, wh.duckdb, wh.warehouse / "refresh" / "scored.json")}
+    s = ok(refresh(wh, models, "--dry-run"))
+    ingest = s["ingest"].split(None, 2)[2]
+    assert ingest.startswith("would ingest") and "declared_corpora" in ingest, ingest
+    assert s["score"].split(None, 2)[2] == (
+        f"would score 4 task(s): {tiny_gpt2_dir} / score lab, {tiny_llama_dir} / score ucl, "
+        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score lab")
+    assert {p: sha256_of(p) for p in files} == files
+    assert not list(wh.token_scores.rglob("corpus=lab"))
+
+
 def test_two_refreshes_at_once_take_turns(wh, refreshed):
     """The second refresh refuses at once without --wait; with --wait it waits for the first, then finds
     nothing to do. (The one that does work is in the chained kill test below.)"""

@@ -145,7 +145,7 @@ def test_removing_brown_leaves_the_other_corpora_unchanged(brown, tmp_path):
         assert q(marts, f"SELECT count(*) FROM {t} WHERE corpus = 'brown'")[0][0] == 0, t
     after = others(marts)
     assert {t: len(r) for t, r in after.items()} == {t: len(r) for t, r in before.items()}
-    for t in OTHERS:  # equal, floats to 1e-9 relative (the regressions' sums vary in the last bits run to run)
+    for t in OTHERS:  # equal, floats to 1e-9 relative
         for x, y in zip(before[t], after[t]):
             assert same(x, y), (t, x, y)
     assert q(w / "predictabase.duckdb", "SELECT count(*) FROM raw.words WHERE corpus = 'brown'") == [(0,)]

@@ -98,7 +98,9 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     from ingest.corpus_declarations import user_corpora
     entries = _models(models)
     data, code, ledger = _data_versions(paths), _code_versions(), _ledger(paths)
-    own = [c for c in user_corpora(paths) if c in (data.get("score") or {})]  # the user's corpora, once ingested
+    # every corpus the user declared: a refresh ingests it before it scores, and a dry run lists the scoring of one
+    # not ingested yet too (its data version unknown until then, so its tasks are not done)
+    own = user_corpora(paths)
     tasks = []
     for e in entries:
         fp = model_table.fingerprint(e.name)
