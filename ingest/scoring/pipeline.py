@@ -5,6 +5,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from importlib import metadata
 
 import duckdb
@@ -24,19 +25,23 @@ from ingest.scoring.profile import TokenizerProfile
 # 2: the column logprob_word_initial_after_nats (ln B after each token, at the end of the text after the
 #    last one) and end-of-text = the pre-training document separator only (not a chat turn end)
 SCORER_VERSION = 2
-# Documents are scored in groups; each group becomes one part file, the unit an interrupted run
-# resumes from. The first group holds about FIRST_PART_TOKENS tokens; later ones about the tokens the
-# model scores in PART_SECONDS on this device (within [MIN_PART_TOKENS, PART_TOKENS]), so a kill loses
-# at most about that much work. The size is worked out from the model's parameter count, the device and
-# the thread count, never from measured time: the groups decide which windows share a forward batch,
-# and a different batch changes the last bits of a log-probability (timing-sized parts made two runs of
-# the same job differ by up to 2e-5 nats on 1,001 of 27,258 lm_game tokens).
+# Documents are scored in groups; group g becomes part file g, the unit an interrupted run resumes
+# from and the unit a Ray worker scores (ingest.scoring.distributed). The first group holds about
+# FIRST_PART_TOKENS tokens; later ones about the tokens the model scores in PART_SECONDS on this kind of
+# device (within [MIN_PART_TOKENS, PART_TOKENS]), so a kill loses at most about that much work. The
+# groups are planned over all of a run's documents from the model's parameter count and the device type
+# only, never from measured time or the process's thread count: the groups decide which windows share a
+# forward batch, and a different batch changes the last bits of a log-probability (timing-sized parts
+# made two runs of the same job differ by up to 2e-5 nats on 1,001 of 27,258 lm_game tokens). So a
+# resumed run, and a run whose groups Ray workers scored, hold exactly the rows of an uninterrupted
+# local run.
 PART_TOKENS = 1 << 16
 FIRST_PART_TOKENS = 2048
 MIN_PART_TOKENS = 512
 PART_SECONDS = 30.0
-# tokens/s x parameters per CPU thread, measured: SmolLM2-135M scores ~180 tokens/s on 2 threads here
-CPU_PARAM_TOKENS_PER_THREAD_S = 1.2e10
+# tokens/s x parameters on a CPU, measured: SmolLM2-135M scores ~180 tokens/s on 2 threads here (the
+# thread count does not change a log-probability: 1 and 2 threads give identical bits on Natural Stories)
+CPU_PARAM_TOKENS_S = 2.4e10
 # Padded tokens per forward batch when not given. Measured on 2 CPU cores (SmolLM2-135M, 60 lm_game prefixes,
 # one run each): 8192 -> 28 s, 2048 -> 10.5 s, 1024 -> 6.8 s of scoring: on a CPU large batches lose to cache
 # misses; a GPU wants them large. The batch changes only the last bits of a log-probability (see above).
@@ -55,6 +60,7 @@ class ScoreSettings:
     full: bool = False
     device: str | None = None
     dtype: str | None = None
+    part_tokens: int | None = None  # tokens per part file / work unit; None: sized from the model and device
 
 
 @dataclass
@@ -164,33 +170,35 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
     })
 
 
-def _groups(encoded, sizes: Iterator[int]):
+def plan_groups(token_counts: list[int], sizes: Iterator[int]) -> list[list[int]]:
     """Consecutive documents, each group at least the next size from `sizes` tokens (the last may be
-    smaller). `sizes` is asked once per group, so it can adapt to the speed measured so far."""
+    smaller; a document without tokens joins the group it falls in)."""
+    groups: list[list[int]] = []
     cur: list[int] = []
     size = 0
     target = next(sizes)
-    for i, (ids, _) in enumerate(encoded):
+    for i, n in enumerate(token_counts):
         cur.append(i)
-        size += len(ids)
+        size += n
         if size >= target:
-            yield cur
+            groups.append(cur)
             cur, size = [], 0
             target = next(sizes)
     if cur:
-        yield cur
+        groups.append(cur)
+    return groups
 
 
 class PartSizer:
     """Part sizes in tokens: FIRST_PART_TOKENS, then about PART_SECONDS of work each, estimated from the
-    model size, the device and the thread count only (deterministic: see PART_SECONDS above)."""
+    model size and the device type only (deterministic: see PART_SECONDS above); or `fixed` every time."""
 
-    def __init__(self, n_params: int, device: str, threads: int) -> None:
-        speed = CPU_PARAM_TOKENS_PER_THREAD_S * max(threads, 1) / max(n_params, 1)  # tokens per second
+    def __init__(self, n_params: int, device: str, fixed: int | None = None) -> None:
+        speed = CPU_PARAM_TOKENS_S / max(n_params, 1)  # tokens per second
         if device.startswith("cuda"):
             speed *= GPU_SPEEDUP
-        self.part = min(PART_TOKENS, max(MIN_PART_TOKENS, int(speed * PART_SECONDS) // 256 * 256))
-        self.first = True
+        self.part = fixed or min(PART_TOKENS, max(MIN_PART_TOKENS, int(speed * PART_SECONDS) // 256 * 256))
+        self.first = fixed is None
 
     def __iter__(self):
         return self
@@ -202,53 +210,127 @@ class PartSizer:
         return self.part
 
 
-def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, docs: list[Document],
-                 corpus_version: str, settings: ScoreSettings, show_progress: bool = True) -> dict:
-    profile = scorer.profile
+@dataclass
+class RunPlan:
+    """One run of one model over one corpus, cut into groups of documents: what every engine scores
+    the same way. `groups[g]` (indices into `docs`) is written as part file g."""
+    run_id: str
+    model_key: str
+    corpus: str
+    corpus_version: str
+    context_length: int
+    stride: int
+    batch_tokens: int
+    top_k: int
+    docs: list[Document]
+    groups: list[list[int]]
+    doc_tokens: list[int]  # real tokens per document
+
+    def tokens_of(self, doc_indices: list[int]) -> int:
+        return sum(self.doc_tokens[i] for i in doc_indices)
+
+    def windows_and_batches(self, encoded) -> list[list]:
+        windows = [w for d, (ids, _) in enumerate(encoded)
+                   for w in make_windows(d, len(ids), self.context_length, self.stride)]
+        return make_batches(windows, self.batch_tokens)
+
+
+def plan_run(lm: LoadedModel, profile: TokenizerProfile, corpus: str, docs: list[Document], corpus_version: str,
+             settings: ScoreSettings) -> RunPlan:
     ctx, stride = effective_lengths(lm, settings)
     batch_tokens = settings.batch_tokens or (GPU_BATCH_TOKENS if str(lm.device).startswith("cuda") else CPU_BATCH_TOKENS)
-    run_id = make_run_id(lm, profile, corpus, corpus_version, ctx, stride, settings)
-    rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, run_id)
+    counts = [len(ids) for ids, _ in profile.encode([d.text for d in docs])]
+    sizer = PartSizer(sum(p.numel() for p in lm.model.parameters()), str(lm.device), settings.part_tokens)
+    groups = plan_groups(counts, sizer)
+    return RunPlan(run_id=make_run_id(lm, profile, corpus, corpus_version, ctx, stride, settings),
+                   model_key=lm.model_key, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
+                   stride=stride, batch_tokens=batch_tokens, top_k=settings.top_k, docs=docs, groups=groups,
+                   doc_tokens=counts)
+
+
+def pending_parts(plan: RunPlan, directory: store.Location) -> list[tuple[int, list[int]]]:
+    """(part number, document indices) still to score: the groups none of whose documents are in a part
+    file yet, as part g. A group that a run written by an older plan left half-done keeps its missing
+    documents, under a part number after every existing one and every group's."""
+    done = store.resume_run(directory)
+    taken = {store.part_number(p) for p in store.part_files(directory)}
+    spare = max([len(plan.groups) - 1, *(n for n in taken if n is not None)], default=-1) + 1
+    out = []
+    for g, group in enumerate(plan.groups):
+        todo = [i for i in group if plan.docs[i].doc_id not in done]
+        if not todo:
+            continue
+        if len(todo) == len(group) and g not in taken:
+            out.append((g, todo))
+        else:
+            out.append((spare, todo))
+            spare += 1
+    return out
+
+
+def score_part(plan: RunPlan, scorer: Scorer, g_docs: list[Document], on_batch=None) -> pa.Table:
+    """The token rows of some of the plan's documents (one group, or what is left of it)."""
+    g_enc = scorer.profile.encode([d.text for d in g_docs])
+    results = scorer.score_windows([ids for ids, _ in g_enc], plan.windows_and_batches(g_enc), on_batch=on_batch)
+    return build_table(plan.run_id, plan.model_key, plan.corpus, g_docs, g_enc, results, scorer)
+
+
+def write_scored_part(plan: RunPlan, scorer: Scorer, directory: store.Location, number: int,
+                      g_docs: list[Document], on_batch=None) -> int:
+    """Score one part and write it as part file `number`; its row count (0: nothing written)."""
+    table = score_part(plan, scorer, g_docs, on_batch)
+    if table.num_rows:
+        store.write_part(directory, table, number)
+        failpoint("score.part_written")
+    return table.num_rows
+
+
+def run_record(lm: LoadedModel, profile: TokenizerProfile, plan: RunPlan, settings: ScoreSettings, started: str,
+               directory: store.Location) -> store.RunRecord:
+    n_docs_written, n_tokens = store.count_rows(directory)
+    return store.RunRecord(
+        run_id=plan.run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
+        tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, vocab_size=lm.vocab_size,
+        dtype=lm.dtype, device=lm.device, bos_policy=profile.bos.policy, bos_token_id=profile.bos.token_id,
+        bos_token=profile.bos.token, corpus=plan.corpus, corpus_version=plan.corpus_version,
+        context_length=plan.context_length, stride=plan.stride, top_k=settings.top_k,
+        batch_tokens=plan.batch_tokens, limit=settings.limit, full=bool(settings.full), n_docs=len(plan.doc_tokens),
+        n_docs_with_tokens=n_docs_written, n_tokens=n_tokens, source="scored", started_at=started,
+        finished_at=now_utc().isoformat(), package_versions=package_versions(), scorer_version=SCORER_VERSION,
+        end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
+        end_of_text_tokens=[str(profile.strings[i]) for i in sorted(profile.end_of_text_ids)],
+    )
+
+
+def progress_bar(show: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
+                    TimeRemainingColumn(), disable=not show, transient=True)
+
+
+def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, docs: list[Document],
+                 corpus_version: str, settings: ScoreSettings, show_progress: bool = True) -> dict:
+    plan = plan_run(lm, scorer.profile, corpus, docs, corpus_version, settings)
+    rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, plan.run_id)
     done_run = store.read_run(rdir)
     if done_run is not None:
         return {**done_run.to_json(), "status": "already complete"}
     started = now_utc().isoformat()
-    done = store.resume_run(rdir)
+    parts = pending_parts(plan, rdir)
     status = "resumed" if store.part_files(rdir) else "scored"
-    todo = [d for d in docs if d.doc_id not in done]
-    encoded = profile.encode([d.text for d in todo])
-    total = sum(len(ids) for ids, _ in encoded)
-    columns = [TextColumn(f"{lm.model_key} / {corpus}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("tokens"), TimeRemainingColumn()]
-    with Progress(*columns, disable=not show_progress, transient=True) as progress:
-        task = progress.add_task("score", total=total)
-        import torch
-        sizer = PartSizer(sum(p.numel() for p in lm.model.parameters()), str(lm.device), torch.get_num_threads())
-        for group in _groups(encoded, sizer):
-            g_docs = [todo[i] for i in group]
-            g_enc = [encoded[i] for i in group]
-            windows = [w for d, (ids, _) in enumerate(g_enc) for w in make_windows(d, len(ids), ctx, stride)]
-            batches = make_batches(windows, batch_tokens)
-            results = scorer.score_windows([ids for ids, _ in g_enc], batches,
-                                           on_batch=lambda m: progress.advance(task, m))
-            table = build_table(run_id, lm.model_key, corpus, g_docs, g_enc, results, scorer)
-            if table.num_rows:
-                store.write_part(rdir, table)
-                failpoint("score.part_written")
-    n_docs_written, n_tokens = store.count_rows(rdir) if rdir.exists() else (0, 0)
-    record = store.RunRecord(
-        run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
-        tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, vocab_size=lm.vocab_size,
-        dtype=lm.dtype, device=lm.device, bos_policy=profile.bos.policy, bos_token_id=profile.bos.token_id,
-        bos_token=profile.bos.token, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
-        stride=stride, top_k=settings.top_k, batch_tokens=batch_tokens, limit=settings.limit,
-        full=bool(settings.full), n_docs=len(docs), n_docs_with_tokens=n_docs_written, n_tokens=n_tokens,
-        source="scored", started_at=started, finished_at=now_utc().isoformat(),
-        package_versions=package_versions(), scorer_version=SCORER_VERSION,
-        end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
-        end_of_text_tokens=[str(profile.strings[i]) for i in sorted(profile.end_of_text_ids)],
-    )
-    return {**store.finish_run(rdir, record), "status": status}
+    with progress_bar(show_progress) as progress:
+        task = progress.add_task(f"{lm.model_key} / {corpus}", total=sum(plan.tokens_of(t) for _, t in parts))
+        for number, todo in parts:
+            write_scored_part(plan, scorer, rdir, number, [docs[i] for i in todo],
+                              on_batch=lambda m: progress.advance(task, m))
+    if not rdir.exists():
+        rdir.mkdir(parents=True)
+    return {**store.finish_run(rdir, run_record(lm, scorer.profile, plan, settings, started, rdir)),
+            "status": status}
+
+
+def check_settings(settings: ScoreSettings) -> None:
+    if settings.top_k < 0 or (settings.batch_tokens is not None and settings.batch_tokens < 1) or (settings.limit is not None and settings.limit < 1) or (settings.part_tokens is not None and settings.part_tokens < 1):
+        raise OptionError(None, "top_k must be >= 0, batch_tokens >= 1, part_tokens >= 1 and limit (when given) >= 1")
 
 
 def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings,
@@ -260,8 +342,7 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     (BOS, end-of-text ids, word-initial mask) is built once, and the scorer checks its
     log-probabilities against the model's own loss on a probe text before scoring anything.
     """
-    if settings.top_k < 0 or (settings.batch_tokens is not None and settings.batch_tokens < 1) or (settings.limit is not None and settings.limit < 1):
-        raise OptionError(None, "top_k must be >= 0, batch_tokens >= 1 and limit (when given) >= 1")
+    check_settings(settings)
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
@@ -271,3 +352,60 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
     return [score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)
             for c, (docs, version) in loaded.items()]
+
+
+# --- the Ray engine (ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
+
+def _ray_plan(loaded, corpus: str, docs: list[Document], version: str, settings: ScoreSettings) -> RunPlan:
+    if settings.top_k > loaded.lm.vocab_size:
+        raise OptionError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {loaded.lm.vocab_size} "
+                                     f"(the vocabulary of {loaded.lm.model_id})")
+    return plan_run(loaded.lm, loaded.profile, corpus, docs, version, settings)
+
+
+def _ray_score(loaded, plan: RunPlan, g_docs: list[Document], directory: store.Location, number: int) -> int:
+    key = ("scorer", plan.top_k)
+    if key not in loaded.cache:  # built (and probe-checked) once per replica
+        loaded.cache[key] = Scorer(loaded.lm.model, loaded.profile, plan.top_k, loaded.lm.device)
+    return write_scored_part(plan, loaded.cache[key], directory, number, g_docs)
+
+
+def _ray_record(loaded, plan: RunPlan, settings: ScoreSettings, started: str, directory: store.Location):
+    return run_record(loaded.lm, loaded.profile, plan, settings, started, directory)
+
+
+def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings, options,
+                      output: str | None = None, show_progress: bool = True) -> list[dict]:
+    """`score --engine ray`: the runs of `score_corpora`, their groups scored by Ray workers.
+
+    `output`: the token-score root the workers write (a shared path or an fsspec URL); default the
+    warehouse's. The documents are read here and sent to the workers, which need no warehouse."""
+    from ingest.scoring.distributed import ray_pool
+    check_settings(settings)
+    loaded = {c: load_documents(paths, c, settings) for c in corpora}
+    root: store.Location = output if output else paths.token_scores
+    out = []
+    with ray_pool(model_spec, paths, settings.device, settings.dtype, options) as pool:
+        for corpus, (docs, version) in loaded.items():
+            plan = pool.call_one(_ray_plan, corpus, docs, version, settings)
+            rdir = store.run_dir(root, plan.model_key, corpus, plan.run_id)
+            done_run = store.read_run(rdir)
+            if done_run is not None:
+                out.append({**done_run.to_json(), "status": "already complete"})
+                continue
+            started = now_utc().isoformat()
+            parts = pending_parts(plan, rdir)
+            status = "resumed" if store.part_files(rdir) else "scored"
+            light = RunPlan(**{**plan.__dict__, "docs": []})  # each unit carries its own documents
+            units = [(n, (light, [docs[i] for i in todo], rdir, n)) for n, todo in parts]
+            sizes = {n: plan.tokens_of(todo) for n, todo in parts}
+            with progress_bar(show_progress) as progress:
+                task = progress.add_task(f"{plan.model_key} / {corpus} (Ray, {len(pool.actors)} workers)",
+                                         total=sum(sizes.values()))
+                for n, _rows in pool.map_unordered(_ray_score, units, size=sizes.__getitem__):
+                    progress.advance(task, sizes[n])
+            if isinstance(rdir, Path):
+                rdir.mkdir(parents=True, exist_ok=True)
+            record = pool.call_one(_ray_record, light, settings, started, rdir)
+            out.append({**store.finish_run(rdir, record), "status": status})
+    return out

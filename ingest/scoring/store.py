@@ -8,14 +8,23 @@ Layout (docs/architecture.md, "token scores")::
         _run.json                                     the run record, written last: a run is
                                                       complete exactly when it exists
 
-Both writers use it: the scorer (`ingest.scoring.pipeline`, many parts, resumable) and the GPT-3
-import (`ingest.datasets.gpt3_natural_stories`, one part). dbt reads the same files
+Both writers use it: the scorer (`ingest.scoring.pipeline`, many parts, resumable; part g holds the
+documents of the run plan's group g, so any engine, the local one or a Ray worker, writes the same
+part under the same name) and the GPT-3 import (`ingest.datasets.gpt3_natural_stories`, one part).
+
+A run directory is a local `Path`, or a `str`: a path or an fsspec URL (`s3://bucket/lake/...`,
+`gs://...`, `file:///...`) that the Ray engine's workers write through fsspec. Locally a file is
+written under a temporary name and renamed; on an object store it is one PUT, which makes the
+object appear whole or not at all. Either way `_run.json` comes last. dbt reads the same files
 (`stg_token_scores` for the parts, `stg_runs` for `_run.json`); tests/test_token_store.py checks
 that every column dbt reads is in `SCHEMA` / `RunRecord` with a compatible type.
 """
 from __future__ import annotations
 
+import io
 import json
+import posixpath
+import uuid
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -25,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from predictabase.errors import WarehouseError
-from predictabase.fsutil import atomic_path
+from predictabase.fsutil import atomic_path, temp_prefix
 
 # One row per real token of a document (the BOS is never a row).
 SCHEMA = pa.schema([
@@ -55,8 +64,42 @@ RUN_FILE = "_run.json"
 PART_GLOB = "part-*.parquet"
 
 
-def run_dir(token_scores: Path, model_key: str, corpus: str, run_id: str) -> Path:
+Location = Path | str  # a local folder, or a path / fsspec URL (see the module's docstring)
+
+
+def run_dir(token_scores: Location, model_key: str, corpus: str, run_id: str) -> Location:
+    if isinstance(token_scores, str):
+        return f"{token_scores.rstrip('/')}/model={model_key}/corpus={corpus}/run={run_id}"
     return token_scores / f"model={model_key}" / f"corpus={corpus}" / f"run={run_id}"
+
+
+def _fs(directory: str):
+    """(fsspec file system, path within it) of a `str` location."""
+    from fsspec.core import url_to_fs
+    return url_to_fs(directory)
+
+
+def _is_local(fs) -> bool:
+    return "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,))
+
+
+def _put(directory: str, name: str, data: bytes) -> str:
+    """Write `data` as `<directory>/<name>`: local file systems write a temporary and rename it,
+    object stores take one PUT (the object is whole or absent)."""
+    fs, root = _fs(directory)
+    fs.makedirs(root, exist_ok=True)
+    dest = posixpath.join(root, name)
+    if not _is_local(fs):
+        fs.pipe_file(dest, data)
+        return dest
+    tmp = posixpath.join(root, f"{temp_prefix()}{uuid.uuid4().hex}")
+    try:
+        fs.pipe_file(tmp, data)
+        fs.mv(tmp, dest)
+    finally:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+    return dest
 
 
 # --- the run record -------------------------------------------------------------------------------
@@ -124,41 +167,73 @@ class RunRecord:
         return cls(**obj)
 
 
-def read_run(directory: Path) -> RunRecord | None:
+def read_run(directory: Location) -> RunRecord | None:
     """The record of a complete run, None while the run is not complete."""
-    path = directory / RUN_FILE
-    if not path.exists():
-        return None
+    if isinstance(directory, str):
+        fs, root = _fs(directory)
+        path = posixpath.join(root, RUN_FILE)
+        if not fs.exists(path):
+            return None
+        text = fs.cat_file(path).decode()
+    else:
+        path = directory / RUN_FILE
+        if not path.exists():
+            return None
+        text = path.read_text()
     try:
-        return RunRecord.from_json(json.loads(path.read_text()))
+        return RunRecord.from_json(json.loads(text))
     except ValueError as exc:  # json.JSONDecodeError is one
         raise WarehouseError(path, str(exc)) from None
 
 
-def finish_run(directory: Path, record: RunRecord) -> dict:
+def finish_run(directory: Location, record: RunRecord) -> dict:
     """Write `_run.json` (atomically, after every part file): from now on the run is complete."""
     obj = record.to_json()
+    text = json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+    if isinstance(directory, str):
+        _put(directory, RUN_FILE, text.encode())
+        return obj
     with atomic_path(directory / RUN_FILE, suffix=".json") as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+        tmp.write_text(text)
     return obj
 
 
 # --- part files -----------------------------------------------------------------------------------
 
-def part_files(directory: Path) -> list[Path]:
+def part_files(directory: Location) -> list:
+    """The run's part files, sorted: `Path`s for a local folder, fsspec paths for a `str` location."""
+    if isinstance(directory, str):
+        fs, root = _fs(directory)
+        return sorted(fs.glob(posixpath.join(root, PART_GLOB))) if fs.exists(root) else []
     return sorted(directory.glob(PART_GLOB))
 
 
-def done_doc_ids(directory: Path) -> set[str]:
+def _read_parts(directory: Location, columns: list[str]) -> list[pa.Table]:
+    if isinstance(directory, str):
+        fs, _ = _fs(directory)
+        return [pq.read_table(p, columns=columns, filesystem=fs) for p in part_files(directory)]
+    return [pq.read_table(p, columns=columns) for p in part_files(directory)]
+
+
+def done_doc_ids(directory: Location) -> set[str]:
     """Documents already in part files (each part holds complete documents only)."""
     done: set[str] = set()
-    for p in part_files(directory):
-        done.update(pq.read_table(p, columns=["doc_id"]).column("doc_id").unique().to_pylist())
+    for t in _read_parts(directory, ["doc_id"]):
+        done.update(t.column("doc_id").unique().to_pylist())
     return done
 
 
-def next_part_number(directory: Path) -> int:
-    nums = [int(p.stem.split("-")[1]) for p in part_files(directory) if p.stem.split("-")[1].isdigit()]
+def part_number(path) -> int | None:
+    number = posixpath.basename(str(path)).split(".")[0].split("-")[1]
+    return int(number) if number.isdigit() else None
+
+
+def part_name(number: int) -> str:
+    return f"part-{number:05d}.parquet"
+
+
+def next_part_number(directory: Location) -> int:
+    nums = [n for n in map(part_number, part_files(directory)) if n is not None]
     return max(nums) + 1 if nums else 0
 
 
@@ -175,29 +250,42 @@ def restart_run(directory: Path) -> None:
         clean_temporaries(directory)
 
 
-def resume_run(directory: Path) -> set[str]:
+def resume_run(directory: Location) -> set[str]:
     """Clean an interrupted run's temporaries; the documents its part files already hold."""
+    if isinstance(directory, str):
+        fs, root = _fs(directory)
+        if not fs.exists(root):
+            return set()
+        if _is_local(fs):
+            for p in fs.glob(posixpath.join(root, ".tmp-*")):
+                fs.rm(p)
+        return done_doc_ids(directory)
     if not directory.exists():
         return set()
     clean_temporaries(directory)
     return done_doc_ids(directory)
 
 
-def write_part(directory: Path, table: pa.Table) -> Path:
-    """Write one part file (complete documents) under a temporary name, then rename it."""
+def write_part(directory: Location, table: pa.Table, number: int | None = None) -> Location:
+    """Write one part file (complete documents) as part `number` (default: the next free one),
+    under a temporary name and renamed, or in one PUT on an object store."""
     table = table.cast(SCHEMA)
-    path = directory / f"part-{next_part_number(directory):05d}.parquet"
+    name = part_name(next_part_number(directory) if number is None else number)
+    if isinstance(directory, str):
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression="zstd")
+        return _put(directory, name, buf.getvalue())
+    path = directory / name
     with atomic_path(path, suffix=".parquet") as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return path
 
 
-def count_rows(directory: Path) -> tuple[int, int]:
+def count_rows(directory: Location) -> tuple[int, int]:
     """(documents, rows) over the part files."""
     docs: set[str] = set()
     rows = 0
-    for p in part_files(directory):
-        t = pq.read_table(p, columns=["doc_id"])
+    for t in _read_parts(directory, ["doc_id"]):
         rows += t.num_rows
         docs.update(t.column("doc_id").unique().to_pylist())
     return len(docs), rows

@@ -1,0 +1,175 @@
+"""The Ray engine (`--engine ray`, ingest/scoring/distributed.py) against the local one: a local Ray instance
+with 2 CPU workers scores Natural Stories (10 real stories, 12,372 GPT-2 tokens) with the tiny GPT-2 through
+the real CLI; every column of every row must equal the local engine's, also after a worker is killed mid-run
+and after the whole run is killed and started again."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ingest.scoring import ScoreSettings, score_corpora, store
+from tests.conftest import make_paths
+from tests.scoring_helpers import natural_stories, write_documents
+
+CLI = str(Path(sys.executable).with_name("predictabase"))
+CORPUS = "natural_stories"
+PART_TOKENS = 1024  # one part per story (each has more tokens): 10 units for 2 workers, a run to kill mid-way
+# what a run record may differ in between two runs of the same job (when and by what it ran)
+VOLATILE = {"started_at", "finished_at"}
+
+
+def env() -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("PREDICTABASE_", "RAY_"))}
+    out.update(HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", COLUMNS="100")
+    return out
+
+
+def ray_args(model: Path, wh: Path, *extra: str) -> list[str]:
+    return [CLI, "score", "-m", str(model), "-c", CORPUS, "--engine", "ray", "--workers", "2",
+            "--part-tokens", str(PART_TOKENS), "--top-k", "5", "--warehouse", str(wh), *extra]
+
+
+def rows(directory: Path) -> list[dict]:
+    parts = sorted(directory.glob("part-*.parquet"))
+    table = pa.concat_tables([pq.read_table(p, partitioning=None) for p in parts])
+    return sorted(table.to_pylist(), key=lambda r: (int(r["doc_id"]), r["token_index"]))
+
+
+def record(directory: Path) -> dict:
+    rec = json.loads((directory / store.RUN_FILE).read_text())
+    return {k: v for k, v in rec.items() if k not in VOLATILE}
+
+
+@pytest.fixture(scope="module")
+def documents(mirror, tmp_path_factory) -> Path:
+    """A warehouse holding Natural Stories' documents only."""
+    wh = tmp_path_factory.mktemp("ray") / "documents"
+    write_documents(make_paths(wh), CORPUS, list(natural_stories(mirror).values()))
+    return wh
+
+
+def fresh(documents: Path, tmp_path: Path) -> Path:
+    wh = tmp_path / "warehouse"
+    shutil.copytree(documents, wh)
+    return wh
+
+
+@pytest.fixture(scope="module")
+def local_run(documents, tiny_gpt2_dir, tmp_path_factory) -> tuple[Path, dict]:
+    """The local engine's run (the reference): its directory and record."""
+    p = make_paths(fresh(documents, tmp_path_factory.mktemp("local")))
+    [run] = score_corpora(p, str(tiny_gpt2_dir), [CORPUS], ScoreSettings(top_k=5, part_tokens=PART_TOKENS),
+                          show_progress=False)
+    d = store.run_dir(p.token_scores, run["model_key"], CORPUS, run["run_id"])
+    assert run["n_tokens"] == 12372 and len(store.part_files(d)) == 10
+    return d, run
+
+
+def assert_same_run(got: Path, local: Path) -> None:
+    assert (got / store.RUN_FILE).exists()
+    assert sorted(p.name for p in store.part_files(got)) == sorted(p.name for p in store.part_files(local))
+    a, b = rows(got), rows(local)
+    assert len(a) == len(b) == 12372
+    columns = store.SCHEMA.names
+    assert list(a[0]) == columns
+    for col in columns:  # every column of every row, exactly (floats bit for bit)
+        assert [r[col] for r in a] == [r[col] for r in b], col
+    assert record(got) == record(local)
+
+
+def test_ray_engine_equals_local_engine(documents, tiny_gpt2_dir, local_run, tmp_path):
+    local, run = local_run
+    wh = fresh(documents, tmp_path)
+    res = subprocess.run(ray_args(tiny_gpt2_dir, wh), env=env(), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"{run['n_tokens']} tokens in 10 documents (run {run['run_id']}, scored)" in " ".join((res.stdout + res.stderr).split())
+    got = store.run_dir(make_paths(wh).token_scores, run["model_key"], CORPUS, run["run_id"])
+    assert_same_run(got, local)
+
+
+def ray_workers() -> list[int]:
+    """The pids of the Ray actor processes holding a model replica (their title is `ray::Worker...`)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and cmd.startswith("ray::Worker"):
+            out.append(int(proc.name))
+    return out
+
+
+def wait_for_parts(directory: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while len(list(directory.glob("part-*.parquet"))) < n:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "no part files written"
+        time.sleep(0.05)
+
+
+def test_killed_worker_is_restarted_and_the_run_completes_identical(documents, tiny_gpt2_dir, local_run,
+                                                                     tmp_path):
+    local, run = local_run
+    wh = fresh(documents, tmp_path)
+    got = store.run_dir(make_paths(wh).token_scores, run["model_key"], CORPUS, run["run_id"])
+    proc = subprocess.Popen(ray_args(tiny_gpt2_dir, wh), env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    wait_for_parts(got, 2, proc)
+    victims = ray_workers()
+    assert len(victims) == 2
+    os.kill(victims[0], signal.SIGKILL)  # mid-run: parts written, the run not complete
+    assert not (got / store.RUN_FILE).exists()
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    assert_same_run(got, local)
+
+
+def test_killed_run_resumes_from_its_written_parts_on_a_url_target(documents, tiny_gpt2_dir, local_run,
+                                                                    tmp_path):
+    """The workers write through fsspec to a URL (here file://; s3://, gs:// the same way); the driver is killed
+    with everything it started, and the next run scores only the groups whose part files are missing."""
+    local, run = local_run
+    wh = fresh(documents, tmp_path)
+    lake = tmp_path / "lake"
+    got = store.run_dir(lake, run["model_key"], CORPUS, run["run_id"])
+    args = ray_args(tiny_gpt2_dir, wh, "--output", lake.as_uri())
+    proc = subprocess.Popen(args, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    wait_for_parts(got, 3, proc)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and everything it started
+    proc.communicate(timeout=60)
+    kept = {p.name: p.stat().st_mtime_ns for p in store.part_files(got)}
+    assert 3 <= len(kept) < 10 and not (got / store.RUN_FILE).exists()
+
+    res = subprocess.run(args, env=env(), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"(run {run['run_id']}, resumed)" in " ".join((res.stdout + res.stderr).split())
+    assert {n: t for n, t in ((p.name, p.stat().st_mtime_ns) for p in store.part_files(got)) if n in kept} == kept
+    assert_same_run(got, local)
+    assert not make_paths(wh).token_scores.exists()  # nothing in the warehouse's own root
+
+
+def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
+    wh = fresh(documents, tmp_path)
+    for args, needle in ((["--workers", "2"], "--workers: 2 is not allowed; only with --engine ray"),
+                         (["--engine", "spark"], "--engine: 'spark' is not allowed; local or ray"),
+                         (["--engine", "ray", "--workers", "0"], "--workers: 0 is not allowed; an integer >= 1")):
+        res = subprocess.run([CLI, "score", "-m", str(tiny_gpt2_dir), "-c", CORPUS, "--warehouse", str(wh), *args],
+                             env=env(), capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr, res.stderr
+    res = subprocess.run([CLI, "score", "-m", str(tmp_path / "no-model"), "-c", CORPUS, "--engine", "ray",
+                          "--workers", "1", "--warehouse", str(wh)], env=env(), capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 2 and res.stderr.strip().endswith("no-model: no such model directory"), res.stderr
+    assert "Traceback" not in res.stderr and not make_paths(wh).token_scores.exists()
