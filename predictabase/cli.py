@@ -300,14 +300,16 @@ def top1(
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents (quick runs)")] = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = None,
+    engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None, worker_cpus: WorkerCpusOpt = 1,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """The model's most probable next word on the top-1 game's word-token questions (paper 000 section 3)."""
     from ingest.scoring.top1 import Top1Settings, run_top1
     with writing("top1", warehouse, wait) as p:
         check_device_dtype(device, dtype)
+        ray = engine_options(engine, address, workers, worker_cpus)
         run = run_top1(p, model, Top1Settings(max_expansions=max_expansions, n_candidates=candidates),
-                       device=device, dtype=dtype, limit=limit)
+                       device=device, dtype=dtype, limit=limit, engine=ray)
     _set_rows(run.get("n_questions"), run.get("n_questions"))  # questions asked, predictions written
     if run.get("method") == "exact_token":
         console.print(f"{run['model_key']}: {run['note']}")
@@ -323,6 +325,7 @@ def cloze(
     limit: Annotated[Optional[int], typer.Option(help="only the first N >= 1 documents of each corpus (quick runs; never in the marts)")] = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = None,
+    engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None, worker_cpus: WorkerCpusOpt = 1,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """The model's probability of every human cloze response word after its context (UCL), and of Provo's
@@ -331,7 +334,8 @@ def cloze(
     with writing("cloze", warehouse, wait) as p:
         check_device_dtype(device, dtype)
         check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out for every document)")
-        run = run_cloze(p, model, device=device, dtype=dtype, limit=limit)
+        ray = engine_options(engine, address, workers, worker_cpus)
+        run = run_cloze(p, model, device=device, dtype=dtype, limit=limit, engine=ray)
     _set_rows(run.get("n_contexts"), run.get("n_candidates"))  # contexts, (position, word) pairs scored
     console.print(f"{run['model_key']} / cloze: {run['n_candidates']} (position, word) pairs in {run['n_contexts']} "
                   f"contexts, {run['n_nodes']} candidate tokens (run {run['run_id']}"

@@ -49,6 +49,7 @@ import hashlib
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,7 +64,8 @@ from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.raw import now_iso
-from ingest.scoring.word_search import Question, Segment, WordPredictor, WordTrie, _logsumexp, word_token_ids
+from ingest.scoring.word_search import (PredictorSpec, Question, Segment, WordPredictor, WordTrie, _logsumexp,
+                                        predict_documents_ray, word_token_ids)
 
 SCORER_VERSION = 1
 CORPORA = corpus_table.CLOZE
@@ -309,11 +311,18 @@ class ResponseScorer(WordPredictor):
                     scores={trie.word_at[w]: (st.node_lp[w], st.lnb_after[w], trie.depth[w]) for w in st.words})
 
 
+def _build_scorer(loaded, trie: WordTrie, settings: ClozeSettings, candidates: dict, context_length: int):
+    """The response scorer on a replica of the Ray engine (the local engine's, built the same way)."""
+    return ResponseScorer(loaded.lm.model, loaded.profile, trie, settings, candidates, device=loaded.lm.device,
+                          context_length=context_length)
+
+
 def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, settings: ClozeSettings,
                      device: str = "cpu", context_length: int = 2048,
-                     progress: Callable[[int, int], None] | None = None) -> tuple[list[dict], dict]:
+                     progress: Callable[[int, int], None] | None = None, pool=None) -> tuple[list[dict], dict]:
     """Every candidate of `inputs` scored; rows in SCHEMA's columns (without run_id / model_key) and
-    counters. Positions with the same context text are scored once."""
+    counters. Positions with the same context text are scored once. `pool`: the Ray engine's replicas
+    (`ingest.scoring.distributed`; `model` is then None)."""
     texts = {}
     for c in inputs.candidates:
         pos = (c.corpus, c.doc_id, c.word_index)
@@ -342,8 +351,7 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
     by_doc: dict[tuple[str, str], list[Question]] = {}
     for ctx, (corpus, doc, wi) in rep.items():
         by_doc.setdefault((corpus, doc), []).append(Question(f"{corpus}/{doc}", wi, len(ctx)))
-    scorer = ResponseScorer(model, profile, trie, settings, {k: sorted(v) for k, v in cands.items()},
-                            device=device, context_length=context_length)
+    candidates = {k: sorted(v) for k, v in cands.items()}
     docs = [(inputs.texts[k], sorted(qs, key=lambda q: q.position)) for k, qs in sorted(
         by_doc.items(), key=lambda kv: (kv[0][0], _doc_key(kv[0][1])))]
     done = 0
@@ -354,7 +362,14 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
         if progress:
             progress(done, len(rep))
 
-    results = scorer.predict_documents(docs, on_done)
+    if pool is None:
+        scorer = ResponseScorer(model, profile, trie, settings, candidates, device=device,
+                                context_length=context_length)
+        results = scorer.predict_documents(docs, on_done)
+        n_nodes = scorer.n_nodes
+    else:
+        spec = PredictorSpec(uuid.uuid4().hex, _build_scorer, (trie, settings, candidates, context_length))
+        results, n_nodes = predict_documents_ray(pool, spec, docs, on_done)
     by_q = {(r["doc_id"], r["position"]): r for r in results}
     rows = []
     for c, (pos, ctx, s) in texts.items():
@@ -375,7 +390,7 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
                        logprob_boundary_before_nats=res["lnb_before"], logprob_boundary_after_nats=after)
         rows.append(row)
     stats = dict(n_candidates=len(rows), n_contexts=len(rep), n_positions=len({p for p, _, _ in texts.values()}),
-                 n_words=len(words), n_words_without_path=len(no_path), n_nodes=scorer.n_nodes,
+                 n_words=len(words), n_words_without_path=len(no_path), n_nodes=n_nodes,
                  n_documents=len(docs))
     return rows, stats
 
@@ -408,7 +423,7 @@ def table_of(run_id: str, model_key: str, rows: list[dict]) -> pa.Table:
 
 def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSettings, context_length: int,
                 inputs: ClozeInputs, limit: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> dict:
+                progress: Callable[[int, int], None] | None = None, pool=None) -> dict:
     """Score every candidate for one loaded model and write the run; returns the run record. A
     complete run (its `_run.json`) is not redone."""
     settings.check()
@@ -421,7 +436,7 @@ def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSett
         return rec
     started, t0 = now_iso(), time.perf_counter()
     rows, stats = score_candidates(lm.model, profile, inputs, settings, device=lm.device,
-                                   context_length=context_length, progress=progress)
+                                   context_length=context_length, progress=progress, pool=pool)
     run = dict(run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
                tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, dtype=lm.dtype, device=lm.device,
                bos_token_id=profile.bos.token_id, bos_token=profile.bos.token,
@@ -437,24 +452,22 @@ def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSett
 
 
 def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSettings(), device: str | None = None,
-              dtype: str | None = None, limit: int | None = None, show_progress: bool = True) -> dict:
-    """`predictabase cloze`: load the model and score every human response word after its context."""
+              dtype: str | None = None, limit: int | None = None, show_progress: bool = True, engine=None) -> dict:
+    """`predictabase cloze`: load the model and score every human response word after its context.
+    `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ingest.scoring.models import load_model
+    from ingest.scoring.distributed import model_steps
     from ingest.scoring.pipeline import ScoreSettings, effective_lengths
 
     settings.check()
     if limit is not None and limit < 1:
         raise OptionError("--limit", f"{limit} is not allowed; an integer >= 1 (leave it out for every document)")
     inputs = read_inputs(paths, limit)  # fail before loading a model
-    lm = load_model(model_spec, paths, device, dtype)
-    profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
-    ctx, _ = effective_lengths(lm, ScoreSettings())
-    if not show_progress:
-        return score_cloze(paths, lm, profile, settings, ctx, inputs, limit)
-    with Progress(TextColumn("cloze {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn()) as bar:
-        task = bar.add_task(lm.model_key, total=None)
-        return score_cloze(paths, lm, profile, settings, ctx, inputs, limit,
-                           progress=lambda d, t: bar.update(task, completed=d, total=t))
+    with model_steps(model_spec, paths, device, dtype, engine) as (lm, profile, pool):
+        ctx, _ = effective_lengths(lm, ScoreSettings())
+        with Progress(TextColumn("cloze {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), disable=not show_progress) as bar:
+            task = bar.add_task(lm.model_key, total=None)
+            return score_cloze(paths, lm, profile, settings, ctx, inputs, limit,
+                               progress=lambda d, t: bar.update(task, completed=d, total=t), pool=pool)

@@ -14,7 +14,9 @@ first, to whichever replica is free (longest-processing-time-first over length-b
   does (these outputs are small).
 
 Same run id, same windows, same BOS, same batches, float32 log-softmax: the rows are identical to the
-local engine's, column by column (tests/test_ray_engine.py). A worker that dies mid-unit is restarted by
+local engine's, column by column (tests/test_ray_engine.py). On a CPU, token scoring is identical at any
+thread count (1 and 2 threads: the same bits); the word search of top1 and cloze (a tree-shaped attention
+mask over a KV cache) only at the same thread count: give the workers the local run's (`--worker-cpus`). A worker that dies mid-unit is restarted by
 Ray (`max_restarts`) and its unit retried (`max_task_retries`); a part file is written whole under its
 final name only, so a retried unit replaces nothing but itself.
 
@@ -105,6 +107,11 @@ class RayPool:
     def call_all(self, fn: Callable, *args) -> list:
         return [self._get(ref) for ref in [a.call.remote(fn, *args) for a in self.actors]]
 
+    def model(self):
+        """(the LoadedModel without its weights, the TokenizerProfile) of the replicas: what a driver needs
+        to name, plan and record a run."""
+        return self.call_one(_model_facts)
+
     def pids(self) -> list[int]:
         return [self._get(a.pid.remote()) for a in self.actors]
 
@@ -179,6 +186,26 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
     finally:
         if own:
             ray.shutdown()
+
+
+def _model_facts(loaded: Loaded):
+    from dataclasses import replace
+    return replace(loaded.lm, model=None), loaded.profile
+
+
+@contextmanager
+def model_steps(model_spec: str, paths, device: str | None, dtype: str | None, options: RayOptions | None):
+    """(lm, profile, pool) for a model step: the local engine loads the model here (pool None); the Ray
+    engine loads one replica per worker and yields the model's facts without its weights."""
+    if options is None:
+        from ingest.scoring.models import load_model
+        from ingest.scoring.profile import TokenizerProfile
+        lm = load_model(model_spec, paths, device, dtype)
+        yield lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec), None
+        return
+    with ray_pool(model_spec, paths, device, dtype, options) as pool:
+        lm, profile = pool.model()
+        yield lm, profile, pool
 
 
 def _describe(loaded: Loaded) -> dict:

@@ -29,7 +29,8 @@ from predictabase.config import Paths
 from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.word_search import (Question, SearchSettings, WordPredictor, build_trie, is_word_token)
+from ingest.scoring.word_search import (PredictorSpec, Question, SearchSettings, WordPredictor, build_trie, is_word_token,
+                                        predict_documents_ray)
 
 PREDICTOR_VERSION = 1
 METHOD = "word"
@@ -140,11 +141,18 @@ def table_of(run_id: str, model_key: str, results: list[dict]) -> pa.Table:
     return pa.table({"run_id": [run_id] * n, "model_key": [model_key] * n, **cols}).cast(SCHEMA)
 
 
+def _build_predictor(loaded, words: list[str], settings: Top1Settings, context_length: int) -> WordPredictor:
+    """The top-1 predictor on a replica of the Ray engine (the local engine's, built the same way)."""
+    return WordPredictor(loaded.lm.model, loaded.profile, build_trie(loaded.profile, words), settings,
+                         device=loaded.lm.device, context_length=context_length)
+
+
 def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Settings, context_length: int,
                  progress: Callable[[str, int, int], None] | None = None, limit: int | None = None,
-                 inputs: Top1Inputs | None = None) -> dict:
+                 inputs: Top1Inputs | None = None, pool=None) -> dict:
     """Predict every word-token question for one loaded model; returns the run record.
-    `inputs`: what `read_inputs` returns (read here when not given).
+    `inputs`: what `read_inputs` returns (read here when not given). `pool`: the Ray engine's replicas
+    (`ingest.scoring.distributed`); `lm.model` is then None.
 
     A complete run (its `_run.json`) is not redone; a new run replaces nothing else.
     """
@@ -160,7 +168,6 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
         rec["skipped"] = True
         return rec
     trie = build_trie(profile, words)
-    predictor = WordPredictor(lm.model, profile, trie, settings, device=lm.device, context_length=context_length)
     doc_ids = sorted(questions, key=lambda d: int(d) if d.isdigit() else d)
     if limit is not None:
         doc_ids = doc_ids[:limit]
@@ -174,7 +181,13 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
         if progress:
             progress(lm.model_key, done, n_q)
 
-    results = predictor.predict_documents([(docs[d], questions[d]) for d in doc_ids], on_done)
+    todo = [(docs[d], questions[d]) for d in doc_ids]
+    if pool is None:
+        predictor = WordPredictor(lm.model, profile, trie, settings, device=lm.device, context_length=context_length)
+        results = predictor.predict_documents(todo, on_done)
+    else:
+        spec = PredictorSpec(run_id, _build_predictor, (words, settings, context_length))
+        results, _ = predict_documents_ray(pool, spec, todo, on_done)
     table = table_of(run_id, lm.model_key, results)
     run.update(run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
                tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, dtype=lm.dtype, device=lm.device,
@@ -192,32 +205,32 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
 
 
 def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str | None = None,
-             dtype: str | None = None, limit: int | None = None, show_progress: bool = True) -> dict:
+             dtype: str | None = None, limit: int | None = None, show_progress: bool = True,
+             engine=None) -> dict:
     """`predictabase top1`: load the model; word-level predictions unless its tokenizer is the
-    game's (then dbt compares the scorer's top-k tokens exactly and nothing is written here)."""
+    game's (then dbt compares the scorer's top-k tokens exactly and nothing is written here).
+    `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ingest.scoring.models import load_model
+    from ingest.scoring.distributed import model_steps
     from ingest.scoring.pipeline import effective_lengths, ScoreSettings
 
     settings.check()
     if limit is not None and limit < 1:
         raise OptionError("--limit", f"{limit} is not allowed; an integer >= 1 (leave it out for every document)")
     inputs = read_inputs(paths)  # fail before loading a model
-    lm = load_model(model_spec, paths, device, dtype)
-    profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
-    if tokenizer_is_games(profile, inputs.game_vocab):
-        return {"model_key": lm.model_key, "method": "exact_token", "skipped": True,
-                "note": "the model's tokenizer is the game's: dbt compares the scorer's top-k tokens exactly "
-                        "(score lm_game with this model)"}
-    ctx, _ = effective_lengths(lm, ScoreSettings())
-    if not show_progress:
-        return predict_top1(paths, lm, profile, settings, ctx, limit=limit, inputs=inputs)
-    with Progress(TextColumn("top-1 {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn()) as bar:
-        task = bar.add_task(lm.model_key, total=None)
+    with model_steps(model_spec, paths, device, dtype, engine) as (lm, profile, pool):
+        if tokenizer_is_games(profile, inputs.game_vocab):
+            return {"model_key": lm.model_key, "method": "exact_token", "skipped": True,
+                    "note": "the model's tokenizer is the game's: dbt compares the scorer's top-k tokens exactly "
+                            "(score lm_game with this model)"}
+        ctx, _ = effective_lengths(lm, ScoreSettings())
+        with Progress(TextColumn("top-1 {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), disable=not show_progress) as bar:
+            task = bar.add_task(lm.model_key, total=None)
 
-        def progress(_key: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            def progress(_key: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
 
-        return predict_top1(paths, lm, profile, settings, ctx, progress=progress, limit=limit, inputs=inputs)
+            return predict_top1(paths, lm, profile, settings, ctx, progress=progress, limit=limit, inputs=inputs,
+                                pool=pool)

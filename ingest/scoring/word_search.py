@@ -463,30 +463,93 @@ class WordPredictor:
                                     [Question(q.doc_id, q.position, q.char_start, q.token_index - s) for q in qs]))
         return segments, failed
 
+    def plan_documents(self, docs: list[tuple[str, list[Question]]]) -> list[Pack | list[dict]]:
+        """The work of `predict_documents`, in its order: packs of segments (up to `pack_tokens` slots),
+        each one forward pass and one unit of work, and the results already known (questions no token
+        boundary matches). The packs depend on the tokenizer and the settings only, so every engine
+        forms the same ones."""
+        plan: list[Pack | list[dict]] = []
+        pack: list[Segment] = []
+        size = 0
+        for text, questions in docs:
+            segments, failed = self.segments_of(text, questions)
+            if failed:
+                plan.append(failed)
+            for seg in segments:
+                if pack and size + len(seg.ids) + 1 > self.settings.pack_tokens:
+                    plan.append(Pack(pack))
+                    pack, size = [], 0
+                pack.append(seg)
+                size += len(seg.ids) + 1
+        if pack:
+            plan.append(Pack(pack))
+        return plan
+
     def predict_documents(self, docs: list[tuple[str, list[Question]]],
                           on_done: Callable[[int], None] | None = None) -> list[dict]:
         """All questions of the documents, segments packed up to `pack_tokens` slots."""
         results: list[dict] = []
-        pack: list[Segment] = []
-        size = 0
-
-        def flush():
-            nonlocal pack, size
-            if pack:
-                results.extend(self.predict_segments(pack))
-                if on_done:
-                    on_done(sum(len(s.questions) for s in pack))
-            pack, size = [], 0
-
-        for text, questions in docs:
-            segments, failed = self.segments_of(text, questions)
-            results.extend(failed)
-            if on_done and failed:
-                on_done(len(failed))
-            for seg in segments:
-                if pack and size + len(seg.ids) + 1 > self.settings.pack_tokens:
-                    flush()
-                pack.append(seg)
-                size += len(seg.ids) + 1
-        flush()
+        for unit in self.plan_documents(docs):
+            done = unit if isinstance(unit, list) else self.predict_segments(unit.segments)
+            results.extend(done)
+            if on_done:
+                on_done(len(done))
         return results
+
+
+@dataclass
+class Pack:
+    """Segments scored in one prefix pass (one result per question)."""
+    segments: list[Segment]
+
+    @property
+    def slots(self) -> int:
+        return sum(len(s.ids) + 1 for s in self.segments)
+
+
+# --- the Ray engine (ingest.scoring.distributed): the same packs, predicted by the model replicas ----------
+
+@dataclass(frozen=True)
+class PredictorSpec:
+    """How every replica builds the same predictor: `build(loaded, *args)` (a module-level function);
+    built once per replica and kept under `key`."""
+    key: str
+    build: Callable
+    args: tuple
+
+
+def _replica_predictor(loaded, spec: PredictorSpec) -> WordPredictor:
+    if spec.key not in loaded.cache:
+        loaded.cache[spec.key] = spec.build(loaded, *spec.args)
+    return loaded.cache[spec.key]
+
+
+def _ray_plan(loaded, spec: PredictorSpec, docs) -> list:
+    return _replica_predictor(loaded, spec).plan_documents(docs)
+
+
+def _ray_pack(loaded, spec: PredictorSpec, pack: Pack) -> tuple[list[dict], int]:
+    predictor = _replica_predictor(loaded, spec)
+    before = getattr(predictor, "n_nodes", 0)
+    results = predictor.predict_segments(pack.segments)
+    return results, getattr(predictor, "n_nodes", 0) - before
+
+
+def predict_documents_ray(pool, spec: PredictorSpec, docs: list[tuple[str, list[Question]]],
+                          on_done: Callable[[int], None] | None = None) -> tuple[list[dict], int]:
+    """`WordPredictor.predict_documents` with the packs spread over the replicas of `pool`
+    (`ingest.scoring.distributed.RayPool`): the same results in the same order, and the nodes scored
+    (`ResponseScorer.n_nodes`; 0 for a plain predictor)."""
+    ref = pool.ray.put(spec)
+    plan = pool.call_one(_ray_plan, ref, docs)
+    for unit in plan:
+        if isinstance(unit, list) and on_done:
+            on_done(len(unit))
+    units = [(i, (ref, unit)) for i, unit in enumerate(plan) if isinstance(unit, Pack)]
+    done: dict[int, list[dict]] = {}
+    nodes = 0
+    for i, (results, n) in pool.map_unordered(_ray_pack, units, size=lambda i: plan[i].slots):
+        done[i], nodes = results, nodes + n
+        if on_done:
+            on_done(len(results))
+    return [r for i, unit in enumerate(plan) for r in (unit if isinstance(unit, list) else done[i])], nodes
