@@ -391,6 +391,8 @@ def _table_rows(p: Paths) -> tuple[int | None, int | None]:
 def refresh(mirror: MirrorOpt = None,
             models: Annotated[Optional[Path], typer.Option("--models", envvar="PREDICTABASE_MODELS", help="the models to keep scored (default: the models.toml shipped with predictabase)")] = None,
             dry_run: Annotated[bool, typer.Option("--dry-run", help="say what each step would do; write nothing")] = False,
+            engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None,
+            worker_cpus: WorkerCpusOpt = 1,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Do only what changed: fetch (checksums decide), re-ingest changed sources, score the models.toml
     entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written."""
@@ -400,7 +402,9 @@ def refresh(mirror: MirrorOpt = None,
         if mirror is not None:
             check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
         entries = load_models_config(models)
-        report = run_refresh(p, mirror, entries, dry_run=dry_run, show_progress=sys.stdout.isatty())  # no bars in cron's mail
+        ray = engine_options(engine, address, workers, worker_cpus)
+        report = run_refresh(p, mirror, entries, dry_run=dry_run, show_progress=sys.stdout.isatty(),  # no bars in cron's mail
+                             engine=ray)
         _set_rows(None, sum(1 for st in report.steps if not st.action.startswith(("nothing", "would"))))  # steps that did work
     if as_json:
         from dataclasses import asdict

@@ -168,6 +168,9 @@ def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
         res = subprocess.run([CLI, "score", "-m", str(tiny_gpt2_dir), "-c", CORPUS, "--warehouse", str(wh), *args],
                              env=env(), capture_output=True, text=True, timeout=120)
         assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr, res.stderr
+    res = subprocess.run([CLI, "refresh", "--dry-run", "--worker-cpus", "2", "--warehouse", str(wh)], env=env(),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "--worker-cpus: 2 is not allowed; only with --engine ray" in res.stderr, res.stderr
     res = subprocess.run([CLI, "score", "-m", str(tmp_path / "no-model"), "-c", CORPUS, "--engine", "ray",
                           "--workers", "1", "--warehouse", str(wh)], env=env(), capture_output=True, text=True,
                          timeout=300)

@@ -35,19 +35,21 @@ def _short(items: list[str], n: int = 4) -> str:
 
 
 def refresh(paths: Paths, mirror: str | Path | None = None, models=None, *, dry_run: bool = False,
-            show_progress: bool = True, parent_run_id: str | None = None, wait_s: float = 0.0) -> RefreshReport:
+            show_progress: bool = True, parent_run_id: str | None = None, wait_s: float = 0.0,
+            engine=None) -> RefreshReport:
     """Fetch, ingest, score and build only what changed (module docstring). Holds the writer lock for the
     whole run (re-entrant: the CLI already holds it). `models`: list of ModelEntry, a models file or None.
     The refresh and each step are recorded in the runs log: inside `predictabase refresh` under that
-    command's run, else as a `refresh` run of its own (child of `parent_run_id`, e.g. a Dagster run's)."""
+    command's run, else as a `refresh` run of its own (child of `parent_run_id`, e.g. a Dagster run's).
+    `engine`: where the model steps run, None (this process) or the Ray engine's options (RayOptions)."""
     outer = runs.current()
     if outer is not None and outer.command == "refresh":
-        return _refresh(paths, mirror, models, dry_run, show_progress, outer.run_id, wait_s)
+        return _refresh(paths, mirror, models, dry_run, show_progress, outer.run_id, wait_s, engine)
     if not dry_run:
         paths.warehouse.mkdir(parents=True, exist_ok=True)
     args = {"mirror": str(mirror) if mirror else None, "dry_run": dry_run}
     with runs.recorded(paths.runs_log, "refresh", args, parent_run_id=parent_run_id) as run:
-        report = _refresh(paths, mirror, models, dry_run, show_progress, run.run_id, wait_s)
+        report = _refresh(paths, mirror, models, dry_run, show_progress, run.run_id, wait_s, engine)
         run.rows_out = sum(1 for st in report.steps if not st.action.startswith(("nothing", "would")))
         return report
 
@@ -56,8 +58,9 @@ class _Run:
     """One refresh's context, shared by its stages: what they need, and what the skipped stages of a dry run
     would change (`pending`)."""
 
-    def __init__(self, paths: Paths, mirror, entries, dry_run: bool, show_progress: bool, parent: str | None):
-        self.paths, self.mirror, self.entries = paths, mirror, entries
+    def __init__(self, paths: Paths, mirror, entries, dry_run: bool, show_progress: bool, parent: str | None,
+                 engine=None):
+        self.paths, self.mirror, self.entries, self.engine = paths, mirror, entries, engine
         self.dry_run, self.show_progress, self.parent = dry_run, show_progress, parent
         self.report = RefreshReport()
         self.pending: dict = {"raw": [], "source_files": False, "parquet": []}
@@ -128,8 +131,9 @@ def _score(r: _Run) -> None:
             if t.step == "score":
                 by_model.setdefault(t.model, []).append(t)
         for group in by_model.values():
-            done += _run_score(r.paths, group, r.show_progress)
-        done += [run_scoring_task(r.paths, t, show_progress=r.show_progress) for t in todo if t.step != "score"]
+            done += _run_score(r.paths, group, r.show_progress, r.engine)
+        done += [run_scoring_task(r.paths, t, show_progress=r.show_progress, engine=r.engine)
+                 for t in todo if t.step != "score"]
         r.report.changed = True
         r.report.scored = [(t.step, t.model, t.corpus) for t in todo]
         s.update(action=f"ran {len(todo)} task(s)", detail=_short(done))
@@ -150,8 +154,8 @@ STAGE_STEPS = {"fetch": _fetch, "ingest": _ingest, "model": _score, "build": _bu
 
 
 def _refresh(paths: Paths, mirror, models, dry_run: bool, show_progress: bool, parent: str | None,
-             wait_s: float) -> RefreshReport:
-    r = _Run(paths, mirror, _models(models), dry_run, show_progress, parent)  # a bad models file fails first
+             wait_s: float, engine=None) -> RefreshReport:
+    r = _Run(paths, mirror, _models(models), dry_run, show_progress, parent, engine)  # a bad models file fails first
     with writer_lock(paths, "refresh", wait_s):
         for kind in dict.fromkeys(stage.kind for stage in PLAN):
             STAGE_STEPS[kind](r)

@@ -145,11 +145,16 @@ def _score_settings(e: ModelEntry):
                          dtype=e.dtype)
 
 
-def _run_score(paths: Paths, tasks: list[ScoringTask], show_progress: bool) -> list[str]:
+def _run_score(paths: Paths, tasks: list[ScoringTask], show_progress: bool, engine=None) -> list[str]:
     """Score several corpora of one model (one model load); record each run."""
     from ingest.scoring import score_corpora, store
     e = tasks[0].entry
-    done = score_corpora(paths, e.name, [t.corpus for t in tasks], _score_settings(e), show_progress=show_progress)
+    corpora = [t.corpus for t in tasks]
+    if engine is None:
+        done = score_corpora(paths, e.name, corpora, _score_settings(e), show_progress=show_progress)
+    else:
+        from ingest.scoring.pipeline import score_corpora_ray
+        done = score_corpora_ray(paths, e.name, corpora, _score_settings(e), engine, show_progress=show_progress)
     out = []
     for t, run in zip(tasks, done):
         _record(paths, t, store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
@@ -158,17 +163,18 @@ def _run_score(paths: Paths, tasks: list[ScoringTask], show_progress: bool) -> l
     return out
 
 
-def run_scoring_task(paths: Paths, task: ScoringTask, show_progress: bool = False) -> str:
+def run_scoring_task(paths: Paths, task: ScoringTask, show_progress: bool = False, engine=None) -> str:
     """Run one task (a Dagster partition, or a step of `refresh`) and record it in the ledger; a task
-    whose run is complete costs a model load and writes nothing but the ledger entry."""
+    whose run is complete costs a model load and writes nothing but the ledger entry. `engine`: None
+    (this process) or the Ray engine's options."""
     task = ScoringTask(task.model, task.step, task.corpus, _entry_of(task), task.key, task.done)
     e = task.entry
     if task.step == "score":
-        return _run_score(paths, [task], show_progress)[0]
+        return _run_score(paths, [task], show_progress, engine)[0]
     if task.step == "top1":
         from ingest.scoring import top1
         run = top1.run_top1(paths, e.name, top1.Top1Settings(), device=e.device, dtype=e.dtype,
-                            show_progress=show_progress)
+                            show_progress=show_progress, engine=engine)
         if run.get("method") == "exact_token":
             _record(paths, task, None, None, exact_token=True)
             return f"{task.label}: the game's tokenizer (dbt compares its scored tokens)"
@@ -176,7 +182,8 @@ def run_scoring_task(paths: Paths, task: ScoringTask, show_progress: bool = Fals
         return f"{task.label}: {'already complete' if run.get('skipped') else 'predicted'}"
     if task.step == "cloze":
         from ingest.scoring import cloze
-        run = cloze.run_cloze(paths, e.name, device=e.device, dtype=e.dtype, show_progress=show_progress)
+        run = cloze.run_cloze(paths, e.name, device=e.device, dtype=e.dtype, show_progress=show_progress,
+                              engine=engine)
         _record(paths, task, cloze.run_dir(paths, run["model_key"], run["run_id"]), run["run_id"])
         return f"{task.label}: {'already complete' if run.get('skipped') else 'scored'}"
     raise ValueError(f"unknown scoring step {task.step!r}; one of {', '.join(STEPS)}")
