@@ -34,6 +34,9 @@ PROBE_TOLERANCE_HALF = 5e-2  # bfloat16 / float16
 # rows of the float32 [rows x vocab] logits handled at once: ~128 MiB (682 rows at a 49k vocabulary;
 # larger head matmuls, measured best on 2 CPU cores among 64-1365 rows)
 SOFTMAX_BYTES = 1 << 27
+# on a GPU: ~1 GiB (5,461 rows at 49k, 1,024 at Gemma 3's 262k): fewer, larger head matmuls and fewer host
+# syncs; the temporaries of one chunk (logits, log-softmax, probabilities) stay under ~4 GiB
+SOFTMAX_BYTES_GPU = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,85 @@ def make_batches(windows: list[Window], batch_tokens: int) -> list[list[Window]]
     return batches
 
 
+# memory-sized GPU batches (`memory_batch_tokens`): this share of the device's total memory for weights,
+# activations and the statistics' chunk; padded tokens per batch within [MIN, MAX]
+GPU_MEMORY_SHARE = 0.6
+GPU_BATCH_TOKENS_MIN = 2048
+GPU_BATCH_TOKENS_MAX = 1 << 16
+
+
+def memory_batch_tokens(model, total_bytes: int, context_length: int, full_logits: bool = False) -> int:
+    """Padded tokens per forward batch for a device with `total_bytes` of memory (its total, not what is
+    free now: the batches must not depend on the moment, see pipeline.PART_SECONDS).
+
+    Per padded token: the activations of one decoder layer at a time (inference keeps no others:
+    residual, normed input, q, k, v, attention output, MLP gate, up and product), the attention mask
+    ([batch, 1, L, L]: L entries per token) and, with `full_logits` (a plain forward that keeps
+    [tokens, vocab] logits, a float32 copy and its log-softmax), 10 bytes per vocabulary entry. The
+    scorer's split head needs only one ~1 GiB chunk of logits (SOFTMAX_BYTES_GPU) at a time."""
+    cfg = getattr(model, "config", None)
+    cfg = getattr(cfg, "text_config", None) or cfg
+    p = next(model.parameters())
+    e = p.element_size()
+    d = int(getattr(cfg, "hidden_size", 0) or 1024)
+    f = int(getattr(cfg, "intermediate_size", 0) or 4 * d)
+    heads = int(getattr(cfg, "num_attention_heads", 0) or 1)
+    hd = int(getattr(cfg, "head_dim", 0) or d // heads)
+    kv = int(getattr(cfg, "num_key_value_heads", 0) or heads) * hd
+    per_token = e * (4 * d + heads * hd + 2 * kv + 3 * f) + 4 * int(context_length)
+    if full_logits:
+        per_token += 10 * int(model.get_output_embeddings().weight.shape[0])
+    weights = sum(t.numel() * t.element_size() for t in model.parameters())
+    budget = GPU_MEMORY_SHARE * total_bytes - weights - 6 * SOFTMAX_BYTES_GPU
+    tokens = int(budget // per_token) // 256 * 256
+    return max(GPU_BATCH_TOKENS_MIN, min(GPU_BATCH_TOKENS_MAX, tokens))
+
+
+def fused_stats(x, t, wi_mask, k: int):
+    """The statistics of `_stats` for logits x [rows, V] and targets t [rows] as reductions over x alone
+    (float32), written so that torch.compile fuses them into a few passes over the vocabulary (the GPU
+    path; eager, it is the same numbers more slowly). With lse = logsumexp(x) and lp = x - lse:
+    log p(t) = lp_t; rank = 1 + #{v : lp_v > lp_t}; entropy = -sum_v p_v lp_v (0 where p_v = 0, so -inf
+    logits need no second pass); ln(word-initial mass) = logsumexp of x over the word-initial ids - lse
+    (no underflow, no host sync); top-k of lp from the top-k of x. Returns
+    (logprob, rank int32, entropy, word-initial log-mass, top-k log-probs, top-k ids)."""
+    import torch
+    x = x.float()
+    m = x.amax(dim=1, keepdim=True)
+    lse = m + (x - m).exp().sum(dim=1, keepdim=True).log()
+    tlp = x.gather(1, t[:, None]) - lse
+    lp = x - lse
+    p = lp.exp()
+    ent = -torch.where(p > 0, p * lp, torch.zeros_like(lp)).sum(dim=1)
+    xm = x.masked_fill(wi_mask[None, :] == 0, float("-inf"))
+    mm = xm.amax(dim=1, keepdim=True).clamp_min(torch.finfo(torch.float32).min)
+    wi = mm + (xm - mm).exp().sum(dim=1, keepdim=True).log() - lse
+    rank = (lp > tlp).sum(dim=1, dtype=torch.int32) + 1
+    topv, topi = x.topk(max(k, 1), dim=1)
+    return tlp[:, 0], rank, ent, wi[:, 0], (topv - lse)[:, :k], topi[:, :k]
+
+
+_COMPILED = {}
+
+
+def compiled_fused_stats():
+    """torch.compile(fused_stats) for a CUDA device (Triton kernels), or None where it cannot be had
+    (no Triton), or not asked for: opt-in with PREDICTABASE_COMPILE_STATS=1 until it is measured on a GPU
+    (eager on a CPU it gives the eager path's numbers: tests/test_scoring_gpu_path.py). Compiled once per
+    process, on first use."""
+    import os
+    if os.environ.get("PREDICTABASE_COMPILE_STATS", "0") != "1":
+        return None
+    if "fn" not in _COMPILED:
+        try:
+            import torch
+            import triton  # noqa: F401 - inductor's GPU backend
+            _COMPILED["fn"] = torch.compile(fused_stats, dynamic=True)
+        except Exception:  # noqa: BLE001
+            _COMPILED["fn"] = None
+    return _COMPILED["fn"]
+
+
 RANK_TOP = 10  # the rank of a target among the top RANK_TOP needs no pass over the vocabulary
 
 
@@ -115,8 +197,8 @@ class Scorer:
             raise InvariantError(profile.name, f"the LM head has {self.vocab_size} rows but the tokenizer "
                                                f"profile was built for {profile.vocab_size}")
         self.wi_mask = torch.tensor(profile.word_initial, dtype=torch.float32, device=self.device)
-        self.chunk_rows = max(16, SOFTMAX_BYTES // (4 * self.vocab_size))
         self._split = self._check_split_head()
+        self.set_gpu_path(self.device.type == "cuda")
         if probe:
             self.check_probe()
 
@@ -141,6 +223,44 @@ class Scorer:
             return full.shape == split.shape and torch.allclose(full, split, atol=1e-4, rtol=1e-4)
         except Exception:  # noqa: BLE001
             return False
+
+    def set_gpu_path(self, on: bool) -> None:
+        """The GPU path of `_stats` (on by default on a CUDA device): ~1 GiB chunks, the LM head's output in
+        float32 (`_check_head_fp32`), and the statistics as one torch.compile'd function (`fused_stats`: a
+        few fused passes over the vocabulary, no host sync), else eagerly: log-softmax straight from the
+        logits' dtype and the rank as one count over the vocabulary. The same statistics (to the last bits);
+        the CPU default keeps its own path and its numbers unchanged; tests turn this on to run the GPU path
+        on a CPU (and set `_fused = fused_stats` to run the compiled function's math eagerly)."""
+        self.gpu = bool(on)
+        self.chunk_rows = max(16, (SOFTMAX_BYTES_GPU if self.gpu else SOFTMAX_BYTES) // (4 * self.vocab_size))
+        self._head_fp32 = self._check_head_fp32() if self.gpu else None
+        # on CUDA: the statistics as one compiled function (`fused_stats`); None: the eager GPU path
+        self._fused = compiled_fused_stats() if self.gpu and self.device.type == "cuda" else None
+
+    def _check_head_fp32(self):
+        """On a GPU with half-precision weights: the LM head as one matmul with float32 output
+        (`torch.mm(..., out_dtype=torch.float32)`: bf16/fp16 inputs, float32 accumulation, and no rounding
+        of the logits to 8 (bf16) or 11 (fp16) mantissa bits before the float32 log-softmax). None (use
+        the head module) for float32 weights, a head with a bias, or where the op is missing."""
+        torch = self.torch
+        head = self.model.get_output_embeddings()
+        w = getattr(head, "weight", None)
+        if not self._split or not isinstance(head, torch.nn.Linear) or head.bias is not None \
+                or w is None or w.dtype not in (torch.bfloat16, torch.float16):
+            return None
+        if self.device.type == "cuda":
+            def fn(x):
+                return torch.mm(x, w.t(), out_dtype=torch.float32)
+        else:  # (tests on a CPU) the same numbers without the CUDA-only op: exact products, float32 sums
+            def fn(x):
+                return x.float() @ w.float().t()
+        try:
+            x = torch.linspace(-2, 2, 4 * w.shape[1], device=self.device).reshape(4, -1).to(w.dtype)
+            with torch.inference_mode():
+                ok = torch.allclose(fn(x), head(x).float(), rtol=2e-2, atol=2e-2)
+        except Exception:  # noqa: BLE001 - an older torch without out_dtype: the head module
+            return None
+        return fn if ok else None
 
     def check_probe(self, text: str = PROBE_TEXT) -> float:
         """The scorer's log-probabilities of a short text (BOS + up to PROBE_TOKENS tokens, one window)
@@ -200,14 +320,33 @@ class Scorer:
         out = {name: [] for name in STATS}
         for s in range(0, sel.shape[0], self.chunk_rows):
             x = sel[s:s + self.chunk_rows]
-            if self._split:
-                x = head(x)
-            lp = torch.log_softmax(x.float(), dim=-1)
             t = targets[s:s + self.chunk_rows]
+            if self.gpu:
+                x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
+                if self._fused is not None:
+                    try:
+                        parts = self._fused(x, t, self.wi_mask, k)
+                    except Exception as exc:  # noqa: BLE001 - a compile failure: the eager GPU path from here on
+                        import warnings
+                        warnings.warn(f"compiled statistics failed ({type(exc).__name__}: {exc}); eager from now on")
+                        self._fused = None
+                    else:
+                        for name, v in zip(STATS, parts):
+                            if k or not name.startswith("topk_"):
+                                out[name].append(v)
+                        continue
+                lp = torch.log_softmax(x, dim=-1, dtype=torch.float32)  # no separate float copy of x
+            else:
+                if self._split:
+                    x = head(x)
+                lp = torch.log_softmax(x.float(), dim=-1)
             tlp = lp.gather(1, t[:, None])
             out["logprob_nats"].append(tlp[:, 0])
             topv, topi = lp.topk(min(max(k, RANK_TOP), self.vocab_size), dim=1)
-            out["rank"].append(rank_of_target(lp, tlp, topv))
+            if self.gpu:  # one pass over the vocabulary, no host sync (the same count as rank_of_target)
+                out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
+            else:
+                out["rank"].append(rank_of_target(lp, tlp, topv))
             p = lp.exp()
             ent = -torch.linalg.vecdot(p, lp)
             bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows

@@ -18,7 +18,7 @@ from ingest.raw import now_utc
 from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.failpoints import failpoint
 from ingest.scoring import store
-from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows
+from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
 from ingest.scoring.models import LoadedModel, load_model
 from ingest.scoring.profile import TokenizerProfile
 
@@ -44,9 +44,10 @@ PART_SECONDS = 30.0
 CPU_PARAM_TOKENS_S = 2.4e10
 # Padded tokens per forward batch when not given. Measured on 2 CPU cores (SmolLM2-135M, 60 lm_game prefixes,
 # one run each): 8192 -> 28 s, 2048 -> 10.5 s, 1024 -> 6.8 s of scoring: on a CPU large batches lose to cache
-# misses; a GPU wants them large. The batch changes only the last bits of a log-probability (see above).
+# misses; a GPU wants them large: there they are sized to the device's total memory (engine.memory_batch_tokens;
+# its total, not what is free at the moment, so the same job always batches alike). The batch changes only the
+# last bits of a log-probability (see above).
 CPU_BATCH_TOKENS = 1024
-GPU_BATCH_TOKENS = 8192
 GPU_SPEEDUP = 100.0  # a GPU forward pass is at least this much faster; parts stay well under PART_SECONDS
 
 
@@ -55,7 +56,7 @@ class ScoreSettings:
     context_length: int | None = None
     stride: int | None = None
     top_k: int = 10
-    batch_tokens: int | None = None  # None: CPU_BATCH_TOKENS on CPU, GPU_BATCH_TOKENS on a GPU
+    batch_tokens: int | None = None  # None: CPU_BATCH_TOKENS on CPU, sized to the memory of a GPU
     limit: int | None = None
     full: bool = False
     device: str | None = None
@@ -235,10 +236,18 @@ class RunPlan:
         return make_batches(windows, self.batch_tokens)
 
 
+def default_batch_tokens(lm: LoadedModel, context_length: int) -> int:
+    if str(lm.device).startswith("cuda"):
+        import torch
+        total = torch.cuda.get_device_properties(torch.device(lm.device)).total_memory
+        return memory_batch_tokens(lm.model, total, context_length)
+    return CPU_BATCH_TOKENS
+
+
 def plan_run(lm: LoadedModel, profile: TokenizerProfile, corpus: str, docs: list[Document], corpus_version: str,
              settings: ScoreSettings) -> RunPlan:
     ctx, stride = effective_lengths(lm, settings)
-    batch_tokens = settings.batch_tokens or (GPU_BATCH_TOKENS if str(lm.device).startswith("cuda") else CPU_BATCH_TOKENS)
+    batch_tokens = settings.batch_tokens or default_batch_tokens(lm, ctx)
     counts = [len(ids) for ids, _ in profile.encode([d.text for d in docs])]
     sizer = PartSizer(sum(p.numel() for p in lm.model.parameters()), str(lm.device), settings.part_tokens)
     groups = plan_groups(counts, sizer)
