@@ -28,7 +28,6 @@ alternating with A pair by pair (when minicons is installed and not --no-minicon
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import gc
 import os
@@ -50,6 +49,7 @@ from predictabase.config import paths as get_paths  # noqa: E402
 from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows, memory_batch_tokens  # noqa: E402
 from ingest.scoring.models import LoadedModel, load_model, tokenizer_sha256  # noqa: E402
+from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402 (imports no duckdb)
 
 
 def _import_pipeline():
@@ -92,26 +92,6 @@ CONFIG_SHAPES = {
 }
 CONFIG_SEED = 0
 CONFIG_CONTEXT = 2048
-
-
-# --- texts (as tests/scoring_helpers.py reads them; that module needs duckdb) -------------------------
-def ucl_sentences(mirror: Path, n: int) -> list[str]:
-    seen: list[str] = []
-    with open(mirror / "ucl_devarda" / "all_measures.csv", newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row["sentence"] not in seen:
-                seen.append(row["sentence"])
-            if len(seen) >= n:
-                break
-    return seen
-
-
-def natural_stories(mirror: Path) -> list[str]:
-    words: dict[int, list[str]] = {}
-    with open(mirror / "natural_stories" / "naturalstories_RTS" / "all_stories.tok", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            words.setdefault(int(row["item"]), []).append(row["word"])
-    return [" ".join(ws) for _, ws in sorted(words.items())]
 
 
 def n_tokens(tok, texts):
@@ -550,7 +530,7 @@ def main() -> None:
     args.max_tokens = parse_max_tokens(args.max_tokens)
     args.min_tokens = args.min_tokens if args.min_tokens is not None else (200_000 if cuda else 0)
     mirror = Path(args.mirror) if args.mirror else MIRROR
-    texts = ucl_sentences(mirror, args.ucl) + natural_stories(mirror)[:args.stories]
+    texts = ucl_sentences(mirror, args.ucl) + list(natural_stories(mirror).values())[:args.stories]
 
     print(f"bench/score.py {datetime.datetime.now().isoformat(timespec='seconds')}; command: "
           f"python {' '.join(sys.argv)}")

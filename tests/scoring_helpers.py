@@ -5,8 +5,6 @@ import csv
 import hashlib
 from pathlib import Path
 
-import duckdb
-
 from predictabase.config import Paths
 
 DOC_COLUMNS = ("corpus VARCHAR, doc_id VARCHAR, doc_index INTEGER, text VARCHAR, n_chars INTEGER, "
@@ -39,6 +37,7 @@ def write_documents(paths: Paths, corpus: str, texts: list[str], doc_ids: list[s
     doc_ids = doc_ids or [str(i + 1) for i in range(len(texts))]
     prefixes = prefixes or [None] * len(texts)
     version = version or hashlib.sha256("\x00".join(texts).encode()).hexdigest()
+    import duckdb  # here, not at the top: bench/score.py reads the texts on a GPU machine without duckdb
     con = duckdb.connect(str(paths.duckdb))
     try:
         con.execute("CREATE SCHEMA IF NOT EXISTS raw")
