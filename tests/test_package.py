@@ -6,6 +6,7 @@ import ast
 import importlib.metadata as md
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -324,11 +325,15 @@ def test_exit_75_when_the_writer_lock_is_held(held_lock):
 
 def test_exit_130_when_interrupted(held_lock):
     waiting = _cli("ingest", "ucl", "--warehouse", str(held_lock), "--wait", "60")
-    time.sleep(3)  # it is waiting for the lock
-    assert waiting.poll() is None
+    said = ""  # interrupt it once it says it is waiting for the lock (not while it still imports, on a busy machine)
+    deadline = time.monotonic() + 60
+    while "waiting up to" not in said:
+        assert waiting.poll() is None and time.monotonic() < deadline, said
+        if select.select([waiting.stderr], [], [], 0.5)[0]:
+            said += waiting.stderr.readline()
     waiting.send_signal(signal.SIGINT)
     code, _, err = _finish(waiting)
-    assert code == 130 and "interrupted" in err and "Traceback" not in err
+    assert code == 130 and "interrupted" in err and "Traceback" not in said + err
     from predictabase.runs import read_runs
     ingest_runs = [r for r in read_runs(held_lock / "runs.jsonl") if r["command"] == "ingest"]
     assert ingest_runs and ingest_runs[-1]["status"] == "interrupted"

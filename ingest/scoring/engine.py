@@ -155,8 +155,11 @@ def compiled_fused_stats():
         return None
     if "fn" not in _COMPILED:
         try:
+            import importlib.util
+
             import torch
-            import triton  # noqa: F401 - inductor's GPU backend
+            if importlib.util.find_spec("triton") is None:  # inductor's GPU backend (a CUDA build of torch has it)
+                raise ImportError("triton")
             _COMPILED["fn"] = torch.compile(fused_stats, dynamic=True)
         except Exception:  # noqa: BLE001
             _COMPILED["fn"] = None
