@@ -155,9 +155,9 @@ def engine_options(engine: str, address: str | None, workers: int | None, worker
         check("--worker-cpus", worker_cpus, worker_cpus == 1, "only with --engine ray")
         return None
     from ingest.scoring.distributed import RayOptions
-    check("--workers", workers, workers is None or workers >= 1, "an integer >= 1")
-    check("--worker-cpus", worker_cpus, worker_cpus >= 1, "an integer >= 1")
-    return RayOptions(address=address, workers=workers, cpus=worker_cpus)
+    options = RayOptions(address=address, workers=workers, cpus=worker_cpus)
+    options.check()  # --workers, --worker-cpus
+    return options
 
 
 def check_device_dtype(device: str | None, dtype: str | None) -> None:

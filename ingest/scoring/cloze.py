@@ -52,6 +52,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from pathlib import Path
 
 import duckdb
@@ -65,7 +66,7 @@ from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.raw import now_iso
 from ingest.scoring.word_search import (PredictorSpec, Question, Segment, WordPredictor, WordTrie, _logsumexp,
-                                        predict_documents_ray, word_token_ids)
+                                        predict_documents_with, word_token_ids)
 
 SCORER_VERSION = 1
 CORPORA = corpus_table.CLOZE
@@ -312,7 +313,7 @@ class ResponseScorer(WordPredictor):
 
 
 def _build_scorer(loaded, trie: WordTrie, settings: ClozeSettings, candidates: dict, context_length: int):
-    """The response scorer on a replica of the Ray engine (the local engine's, built the same way)."""
+    """The response scorer of a loaded model (here, or on a replica of the Ray engine)."""
     return ResponseScorer(loaded.lm.model, loaded.profile, trie, settings, candidates, device=loaded.lm.device,
                           context_length=context_length)
 
@@ -362,14 +363,9 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
         if progress:
             progress(done, len(rep))
 
-    if pool is None:
-        scorer = ResponseScorer(model, profile, trie, settings, candidates, device=device,
-                                context_length=context_length)
-        results = scorer.predict_documents(docs, on_done)
-        n_nodes = scorer.n_nodes
-    else:
-        spec = PredictorSpec(uuid.uuid4().hex, _build_scorer, (trie, settings, candidates, context_length))
-        results, n_nodes = predict_documents_ray(pool, spec, docs, on_done)
+    spec = PredictorSpec(uuid.uuid4().hex, _build_scorer, (trie, settings, candidates, context_length))
+    results, n_nodes = predict_documents_with(spec, SimpleNamespace(model=model, device=device), profile, docs,
+                                              on_done, pool)
     by_q = {(r["doc_id"], r["position"]): r for r in results}
     rows = []
     for c, (pos, ctx, s) in texts.items():

@@ -16,9 +16,10 @@ first, to whichever replica is free (longest-processing-time-first over length-b
 Same run id, same windows, same BOS, same batches, float32 log-softmax: the rows are identical to the
 local engine's, column by column (tests/test_ray_engine.py). On a CPU, token scoring is identical at any
 thread count (1 and 2 threads: the same bits); the word search of top1 and cloze (a tree-shaped attention
-mask over a KV cache) only at the same thread count: give the workers the local run's (`--worker-cpus`). A worker that dies mid-unit is restarted by
-Ray (`max_restarts`) and its unit retried (`max_task_retries`); a part file is written whole under its
-final name only, so a retried unit replaces nothing but itself.
+mask over a KV cache) only at the same thread count: give the workers the local run's (`--worker-cpus`).
+
+A worker that dies mid-unit is restarted by Ray (`max_restarts`) and its unit retried (`max_task_retries`);
+a part file is written whole under its final name only, so a retried unit replaces nothing but itself.
 
 The workers import this package: on a cluster of several machines install it (and the model) on every
 node (docs/scale.md). Ray's usage statistics stay off (`RAY_USAGE_STATS_ENABLED=0`).
@@ -90,9 +91,6 @@ class Worker:
         """`fn(loaded, *args)` on this replica (fn: a module-level function, pickled by reference)."""
         return fn(self._loaded(), *args)
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 class RayPool:
     """The replicas of one model on the cluster."""
@@ -112,15 +110,11 @@ class RayPool:
         to name, plan and record a run."""
         return self.call_one(_model_facts)
 
-    def pids(self) -> list[int]:
-        return [self._get(a.pid.remote()) for a in self.actors]
-
     def map_unordered(self, fn: Callable, units: Iterable[tuple[Any, tuple]], size: Callable[[Any], int]
                       ) -> Iterator[tuple[Any, Any]]:
         """(key, fn(loaded, *args)) for every (key, args) of `units`, as the replicas finish them; the
         largest units (by `size(key)`) go out first, each to the next free replica."""
-        queue = sorted(units, key=lambda u: -size(u[0]))
-        queue.reverse()  # pop() from the end: largest first
+        queue = sorted(units, key=lambda u: size(u[0]))  # pop() from the end: largest first
         free = list(self.actors)
         running: dict = {}
         while queue or running:

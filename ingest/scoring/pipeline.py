@@ -342,6 +342,12 @@ def check_settings(settings: ScoreSettings) -> None:
         raise OptionError(None, "top_k must be >= 0, batch_tokens >= 1, part_tokens >= 1 and limit (when given) >= 1")
 
 
+def check_top_k(lm: LoadedModel, top_k: int) -> None:
+    if top_k > lm.vocab_size:
+        raise OptionError("--top-k", f"{top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
+                                     f"(the vocabulary of {lm.model_id})")
+
+
 def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings,
                   show_progress: bool = True) -> list[dict]:
     """Score every document of each corpus with one model; one run (directory) per corpus.
@@ -355,9 +361,7 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
-    if settings.top_k > lm.vocab_size:
-        raise OptionError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
-                                     f"(the vocabulary of {lm.model_id})")
+    check_top_k(lm, settings.top_k)
     scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
     return [score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)
             for c, (docs, version) in loaded.items()]
@@ -366,9 +370,7 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
 # --- the Ray engine (ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
 
 def _ray_plan(loaded, corpus: str, docs: list[Document], version: str, settings: ScoreSettings) -> RunPlan:
-    if settings.top_k > loaded.lm.vocab_size:
-        raise OptionError("--top-k", f"{settings.top_k} is not allowed; an integer from 0 to {loaded.lm.vocab_size} "
-                                     f"(the vocabulary of {loaded.lm.model_id})")
+    check_top_k(loaded.lm, settings.top_k)
     return plan_run(loaded.lm, loaded.profile, corpus, docs, version, settings)
 
 

@@ -30,7 +30,7 @@ from predictabase.errors import OptionError, ScoringError, WarehouseError
 from predictabase.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.word_search import (PredictorSpec, Question, SearchSettings, WordPredictor, build_trie, is_word_token,
-                                        predict_documents_ray)
+                                        predict_documents_with)
 
 PREDICTOR_VERSION = 1
 METHOD = "word"
@@ -141,10 +141,10 @@ def table_of(run_id: str, model_key: str, results: list[dict]) -> pa.Table:
     return pa.table({"run_id": [run_id] * n, "model_key": [model_key] * n, **cols}).cast(SCHEMA)
 
 
-def _build_predictor(loaded, words: list[str], settings: Top1Settings, context_length: int) -> WordPredictor:
-    """The top-1 predictor on a replica of the Ray engine (the local engine's, built the same way)."""
-    return WordPredictor(loaded.lm.model, loaded.profile, build_trie(loaded.profile, words), settings,
-                         device=loaded.lm.device, context_length=context_length)
+def _build_predictor(loaded, trie, settings: Top1Settings, context_length: int) -> WordPredictor:
+    """The top-1 predictor of a loaded model (here, or on a replica of the Ray engine)."""
+    return WordPredictor(loaded.lm.model, loaded.profile, trie, settings, device=loaded.lm.device,
+                         context_length=context_length)
 
 
 def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Settings, context_length: int,
@@ -182,12 +182,8 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
             progress(lm.model_key, done, n_q)
 
     todo = [(docs[d], questions[d]) for d in doc_ids]
-    if pool is None:
-        predictor = WordPredictor(lm.model, profile, trie, settings, device=lm.device, context_length=context_length)
-        results = predictor.predict_documents(todo, on_done)
-    else:
-        spec = PredictorSpec(run_id, _build_predictor, (words, settings, context_length))
-        results, _ = predict_documents_ray(pool, spec, todo, on_done)
+    spec = PredictorSpec(run_id, _build_predictor, (trie, settings, context_length))
+    results, _ = predict_documents_with(spec, lm, profile, todo, on_done, pool)
     table = table_of(run_id, lm.model_key, results)
     run.update(run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
                tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, dtype=lm.dtype, device=lm.device,

@@ -535,11 +535,16 @@ def _ray_pack(loaded, spec: PredictorSpec, pack: Pack) -> tuple[list[dict], int]
     return results, getattr(predictor, "n_nodes", 0) - before
 
 
-def predict_documents_ray(pool, spec: PredictorSpec, docs: list[tuple[str, list[Question]]],
-                          on_done: Callable[[int], None] | None = None) -> tuple[list[dict], int]:
-    """`WordPredictor.predict_documents` with the packs spread over the replicas of `pool`
-    (`ingest.scoring.distributed.RayPool`): the same results in the same order, and the nodes scored
-    (`ResponseScorer.n_nodes`; 0 for a plain predictor)."""
+def predict_documents_with(spec: PredictorSpec, lm, profile: TokenizerProfile, docs: list[tuple[str, list[Question]]],
+                           on_done: Callable[[int], None] | None = None, pool=None) -> tuple[list[dict], int]:
+    """`WordPredictor.predict_documents` of the predictor `spec` builds: here, from the loaded model `lm`,
+    or with the packs spread over the replicas of `pool` (`ingest.scoring.distributed.RayPool`; `lm.model`
+    is then None), the same results in the same order. Also the nodes scored (`ResponseScorer.n_nodes`; 0
+    for a plain predictor)."""
+    if pool is None:
+        from ingest.scoring.distributed import Loaded
+        predictor = spec.build(Loaded(lm, profile, {}), *spec.args)
+        return predictor.predict_documents(docs, on_done), getattr(predictor, "n_nodes", 0)
     ref = pool.ray.put(spec)
     plan = pool.call_one(_ray_plan, ref, docs)
     for unit in plan:
