@@ -393,6 +393,11 @@ def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], setting
     warehouse's. The documents are read here and sent to the workers, which need no warehouse."""
     from ingest.scoring.distributed import ray_pool
     check_settings(settings)
+    if output:
+        try:
+            store._fs(output)
+        except (ValueError, ImportError) as exc:  # an unknown protocol; its fsspec backend not installed
+            raise OptionError("--output", f"{output!r} is not allowed; {exc}") from None
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     root: store.Location = output if output else paths.token_scores
     out = []
