@@ -40,8 +40,8 @@ def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
 @pytest.fixture(scope="session")
 def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Paths:
     """A real warehouse, built once and published (read-only use; copy it to change it): fetched from the
-    mirror; UCL, Natural Stories, the GPT-3 import and the pairwise game ingested; UCL scored by the tiny
-    GPT-2; dbt built. Every mart exists (the wild ones empty: their decrypted text is not needed)."""
+    mirror; UCL, Natural Stories, the GPT-3 import, the pairwise game and the references ingested; UCL scored by
+    the tiny GPT-2; dbt built. Every mart exists (the wild ones empty: their decrypted text is not needed)."""
     import shutil
 
     from ingest.datasets.registry import run_ingest
@@ -51,7 +51,7 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
     p = make_paths(tmp_path_factory.mktemp("real") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
-    run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise"], show_progress=False)
+    run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise", "references"], show_progress=False)
     score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
                   show_progress=False)
     dbt_build(p)

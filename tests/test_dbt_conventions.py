@@ -2,7 +2,8 @@
 no database, no network; well under a second):
 
 * every dashboard page (dashboards/app.py) has an exposure whose `depends_on` is exactly the marts the page
-  reads (the SQL page: every mart);
+  reads, with those app.py reads under every page (`shell_marts`: the "How to cite" of dashboards/citations.py)
+  (the SQL page: every mart);
 * every SQL mart has an enforced contract with a data_type on every column (dbt then refuses a build whose
   SQL and YAML differ in a column's name or type);
 * every staging model has a column test and every source table a test;
@@ -142,10 +143,30 @@ def marts_read(source: str, marts: set[str]) -> set[str]:
     return read & marts
 
 
+def shell_marts(app: Path, marts: set[str]) -> set[str]:
+    """The marts the app shell reads under every page: those `app` itself passes to `data`, and those of the
+    dashboard's own modules it imports (a module beside it: citations.py, each page's "How to cite")."""
+    source = app.read_text()
+    read = marts_read(source, marts)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            module = app.parent / f"{name}.py"
+            if module.exists():
+                read |= marts_read(module.read_text(), marts)
+    return read
+
+
 def test_every_page_has_an_exposure_listing_the_marts_it_reads():
     pages = _pages()
     assert {"home", "perplexity", "sql"} <= set(pages), pages
     marts = set(_mart_files())
+    shell = shell_marts(APP, marts)
     by_path = {}
     for e in _exposures():
         assert e.get("type") == "dashboard", e["name"]
@@ -164,7 +185,7 @@ def test_every_page_has_an_exposure_listing_the_marts_it_reads():
         assert all(refs), f"{e['name']}: depends_on takes ref('mart_...') entries: {e.get('depends_on')}"
         listed = [r.group(1) for r in refs]
         assert len(listed) == len(set(listed)), f"{e['name']}: a mart listed twice"
-        expected = marts if url_path in PAGES_READING_EVERY_MART else marts_read(page.read_text(), marts)
+        expected = marts if url_path in PAGES_READING_EVERY_MART else marts_read(page.read_text(), marts) | shell
         assert set(listed) == expected, (f"{e['name']} ({page.name}): listed but not read {sorted(set(listed) - expected)}, "
                                          f"read but not listed {sorted(expected - set(listed))}")
 
@@ -177,6 +198,14 @@ def test_marts_read_follows_constants_and_falls_back_on_built_names():
     assert marts_read(built, marts) == {"mart_b"}
     hint = 'A = "mart_a"\ndf = data.page_table(A, f"{A} is empty")\n'
     assert marts_read(hint, marts) == {"mart_a"}
+
+
+def test_shell_marts_follow_the_dashboard_modules_app_imports(tmp_path):
+    (tmp_path / "app.py").write_text("import streamlit as st\nimport citations\n\npage = st.navigation([])\n"
+                                     "page.run()\ncitations.show(page.url_path)\n")
+    (tmp_path / "citations.py").write_text('import data\n\nMART = "mart_a"\n\n\ndef show(p):\n    data.table(MART)\n')
+    (tmp_path / "helpers.py").write_text('import data\n\ndata.table("mart_b")\n')  # not imported by app.py
+    assert shell_marts(tmp_path / "app.py", {"mart_a", "mart_b", "mart_c"}) == {"mart_a"}
 
 
 # ---------------------------------------------------------------------------------------------- contracts

@@ -36,7 +36,7 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
-from ingest.datasets import model_table, pimentel_meister, user_corpus
+from ingest.datasets import model_table, pimentel_meister, references, user_corpus
 from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in, transaction
@@ -44,6 +44,7 @@ from predictabase.errors import IngestError
 from predictabase.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs
 from ingest.corpus_declarations import INPUT_KEY
+from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,8 @@ JOBS: dict[str, Job] = {
         writes=("raw.pimentel_meister_words",)),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     "model_table": Job("model_table", prepare=model_table.load, write=replace_tables_in, writes=("raw.model_table",)),
+    # the BibTeX of the papers, datasets and models the numbers come from (ingest/sources/references.toml)
+    "references": Job("references", prepare=references.load, write=replace_tables_in, writes=("raw.references",)),
     "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
                                       write=replace_tables_in, after=("declared_corpora",),
         writes=("raw.pimentel_meister_delta_llh",)),
@@ -337,7 +340,7 @@ def catalog_versions(datasets) -> dict[str, str]:
 
 def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
     from ingest.sources.catalog import by_path
-    return catalog_versions({by_path(p).dataset for p in inputs if p != INPUT_KEY})
+    return catalog_versions({by_path(p).dataset for p in inputs if p not in (INPUT_KEY, REFERENCES_KEY)})
 
 
 def _log_jobs(con: duckdb.DuckDBPyConnection, ingest_id: str, rows: list[tuple[str, dict, list[str]]]) -> None:

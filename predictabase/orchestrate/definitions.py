@@ -7,7 +7,7 @@
 - `refresh_job`: one op running `predictabase.refresh.refresh` (the incremental refresh: checksums, models not
   yet scored, dbt on the affected models), which logs an asset materialization for every asset it rebuilt
   (fetch, ingest jobs, scoring partitions, dbt models, the snapshot), launched by the `daily_refresh` schedule and by
-  `source_catalog_sensor` when the source catalog or models.toml changes (cursor = their sha256).
+  `source_catalog_sensor` when the source catalog, its references or models.toml change (cursor = their sha256).
 """
 
 import hashlib
@@ -71,8 +71,9 @@ def watched_digest(files: list[Path]) -> str:
 
 
 @dg.sensor(job=refresh_job, minimum_interval_seconds=60,
-           description="Starts the refresh when the source catalog (ingest/sources/catalog.toml) or the models "
-                       "file (models.toml) changes; the cursor is their sha256, the run key too.")
+           description="Starts the refresh when the source catalog (ingest/sources/catalog.toml), its references "
+                       "(references.toml) or the models file (models.toml) change; the cursor is their sha256, the "
+                       "run key too.")
 def source_catalog_sensor(context: dg.SensorEvaluationContext, predictabase: PredictabaseResource):
     files = predictabase.watched()
     digest = watched_digest(files)

@@ -11,6 +11,7 @@ from predictabase.config import Paths, mirror_dir, models_config_path
 from predictabase.config import paths as default_paths
 from predictabase.errors import WarehouseError
 from ingest.sources.catalog import CATALOG_FILE
+from ingest.sources.references import REFERENCES_FILE
 
 # Dagster runs steps in parallel processes; every writing step takes the warehouse's writer lock and
 # waits this long for the others (a full scoring run of a big model takes hours on a CPU).
@@ -21,7 +22,7 @@ class PredictabaseResource(dg.ConfigurableResource):
     """The warehouse the assets write (default: $PREDICTABASE_WAREHOUSE, else ./warehouse, as for the
     CLI), the mirror fetch copies from (default: $PREDICTABASE_MIRROR, else download), how long a step
     waits for another writer, and the files whose change makes the sensor start a refresh (default: the
-    source catalog and the models file, $PREDICTABASE_MODELS or models.toml)."""
+    source catalog, its references and the models file, $PREDICTABASE_MODELS or models.toml)."""
 
     warehouse: str | None = None
     mirror: str | None = None
@@ -37,7 +38,7 @@ class PredictabaseResource(dg.ConfigurableResource):
     def watched(self) -> list[Path]:
         if self.watched_files:
             return [Path(f) for f in self.watched_files]
-        return [CATALOG_FILE, models_config_path()]
+        return [CATALOG_FILE, REFERENCES_FILE, models_config_path()]
 
     def existing_paths(self) -> Paths:
         """The warehouse of a step that needs one already there (every step but fetch), as the CLI does."""

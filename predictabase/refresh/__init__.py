@@ -6,7 +6,7 @@ to do), all under the warehouse's writer lock (docs/refresh.md explains each dec
 1. fetch   - every catalog file; a file present with the catalog's sha256 is not fetched again, and
              raw.source_files rows are rewritten only for files fetched now (`fetch_and_record`).
 2. ingest  - the jobs whose raw.ingest_log row is missing, whose inputs' sha256 no longer match the
-             catalog, whose catalog datasets changed, whose loader code changed (`code_version`), whose
+             catalog (its references.toml and the user's corpora.toml included), whose catalog datasets changed, whose loader code changed (`code_version`), whose
              tables are missing, or that depend on such a job (Job.after): ONE `run_ingest` call.
 3. score   - every models.toml entry x corpus (+ top-1 / cloze): a task is done when the ledger
              `<warehouse>/refresh/scored.json` maps its plan key (model fingerprint, data version, code

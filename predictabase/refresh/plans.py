@@ -31,9 +31,11 @@ def plan_ingest(paths: Paths) -> dict[str, str]:
     from ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
     from ingest.corpus_declarations import INPUT_KEY, declarations_sha256
     from ingest.sources.catalog import load_catalog
+    from ingest.sources.references import INPUT_KEY as REFERENCES_KEY, references_sha256
     log = read_ingest_log(paths)
     catalog = {sf.path: sf.sha256 for sf in load_catalog()}
     catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
+    catalog[REFERENCES_KEY] = references_sha256()  # the references beside the catalog (ingest/sources/references.toml)
     tables = _raw_tables(paths)
     todo: dict[str, str] = {}
     for name in NAMES:
