@@ -1,10 +1,14 @@
 """Every chart of the dashboard goes through `show`: a title in plain words (with units), a one-sentence
 description for readers and screen readers (Vega-Lite's `description`, which the chart's renderer exposes as
-its ARIA label), and Streamlit's theme, so the chart follows the user's light or dark theme."""
+its ARIA label), and Streamlit's theme, so the chart follows the user's light or dark theme. Under it, SVG and
+PNG download buttons (dashboards/downloads.py); the collect hook (dashboards/collect.py) records it."""
 from __future__ import annotations
 
 import altair as alt
 import streamlit as st
+
+import collect
+import downloads
 
 
 def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: str | None = None, where=st,
@@ -15,4 +19,7 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     # a mid grey subtitle: Streamlit's theme colours the title, not the subtitle (Vega's default is near black)
     sub = {"subtitle": subtitle, "subtitleColor": "#8c8c8c"} if subtitle else {}
     heading = alt.Title(title, anchor="start", **sub)
-    where.altair_chart(chart.properties(title=heading, description=description), theme="streamlit", width=width)
+    drawn = chart.properties(title=heading, description=description)
+    where.altair_chart(drawn, theme="streamlit", width=width)
+    collect.chart(title, drawn)
+    downloads.chart_buttons(where, drawn, title)

@@ -8,7 +8,9 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
+import collect
 import data
+import downloads
 from ingest import corpus_table
 from ingest.scoring import model_table
 
@@ -49,6 +51,24 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "bits_per_word": ("bits per word (bits/word)", "%.3f"),
     "normalized_perplexity": ("normalized perplexity (perplexity / vocabulary size)", "scientific"),
     "built_at": ("built at (UTC)", None),
+    # scoreboard (mart_scoreboard_gaps, mart_scoreboard_long)
+    "comparison_label": ("comparison", None),
+    "unit": ("unit", None),
+    "humans_value": ("humans", "%.4g"),
+    "humans_ci_low": ("humans: interval low", "%.4g"),
+    "humans_ci_high": ("humans: interval high", "%.4g"),
+    "best_display_name": ("best model", None),
+    "best_value": ("best model's value", "%.4g"),
+    "best_ci_low": ("best model: interval low", "%.4g"),
+    "best_ci_high": ("best model: interval high", "%.4g"),
+    "best_value_origin": ("best model's value from", None),
+    "gap_kind": ("gap (humans vs model) as", None),
+    "gap": ("gap", "%.4g"),
+    "gap_ci_low": ("gap: approximate 95% interval low", "%.4g"),
+    "gap_ci_high": ("gap: approximate 95% interval high", "%.4g"),
+    "n_models_compared": ("models compared", "%d"),
+    "kind": ("kind", None),
+    "predictor": ("predictor", None),
     # sources mart
     "dataset": ("dataset", None),
     "repo": ("upstream repository", None),
@@ -306,6 +326,87 @@ def ordered(df: pd.DataFrame, first: list[str]) -> pd.DataFrame:
     return df[cols + [c for c in df.columns if c not in cols]]
 
 
-def show(df: pd.DataFrame, first: list[str] | None = None, **kwargs) -> None:
+def show(df: pd.DataFrame, first: list[str] | None = None, *, title: str | None = None, **kwargs) -> None:
+    """Draw `df` (the `first` columns leading) with headers in words and number formats, and under it CSV and
+    LaTeX download buttons of the table as shown, titled `title` (default: the table's `key` in words)."""
     df = in_utc(ordered(df, first or []))
-    st.dataframe(df, hide_index=True, column_config=column_config(df), **kwargs)
+    data_, config = blank_nulls(df, column_config(df))
+    st.dataframe(data_, hide_index=True, column_config=config, **kwargs)
+    key = kwargs.get("key")
+    title = title or (str(key).replace("_", " ").capitalize() if key else "Table")
+    headers = {c: header(c) for c in df.columns}
+    formats = {c: COLUMNS.get(c, (c, None))[1] for c in df.columns}
+    collect.table(title, df, headers, formats)
+    downloads.table_buttons(st, df, title, headers, formats, key)
+
+
+def related(pages: list[tuple[str, str]], heading: str = "Related pages") -> None:
+    """A page's links to the pages it relates to: (page script under dashboards/, label in words). A page run on
+    its own (outside app.py's navigation, as the page tests run it) shows the labels as text."""
+    st.markdown(f"**{heading}**")
+    for target, label in pages:
+        try:
+            st.page_link(target, label=label, icon=":material/arrow_forward:")
+        except st.errors.StreamlitAPIException:
+            st.markdown(f"→ {label}")
+
+
+def frame(df: pd.DataFrame, *, title: str, column_config: dict | None = None, column_order=None, **kwargs) -> None:
+    """`st.dataframe` of a table a page configures itself (`column_config`: a header string or a
+    st.column_config entry per column), with the same CSV and LaTeX download buttons as `show` and recorded by
+    the collect hook: the headers and printf formats of the files are those of the configuration."""
+    config = column_config or {}
+    data_, shown_config = blank_nulls(df, config)
+    st.dataframe(data_, column_config=shown_config, column_order=column_order, **{"hide_index": True, **kwargs})
+    shown = df[[c for c in (column_order or df.columns) if c in df.columns]]
+    headers, formats = {}, {}
+    for col in shown.columns:
+        cfg = config.get(col)
+        if isinstance(cfg, str):
+            headers[col] = cfg
+        elif isinstance(cfg, dict):
+            headers[col] = cfg.get("label") or header(col)
+            formats[col] = (cfg.get("type_config") or {}).get("format")
+        else:
+            headers[col], formats[col] = COLUMNS.get(col, (col, None))
+    collect.table(title, shown, headers, formats)
+    downloads.table_buttons(st, shown, title, headers, formats, kwargs.get("key"))
+
+
+MISSING = float("-inf")  # a missing number on screen: sorts first, shown blank
+
+
+def _printf(fmt: str | None):
+    def render(v) -> str:
+        if v == MISSING:
+            return ""
+        if fmt == "scientific":
+            return f"{v:.3e}"
+        return fmt % v if fmt else f"{v:.6g}"
+    return render
+
+
+def blank_nulls(df: pd.DataFrame, config: dict):
+    """(data, column_config) for st.dataframe, with every missing value shown as an empty cell (Streamlit's grid
+    writes "None" in a null cell): a text column's nulls become "", a number column's a -inf shown as "" by a
+    pandas Styler, which also prints that column's format (the grid keeps sorting it as numbers). Other
+    columns are left as they are."""
+    fill, formats, config = {}, {}, dict(config)
+    for col in df.columns:
+        if not df[col].isna().any() or pd.api.types.is_bool_dtype(df[col]) \
+                or pd.api.types.is_datetime64_any_dtype(df[col]):
+            continue
+        if pd.api.types.is_numeric_dtype(df[col]):
+            cfg = config.get(col)
+            fmt = COLUMNS.get(col, (col, None))[1]
+            if isinstance(cfg, dict):
+                fmt = (cfg.get("type_config") or {}).get("format") or fmt
+                config[col] = {**cfg, "type_config": {**cfg["type_config"], "format": None}} \
+                    if cfg.get("type_config") else cfg
+            fill[col], formats[col] = MISSING, _printf(fmt)
+        elif df[col].dtype == object or pd.api.types.is_string_dtype(df[col]):
+            fill[col] = ""
+    if not fill:
+        return df, config
+    shown = df.astype({c: float for c in formats}).fillna(fill)
+    return (shown.style.format(formats) if formats else shown), config

@@ -559,8 +559,40 @@ def corpus_remove(name: Annotated[str, typer.Argument(help="a corpus added with 
     console.print(f"removed corpus {name} ({out['removed_scoring_runs']} scoring runs). Next: `predictabase refresh`.")
 
 
-export_app = typer.Typer(help="Tables for your own analysis, from the published snapshot.", no_args_is_help=True)
+export_app = typer.Typer(help="Paper-ready files and tables for your own analysis, from the published snapshot: "
+                         "`export --out DIR` writes every chart and table of the dashboard; `export words` the "
+                         "one-row-per-word table.", no_args_is_help=True)
 app.add_typer(export_app, name="export")
+
+
+@export_app.callback(invoke_without_command=True)
+def export_cmd(
+    ctx: typer.Context,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="the directory to write (new, empty or a previous export, which is replaced): <page>/NN-<title>.svg/.png per chart, .csv/.tex per table, provenance.json, manifest.json")] = None,
+    warehouse: WarehouseOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Every chart (SVG, PNG) and table (CSV, LaTeX) of every dashboard page at its default view, each with the
+    snapshot's provenance, from the published snapshot only (takes no lock). Interrupted or failed, it leaves
+    --out as it was."""
+    if ctx.invoked_subcommand is None:
+        export_all_cmd(out=out, warehouse=warehouse, as_json=as_json)
+
+
+@recorded("export")
+def export_all_cmd(*, out: Path | None, warehouse: Path | None, as_json: bool) -> None:
+    from predictabase.export import export_all
+    with _errors():
+        if out is None:
+            raise OptionError("--out", "the directory to write is required: predictabase export --out DIR")
+        p = existing_warehouse(warehouse)
+        done = export_all(p.marts, out, show_progress=sys.stderr.isatty())
+    _set_rows(None, done["files"])
+    if as_json:
+        emit_json({"command": "export", **done})
+        return
+    console.print(f"wrote {done['files']} files ({done['charts']} charts, {done['tables']} tables) of snapshot "
+                  f"{(done['snapshot_id'] or '?')[:12]} to {escape(str(out))} in {done['seconds']:.1f} s",
+                  soft_wrap=True)
 
 
 @export_app.command("words")

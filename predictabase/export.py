@@ -10,12 +10,26 @@ have are left out. The provenance (snapshot, corpus and its source sha256, each 
 and scoring settings) is a header of `# ` lines in a CSV (R: `read.csv(f, comment.char = "#")`; pandas:
 `read_csv(f, comment="#")`) and the file's key-value metadata `predictabase.provenance` (JSON) in a Parquet
 file. The Word surprisal page downloads the same table (`words_csv`).
+
+`predictabase export --out DIR` (`export_all`): every chart and table of the dashboard, as the pages draw them at
+their default view (run headless with Streamlit's AppTest, recorded by the dashboard's collect hook), written as
+paper-ready files (predictabase/paper_files.py) with a manifest.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import hashlib
+import importlib
+import io
 import json
+import logging
+import os
 import re
+import shutil
+import sys
+import time
+import uuid
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +37,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from predictabase import paper_files, resources
 from predictabase.errors import OptionError, WarehouseError
 
 MART = "mart_words_export"
@@ -37,6 +52,7 @@ MODEL_COLUMNS = ["surprisal_lw_bits", "surprisal_lw_nats", "surprisal_wt_bits", 
 RUN_COLUMNS = ["model_key", "model_id", "model_revision", "run_id", "run_source", "context_length", "stride", "dtype",
                "bos_policy"]
 FORMATS = (".csv", ".parquet")
+PAGE_TIMEOUT_S = 300  # `export --out`: the longest one dashboard page may take to run
 
 
 def column_prefix(model_key: str) -> str:
@@ -67,20 +83,20 @@ def wide(long: pl.DataFrame, corpus_info: dict | None = None) -> tuple[pl.DataFr
 
 
 def header_lines(prov: dict) -> list[str]:
-    lines = [f"# predictabase export words: {prov['rows']} words, exported {prov['exported_at']}"]
+    lines = [f"predictabase export words: {prov['rows']} words, exported {prov['exported_at']}"]
     c = prov.get("corpus") or {}
-    lines.append("# corpus: " + ", ".join(f"{k}={v}" for k, v in c.items() if v is not None))
+    lines.append("corpus: " + ", ".join(f"{k}={v}" for k, v in c.items() if v is not None))
     if prov.get("snapshot"):
-        lines.append("# snapshot: " + ", ".join(f"{k}={v}" for k, v in prov["snapshot"].items() if v is not None))
+        lines.append("snapshot: " + ", ".join(f"{k}={v}" for k, v in prov["snapshot"].items() if v is not None))
     for r in prov["runs"]:
-        lines.append("# model " + column_prefix(r["model_key"]) + ": " +
+        lines.append("model " + column_prefix(r["model_key"]) + ": " +
                      ", ".join(f"{k}={v}" for k, v in r.items() if v is not None))
-    lines.append(f"# columns: {prov['columns']}")
+    lines.append(f"columns: {prov['columns']}")
     return lines
 
 
 def csv_bytes(table: pl.DataFrame, prov: dict) -> bytes:
-    return ("\n".join(header_lines(prov)) + "\n").encode() + table.write_csv().encode()
+    return paper_files.comment_block(header_lines(prov)).encode() + table.write_csv().encode()
 
 
 @contextlib.contextmanager
@@ -155,3 +171,179 @@ def export_words(marts: Path, corpus: str, models: list[str] | None, out: Path) 
     tmp.replace(out)
     return {"corpus": corpus, "rows": table.height, "columns": table.columns, "out": str(out),
             "models": sorted({r["model_key"] for r in prov["runs"]})}
+
+
+# --------------------------------------------------------------------------- `predictabase export --out DIR`
+
+def dashboard_pages(app: Path) -> list[dict]:
+    """The `st.Page` entries of the dashboard's app.py, in order: path (relative to it), title, url_path."""
+    calls = [n for n in ast.walk(ast.parse(app.read_text())) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "Page" and n.args
+             and isinstance(n.args[0], ast.Constant)]
+    pages = []
+    for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+        path = call.args[0].value
+        kw = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
+        pages.append({"path": path, "title": kw.get("title", Path(path).stem),
+                      "url_path": kw.get("url_path", Path(path).stem)})
+    return pages
+
+
+@contextlib.contextmanager
+def _dashboard(app: Path, marts: Path) -> Iterator:
+    """The dashboard's own modules importable, reading `marts`; yields its collect hook (dashboards/collect.py)."""
+    old_env, old_path = os.environ.get("PREDICTABASE_WAREHOUSE"), list(sys.path)
+    os.environ["PREDICTABASE_WAREHOUSE"] = str(marts)
+    sys.path.insert(0, str(app.parent))
+    try:
+        yield importlib.import_module("collect")
+    finally:
+        sys.path[:] = old_path
+        if old_env is None:
+            os.environ.pop("PREDICTABASE_WAREHOUSE", None)
+        else:
+            os.environ["PREDICTABASE_WAREHOUSE"] = old_env
+
+
+def _run_pages(app: Path, marts: Path, pages: list[dict]) -> Iterator[tuple[dict, list]]:
+    """Each page run headless (Streamlit's AppTest) at its default view, with what it drew: (page, items)."""
+    from streamlit.testing.v1 import AppTest
+    with _dashboard(app, marts) as collect:
+        quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # AppTest's own session state warns that it runs without a server
+        try:
+            at = AppTest.from_file(str(app), default_timeout=PAGE_TIMEOUT_S)
+        finally:
+            quiet.setLevel(level)
+        at.run()  # st.navigation registers the pages on the first run
+        for page in pages:
+            collect.start(page["url_path"])
+            try:
+                at.switch_page(page["path"]).run()
+            finally:
+                items = collect.stop()
+            if at.exception:
+                raise WarehouseError(f"dashboard page /{page['url_path']}",
+                                     f"failed: {' '.join(at.exception[0].message.split())}")
+            yield page, items
+
+
+def _entry(root: Path, path: Path, body: str | bytes, **fields) -> dict:
+    data = body.encode() if isinstance(body, str) else body
+    path.write_bytes(data)
+    return {**fields, "path": path.relative_to(root).as_posix(), "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _svg_size(svg: str) -> dict:
+    m = re.search(r'<svg\b[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"', svg)
+    return {"width": round(float(m.group(1))), "height": round(float(m.group(2)))} if m else {}
+
+
+def _write_item(root: Path, folder: Path, n: int, item, prov: dict) -> Iterator[dict]:
+    """The files of one chart (SVG, PNG) or table (CSV, LaTeX), one at a time, as manifest entries."""
+    from PIL import Image
+    stem = folder / f"{n:02d}-{paper_files.slug(item.title)}"
+    meta = {"page": item.page, "title": item.title}
+    if hasattr(item, "chart"):
+        svg = paper_files.chart_svg(item.chart, prov)
+        yield _entry(root, stem.with_suffix(".svg"), svg, **meta, kind="chart", format="svg", **_svg_size(svg))
+        png = paper_files.chart_png(item.chart, prov)
+        with Image.open(io.BytesIO(png)) as img:
+            size = {"width": img.width, "height": img.height}
+        yield _entry(root, stem.with_suffix(".png"), png, **meta, kind="chart", format="png", **size)
+        return
+    shape = {"rows": len(item.df), "columns": len(item.df.columns)}
+    yield _entry(root, stem.with_suffix(".csv"), paper_files.table_csv(item.df, prov, item.title, item.headers),
+                 **meta, kind="table", format="csv", **shape)
+    yield _entry(root, stem.with_suffix(".tex"),
+                 paper_files.table_latex(item.df, prov, item.title, item.formats, item.headers),
+                 **meta, kind="table", format="tex", **shape)
+
+
+def _references(app: Path, url_path: str) -> str | None:
+    """The page's BibTeX from dashboards/citations.py's `page_bibtex`, where that module exists."""
+    if not (app.parent / "citations.py").is_file():
+        return None
+    page_bibtex = getattr(importlib.import_module("citations"), "page_bibtex", None)
+    return page_bibtex(url_path) if callable(page_bibtex) else None
+
+
+def _check_out(out: Path) -> None:
+    if not out.parent.is_dir():
+        raise OptionError("--out", f"{out.parent}: no such directory")
+    if out.exists() and not out.is_dir():
+        raise OptionError("--out", f"{out}: not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
+        raise OptionError("--out", f"{out}: not empty and not a previous export (no manifest.json); "
+                                   "name a new or empty directory")
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put the finished export `tmp` in the place of `out` (a previous export, or nothing)."""
+    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _progress(show: bool):
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), disable=not show)
+
+
+def _export_pages(app: Path, marts: Path, root: Path, prov: dict, show_progress: bool) -> list[dict]:
+    """Every page's charts and tables (and references.bib) written under `root`; their manifest entries."""
+    pages, files = dashboard_pages(app), []
+    with _progress(show_progress) as bar:
+        tasks = {p["url_path"]: bar.add_task(p["title"], total=None) for p in pages}
+        for page, items in _run_pages(app, marts, pages):
+            task, folder = tasks[page["url_path"]], root / page["url_path"]
+            bib = _references(app, page["url_path"])  # while the dashboard's modules are importable
+            bar.update(task, total=2 * len(items) + (1 if bib else 0))
+            if items or bib:
+                folder.mkdir()
+            for n, item in enumerate(items, 1):
+                for entry in _write_item(root, folder, n, item, prov):
+                    files.append(entry)
+                    bar.advance(task)
+            if bib:
+                files.append(_entry(root, folder / "references.bib", bib, page=page["url_path"],
+                                    title=f"{page['title']}: references", kind="references", format="bib"))
+                bar.advance(task)
+    return files
+
+
+def export_all(marts: Path, out: Path, show_progress: bool = False) -> dict:
+    """Every chart (SVG, PNG) and table (CSV, LaTeX) of every dashboard page at its default view, read from the
+    published snapshot `marts`, into `out`/<page>/, with provenance.json and manifest.json. Written into a
+    temporary sibling and swapped in at the end: a failed export leaves `out` as it was."""
+    _check_out(out)
+    if not marts.exists():
+        raise WarehouseError(marts, "no published snapshot yet; run `predictabase refresh` (or build)")
+    started, clock = datetime.now(timezone.utc), time.monotonic()
+    prov = paper_files.provenance(marts)
+    snapshot_id = (prov.get("snapshot") or {}).get("snapshot_id")
+    tmp = out.with_name(f".{out.name}.export-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
+    try:
+        files = _export_pages(resources.dashboard_app(), marts, tmp, prov, show_progress)
+        if (paper_files.provenance(marts).get("snapshot") or {}).get("snapshot_id") != snapshot_id:
+            raise WarehouseError(marts, "a new snapshot was published during the export; run it again")
+        files.append(_entry(tmp, tmp / "provenance.json", json.dumps(prov, indent=2, sort_keys=True) + "\n",
+                            page=None, title="provenance", kind="provenance", format="json"))
+        manifest = {"snapshot_id": snapshot_id, "provenance": paper_files.provenance_line(prov),
+                    "started_at": started.isoformat(timespec="seconds"),
+                    "ended_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": files}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        _swap(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"out": str(out), "files": len(files) + 1, "seconds": round(time.monotonic() - clock, 1),
+            "snapshot_id": snapshot_id, "charts": sum(f["format"] == "svg" for f in files),
+            "tables": sum(f["format"] == "csv" for f in files)}
