@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+import citations
+
 st.set_page_config(page_title="predictabase", page_icon="📈", layout="wide")
 
 pages = [
     st.Page("app_pages/home.py", title="Warehouse", icon=":material/warehouse:", url_path="home", default=True),
+    st.Page("app_pages/scoreboard.py", title="Scoreboard", icon=":material/leaderboard:", url_path="scoreboard"),
     st.Page("app_pages/perplexity.py", title="Perplexity", icon=":material/monitoring:", url_path="perplexity"),
     st.Page("app_pages/human_perplexity.py", title="Human perplexity", icon=":material/psychology:",
             url_path="human-perplexity"),
@@ -26,4 +29,6 @@ pages = [
     st.Page("app_pages/sql.py", title="SQL", icon=":material/database:", url_path="sql"),
 ]
 
-st.navigation(pages).run()
+page = st.navigation(pages)
+page.run()
+citations.show(page.url_path)  # every page ends with the papers and datasets its numbers come from

@@ -35,10 +35,10 @@ from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_readin
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-PAGES = {"home": "/", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
+PAGES = {"home": "/", "scoreboard": "/scoreboard", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
          "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times", "wild": "/wild",
          "sql": "/sql"}
-NAV = ["Warehouse", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
+NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
        "Reading times", "Prompts in the wild", "SQL"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -780,3 +780,83 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
             assert pg.outbound() == []
         finally:
             pg.close()
+
+
+# --------------------------------------------------------------------------------------------
+# every page opens with its finding: one sentence with a number read from the page's marts
+
+
+def _exposure_marts() -> dict[str, list[str]]:
+    """{url path: the marts its dbt exposure lists} (tests/test_dbt_conventions.py keeps them the pages' reads)."""
+    import yaml
+
+    from predictabase.config import DBT_PROJECT_DIR
+    out = {}
+    for e in yaml.safe_load((DBT_PROJECT_DIR / "models" / "exposures.yml").read_text())["exposures"]:
+        out[e["meta"]["url_path"]] = [re.search(r"ref\('(\w+)'\)", d).group(1) for d in e["depends_on"]]
+    return out
+
+
+def _mart_values(marts_path: Path, marts: list[str]) -> list[float]:
+    """Every number the marts hold: each numeric cell, each table's row count and each column's distinct count."""
+    import duckdb
+    values: list[float] = []
+    with duckdb.connect(":memory:") as con:
+        con.execute(f"ATTACH '{marts_path}' AS s (READ_ONLY)")
+        present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                             "WHERE table_catalog = 's'").fetchall()}
+        for mart in [m for m in marts if m in present]:  # a fixture snapshot holds some of a page's marts
+            df = con.execute(f'SELECT * FROM s.main."{mart}"').fetchdf()
+            values.append(len(df))
+            for col in df.columns:
+                values.append(df[col].astype(str).nunique())
+                if df[col].dtype.kind in "if":
+                    values += [float(v) for v in df[col].dropna()]
+    return values
+
+
+def _from_marts(number: str, values: list[float]) -> bool:
+    """Whether `number` as printed (decimals, thousands commas, a percentage) is one of `values` rounded."""
+    x = float(number.replace(",", ""))
+    places = len(number.split(".", 1)[1]) if "." in number else 0
+    return any(abs(v * k - x) <= 0.5 * 10 ** -places + 1e-9 for v in values for k in (1, 100))
+
+
+def _assert_opens_with_finding(pg, url: str, name: str, marts_path: Path, marts: list[str]) -> str:
+    """The first element under the page's title is a sentence (markdown, not a caption, an alert or a chart)
+    holding at least one number equal to a value of `marts`, as printed; the sentence."""
+    pg.open(url)
+    pg.assert_no_exception()
+    elements = pg.page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]')
+    assert elements.nth(0).locator("h1").count() == 1, name
+    first = elements.nth(1)
+    assert first.locator('[data-testid="stMarkdown"]').count() == 1, name
+    assert first.locator('[data-testid="stCaptionContainer"]').count() == 0, f"{name}: a caption comes first"
+    sentence = first.inner_text().strip()
+    assert sentence.endswith((".", ".)")) and len(sentence.split()) >= 6, (name, sentence)
+    numbers = re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", sentence)
+    assert any(_from_marts(n, _mart_values(marts_path, marts)) for n in numbers), (name, sentence)
+    return sentence
+
+
+def test_every_page_opens_with_a_sentence_holding_a_number_from_its_marts(real_app, real_page):
+    """Every page on the real warehouse. The pages whose data this warehouse lacks (it stops at its "nothing yet"
+    note) are checked on snapshots that have it: the reading-times and top-1 pages below, the next-word page in
+    tests/test_next_word_dashboard.py (its finding, `at.markdown[0]`, on a warehouse with a model's cloze scores)."""
+    exposures = _exposure_marts()
+    for name, path in PAGES.items():
+        if name in ("top1", "next_word", "reading_times"):
+            continue
+        _assert_opens_with_finding(real_page, real_app["url"] + path, name, real_app["paths"].marts,
+                                   exposures[path.strip("/") or "home"])
+
+
+def test_reading_times_and_top1_open_with_their_finding(views_app, views_page):
+    """The two pages on the fixture snapshot that has their marts (mart_delta_loglik, the top-1 marts)."""
+    exposures = _exposure_marts()
+    sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["reading_times"], "reading_times",
+                                          views_app["paths"].marts, exposures["reading-times"])
+    assert "improves the prediction of reading times" in sentence
+    sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["top1"], "top1",
+                                          views_app["paths"].marts, exposures["top1"])
+    assert "players" in sentence

@@ -1,0 +1,165 @@
+"""Every predictor against every comparison: humans, the models scored here, the imported models and the models
+the LM-game authors report (mart_scoreboard_long, mart_scoreboard_gaps). Selects and formats only."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import charts
+import data
+import labels
+import url_state
+
+LONG = "mart_scoreboard_long"
+GAPS = "mart_scoreboard_gaps"
+FAMILIES = {"bits_per_byte": "Bits per byte (texts)", "top1_accuracy": "Top-1 game accuracy",
+            "pairwise_perplexity": "Pairwise game perplexity", "cloze_agreement": "Agreement with cloze answers",
+            "pnc": "Correlation with cloze surprisal (PNC)", "delta_loglik": "Reading times (ΔLL)"}
+KINDS = {"humans": "humans", "scored": "scored here", "imported": "imported (published scores)",
+         "reference": "reported by the LM-game authors"}
+MEASURES = {"spr": "self-paced reading", "first_fixation": "first fixation", "gaze_duration": "gaze duration",
+            "go_past": "go-past time", "total_reading_time": "total reading time"}
+STUDY_PAGES = [("app_pages/perplexity.py", "Perplexity: bits per byte of each model on each corpus"),
+               ("app_pages/top1.py", "Top-1 game: guessing the next token"),
+               ("app_pages/human_perplexity.py", "Human perplexity: the pairwise game"),
+               ("app_pages/next_word.py", "Humans vs models: the next word in cloze tests"),
+               ("app_pages/word_surprisal.py", "Word surprisal: LW and WT, and PNC"),
+               ("app_pages/reading_times.py", "Reading times: ΔLL of each model")]
+
+
+def _fmt(value: float, unit: str) -> str:
+    if pd.isna(value):
+        return ""
+    if unit.startswith("share"):
+        return f"{100 * value:.1f}%"
+    if unit == "nats per word":
+        return f"{value:.4f}"
+    return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def _gap_text(g: pd.Series) -> str:
+    if g["gap_kind"].startswith("ratio"):
+        return f"{g['gap']:.1f}× the best model's (95% CI {g['gap_ci_low']:.1f} to {g['gap_ci_high']:.1f})"
+    return (f"{100 * g['gap']:+.1f} points (95% CI {100 * g['gap_ci_low']:+.1f} to "
+            f"{100 * g['gap_ci_high']:+.1f})")
+
+
+def finding(gaps: pd.DataFrame) -> str:
+    """The page's first sentence: how humans compare with the best model, from mart_scoreboard_gaps."""
+    worse = gaps[~gaps["humans_better"].astype(bool)]
+    top = gaps.sort_values("sort_order").iloc[0]
+    lead = (f"The best language model beats humans on {len(worse)} of the {len(gaps)} comparisons where both were "
+            f"measured" if len(worse) else f"Humans beat the best model on all {len(gaps)} comparisons measured")
+    return (f"{lead}: on {top['comparison_label'].lower()}, humans score {_fmt(top['humans_value'], top['unit'])} "
+            f"and {top['best_display_name']} {_fmt(top['best_value'], top['unit'])}.")
+
+
+st.title("Scoreboard: humans and language models on every comparison")
+long = data.page_table(LONG, "The snapshot has no scoreboard yet: run `predictabase build`.")
+gaps = data.table(GAPS)
+if gaps is not None and len(gaps):
+    st.markdown(finding(gaps))
+else:
+    st.markdown(f"The scoreboard holds {long['predictor'].nunique()} predictors; no comparison has both a human "
+                "and a model value in this warehouse.")
+st.caption("One row per predictor: people (pooled over players or participants), the models scored in this "
+           "warehouse, models whose published scores are imported, and the models the LM-game study reports. Each "
+           "comparison is computed on its own study page (links below); an empty cell says why on hover.")
+
+# ------------------------------------------------------------------ humans vs the best model
+st.subheader("Humans vs the best model")
+if gaps is not None and len(gaps):
+    gaps = gaps.sort_values("sort_order")
+    rows = []
+    for _, g in gaps.iterrows():
+        for who, prefix in (("humans", "humans"), (g["best_display_name"], "best")):
+            rows.append({"comparison": f"{g['comparison_label']} ({g['unit']})", "predictor": who,
+                         "role": "humans" if prefix == "humans" else "best model",
+                         "value": g[f"{prefix}_value"], "low": g[f"{prefix}_ci_low"], "high": g[f"{prefix}_ci_high"],
+                         "gap": _gap_text(g), "origin": "humans" if prefix == "humans" else g["best_value_origin"]})
+    strip = pd.DataFrame(rows)
+    for comparison, part in strip.groupby("comparison", sort=False):
+        base = alt.Chart(part).encode(
+            y=alt.Y("predictor:N", title=None, sort=list(part["predictor"]), axis=alt.Axis(labelLimit=400)),
+            color=alt.Color("role:N", title="who", scale=alt.Scale(domain=["humans", "best model"],
+                                                                    range=["#e45756", "#4c78a8"]),
+                            legend=alt.Legend(orient="right")),
+            tooltip=[alt.Tooltip("predictor:N", title="predictor"), alt.Tooltip("value:Q", format=".4g"),
+                     alt.Tooltip("low:Q", title="interval low", format=".4g"),
+                     alt.Tooltip("high:Q", title="interval high", format=".4g"),
+                     alt.Tooltip("origin:N", title="value from"), alt.Tooltip("gap:N", title="humans vs model")])
+        x = alt.X("value:Q", title=comparison, scale=alt.Scale(zero=False))
+        chart = alt.layer(base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=comparison), x2="high:Q"),
+                          base.mark_point(filled=True, size=110).encode(x=x)).properties(height=alt.Step(34))
+        charts.show(chart, comparison, f"Humans and the best model on {comparison}, with their intervals; "
+                    f"humans: {part['gap'].iloc[0]}.", subtitle=f"humans: {part['gap'].iloc[0]}")
+    st.caption("Lines: each value's interval (its study's own: Wilson 95% for accuracy, ±2 standard errors for the "
+               "pairwise game). The gap's interval is a normal approximation treating the two as independent "
+               "(conservative); a value the authors report without an interval counts as exact.")
+    labels.show(gaps, ["comparison_label", "unit", "humans_value", "humans_ci_low", "humans_ci_high",
+                       "best_display_name", "best_value", "best_ci_low", "best_ci_high", "best_value_origin",
+                       "gap_kind", "gap", "gap_ci_low", "gap_ci_high", "n_models_compared"],
+                title="Humans vs the best model", key="scoreboard_gaps")
+
+# ------------------------------------------------------------------ the whole scoreboard
+st.subheader("Every predictor, every comparison")
+left, mid, right = st.columns(3)
+with left:
+    families = url_state.multiselect("Comparisons", [f for f in FAMILIES if f in set(long["comparison_family"])],
+                                     key="sb_families", param="comparison", format_func=FAMILIES.get)
+with mid:
+    measures = url_state.multiselect("Reading measures (ΔLL)", [m for m in MEASURES if m in set(long["measure"])],
+                                     key="sb_measures", param="measure", format_func=MEASURES.get,
+                                     default=[m for m in ("spr", "gaze_duration") if m in set(long["measure"])])
+with right:
+    kinds = url_state.multiselect("Predictors", [k for k in KINDS if k in set(long["predictor_kind"])],
+                                  key="sb_kinds", param="kind", format_func=KINDS.get)
+
+view = long[long["comparison_family"].isin(families) & long["predictor_kind"].isin(kinds)
+            & (long["measure"].isna() | long["measure"].isin(measures))]
+if view.empty:
+    st.info("Nothing selected.")
+    st.stop()
+view = view.assign(column=view["comparison_label"] + " (" + view["unit"] + ")",
+                   kind=view["predictor_kind"].map(KINDS))
+columns = view.drop_duplicates("comparison").sort_values("sort_order")["column"].tolist()
+order = (view.drop_duplicates("predictor")
+         .assign(k=lambda d: d["predictor_kind"].map({k: i for i, k in enumerate(KINDS)}))
+         .sort_values(["k", "n_parameters", "display_name"], na_position="last")["display_name"].tolist())
+view = view.assign(
+    shown=[_fmt(v, u) for v, u in zip(view["value"], view["unit"])],
+    interval=[("" if pd.isna(lo) else f"{_fmt(lo, u)} to {_fmt(hi, u)} ({m})")
+              for lo, hi, u, m in zip(view["ci_low"], view["ci_high"], view["unit"], view["interval_method"])],
+    # rank within the comparison, 1 = best (the colour: comparable across comparisons of any unit)
+    rank=view.groupby("comparison")["value"].rank(method="min", ascending=False)
+    .where(view["higher_is_better"], view.groupby("comparison")["value"].rank(method="min")),
+    why=view["null_reason"].fillna(""), counted=view["n"].map(lambda n: "" if pd.isna(n) else f"{int(n):,}")
+    + " " + view["n_unit"].where(view["n"].notna(), ""))
+grid = alt.Chart(view).encode(
+    x=alt.X("column:N", title=None, sort=columns, axis=alt.Axis(orient="top", labelAngle=-40, labelLimit=420)),
+    y=alt.Y("display_name:N", title=None, sort=order, axis=alt.Axis(labelLimit=420)),
+    tooltip=[alt.Tooltip("display_name:N", title="predictor"), alt.Tooltip("kind:N", title="kind"),
+             alt.Tooltip("column:N", title="comparison"), alt.Tooltip("shown:N", title="value"),
+             alt.Tooltip("interval:N", title="interval"), alt.Tooltip("counted:N", title="counted over"),
+             alt.Tooltip("value_origin:N", title="value from"), alt.Tooltip("why:N", title="why empty")])
+empty = grid.mark_rect(stroke="white", color="#eeeeee")  # every cell, so an empty one still tells why on hover
+cells = grid.mark_rect(stroke="white").encode(
+    color=alt.Color("rank:Q", title="rank in the comparison (1 = best)",
+                    scale=alt.Scale(scheme="blues", reverse=True, zero=False), legend=alt.Legend(format="d")))
+text = grid.mark_text(fontSize=11).encode(text="shown:N")
+chart = alt.layer(empty, cells, text).properties(height=alt.Step(24), width=alt.Step(78))
+charts.show(chart, "The scoreboard", "A grid of every selected predictor (rows) against every selected comparison "
+            "(columns): the value in each cell, coloured by its rank within the comparison; hover a cell for its "
+            "interval and what it is counted over, or for why it is empty.",
+            subtitle="colour: rank within the comparison (darker = better); empty: hover for why", width="content")
+
+wide = view.pivot_table(index="display_name", columns="column", values="value", aggfunc="first", dropna=False)
+wide = wide.reindex(index=order, columns=columns).astype(float).reset_index().rename(columns={"display_name": "predictor"})
+kind_of = view.drop_duplicates("display_name").set_index("display_name")["kind"]
+wide.insert(1, "kind", wide["predictor"].map(kind_of))
+st.caption("The same values as a table: click a header to sort; empty cells have no value (the grid above says "
+           "why). Shares are 0 to 1.")
+labels.show(wide, title="Scoreboard", key="scoreboard_table", height=35 * (len(wide) + 1) + 3)
+
+labels.related(STUDY_PAGES, heading="Where each comparison comes from")
