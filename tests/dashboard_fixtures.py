@@ -150,11 +150,11 @@ def expected_token_perplexity(model_key: str, corpus: str, scale: float = 1.0) -
 # parameters, ΔLL (nats per word), its 95% interval, permutation p; method cv_means, both definitions (WT = LW + 0.001)
 DELTA_LOGLIK = [
     ("natural_stories", "spr", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0112, 0.0071, 0.0153, 0.002),
-    ("natural_stories", "spr", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0097, 0.0050, 0.0144, 0.004),
+    ("natural_stories", "spr", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0097, 0.0050, 0.0144, 0.004),
     ("provo", "gaze_duration", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0231, 0.0150, 0.0312, 0.002),
-    ("provo", "gaze_duration", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0188, 0.0101, 0.0275, 0.002),
+    ("provo", "gaze_duration", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0188, 0.0101, 0.0275, 0.002),
     ("provo", "first_fixation", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0042, -0.0011, 0.0095, 0.12),
-    ("provo", "first_fixation", "smollm2-135m", "SmolLM2-135M", "SmolLM2", 135_000_000, 0.0035, -0.0020, 0.0090, 0.2),
+    ("provo", "first_fixation", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0035, -0.0020, 0.0090, 0.2),
 ]
 
 

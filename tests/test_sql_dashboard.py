@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import re
 import io
 import sys
 from pathlib import Path
@@ -64,7 +65,7 @@ def test_sql_page(real_warehouse, served, pg, tmp_path):
     pg.open(served["url"] + "/sql")
     pg.assert_no_exception()
     main = pg.page.inner_text('[data-testid="stMain"]')
-    assert "Ask the published warehouse your own question in SQL" in main
+    assert re.search(r"Ask the published warehouse's \d+ marts \([\d,]+ rows in all\) your own question in SQL", main)
     assert "first 100,000 rows" in main  # the row cap, said on the page
 
     # the example query ran on opening: its rows, as DuckDB reads them from the snapshot

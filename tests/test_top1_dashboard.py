@@ -28,7 +28,7 @@ SUMMARY_HEADERS = [
     "answers", "questions", "prediction proven most probable (% of questions)", "players",
     "players with ≥ 50 answers", "their mean accuracy (%)", "answers without a model prediction",
     "about the authors' file"]
-SMOL = "SmolLM2-135M (most probable whole word, measured here)"
+SMOL = "SmolLM2-135M-Instruct (4-bit GGUF) (most probable whole word, measured here)"
 
 
 def _app(tmp_path: Path, monkeypatch, *, snapshot=create_top1_marts, **kwargs):
@@ -145,7 +145,7 @@ def test_summary_table_in_words(page) -> None:
     assert not set(t.columns) & SUMMARY_COLUMNS and not any("_" in c for c in t.columns)
     assert set(t["questions"]) == {"whole-word answers"}  # like with like by default
     rows = t.set_index("players or model")
-    smol = rows.loc["SmolLM2-135M"]
+    smol = rows.loc["SmolLM2-135M-Instruct (4-bit GGUF)"]
     assert smol["how compared"] == "most probable whole word"
     assert smol["answers"] == 960 and smol["accuracy (%)"] == pytest.approx(35.0)
     assert smol["95% interval (%)"] == "32.0 – 38.1"
@@ -186,7 +186,7 @@ def test_question_explorer(page) -> None:
                                           {"guess": "the", "players who typed it": 1, "right": False}]
     preds = _df(at, "model")
     assert preds[["model", "prediction", "right"]].to_dict("records") == [
-        {"model": "SmolLM2-135M", "prediction": "␣the", "right": True}]
+        {"model": "SmolLM2-135M-Instruct (4-bit GGUF)", "prediction": "␣the", "right": True}]
     assert preds["probability (%)"].tolist() == pytest.approx([41.0])
     tops = _df(at, "token")
     assert tops["token"].tolist() == ["␣the", "␣a", ","]
@@ -226,7 +226,7 @@ def test_where_players_beat_every_model(page) -> None:
     # doc 7 position 5 (a player said ' cat', the model ' dog'); not doc 12 position 6: no model answered it
     assert beat[["document", "position", "true token", "players right", "players' answers"]].to_dict("records") == [
         {"document": "7", "position": 5, "true token": "␣cat", "players right": 1, "players' answers": 2}]
-    assert beat["models' predictions"].tolist() == ["SmolLM2-135M: ␣dog"]
+    assert beat["models' predictions"].tolist() == ["SmolLM2-135M-Instruct (4-bit GGUF): ␣dog"]
     at.selectbox(key="top1_jump").set_value(("7", 5)).run()
     _ok(at)
     assert at.select_slider(key="top1_pos").value == 5 and _metrics(at)["True next token"] == "␣cat"
@@ -238,9 +238,9 @@ def test_finding_with_two_models_and_with_none(tmp_path: Path, monkeypatch) -> N
     assert at.markdown[0].value == (
         "On the 960 answers players gave to questions whose answer is a whole word, the players were right 28.1% of "
         "the time and, on the same questions, the models' most probable next word was right 40.0% of the time for "
-        "Gemma 3 270M and 35.0% for SmolLM2-135M.")
+        "Gemma 3 270M (4-bit GGUF) and 35.0% for SmolLM2-135M-Instruct (4-bit GGUF).")
     _, _, models = _chart(at)
-    assert {"Gemma 3 270M (most probable whole word, measured here)", SMOL} <= set(models["series"])
+    assert {"Gemma 3 270M (4-bit GGUF) (most probable whole word, measured here)", SMOL} <= set(models["series"])
 
     at = _app(tmp_path / "none", monkeypatch, models=()).run()
     _ok(at)
@@ -295,7 +295,7 @@ def test_top1_page_in_the_browser(tmp_path: Path) -> None:
             assert _charts(pg) == 1
             cells = _grids_text(pg, 3)  # summary, guesses, predictions (+ top tokens; the beat list is collapsed)
             pg.screenshot("top1")
-            for text in ("SmolLM2-135M", "most probable whole word", "human guesses",
+            for text in ("SmolLM2-135M-Instruct (4-bit GGUF)", "most probable whole word", "human guesses",
                          "reported by the authors (not measured here)", "gpt-j-6b (model_perfs_new_new_new.json)",
                          "players on the same answers (%)", "␣the"):
                 assert text in cells, text

@@ -103,7 +103,7 @@ def _text_block(at, legend_title: str):
 
 
 def _passage(at, definition: str):
-    title = {"wt": "WT: whitespace-trailing (corrected, paper 001)",
+    title = {"wt": "WT: whitespace-trailing (corrected, Oh & Schuler 2024)",
              "lw": "LW: leading-whitespace (sum of the word's token surprisals)"}[definition]
     return _text_block(at, title)
 

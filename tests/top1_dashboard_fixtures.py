@@ -30,7 +30,7 @@ MODEL = {"predictor": "smollm2-135m", "n": 960, "n_correct": 336, "same": 270 / 
          "without": 40, "proven": 0.975, "by_mass": 0.25}
 # a second model on the same answers (add_top1_marts(..., second_model=True))
 GEMMA = {**MODEL, "predictor": "gemma3-270m", "n_correct": 384, "ci": (0.3693, 0.4315), "proven": 1.0}
-FINDING = ("On the 960 answers players gave to questions whose answer is a whole word, SmolLM2-135M's most "
+FINDING = ("On the 960 answers players gave to questions whose answer is a whole word, SmolLM2-135M-Instruct (4-bit GGUF)'s most "
            "probable next word was right 35.0% of the time, the players 28.1% (same questions).")
 
 # predictor, subset, reported accuracy, the authors' file

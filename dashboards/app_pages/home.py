@@ -147,3 +147,9 @@ else:
                                 key=lambda c: c.map(layer_order) if c.name == "layer" else c)
     # tall enough for every row: the list is the point (a grid keeps only its visible rows on the page)
     labels.show(tables, key="tables", height=35 * (len(tables) + 1) + 3)
+
+labels.related([
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+    ("app_pages/perplexity.py", "Perplexity by model and corpus"),
+    ("app_pages/sql.py", "SQL: query the marts yourself"),
+])

@@ -11,6 +11,7 @@ import streamlit as st
 
 import charts
 import data
+import labels
 import url_state
 
 MART = "mart_pairwise_perplexity"
@@ -23,12 +24,23 @@ ROUNDINGS = {"interface_11": "the game's 11 choices (1%, 10%, ..., 90%, 99%)",
 
 
 st.title("Human perplexity")
-st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are better than humans at next-token "
-           "prediction*), section 4: human perplexity estimated from a pairwise guessing game, next to language "
-           "models measured the same way on the same questions.")
-
 df = data.page_table(MART, "The snapshot has no pairwise-game data yet: `predictabase ingest pairwise`, "
                           "then `predictabase build`.")
+# the finding: humans vs the generator GPT-2 small, both questions sets, the game's 11 choices, ±2 sigma
+_head = df[(df["subset"] == "all") & (df["uncertainty_method"] == "two_sigma")]
+_h = _head[(_head["predictor_kind"] == "human") & (_head["rounding"] == "interface_11")]["perplexity"]
+_g = _head[_head["predictor_label"].str.startswith("GPT-2 small")]
+_g_round = _g[_g["rounding"] == "interface_11"]["perplexity"]
+_g_exact = _g[_g["rounding"] == "exact"]["perplexity"]
+if len(_h) and len(_g_round) and len(_g_exact):
+    st.markdown(f"In the pairwise guessing game, humans' estimated perplexity is {_h.iloc[0]:.0f} per token, "
+                f"against {_g_round.iloc[0]:.0f} for GPT-2 small answering with the same 11 buttons and "
+                f"{_g_exact.iloc[0]:.0f} with its exact probabilities: lower is better, so "
+                + ("the model predicts the next token better than people do."
+                   if _g_round.iloc[0] < _h.iloc[0] else "people predict the next token better than the model."))
+st.caption("From Shlegeris, Roger, Chan & McLean, *Language Models Are Better Than Humans at Next-token "
+           "Prediction* (TMLR 2024), section 4: human perplexity estimated from a pairwise guessing game, next to "
+           "language models measured the same way on the same questions.")
 
 # questions and players of each subset (the humans' estimate; every predictor answers the same rows)
 humans = df[(df["predictor_kind"] == "human") & (df["uncertainty_method"] == "two_sigma")].drop_duplicates("subset")
@@ -99,14 +111,15 @@ charts.show((bars + points + stars).properties(height=300), "Per-token perplexit
             "Estimated per-token perplexity (log scale) of the humans and of each language model on the same "
             "questions, with its uncertainty bars and, as open diamonds, each model's true perplexity.",
             subtitle=f"{SUBSETS[subset]}; lower is better")
-st.caption(f"Dots: estimated perplexity exp(L_G + (L_h - L_G)); bars: {METHODS[method]}; open diamonds: a model's "
+st.caption(f"Dots: estimated perplexity exp(L_G + (L_h - L_G)), where L_h is the predictor's loss (mean surprisal, "
+           f"nats per token) and L_G the generator's; bars: {METHODS[method]}; open diamonds: a model's "
            f"true perplexity on the same questions. L_G = {lg['lg_nats']:.3f} nats "
            f"({'the generator GPT-2 small on the same questions' if lg['lg_source'] == 'same_questions' else 'user-supplied (dbt var pairwise_lg_nats)'}).")
 
 table = sel.sort_values("row", key=lambda s: s.map({r: i for i, r in enumerate(ORDER)}))[
     ["row", "n_questions", "n_answers", "n_players", "lh_minus_lg_nats", "sigma_nats", "perplexity",
      "perplexity_low", "perplexity_high", "true_perplexity"]]
-st.dataframe(table, hide_index=True, column_config={
+labels.frame(table, title="Perplexity of humans and models in the pairwise game", column_config={
     "row": "predictor", "n_questions": "questions", "n_answers": "answers", "n_players": "players",
     "lh_minus_lg_nats": st.column_config.NumberColumn("L_h - L_G (nats)", format="%.3f"),
     "sigma_nats": st.column_config.NumberColumn("sigma (nats)", format="%.3f"),
@@ -138,3 +151,9 @@ the further a predictor is from the generator (compare the 2-layer model's estim
 bootstrap, which uses only half of the players, shows the same effect: fewer samples, lower estimates.
 Human numbers are therefore, if anything, flattering to humans.
 """)
+
+labels.related([
+    ("app_pages/top1.py", "Top-1 game: how often people and models guess the next token"),
+    ("app_pages/perplexity.py", "Perplexity of the language models on every corpus"),
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+])

@@ -70,7 +70,8 @@ if lead is not None:
         f"Over the answers people gave, the model's ranking agrees with theirs only in part (Spearman's ρ "
         f"{num(s['spearman_rho_mean'])}, 95% CI {num(s['spearman_rho_ci_low'])} to {num(s['spearman_rho_ci_high'])}), "
         f"and it puts {pct(s['model_mass_on_responses_wt_mean'], 0)} of its next-word probability on those answers.")
-st.caption("Probabilities are whole-word probabilities with the trailing whitespace (WT, paper 001 eq. 6: the "
+st.caption("Probabilities are whole-word probabilities with the trailing whitespace (WT: Oh & Schuler, *Leading Whitespaces of Language Models' Subword "
+           "Vocabulary Pose a Confound for Calculating Word Probabilities*, EMNLP 2024, eq. 6: the "
            "word's tokens times the probability that a word boundary follows, over the same before it). People's "
            "probabilities are each answer's share of the non-empty answers (UCL: de Varda et al.'s full response "
            "distributions; empty answers are left out of both sides). 95% intervals: bootstrap over contexts.")
@@ -182,3 +183,10 @@ table["corpus"] = table["corpus"].map(labels.corpus_name)
 labels.show(table, key="nw_summary")
 st.caption("Empty cells: the measure needs the full response distribution, which only UCL publishes (Provo "
            "publishes the modal answer and the true word's share).")
+
+labels.related([
+    ("app_pages/top1.py", "Top-1 game: how often people and models guess the next token"),
+    ("app_pages/word_surprisal.py", "Word surprisal: leading-whitespace (LW) vs whitespace-trailing (WT)"),
+    ("app_pages/reading_times.py", "Reading times: model surprisal and how long people read"),
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+])

@@ -10,6 +10,17 @@ import labels
 import url_state
 
 st.title("Perplexity by model and corpus")
+_df = data.table("mart_model_perplexity")
+if _df is not None and not _df.empty and _df["bits_per_byte"].notna().any():
+    # the corpus scored by the most models (Natural Stories on a tie), its models from the most bits per byte
+    _n = _df.dropna(subset=["bits_per_byte"]).groupby("corpus")["model_key"].nunique()
+    _corpus = sorted(_n.index, key=lambda c: (-_n[c], c != "natural_stories", c))[0]
+    _rows = _df[(_df["corpus"] == _corpus) & _df["bits_per_byte"].notna()].sort_values("bits_per_byte",
+                                                                                       ascending=False)
+    _first, *_rest = _rows.itertuples()
+    _others = "".join(f", {labels.model_name(r.model_key)} {r.bits_per_byte:.2f}" for r in _rest)
+    st.markdown(f"{labels.model_name(_first.model_key)} needs {_first.bits_per_byte:.2f} bits per byte on "
+                f"{labels.corpus_name(_corpus)}{_others}: lower is better.")
 st.caption("Each point is one model on one corpus (the scoring run the marts are built from); "
            "bars are 95% intervals where the mart provides them. Lower is better.")
 
@@ -81,3 +92,9 @@ labels.show(view, ["model_key", "corpus", "token_perplexity", "token_perplexity_
                    "word_perplexity", "bits_per_word", "normalized_perplexity", "mean_surprisal_nats",
                    "mean_surprisal_nats_ci_low", "mean_surprisal_nats_ci_high", "mean_surprisal_bits",
                    "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"], key="perplexity_table")
+
+labels.related([
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+    ("app_pages/human_perplexity.py", "Human perplexity: people's perplexity from a guessing game"),
+    ("app_pages/reading_times.py", "Reading times: does lower perplexity predict reading better?"),
+])

@@ -27,8 +27,8 @@ DEFAULT_MEASURE = {"natural_stories": "spr", "provo": "gaze_duration", "ucl": "g
 PREFERRED_MEASURE = ["gaze_duration", "spr"]  # the default of another corpus (a user's): the first it has
 METHODS = {"cv_means": "cross-validated, per-word means (default)",
            "readers": "cross-validated, every reader's times with a reader intercept",
-           "lmer": "paper 001's mixed model in R (lme4), in sample"}
-DEFINITIONS = {"wt": "whitespace-trailing (WT, paper 001)", "lw": "leading-whitespace (LW, common practice)"}
+           "lmer": "Oh & Schuler's (2024) mixed model in R (lme4), in sample"}
+DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 DLL_AXIS = "ΔLL (10⁻² nats per word)"
 FAMILY = "model family"
 
@@ -57,6 +57,7 @@ def pval(p) -> str:
 
 
 st.title("Reading times")
+finding_slot = st.empty()  # the finding, filled in once the selection is known
 dll = data.page_table(DLL, f"No reading-time regressions yet ({DLL} is empty): ingest the reading corpora and "
                            "word frequencies, score a model, then `predictabase build`.")
 ok = dll[dll["status"] == "ok"].copy()
@@ -95,7 +96,7 @@ shown = shown.assign(
 best, worst = shown.loc[shown["dll"].idxmax()], shown.loc[shown["dll"].idxmin()]
 n_sig = int((shown["p_value"] < 0.05).sum()) if method != "lmer" else None
 unit = "nats per word" if method == "cv_means" else "nats per reading"
-st.markdown(
+finding_slot.markdown(
     f"**On {labels.corpus_name(corpus)} ({MEASURES[measure]}), adding a model's surprisal to word length and "
     f"frequency improves the prediction of reading times for "
     + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
@@ -104,7 +105,8 @@ st.markdown(
 if only_lw and definition == "wt":
     st.caption(f"{', '.join(only_lw)}: leading-whitespace surprisal only (no boundary probabilities upstream).")
 st.caption(
-    "ΔLL (delta log-likelihood, paper 004): how much better a regression of reading times predicts held-out words "
+    "ΔLL (delta log-likelihood; Hao, Mendelsohn, Sterneck, Martinez & Frank, *Probabilistic Predictions of People Perusing: Evaluating Metrics of Language Model Performance for Psycholinguistic Modeling*, CMCL 2020): the gain in "
+    "held-out log-likelihood of reading times, i.e. how much better a regression of reading times predicts held-out words "
     "when it knows the model's surprisal of the word and of the 3 words before it, beyond word length and "
     "frequency; higher is better, 0 = no help. Intervals: 95% over the 10 cross-validation folds. "
     "Skipped words never count as 0 ms.")
@@ -162,7 +164,8 @@ if ppl is not None and not ppl.empty:
                     "Each model as a point: the correlation of its word surprisal with people's cloze surprisal (PNC) "
                     "against its ΔLL for reading times; point size is the number of parameters.",
                     subtitle="cross-validated, per-word means", where=right)
-        right.caption("PNC (paper 004): correlation of the model's word surprisal with people's cloze surprisal.")
+        right.caption("PNC (predictability norm correlation, Hao et al. 2020): the Pearson correlation of the "
+                      "model's word surprisal with people's cloze surprisal.")
     else:
         with_cloze = corpora_with_cloze()
         right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
@@ -198,7 +201,8 @@ else:
                 "For each model, how much better whitespace-trailing (WT) surprisal explains reading times than "
                 "leading-whitespace (LW) surprisal, with a 95% interval; right of the dashed zero line WT fits better.",
                 subtitle="paired over the same folds; positive: WT fits better")
-    st.caption("Positive: the whitespace-trailing correction (paper 001 eqs. 5–6) makes surprisal explain reading "
+    st.caption("Positive: the whitespace-trailing correction (Oh & Schuler, *Leading Whitespaces of Language Models' "
+               "Subword Vocabulary Pose a Confound for Calculating Word Probabilities*, EMNLP 2024, eqs. 5–6) makes surprisal explain reading "
                "times better; the line is a 95% interval over the same folds.")
 
 # ------------------------------------------------------------------ the linking function
@@ -236,3 +240,10 @@ else:
                           for r in summary.itertuples()) + ".")
     labels.show(pub, first=["study", "published_table", "corpus", "measure", "predictor", "definition", "statistic",
                             "ours", "published", "abs_difference", "tolerance", "agrees"])
+
+labels.related([
+    ("app_pages/perplexity.py", "Perplexity: does a lower perplexity mean a better fit?"),
+    ("app_pages/word_surprisal.py", "Word surprisal: leading-whitespace (LW) vs whitespace-trailing (WT)"),
+    ("app_pages/next_word.py", "Humans vs models: next word (the cloze norms behind PNC)"),
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+])

@@ -13,6 +13,7 @@ import pyarrow as pa
 import streamlit as st
 
 import data
+import labels
 import url_state
 
 MAX_ROWS = 100_000  # rows kept for display and for the downloads
@@ -28,8 +29,14 @@ ORDER BY corpus, bits_per_byte
 """
 
 st.title("SQL")
-st.markdown("Ask the published warehouse your own question in SQL and download the answer as CSV or Parquet; "
-            "the query runs on the snapshot the other pages show, read-only.")
+_marts = data.marts() or []
+_tables = data.table("mart_warehouse_tables")
+_rows = (_tables.loc[(_tables["layer"] == "mart") & _tables["table_name"].isin(_marts), "n_rows"].sum()
+         if _tables is not None and {"layer", "table_name", "n_rows"} <= set(_tables.columns) else None)
+st.markdown(f"Ask the published warehouse's {len(_marts)} marts"
+            + (f" ({int(_rows):,} rows in all)" if _rows else "")
+            + " your own question in SQL and download the answer as CSV or Parquet; the query runs on the "
+              "snapshot the other pages show, read-only.")
 st.caption(f"DuckDB SQL on the snapshot's marts (listed below) and `runs`, the warehouse's runs log. Writes, "
            f"files, ATTACH, extensions and settings are refused by DuckDB's configuration; a query may run "
            f"{TIMEOUT_S} s and use {MEMORY_LIMIT} of memory, and the page keeps its first {MAX_ROWS:,} rows "
@@ -150,3 +157,8 @@ if names:
                  column_config={"column_name": st.column_config.TextColumn("column"),
                                 "data_type": st.column_config.TextColumn("type"),
                                 "description": st.column_config.TextColumn("description", width="large")})
+
+labels.related([
+    ("app_pages/home.py", "Warehouse: what the snapshot holds and where it comes from"),
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+])

@@ -112,8 +112,8 @@ elif len(humans_words):
 else:
     finding = "The snapshot holds no players' answers on whole-word questions."
 st.markdown(finding)
-st.caption("Paper 000 (Shlegeris, Roger, Chan, McLean: *Language models are better than humans at next-token "
-           "prediction*), section 3: players read web text and typed, at each step, the single GPT-2 token they "
+st.caption("From Shlegeris, Roger, Chan & McLean, *Language Models Are Better Than Humans at Next-token "
+           "Prediction* (TMLR 2024), section 3: players read web text and typed, at each step, the single GPT-2 token they "
            "thought most likely to come next. A model answers the same questions with its most probable "
            "prediction. Whole-word questions (a space, then letters, followed by a new word) are the only ones where "
            "a model with its own tokenizer can be compared fairly: it names the most probable whole word, while "
@@ -239,7 +239,7 @@ table = pd.DataFrame({
     "about the authors' file": tab["reference_note"],
 })
 pct_col = lambda label, help_: st.column_config.NumberColumn(label, format="%.1f", help=help_)  # noqa: E731
-st.dataframe(table, hide_index=True, key="top1_summary", column_config={
+labels.frame(table, title="Top-1 accuracy of humans and models", key="top1_summary", column_config={
     "players or model": st.column_config.TextColumn("players or model", width=265),
     "how compared": st.column_config.TextColumn("how compared", width=250),
     "95% interval (%)": st.column_config.TextColumn("95% interval (%)", help="Wilson score interval"),
@@ -416,3 +416,9 @@ with right:
     else:
         st.caption("No model has a prediction for this question (models with their own tokenizer answer whole-word "
                    "questions only).")
+
+labels.related([
+    ("app_pages/human_perplexity.py", "Human perplexity: the same players' pairwise guessing game"),
+    ("app_pages/next_word.py", "Humans vs models: next word (cloze norms)"),
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+])

@@ -11,12 +11,27 @@ import streamlit as st
 
 import charts
 import data
+import labels
 import url_state
 
 st.title("Prompts in the wild")
-st.caption("Paper 002 (Casares et al., AAAI-22): 36 people solved 12 task instances with GPT-3 "
+_loss = data.table("mart_wild_loss")
+if _loss is not None and not _loss.empty:
+    # the finding: the mean loss with and without GPT-3 in each task domain (mart_wild_loss, Table 1)
+    _w = _loss.pivot_table(index=["domain_order", "domain"], columns="condition", values="loss_mean").reset_index()
+    if {"with_model", "without_model"} <= set(_w.columns):
+        _w = _w.sort_values("domain_order")
+        _parts = [f"{r.domain} {r.with_model:.2f} with GPT-3 vs {r.without_model:.2f} by hand" for r in _w.itertuples()]
+        _better = int((_w["with_model"] < _w["without_model"]).sum())
+        st.markdown(f"People's answers were better with GPT-3 in {_better} of {len(_w)} task domains, by their "
+                    "mean loss (0 best, 1 worst): " + "; ".join(_parts) + ".")
+st.caption("From Casares et al., *How General-Purpose Is a Language Model? Usefulness and Safety with Human "
+           "Prompters in the Wild* (AAAI-22): 36 people solved 12 task instances with GPT-3 "
            "(writing prompts, extracting and rating its answers), 34 others solved them by hand. "
-           "Effort in seconds (medians), loss L = 1 - (s - 1)/4 from the 1-5 usefulness score s (means).")
+           "Effort in seconds (medians); loss L_H = 1 - (s - 1)/4 from the respondent's own 1-5 usefulness score s "
+           "(means). Effort terms: D_H devising the prompt, W_H wrapping the input into it, U_H unwrapping the "
+           "answer from GPT-3's completion, V_H validating that answer, G_H solving the task by hand; cost C_H "
+           "solving alone and C_H,M with the model.")
 
 CONDITION = {"with_model": "with GPT-3", "without_model": "without (by hand)"}
 VARIABLE = {"age_years": "age", "eng_level_code": "English level (1 native .. 4 basic)",
@@ -43,7 +58,7 @@ chart = alt.Chart(bars).mark_bar().encode(
     x=alt.X("sum(median_s):Q", title="median effort per instance (s); D_H once per task", stack="zero"),
     color=alt.Color("component_label:N", sort=components, title="component"),
     order=alt.Order("component_order:Q"),
-    tooltip=[alt.Tooltip("domain:N"), alt.Tooltip("condition_label:N", title="condition"),
+    tooltip=[alt.Tooltip("domain:N", title="task domain"), alt.Tooltip("condition_label:N", title="condition"),
              alt.Tooltip("component_label:N", title="component"), alt.Tooltip("median_s:Q", title="median (s)"),
              alt.Tooltip("n_measurements:Q", title="measurements")],
 ).properties(height=320)
@@ -55,7 +70,12 @@ st.caption("Upper bar of each pair: with GPT-3 (D_H = median first-instance prom
 table = effort.pivot_table(index=["domain_order", "domain"], columns="component", values="median_s").reset_index()
 cols = [c for c in ["domain", "devising", "wrapping", "prompting_first_instance", "unwrapping", "validating",
                     "solving", "self_rating"] if c in table.columns]
-st.dataframe(table[cols].rename(columns={c: f"{c} (s)" for c in cols if c != "domain"}), hide_index=True)
+EFFORT_HEADERS = {"domain": "task domain", "devising": "D_H devising the prompt (s)",
+                  "wrapping": "W_H wrapping the input (s)", "prompting_first_instance": "prompting, first instance (s)",
+                  "unwrapping": "U_H unwrapping the answer (s)", "validating": "V_H validating the answer (s)",
+                  "solving": "G_H solving by hand (s)", "self_rating": "rating one's own answer (s)"}
+labels.frame(table[cols], title="Median effort per task instance (seconds)", key="wild_effort",
+             column_config=EFFORT_HEADERS)
 
 cost = data.table("mart_wild_cost")
 if cost is not None and not cost.empty:
@@ -65,9 +85,10 @@ if cost is not None and not cost.empty:
                "(dbt vars wild_alpha .. wild_delta). Cost units = loss + weighted seconds.")
     show = cost.sort_values("domain_order")[["domain", "effort_h_s", "effort_h_m_s", "c_h", "c_h_m",
                                               "gain_c_h_m_minus_c_h"]]
-    st.dataframe(show.rename(columns={"effort_h_s": "effort alone (s)", "effort_h_m_s": "effort with GPT-3 (s)",
-                                      "c_h": "C_H", "c_h_m": "C_H,M", "gain_c_h_m_minus_c_h": "C_H,M - C_H"}),
-                 hide_index=True)
+    labels.frame(show, title="Costs alone and with GPT-3 per task", key="wild_cost", column_config={
+        "domain": "task domain", "effort_h_s": "effort alone (s)", "effort_h_m_s": "effort with GPT-3 (s)",
+        "c_h": "C_H cost alone", "c_h_m": "C_H,M cost with GPT-3",
+        "gain_c_h_m_minus_c_h": "C_H,M - C_H (negative: GPT-3 cheaper)"})
 
 # ------------------------------------------------------------------ loss (Table 1)
 st.subheader("Loss with and without the model (Table 1)")
@@ -81,7 +102,12 @@ elif not loss.empty:
     tests = loss.drop_duplicates("domain")[["domain", "test", "alternative", "p_value", "p_value_holm",
                                             "paper_p_value_holm", "p_value_two_sided_holm"]]
     t1 = wide.merge(tests, on="domain").sort_values("domain_order").drop(columns="domain_order")
-    st.dataframe(t1, hide_index=True, column_config={
+    t1["test"] = t1["test"].map({"mann_whitney_u": "Mann-Whitney U", "t_test": "Student's t"}).fillna(t1["test"])
+    t1["alternative"] = t1["alternative"].map(
+        {"greater": "loss with GPT-3 greater", "less": "loss with GPT-3 less", "two-sided": "two-sided",
+         "two_sided": "two-sided"}).fillna(t1["alternative"])
+    labels.frame(t1, title="Loss with and without GPT-3 (Table 1)", key="wild_loss", column_config={
+        "domain": "task domain", "test": "test", "alternative": "one-sided alternative",
         "loss_mean_with_model": st.column_config.NumberColumn("L_H with GPT-3", format="%.3f"),
         "loss_mean_without_model": st.column_config.NumberColumn("L_H by hand", format="%.3f"),
         "paper_loss_mean_with_model": st.column_config.NumberColumn("paper: GPT-3", format="%.2f"),
@@ -112,12 +138,15 @@ elif not corr.empty:
     order = [VARIABLE.get(v, v) for v in dict.fromkeys(m["variable_x"])]
     m["x"] = m["variable_x"].map(lambda v: VARIABLE.get(v, v))
     m["y"] = m["variable_y"].map(lambda v: VARIABLE.get(v, v))
-    base = alt.Chart(m).encode(x=alt.X("x:N", sort=order, title=None), y=alt.Y("y:N", sort=order, title=None))
+    base = alt.Chart(m).encode(x=alt.X("x:N", sort=order, title=None, axis=alt.Axis(labelLimit=400, labelAngle=-40)),
+                               y=alt.Y("y:N", sort=order, title=None, axis=alt.Axis(labelLimit=400)))
     heat = base.mark_rect().encode(
         color=alt.Color("spearman_rho:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True),
                         title="Spearman rho"),
-        tooltip=[alt.Tooltip("x:N"), alt.Tooltip("y:N"), alt.Tooltip("spearman_rho:Q", format=".2f"),
-                 alt.Tooltip("p_value:Q", format=".3g"), alt.Tooltip("n_respondents:Q")])
+        tooltip=[alt.Tooltip("x:N", title="variable"), alt.Tooltip("y:N", title="correlated with"),
+                 alt.Tooltip("spearman_rho:Q", title="Spearman rho", format=".2f"),
+                 alt.Tooltip("p_value:Q", title="p (two-sided, uncorrected)", format=".3g"),
+                 alt.Tooltip("n_respondents:Q", title="respondents")])
     # black on the pale cells, white on the dark ones, in either theme
     text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman_rho:Q", format=".2f"), color=alt.condition(
         "abs(datum.spearman_rho) > 0.5", alt.value("#ffffff"), alt.value("#000000")))
@@ -139,8 +168,10 @@ elif not diff.empty:
                color=alt.Color("condition_label:N", title="condition"))
     line = alt.Chart(d).mark_line(point=True).encode(
         y=alt.Y("loss_mean:Q", title="mean loss L_H", scale=alt.Scale(domain=[0, 1])),
-        tooltip=["domain", "difficulty", "condition_label", alt.Tooltip("loss_mean:Q", format=".3f"),
-                 "n_ratings"], **enc)
+        tooltip=[alt.Tooltip("domain:N", title="task domain"), alt.Tooltip("difficulty:O", title="difficulty"),
+                 alt.Tooltip("condition_label:N", title="condition"),
+                 alt.Tooltip("loss_mean:Q", title="mean loss L_H (0 best, 1 worst)", format=".3f"),
+                 alt.Tooltip("n_ratings:Q", title="ratings")], **enc)
     band = alt.Chart(d).mark_errorbar().encode(y=alt.Y("loss_ci95_low:Q", title="mean loss L_H"),
                                                y2="loss_ci95_high:Q", **enc)
     charts.show(alt.layer(band, line).properties(width=170, height=260)
@@ -191,4 +222,12 @@ elif not texts.empty:
         with st.expander("All answers to this instance"):
             cols = (["respondent_id", "usefulness_score", "prompt_text", "completion_text", "extracted_answer_text"]
                     if cond == "with_model" else ["respondent_id", "usefulness_score", "own_answer_text"])
-            st.dataframe(sel[cols], hide_index=True)
+            st.dataframe(sel[cols].fillna({c: "" for c in cols if sel[c].dtype == object}), hide_index=True,
+                         column_config={"respondent_id": "respondent", "usefulness_score": "usefulness (1-5)",
+                                        "prompt_text": "prompt", "completion_text": "GPT-3 completion",
+                                        "extracted_answer_text": "extracted answer", "own_answer_text": "own answer"})
+
+labels.related([
+    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+    ("app_pages/next_word.py", "Humans vs models: next word"),
+])

