@@ -20,6 +20,10 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     sub = {"subtitle": subtitle, "subtitleColor": "#8c8c8c"} if subtitle else {}
     heading = alt.Title(title, anchor="start", **sub)
     drawn = chart.properties(title=heading, description=description)
+    if width == "stretch" and "autosize" not in drawn.to_dict(validate=False):
+        # the chart's height is its plotting area's, as in Vega-Lite: the title, axes and legend come on top (by
+        # default Streamlit fits all of them into that height, which squeezed the marks and hid axis labels)
+        drawn = drawn.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
     where.altair_chart(drawn, theme="streamlit", width=width)
     collect.chart(title, drawn)
     downloads.chart_buttons(where, drawn, title)

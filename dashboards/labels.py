@@ -20,6 +20,8 @@ CORPORA_MART = "mart_corpora"  # one row per corpus: corpus, title, origin ('shi
 COLUMNS: dict[str, tuple[str, str | None]] = {
     # perplexity mart
     "model_key": ("model", None),
+    "model_name": ("model", None),
+    "corpus_title": ("corpus", None),
     "corpus": ("corpus", None),
     "run_id": ("run", None),
     "model_id": ("model id", None),

@@ -29,8 +29,8 @@ def nav_paths() -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
             script = node.args[0].value
-            url = next(k.value.value for k in node.keywords if k.arg == "url_path")
-            out[Path(script).stem] = "/" + url
+            kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            out[Path(script).stem] = "/" if kw.get("default") else "/" + kw["url_path"]  # the default page is /
     return out
 
 

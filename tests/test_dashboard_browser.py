@@ -249,8 +249,8 @@ def test_perplexity_page(app, page):
     page.screenshot("perplexity")
     assert _shows_value(cells, expected_token_perplexity("smollm2-135m", "natural_stories"))
     assert _shows_value(cells, expected_token_perplexity("gpt3-davinci", "natural_stories"))
-    assert "gpt3-davinci" in cells
-    assert "token perplexity (per token)" in cells  # units in the headers
+    assert "GPT-3 davinci" in cells and "gpt3-davinci" not in cells  # the model by its name, not its key
+    assert "token perplexity (per token)" in cells and "bits per byte (bits/byte)" in cells  # units in the headers
 
 
 def test_home_page(app, page):
@@ -351,8 +351,10 @@ def test_pages_on_a_dbt_built_snapshot(browser, dbt_fixture_built, tmp_path):
             pg.page.locator('[data-testid="stVegaLiteChart"]').locator("canvas, svg").first.wait_for()
             cells = _grid_text(pg, 1)
             pg.screenshot("perplexity_dbt")
-            for model_key, corpus, ppl in rows:
-                assert model_key in cells and corpus in cells
+            from ingest import corpus_table
+            from ingest.scoring.model_table import display_name
+            for model_key, corpus, ppl in rows:  # by their names
+                assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)
                 assert _shows_value(cells, ppl), (model_key, corpus, ppl)
             assert pg.outbound() == []
         finally:
@@ -422,11 +424,12 @@ def test_perplexity_view_in_the_url(app, page):
     page.assert_no_exception()
     assert _selected(page, "Metric")["Metric"] == "Bits per byte (bits/byte)"
     assert _tags(page, "Corpora") == ["Provo"]  # by name; the URL has the corpus's key
-    assert _tags(page, "Models") == ["gpt3-davinci", "smollm2-135m"]  # no model in the URL: every model
+    # no model in the URL: every model, by name, in the model table's order
+    assert _tags(page, "Models") == ["SmolLM2-135M-Instruct (4-bit GGUF)", "GPT-3 davinci"]
     cells = _grid_text(page, 1)
-    assert "provo" in cells and "natural_stories" not in cells
+    assert "Provo" in cells and "Natural Stories" not in cells
     assert _chart_titles(page, 1) == ["Bits per byte (bits/byte) by corpus and model"]
-    assert _query(page) == {"corpus": ["provo"], "metric": ["bits_per_byte"]}
+    assert _query(page) == {"corpus": ["provo"]}  # bits per byte is the default: not repeated in the URL
 
     _choose(page, "Metric", "Word perplexity (per word)")
     _wait_query(page, {"corpus": ["provo"], "metric": ["word_perplexity"]})
@@ -443,7 +446,7 @@ def test_perplexity_view_in_the_url(app, page):
     page.page.get_by_role("link", name="Perplexity", exact=True).click()
     page.page.wait_for_selector('h1:has-text("Perplexity by model and corpus")')
     page.wait_idle()
-    assert _query(page) == {} and _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
+    assert _query(page) == {} and _selected(page, "Metric")["Metric"] == "Bits per byte (bits/byte)"
     assert _tags(page, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL"]
 
 
@@ -451,7 +454,7 @@ def test_invalid_url_values_fall_back_to_the_defaults(app, page):
     page.open(app["url"] + PAGES["perplexity"] + "?metric=Bits+per+byte&corpus=nope&model=gpt-9&log=maybe")
     page.assert_no_exception()
     assert page.page.locator('[data-testid="stMain"] [data-testid="stAlert"]').count() == 0
-    assert _selected(page, "Metric")["Metric"] == "Token perplexity (per token)"
+    assert _selected(page, "Metric")["Metric"] == "Bits per byte (bits/byte)"
     assert _tags(page, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL"]
     assert _charts(page) == 1
     _wait_query(page, {})  # the invalid values leave the URL
@@ -508,7 +511,7 @@ def test_a_users_corpus_on_the_pages(views_app, views_page):
     pg, url = views_page, views_app["url"]
     pg.open(url + PAGES["perplexity"])
     pg.assert_no_exception()
-    assert _charts(pg) == 1 and f"\n{USER_CORPUS}\n" in _grid_text(pg, 1)  # drawn: the selectors are too
+    assert _charts(pg) == 1 and f"\n{USER_TITLE}\n" in _grid_text(pg, 1)  # drawn, by its title: the selectors are too
     assert _tags(pg, "Corpora") == ["LM game", "Natural Stories", "Provo", "UCL", USER_TITLE]
 
     pg.open(url + PAGES["reading_times"] + f"?corpus={USER_CORPUS}")
@@ -679,8 +682,10 @@ def test_real_perplexity_page(real_app, real_page):
     cells = _grid_text(pg, 1)
     pg.screenshot("real_perplexity")
     assert ex["perplexity"]
-    for model_key, corpus, ppl in ex["perplexity"]:
-        assert model_key in cells and corpus in cells
+    from ingest import corpus_table
+    from ingest.scoring.model_table import display_name
+    for model_key, corpus, ppl in ex["perplexity"]:  # by their names (a model the table lacks: its key)
+        assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)
         assert _shows_value(cells, ppl), (model_key, corpus, ppl)
 
 

@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from ingest import corpus_table
+from ingest.scoring.model_table import display_name
 from predictabase import paper_files
 
 from .dashboard_fixtures import PERPLEXITY, expected_token_perplexity
@@ -39,7 +41,7 @@ def test_perplexity_page_downloads(app, page, tmp_path):  # noqa: F811
         snapshot_id = con.execute("SELECT snapshot_id FROM snapshot_info").fetchone()[0]
     line = paper_files.provenance_line(paper_files.provenance(app["paths"].marts))
     assert line.startswith(f"predictabase snapshot {snapshot_id[:12]}")
-    page.open(app["url"] + PAGES["perplexity"])
+    page.open(app["url"] + PAGES["perplexity"] + "?metric=token_perplexity")
     _charts(page)
     _grid_text(page, 1)
 
@@ -61,8 +63,11 @@ def test_perplexity_page_downloads(app, page, tmp_path):  # noqa: F811
     assert f"# {line}\n" in csv_path.read_text()
     table = pd.read_csv(csv_path, comment="#")
     assert len(table) == len(PERPLEXITY) == 5
+    # the table as shown: models and corpora by their names
+    keys = {(display_name(key), corpus_table.title(corpus)): (key, corpus) for key, corpus, *_ in PERPLEXITY}
     for row in table.itertuples():
-        assert math.isclose(row.token_perplexity, expected_token_perplexity(row.model_key, row.corpus), rel_tol=1e-12)
+        expected = expected_token_perplexity(*keys[(row.model_name, row.corpus_title)])
+        assert math.isclose(row.token_perplexity, expected, rel_tol=1e-12)
 
     tex = _download(page, "LaTeX", tmp_path).read_text()
     lines = tex.splitlines()
@@ -70,6 +75,7 @@ def test_perplexity_page_downloads(app, page, tmp_path):  # noqa: F811
     assert lines.index(r"\toprule") < mid < bottom and len(lines[mid + 1:bottom]) == 5
     assert f"% {line}" in lines and paper_files.latex_escape(line) in tex
     want = {f"{expected_token_perplexity(key, corpus):.2f}" for key, corpus, *_ in PERPLEXITY}
-    assert {row.split(" & ")[2] for row in lines[mid + 1:bottom]} == want  # the page's %.2f
+    column = [h.strip() for h in lines[mid - 1].rstrip("\\ ").split(" & ")].index("token perplexity (per token)")
+    assert {row.split(" & ")[column] for row in lines[mid + 1:bottom]} == want  # the page's %.2f
 
     page.assert_no_exception()  # the clicks did not rerun the page into an error

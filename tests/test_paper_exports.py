@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from ingest import corpus_table
+from ingest.scoring.model_table import display_name
 from predictabase import paper_files
 
 from .dashboard_fixtures import PERPLEXITY, SOURCES, create_marts
@@ -221,9 +223,11 @@ def test_exported_table_is_the_mart(exported):
     with duckdb.connect(str(exported["warehouse"] / "marts.duckdb"), read_only=True) as con:
         mart = con.execute("SELECT * FROM mart_model_perplexity").fetchdf()
     assert len(csv) == len(mart) == entry["rows"] and entry["columns"] == len(csv.columns)
-    key = ["model_key", "corpus"]
-    csv, mart = csv.sort_values(key).reset_index(drop=True), mart.sort_values(key).reset_index(drop=True)
-    for col in ["model_key", "corpus", "run_id", "n_tokens", "n_bytes"]:
+    # the table as shown: models and corpora by their names, joined to the mart by the run
+    csv, mart = csv.sort_values("run_id").reset_index(drop=True), mart.sort_values("run_id").reset_index(drop=True)
+    assert csv["model_name"].tolist() == [display_name(k) for k in mart["model_key"]]
+    assert csv["corpus_title"].tolist() == [corpus_table.title(c) for c in mart["corpus"]]
+    for col in ["run_id", "n_tokens", "n_bytes"]:
         assert csv[col].tolist() == mart[col].tolist()
     for col in ["token_perplexity", "token_perplexity_ci_low", "bits_per_byte", "mean_surprisal_nats"]:
         assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(csv[col], mart[col]))

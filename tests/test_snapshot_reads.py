@@ -88,7 +88,8 @@ def test_two_page_sessions_see_the_new_snapshot_after_a_publish(tmp_path: Path, 
 
     def last_build(at) -> str:
         assert not at.exception, [e.message for e in at.exception]
-        return next(m.value for m in at.metric if m.label == "Last build (UTC)")
+        line = next(m.value for m in at.markdown if m.value.startswith("**Last build:**"))
+        return line.removeprefix("**Last build:** ")
 
     first = AppTest.from_file(str(HOME), default_timeout=60).run()
     assert last_build(first).startswith("2025-11-23 09:41")

@@ -93,8 +93,8 @@ def test_opens_with_the_finding_and_figure_2(page) -> None:
     # one line per model: ours solid, the authors' dashed (the file of the paper's Figure 2 by default)
     lines = dict(zip(models["series"], models["accuracy"]))
     assert lines == {SMOL: pytest.approx(MODEL["n_correct"] / MODEL["n"]),
-                     "gpt-neo-125m, reported by the authors (model_perfs_new_new_new.json)": pytest.approx(0.297),
-                     "gpt-j-6b, reported by the authors (model_perfs_new_new_new.json)": pytest.approx(0.422)}
+                     "GPT-Neo 125M, reported by the authors": pytest.approx(0.297),  # one file: not named
+                     "GPT-J-6B, reported by the authors": pytest.approx(0.422)}
     enc = spec["layer"][1]["encoding"]
     dashes = dict(zip(enc["strokeDash"]["scale"]["domain"], enc["strokeDash"]["scale"]["range"]))
     assert dashes[SMOL] == [1, 0] and all(d == [6, 4] for s, d in dashes.items() if s != SMOL)
@@ -124,17 +124,17 @@ def test_filters_and_figure_1(page) -> None:
         {p[0]: _accuracy("all_possible", p[0]) for p in PLAYERS})
     # no model of ours is compared on all possible questions (no GPT-2 tokenizer): the authors' Figure 1 only
     assert dict(zip(models["series"], models["accuracy"])) == {
-        "gpt-neo-125m, reported by the authors (model_perfs_new_new_new_orig.json)": pytest.approx(0.38),
-        "davinci, reported by the authors (model_perfs_new_new_new_orig.json)": pytest.approx(0.56)}
+        "GPT-Neo 125M, reported by the authors": pytest.approx(0.38),
+        "GPT-3 davinci, reported by the authors": pytest.approx(0.56)}
     assert any("No model is measured here on all possible questions" in c.value for c in at.caption)
     # three files report davinci: each line is named with its file
     at.multiselect(key="top1_files_all_possible").set_value(
         ["model_perfs.json", "model_perfs_new_new_new_orig.json", "model_perfs_origin.json"]).run()
     _ok(at)
-    davinci = [s for s in _chart(at)[2]["series"] if s.startswith("davinci")]
-    assert sorted(davinci) == ["davinci, reported by the authors (model_perfs.json)",
-                               "davinci, reported by the authors (model_perfs_new_new_new_orig.json)",
-                               "davinci, reported by the authors (model_perfs_origin.json)"]
+    davinci = [s for s in _chart(at)[2]["series"] if s.startswith("GPT-3 davinci")]
+    assert sorted(davinci) == ["GPT-3 davinci, reported by the authors (model_perfs.json)",
+                               "GPT-3 davinci, reported by the authors (model_perfs_new_new_new_orig.json)",
+                               "GPT-3 davinci, reported by the authors (model_perfs_origin.json)"]
 
 
 def test_summary_table_in_words(page) -> None:
@@ -155,7 +155,7 @@ def test_summary_table_in_words(page) -> None:
     humans = rows.loc["players (pooled)"]
     assert humans["how compared"] == "human guesses" and humans["answers"] == 1000
     assert humans["players with ≥ 50 answers"] == 5 and humans["their mean accuracy (%)"] == pytest.approx(29.6)
-    ref = rows.loc["gpt-j-6b (model_perfs_new_new_new.json)"]
+    ref = rows.loc["GPT-J-6B (model_perfs_new_new_new.json)"]
     assert ref["how compared"] == "reported by the authors (not measured here)"
     assert ref["accuracy (%)"] == pytest.approx(42.2) and ref["95% interval (%)"] == "—"
 
@@ -165,7 +165,7 @@ def test_summary_table_in_words(page) -> None:
     assert len(t) == 3 + len(REFERENCES)
     # every row told apart in words (davinci from three files: labelled with each file)
     assert not t.duplicated(["players or model", "questions"]).any()
-    assert {"davinci (model_perfs.json)", "davinci (model_perfs_origin.json)"} <= set(t["players or model"])
+    assert {"GPT-3 davinci (model_perfs.json)", "GPT-3 davinci (model_perfs_origin.json)"} <= set(t["players or model"])
     assert set(t["questions"]) == {"whole-word answers", "all possible"}
 
 
@@ -296,7 +296,7 @@ def test_top1_page_in_the_browser(tmp_path: Path) -> None:
             cells = _grids_text(pg, 3)  # summary, guesses, predictions (+ top tokens; the beat list is collapsed)
             pg.screenshot("top1")
             for text in ("SmolLM2-135M-Instruct (4-bit GGUF)", "most probable whole word", "human guesses",
-                         "reported by the authors (not measured here)", "gpt-j-6b (model_perfs_new_new_new.json)",
+                         "reported by the authors (not measured here)", "GPT-J-6B (model_perfs_new_new_new.json)",
                          "players on the same answers (%)", "␣the"):
                 assert text in cells, text
             assert "␣the" in main.locator('[data-testid="stMetric"]').first.inner_text()

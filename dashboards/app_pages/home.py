@@ -54,17 +54,18 @@ if build is None:
     data.missing("mart_build_info")
 elif len(build):
     row = build.iloc[0]
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Last build (UTC)", labels.timestamp(row["built_at"]),
-              help=f"when dbt build started; snapshot: {data.marts_path()} (id {snap.snapshot_id})")
+    # one line, not metric tiles: a timestamp does not fit a tile's width and was cut
+    facts = [f"**Last build:** {labels.timestamp(row['built_at'])} UTC"]
     if info is not None and len(info) and "published_at" in info:
-        c2.metric("Published (UTC)", labels.timestamp(info.iloc[0]["published_at"]),
-                  help="when this snapshot replaced the previous one")
-    c3.metric("dbt version", str(row.get("dbt_version", "?")),
-              help=f"DuckDB {row['duckdb_version']}" if "duckdb_version" in row else None)
+        facts.append(f"**published:** {labels.timestamp(info.iloc[0]['published_at'])} UTC")
+    facts.append(f"**dbt** {row.get('dbt_version', '?')}"
+                 + (f" with DuckDB {row['duckdb_version']}" if "duckdb_version" in row else ""))
     if "n_runs_used_in_marts" in row and "n_complete_runs" in row:
-        c4.metric("Scoring runs used in marts", f"{row['n_runs_used_in_marts']} of {row['n_complete_runs']} complete",
-                  help="the latest complete run without --limit, per model and corpus")
+        facts.append(f"**scoring runs used in the marts:** {row['n_runs_used_in_marts']} of "
+                     f"{row['n_complete_runs']} complete (the latest complete run without --limit, per model and "
+                     "corpus)")
+    st.markdown(" · ".join(facts))
+    st.caption(f"Snapshot `{data.marts_path()}`, id `{snap.snapshot_id}`.")
 
 st.header("Latest runs", anchor="runs")
 runs_log = data.marts_path().parent / "runs.jsonl"

@@ -30,8 +30,11 @@ df = data.page_table("mart_model_perplexity", "The snapshot has no scored runs y
 metric_options = [m for m in labels.METRICS if m in df.columns]
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 with left:
+    # bits per byte by default: comparable across tokenizers (a token perplexity is per the model's own tokens)
     metric = url_state.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric",
-                                 param="metric")
+                                 param="metric", default="bits_per_byte",
+                                 help="Bits per byte and per character compare models with different tokenizers; "
+                                      "token perplexity counts each model's own tokens, so it does not.")
 with right:
     log_scale = url_state.toggle("Log scale", key="log", param="log")
 left, right = st.columns(2)
@@ -40,8 +43,8 @@ with left:
     chosen_corpora = url_state.multiselect("Corpora", labels.sorted_corpora(df["corpus"]), key="corpora",
                                            param="corpus", format_func=labels.corpus_name)
 with right:
-    chosen_models = url_state.multiselect("Models", sorted(df["model_key"].dropna().unique()), key="models",
-                                          param="model")
+    chosen_models = url_state.multiselect("Models", sorted(df["model_key"].dropna().unique(), key=labels.model_rank),
+                                          key="models", param="model", format_func=labels.model_name)
 
 view = df[df["corpus"].isin(chosen_corpora) & df["model_key"].isin(chosen_models)]
 if view.empty:
@@ -54,10 +57,11 @@ title = labels.METRICS[metric]
 
 plot_cols = ["model_key", "corpus", "source", "n_tokens", metric] + ([lo, hi] if has_ci else [])
 plot = view[[c for c in plot_cols if c in view.columns]].dropna(subset=[metric])
-plot = plot.assign(corpus_name=plot["corpus"].map(labels.corpus_name))
+plot = plot.assign(corpus_name=plot["corpus"].map(labels.corpus_name), model_name=plot["model_key"].map(labels.model_name))
+model_names = [labels.model_name(m) for m in chosen_models]
 corpus_names = [labels.corpus_name(c) for c in chosen_corpora]
 
-tooltip = [alt.Tooltip("model_key:N", title="model"), alt.Tooltip("corpus_name:N", title="corpus"),
+tooltip = [alt.Tooltip("model_name:N", title="model"), alt.Tooltip("corpus_name:N", title="corpus"),
            alt.Tooltip(f"{metric}:Q", title=labels.header(metric), format=".4g")]
 if has_ci:
     tooltip += [alt.Tooltip(f"{lo}:Q", title="95% CI low", format=".4g"),
@@ -68,8 +72,9 @@ if "n_tokens" in plot.columns:
 scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
 base = alt.Chart(plot).encode(
     y=alt.Y("corpus_name:N", title="corpus", sort=corpus_names, axis=alt.Axis(labelLimit=320)),
-    yOffset=alt.YOffset("model_key:N", sort=chosen_models),
-    color=alt.Color("model_key:N", title="model", sort=chosen_models, scale=alt.Scale(scheme="tableau10")),
+    yOffset=alt.YOffset("model_name:N", sort=model_names),
+    color=alt.Color("model_name:N", title="model", sort=model_names, scale=alt.Scale(scheme="tableau10"),
+                    legend=alt.Legend(labelLimit=400)),
     tooltip=tooltip,
 )
 points = base.mark_point(filled=True, size=90).encode(x=alt.X(f"{metric}:Q", title=title, scale=scale))
@@ -87,8 +92,11 @@ if not has_ci:
     st.caption(f"The mart has no 95% interval for {title.lower()}; points only.")
 
 st.subheader("All perplexity metrics")
-labels.show(view, ["model_key", "corpus", "token_perplexity", "token_perplexity_ci_low", "token_perplexity_ci_high",
-                   "bits_per_byte", "bits_per_byte_ci_low", "bits_per_byte_ci_high", "bits_per_char",
+# models and corpora by their names (the keys stay in SQL: the run_id column joins this table to the marts)
+labels.show(view.assign(model_name=view["model_key"].map(labels.model_name),
+                        corpus_title=view["corpus"].map(labels.corpus_name)).drop(columns=["model_key", "corpus"]),
+            ["model_name", "corpus_title", "bits_per_byte", "bits_per_byte_ci_low", "bits_per_byte_ci_high", "token_perplexity", "token_perplexity_ci_low", "token_perplexity_ci_high",
+                   "bits_per_char",
                    "word_perplexity", "bits_per_word", "normalized_perplexity", "mean_surprisal_nats",
                    "mean_surprisal_nats_ci_low", "mean_surprisal_nats_ci_high", "mean_surprisal_bits",
                    "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"], key="perplexity_table")

@@ -66,7 +66,8 @@ if ok.empty:
     st.stop()
 
 corpora = labels.sorted_corpora(ok["corpus"])  # the shipped corpora first, then a user's, by name
-c1, c2, c3, c4 = st.columns(4)
+c1, c2 = st.columns(2)  # two rows: the options' long names stay whole
+c3, c4 = st.columns(2)
 corpus = url_state.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus", param="corpus",
                              where=c1)
 measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]

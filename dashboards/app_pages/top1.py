@@ -67,11 +67,19 @@ def model_name(key: str) -> str:
     return str(mid).rsplit("/", 1)[-1] if isinstance(mid, str) and "/" in mid else key
 
 
+# the authors' names of their models (model_perfs*.json), for people (as seed scoreboard_reference_models)
+AUTHORS_MODELS = {"davinci": "GPT-3 davinci", "curie": "GPT-3 curie", "babbage": "GPT-3 babbage", "ada": "GPT-3 ada",
+                  "GPT-Neo-20b": "GPT-NeoX-20B", "gpt-j-6b": "GPT-J-6B", "gpt-neo-125m": "GPT-Neo 125M",
+                  "gpt-neo-1-3b": "GPT-Neo 1.3B", "gpt-neo-2-7b": "GPT-Neo 2.7B", "fairseq-125m": "fairseq dense 125M",
+                  "fairseq-1-3b": "fairseq dense 1.3B", "fairseq-2-7b": "fairseq dense 2.7B",
+                  "fairseq-6-7b": "fairseq dense 6.7B", "fairseq-13b": "fairseq dense 13B"}
+
+
 def predictor_label(r) -> str:
     if r["predictor_kind"] == "model":
         return model_name(r["predictor"])
     if r["predictor_kind"] == "reference":  # several files report the same model name
-        return f"{r['predictor']} ({r['reference_file']})"
+        return f"{AUTHORS_MODELS.get(r['predictor'], r['predictor'])} ({r['reference_file']})"
     return "players (pooled)" if r["predictor"] == "humans (pooled)" else r["predictor"]
 
 
@@ -153,8 +161,9 @@ else:
     rules = pd.concat([
         measured.assign(source=MEASURED, series=measured["label"] + " (" + measured["comparison"].map(COMPARISON)
                         + ", measured here)"),
-        refs.assign(source=REPORTED, series=refs["predictor"] + ", reported by the authors ("
-                    + refs["reference_file"] + ")"),
+        refs.assign(source=REPORTED, series=refs["predictor"].map(lambda p: AUTHORS_MODELS.get(p, p))
+                    + ", reported by the authors" + ((" (" + refs["reference_file"] + ")") if len(chosen_files) > 1
+                                                     else "")),
     ])[["series", "source", "label", "accuracy", "comparison", "n"]]
     groups = [g for g in (PLAYERS, EXCLUDED) if g in set(pl["group"])]
     measured_palette = ["#c0392b", "#6a1b9a", "#d35400", "#7f0000"]
