@@ -20,7 +20,7 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     sub = {"subtitle": subtitle, "subtitleColor": "#8c8c8c"} if subtitle else {}
     heading = alt.Title(title, anchor="start", **sub)
     drawn = chart.properties(title=heading, description=description)
-    if width == "stretch" and "autosize" not in drawn.to_dict(validate=False):
+    if width == "stretch" and getattr(drawn, "autosize", alt.Undefined) is alt.Undefined:
         # the chart's height is its plotting area's, as in Vega-Lite: the title, axes and legend come on top (by
         # default Streamlit fits all of them into that height, which squeezed the marks and hid axis labels)
         drawn = drawn.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))

@@ -141,14 +141,16 @@ def chart_spec(chart: alt.TopLevelMixin, prov: dict) -> dict:
     """The Vega-Lite spec of `chart` at a fixed width, with the provenance line as a footer under it."""
     inner = _sized(chart.copy())
     top = {}
-    for attr in ("config", "autosize", "background", "padding", "usermeta"):  # top-level only in Vega-Lite
+    inner.autosize = alt.Undefined  # the dashboard's fit to its container; a file has its own fixed width
+    for attr in ("config", "background", "padding", "usermeta"):  # top-level only in Vega-Lite
         if getattr(inner, attr, alt.Undefined) is not alt.Undefined:
             top[attr] = getattr(inner, attr)
             setattr(inner, attr, alt.Undefined)
     footer = alt.Title(textwrap.wrap(provenance_line(prov), FOOTER_CHARS, break_long_words=False,
                                      break_on_hyphens=False),
                        orient="bottom", anchor="start", fontSize=9, fontWeight="normal", color="#555555", offset=14)
-    return alt.vconcat(inner, title=footer, **top).to_dict()
+    with alt.data_transformers.disable_max_rows():  # a chart of every word of a corpus has >5,000 rows
+        return alt.vconcat(inner, title=footer, **top).to_dict()
 
 
 def _vl_version() -> str | None:

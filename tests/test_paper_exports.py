@@ -120,6 +120,17 @@ def test_chart_png(prov):
     assert png.text["Description"] == paper_files.provenance_line(prov)
 
 
+def test_a_chart_of_every_word_renders(prov):
+    """A chart with more rows than Altair's default limit (5,000), as the word-surprisal scatter of a corpus, and the
+    dashboard's fit-to-container autosize (charts.show) are rendered at the file's own width."""
+    df = pd.DataFrame({"lw": [i % 97 / 7 for i in range(10_256)], "wt": [i % 89 / 7 for i in range(10_256)]})
+    chart = alt.Chart(df).mark_point().encode(x="lw:Q", y="wt:Q").properties(
+        title="WT against LW", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    svg = ET.fromstring(paper_files.chart_svg(chart, prov))
+    assert float(svg.get("width")) >= paper_files.CHART_WIDTH
+    assert len(list(svg.iter("{http://www.w3.org/2000/svg}path"))) >= 1
+
+
 def test_table_csv_reads_back(prov, tmp_path):
     df = _table()
     text = paper_files.table_csv(df, prov, "Perplexity & surprisal", HEADERS)

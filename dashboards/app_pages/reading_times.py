@@ -115,7 +115,8 @@ st.caption(
 # ------------------------------------------------------------------ ΔLL per model
 st.subheader("ΔLL per model")
 base = alt.Chart(shown).encode(
-    y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)"),
+    y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)",
+            axis=alt.Axis(labelLimit=400)),
     color=alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom")),
     tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
              alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
@@ -188,7 +189,7 @@ else:
     st.markdown(f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
                 f"significant (p < 0.05) for {n_sig}.")
     enc = alt.Chart(wl).encode(
-        y=alt.Y("model:N", title="model"),
+        y=alt.Y("model:N", title="model", axis=alt.Axis(labelLimit=400)),
         color=alt.Color("better:N", title="which fits better",
                         scale=alt.Scale(domain=["WT fits better", "LW fits better"], range=["#4c78a8", "#e45756"]),
                         legend=alt.Legend(orient="bottom")),
