@@ -110,6 +110,25 @@ def test_publish_refuses_to_shrink_the_snapshot(tmp_paths, damage, expected):
         assert con.execute("SELECT allowed_shrink FROM s.snapshot_info").fetchone() == (True,)
 
 
+def test_publish_compares_the_scoreboard_by_rows_only(tmp_paths):
+    """The scoreboard restates other marts: a predictor gone from it (a model scored on a removed user corpus alone)
+    is not a shrink of its own; the mart emptied still is."""
+    write_marts(tmp_paths, 3)
+    write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "smollm2-135m"])
+    scoreboard = ("CREATE OR REPLACE TABLE marts.mart_scoreboard_long AS SELECT p AS predictor, c AS corpus "
+                  "FROM unnest(?) t(p), unnest(['provo', 'ucl']) u(c)")
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute(scoreboard, [["humans", "gpt2", "smollm2-135m"]])
+    publish(tmp_paths)
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute(scoreboard, [["humans", "gpt2"]])
+    publish(tmp_paths)  # no refusal
+    with duckdb.connect(str(tmp_paths.duckdb)) as con:
+        con.execute("DELETE FROM marts.mart_scoreboard_long")
+    with pytest.raises(BuildError, match="mart_scoreboard_long emptied"):
+        publish(tmp_paths)
+
+
 def test_publish_allows_growth_and_gives_each_snapshot_its_own_id(tmp_paths):
     write_marts(tmp_paths, 1)
     write_perplexity(tmp_paths, ["ucl"], ["gpt2"])

@@ -70,9 +70,16 @@ def _profile(con: duckdb.DuckDBPyConnection, qualified: str, without: tuple[str,
     return MartProfile(int(rows), ids)
 
 
+#: marts that restate other marts' values (the scoreboard): a corpus, model or predictor they lose is lost in the
+#: mart it comes from, where the guard sees it; compared by rows only, so that a model scored on a removed user
+#: corpus alone (a predictor of every comparison, its other cells empty) does not read as a loss
+RESTATING_MARTS = frozenset({"mart_scoreboard", "mart_scoreboard_long", "mart_scoreboard_gaps"})
+
+
 def _profiles(con: duckdb.DuckDBPyConnection, catalog: str, schema: str, names: list[str],
               without: tuple[str, ...] = ()) -> dict[str, MartProfile]:
-    return {n: _profile(con, f'{catalog}.{schema}."{n}"', without) for n in names}
+    out = {n: _profile(con, f'{catalog}.{schema}."{n}"', without) for n in names}
+    return {n: MartProfile(p.rows, {}) if n in RESTATING_MARTS else p for n, p in out.items()}
 
 
 def removed_corpora(con: duckdb.DuckDBPyConnection, paths: Paths, old_names: list[str]) -> tuple[str, ...]:
