@@ -84,12 +84,18 @@ def _value(body: str, i: int) -> tuple[str, int]:
     return m.group(0), m.end()
 
 
+def _skip_space(text: str, i: int) -> int:
+    """The index of the first non-space character of `text` from `i` (len(text) when none)."""
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
 def _fields(body: str) -> dict[str, str]:
     out: dict[str, str] = {}
     i = 0
     while True:
-        while i < len(body) and body[i].isspace():
-            i += 1
+        i = _skip_space(body, i)
         if i == len(body):
             return out
         m = _FIELD.match(body, i)
@@ -99,8 +105,7 @@ def _fields(body: str) -> dict[str, str]:
         if name in out:
             raise ValueError(f"field {name} given twice")
         out[name], i = _value(body, m.end())
-        while i < len(body) and body[i].isspace():
-            i += 1
+        i = _skip_space(body, i)
         if i < len(body):
             if body[i] != ",":
                 raise ValueError(f"expected ',' after field {name}")
@@ -114,8 +119,7 @@ def parse_bib(text: str) -> list[Entry]:
     entries: list[Entry] = []
     i = 0
     while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
+        i = _skip_space(text, i)
         if i == len(text):
             return entries
         m = _HEAD.match(text, i)
