@@ -131,9 +131,6 @@ view = view.assign(
     shown=[_fmt(v, u) for v, u in zip(view["value"], view["unit"])],
     interval=[("" if pd.isna(lo) else f"{_fmt(lo, u)} to {_fmt(hi, u)} ({m})")
               for lo, hi, u, m in zip(view["ci_low"], view["ci_high"], view["unit"], view["interval_method"])],
-    # rank within the comparison, 1 = best (the colour: comparable across comparisons of any unit)
-    rank=view.groupby("comparison")["value"].rank(method="min", ascending=False)
-    .where(view["higher_is_better"], view.groupby("comparison")["value"].rank(method="min")),
     why=view["null_reason"].fillna(""), counted=view["n"].map(lambda n: "" if pd.isna(n) else f"{int(n):,}")
     + " " + view["n_unit"].where(view["n"].notna(), ""))
 grid = alt.Chart(view).encode(
@@ -145,7 +142,8 @@ grid = alt.Chart(view).encode(
              alt.Tooltip("value_origin:N", title="value from"), alt.Tooltip("why:N", title="why empty")])
 empty = grid.mark_rect(stroke="white", color="#eeeeee")  # every cell, so an empty one still tells why on hover
 cells = grid.mark_rect(stroke="white").encode(
-    color=alt.Color("rank:Q", title="rank in the comparison (1 = best)",
+    # the mart's rank within the comparison, 1 = best: comparable across comparisons of any unit
+    color=alt.Color("rank_in_comparison:Q", title="rank in the comparison (1 = best)",
                     scale=alt.Scale(scheme="blues", reverse=True, zero=False), legend=alt.Legend(format="d")))
 text = grid.mark_text(fontSize=11).encode(text="shown:N")
 chart = alt.layer(empty, cells, text).properties(height=alt.Step(24), width=alt.Step(78))

@@ -252,5 +252,9 @@ select predictor, display_name, predictor_kind, family as predictor_family, n_pa
        case when value is not null then null
             else {{ scoreboard_null_reason() }}
        end as null_reason,
+       -- 1 = the best value of the comparison (ties share the lower rank; NULL without a value)
+       case when value is not null then
+           rank() over (partition by comparison order by case when higher_is_better then -value else value end)
+       end as rank_in_comparison,
        page, sort_order
 from cells
