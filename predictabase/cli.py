@@ -359,6 +359,10 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         if lmer and shutil.which("Rscript") is None:
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
+        from ingest.datasets.registry import live_store_changed, run_ingest
+        if live_store_changed(p):  # the live games' new answers join the warehouse with this build (issue 24)
+            run_ingest(p, ["live"], show_progress=False)
+            inputs = fingerprints(p)
         result = build_and_publish(p, select=select, allow_shrink=allow_shrink, docs=docs,
                                      extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
         if select is None:

@@ -36,7 +36,7 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
-from ingest.datasets import model_table, pimentel_meister, references, user_corpus
+from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus
 from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in, transaction
@@ -45,6 +45,7 @@ from predictabase.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs
 from ingest.corpus_declarations import INPUT_KEY
 from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
+from ingest.datasets.live import INPUT_KEY as LIVE_KEY
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,9 @@ JOBS: dict[str, Job] = {
     "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
                                       write=replace_tables_in, after=("declared_corpora",),
         writes=("raw.pimentel_meister_delta_llh",)),
+    # the dashboard's live games (issue 24): the answer store <warehouse>/live/answers.sqlite, copied whole
+    "live": Job("live", prepare=live.load, write=replace_tables_in,
+        writes=("raw.live_pairwise_answers", "raw.live_players", "raw.live_top1_answers")),
 }
 NAMES = list(JOBS)
 
@@ -200,7 +204,7 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
 CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
 #: single modules outside those packages that loaders read: the corpus and model tables
-CODE_MODULES = {"ingest.corpus_table", "ingest.scoring.model_table"}
+CODE_MODULES = {"ingest.corpus_table", "ingest.scoring.model_table", "predictabase.live"}
 CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
 CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}
@@ -340,7 +344,7 @@ def catalog_versions(datasets) -> dict[str, str]:
 
 def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
     from ingest.sources.catalog import by_path
-    return catalog_versions({by_path(p).dataset for p in inputs if p not in (INPUT_KEY, REFERENCES_KEY)})
+    return catalog_versions({by_path(p).dataset for p in inputs if p not in (INPUT_KEY, REFERENCES_KEY, LIVE_KEY)})
 
 
 def _log_jobs(con: duckdb.DuckDBPyConnection, ingest_id: str, rows: list[tuple[str, dict, list[str]]]) -> None:
@@ -405,3 +409,17 @@ def ingest_corpora(paths: Paths, names: list[str] | None = None, show_progress: 
     if unknown:
         raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {corpora.NAMES}")
     return run_ingest(paths, wanted, show_progress)
+
+
+def live_store_changed(paths: Paths) -> bool:
+    """Whether the live games' answer store holds something the warehouse does not: its digest differs from the
+    one the last `live` ingest recorded (or the job never ran). `build` runs the job first when it does."""
+    from predictabase.live import digest, store_path
+    path = store_path(paths.warehouse)
+    row = read_ingest_log(paths).get("live")
+    if row is None:
+        return path.exists()
+    try:
+        return row["inputs"].get(LIVE_KEY) != digest(path)
+    except Exception:  # an unreadable store: the `live` job then names the file and the problem in one line
+        return True

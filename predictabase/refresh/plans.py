@@ -36,6 +36,9 @@ def plan_ingest(paths: Paths) -> dict[str, str]:
     catalog = {sf.path: sf.sha256 for sf in load_catalog()}
     catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
     catalog[REFERENCES_KEY] = references_sha256()  # the references beside the catalog (ingest/sources/references.toml)
+    from ingest.datasets.live import INPUT_KEY as LIVE_KEY
+    from predictabase.live import digest, store_path
+    catalog[LIVE_KEY] = digest(store_path(paths.warehouse))  # the live games' answers (the dashboard appends them)
     tables = _raw_tables(paths)
     todo: dict[str, str] = {}
     for name in NAMES:
@@ -49,6 +52,9 @@ def plan_ingest(paths: Paths) -> dict[str, str]:
         changed = sorted(p for p, sha in row["inputs"].items() if catalog.get(p) != sha)
         if INPUT_KEY in changed:
             todo[name] = "the user's corpora changed (corpus add / remove)"
+            continue
+        if LIVE_KEY in changed:
+            todo[name] = "players answered in the live games"
             continue
         if changed:
             todo[name] = f"{changed[0]} changed" + (f" (+{len(changed) - 1} more)" if len(changed) > 1 else "")
