@@ -21,6 +21,7 @@ per_player as (
     from {{ ref('stg_pairwise_answers') }} as a
     inner join {{ ref('stg_pairwise_questions') }} as q on q.comparison_id = a.comparison_id
     where q.question_set in ('set_1', 'set_2')
+        and a.source = 'study'  -- the study's players; live players: mart_pairwise_player_perplexity
     group by a.player, q.question_set
 )
 

@@ -26,6 +26,7 @@ with included as (
     inner join {{ ref('int_pairwise_players') }} as pl
         on pl.player = a.player and pl.question_set = q.question_set and pl.is_included
     inner join {{ ref('stg_pairwise_samples') }} as s on s.comparison_id = a.comparison_id and s.k = a.k
+    where a.source = 'study'  -- the published study; live answers are estimated in mart_pairwise_player_perplexity
 ),
 
 -- the predictors (seed pairwise_predictors): humans, and each language model with the stem of its

@@ -5,7 +5,8 @@
 --   next token  = the token after it (token_index = position), for the word-token rule.
 -- The flags and the analysis subset are documented in _top1__models.yml.
 with guesses as (
-    select * from {{ ref('stg_top1_guesses') }}
+    -- the published study only; the live game's guesses: mart_live_top1_answers
+    select * from {{ ref('stg_top1_guesses') }} where source = 'study'
 ),
 
 doc_tokens as (

@@ -1,0 +1,46 @@
+-- Each scored model's top candidates for the next token at each live top-1 question: the scorer's k most
+-- probable next tokens (int_token_scores.topk_*, the run used in the marts) at the model token that starts
+-- exactly where the question's token starts, so the model saw the same context text[:true_char_start].
+-- A model whose tokens do not start there (its token spans the boundary) has no row for that question.
+-- The candidates are the model's OWN tokens, shown as text: byte-level BPE pieces with 'Ġ' / 'Ċ' / 'ĉ' read
+-- as space / newline / tab and SentencePiece's '▁' as a space (other non-ASCII byte pieces stay as stored).
+-- is_model_correct: the most probable candidate reads exactly as the true token (paper 000 sec. 3's top-1
+-- accuracy, on this question).
+with questions as (
+    select corpus, doc_id, position, true_token, true_char_start
+    from {{ ref('int_live_top1_questions') }}
+),
+
+runs as (
+    select run_id, model_key, corpus from {{ ref('int_runs') }} where used_in_marts
+),
+
+tokens as (
+    select t.run_id, t.model_key, t.corpus, t.doc_id, t.char_start, t.topk_tokens, t.topk_logprobs_nats
+    from {{ ref('int_token_scores') }} as t
+    inner join runs as r on r.run_id = t.run_id and r.model_key = t.model_key and r.corpus = t.corpus
+    where t.topk_tokens is not null and len(t.topk_tokens) > 0
+    -- a character split over several byte-level tokens gives them one char_start: the first one predicts from
+    -- the context before that character
+    qualify row_number() over (partition by t.run_id, t.model_key, t.corpus, t.doc_id, t.char_start
+                               order by t.token_index) = 1
+),
+
+joined as (
+    select
+        q.corpus, q.doc_id, q.position, t.model_key, t.run_id, q.true_token,
+        list_transform(t.topk_tokens, lambda x: replace(replace(replace(replace(x, 'Ġ', ' '), 'Ċ', chr(10)), 'ĉ', chr(9)),
+                                                   '▁', ' ')) as candidate_tokens,
+        t.topk_logprobs_nats as candidate_logprobs_nats
+    from questions as q
+    inner join tokens as t on t.corpus = q.corpus and t.doc_id = q.doc_id and t.char_start = q.true_char_start
+)
+
+select
+    corpus, doc_id, position, model_key, run_id,
+    candidate_tokens,
+    candidate_logprobs_nats,
+    list_transform(candidate_logprobs_nats, lambda lp: exp(lp)) as candidate_probabilities,
+    candidate_tokens[1] as model_top1_token,
+    candidate_tokens[1] = true_token as is_model_correct
+from joined
