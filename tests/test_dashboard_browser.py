@@ -36,9 +36,11 @@ from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_readin
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 PAGES = {"home": "/", "scoreboard": "/scoreboard", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
+         "play_top1": "/play-top1", "play_pairwise": "/play-pairwise",
          "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times", "wild": "/wild",
          "sql": "/sql"}
-NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game", "Word surprisal", "Humans vs models: next word",
+NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game", "Play: next token",
+       "Play: which came next", "Word surprisal", "Humans vs models: next word",
        "Reading times", "Prompts in the wild", "SQL"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -847,10 +849,11 @@ def _assert_opens_with_finding(pg, url: str, name: str, marts_path: Path, marts:
 def test_every_page_opens_with_a_sentence_holding_a_number_from_its_marts(real_app, real_page):
     """Every page on the real warehouse. The pages whose data this warehouse lacks (it stops at its "nothing yet"
     note) are checked on snapshots that have it: the reading-times and top-1 pages below, the next-word page in
-    tests/test_next_word_dashboard.py (its finding, `at.markdown[0]`, on a warehouse with a model's cloze scores)."""
+    tests/test_next_word_dashboard.py (its finding, `at.markdown[0]`, on a warehouse with a model's cloze scores),
+    the live top-1 game in tests/test_live_games.py (on a warehouse with the LM game's documents)."""
     exposures = _exposure_marts()
     for name, path in PAGES.items():
-        if name in ("top1", "next_word", "reading_times"):
+        if name in ("top1", "next_word", "reading_times", "play_top1"):
             continue
         _assert_opens_with_finding(real_page, real_app["url"] + path, name, real_app["paths"].marts,
                                    exposures[path.strip("/") or "home"])

@@ -1,0 +1,184 @@
+"""Play the pairwise game (paper 000 sec. 4.1, issue 24): which of two tokens came next? Training rounds first,
+then a game of the study's questions; points by the scoring rule of sec. 4.1.2; at the end your own
+importance-sampled perplexity with its interval.
+
+Reads `mart_pairwise_game_questions`, `mart_pairwise_game_samples` and `mart_pairwise_player_perplexity`; writes each answer to the live answer store only (`live_games`). Points and
+perplexity are the macros of dbt_project/macros/live_games.sql, the same SQL as mart_live_pairwise_answers and
+mart_pairwise_player_perplexity.
+"""
+from __future__ import annotations
+
+import random
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import charts
+import data
+import labels
+import live_games
+from predictabase import live
+
+STATE = "pairwise_game"
+LENGTHS = (5, 10, 20, 40)
+CONTEXT_CHARS = 1200
+
+st.title("Play: which token came next?")
+questions = data.table("mart_pairwise_game_questions")
+players = data.table("mart_pairwise_player_perplexity")
+if questions is None or questions.empty or players is None:
+    data.missing("mart_pairwise_game_questions")
+    st.stop()
+_pool = players[(players["scope"] == "pooled") & (players["source"] == "study")].sort_values("question_scope")
+_each = players[(players["scope"] == "player") & (players["source"] == "study")]
+if len(_pool):
+    st.markdown(f"Pooled, the study's players had a perplexity of {_pool['perplexity'].iloc[0]:.0f} per token on "
+                "question set 1 of this game (GPT-2 small, its generator, is far lower): play it and get your own "
+                "estimate.")
+st.caption("The LM game's second experiment (Shlegeris et al., *Language Models Are Better Than Humans at "
+           "Next-token Prediction*, section 4.1): one of two tokens is the one that came next in the text, the other "
+           "was sampled from GPT-2 small. Say how sure you are that token A is the original.")
+
+me = live_games.player()
+if me is None:
+    st.stop()
+
+game = st.session_state.setdefault(STATE, {"phase": "training", "current": None, "revealed": None})
+mine = live_games.answers(me["id"])["pairwise"]
+answered = set(mine["comparison_id"])
+by_id = questions.set_index("comparison_id")
+is_training = mine["comparison_id"].map(lambda c: bool(by_id.loc[c, "is_training"]) if c in by_id.index else False)
+played = mine[~is_training] if len(mine) else mine
+if game["phase"] == "training" and len(played):
+    game["phase"] = "game"  # a returning player (reload, restart) goes on with their game
+
+
+def deal() -> dict | None:
+    pool = questions[questions["is_training"]] if game["phase"] == "training" else \
+        questions[~questions["is_training"]]
+    pool = pool[~pool["comparison_id"].isin(answered)]
+    if pool.empty:
+        return None
+    q = pool.sample(1, random_state=random.randrange(2 ** 31)).iloc[0]
+    k = random.randrange(int(q["n_samples"]))  # x_k ~ G(c): the study's samples are draws from the generator
+    return {"comparison_id": int(q["comparison_id"]), "k": k, "true_is_a": random.random() < 0.5}
+
+
+def points_of(rows: pd.DataFrame) -> pd.DataFrame:
+    """Sec. 4.1.2's points (and eq. 4's terms) of these answers: the macro pairwise_answer_terms."""
+    ids = [int(c) for c in rows["comparison_id"].unique()]
+    q_rows = questions[questions["comparison_id"].isin(ids)]
+    s_rows = pd.concat([data.rows("mart_pairwise_game_samples", where={"comparison_id": c}) for c in ids],
+                       ignore_index=True)
+    return live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples') }}",
+                                {"answers": rows, "questions": q_rows, "samples": s_rows})
+
+
+n_game = len(played)
+if game["phase"] == "training":
+    st.info(f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
+            "was the original and your points. Start the real game when you are ready.")
+    length = st.selectbox("Questions in your game", LENGTHS, index=1, key="pw_length",
+                          help="The study's players answered a set of 40 or 80; your perplexity is estimated from "
+                               "the questions you answer.")
+    if st.button("Start the real game", type="primary", key="pw_start", disabled=len(mine) == 0,
+                 help="Play at least one training question first."):
+        game.update(phase="game", length=length, current=None, revealed=None)
+        st.rerun()
+else:
+    game.setdefault("length", st.session_state.get("pw_length", 10))
+    st.markdown(f"**Game**: question {min(n_game + 1, game['length'])} of {game['length']}")
+    st.progress(min(n_game / game["length"], 1.0))
+
+finished = game["phase"] == "game" and n_game >= game["length"]
+if not finished or game["revealed"] is not None:  # the last answer is revealed before the result
+    if game["revealed"] is None and game["current"] is None:
+        game["current"] = deal()
+    cur = game["revealed"] or game["current"]
+    if cur is None:
+        st.warning("You have answered every question of this kind." if game["phase"] == "game"
+                   else "No training question left: start the real game.")
+    else:
+        q = by_id.loc[cur["comparison_id"]]
+        sample = data.rows("mart_pairwise_game_samples", where={"comparison_id": cur["comparison_id"], "k": cur["k"]})
+        x = sample["sample_token"].iloc[0]
+        a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
+        ctx = q["context"]
+        st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
+        ca, cb = st.columns(2)
+        ca.markdown(f"### Token A: `{live_games.visible(a)}`")
+        cb.markdown(f"### Token B: `{live_games.visible(b)}`")
+
+        def answer(p_a: float) -> None:
+            try:
+                live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
+                                     session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
+                                     k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
+                                     p_a_percent=p_a)
+            except live.LiveError as exc:
+                st.session_state["pw_error"] = str(exc)
+                return
+            game.update(revealed=cur, current=None)
+
+        if game["revealed"] is None:
+            if a == b:
+                st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
+                st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
+            else:
+                st.markdown("How sure are you that **token A** is the one that came next? "
+                            "(left: A is more likely; right: B is more likely)")
+                cols = st.columns(len(live.CHOICES_PERCENT))
+                for col, p in zip(cols, live.CHOICES_PERCENT):
+                    col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
+            if st.session_state.get("pw_error"):
+                st.error(st.session_state.pop("pw_error"))
+        else:
+            mine = live_games.answers(me["id"])["pairwise"]
+            last = mine[mine["comparison_id"] == cur["comparison_id"]]
+            pts = points_of(last).iloc[0]
+            (st.success if pts["points"] >= 0 else st.warning)(
+                f"Token {'A' if cur['true_is_a'] else 'B'} (`{live_games.visible(q['true_token'])}`) was the original. "
+                f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
+                f"**{pts['points']:+.1f} points**.")
+            if st.button("Next question", type="primary", key="pw_next"):
+                game.update(revealed=None)
+                st.rerun()
+
+# ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
+mine = live_games.answers(me["id"])["pairwise"]
+if len(mine):
+    terms = points_of(mine)
+    st.metric("Your points", f"{terms['points'].sum():+.1f}",
+              help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
+                   "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
+if finished and game["revealed"] is None:
+    st.subheader("Your perplexity")
+    est = live_games.run_macro(
+        "with terms as ({{ pairwise_answer_terms('answers', 'questions', 'samples') }}), "
+        "estimate as ({{ pairwise_group_perplexity('terms', 'player') }}) select * from estimate",
+        {"answers": played, "questions": questions,
+         "samples": pd.concat([data.rows("mart_pairwise_game_samples", where={"comparison_id": int(c)})
+                               for c in played["comparison_id"].unique()], ignore_index=True)}).iloc[0]
+    st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
+                f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
+                f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
+    st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
+               "but from one answer per question: with a single sample per question the estimate is biased low "
+               "(the log of one sample, not of an average over players), so compare it with the study's players "
+               f"measured the same way, one by one, not with the pooled estimate of all players "
+               f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
+    dots = _each.assign(who="study players")[["perplexity", "who"]]
+    you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
+    chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
+        alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
+        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
+                  title=None))
+    charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
+                "Each study player's own perplexity estimate as a blue tick, yours in red.")
+    if st.button("Play another game", key="pw_again"):
+        game.update(phase="game", length=n_game + game["length"], current=None, revealed=None)
+        st.rerun()
+
+labels.related([("app_pages/human_perplexity.py", "The study's human perplexity"),
+                ("app_pages/play_top1.py", "Play the top-1 game")])

@@ -1,0 +1,191 @@
+"""Play the top-1 game (paper 000 sec. 3, issue 24): guess the next token of a passage, see the true token and a
+model's top candidates, and your running accuracy next to the model's and the study's players.
+
+Reads the game marts (`mart_live_top1_passages`, `mart_live_top1_questions`, `mart_live_top1_model_candidates`,
+`mart_game_vocabulary`, `mart_top1_player_accuracy`, `mart_top1_summary`); writes each guess to the live answer
+store only (`live_games`). The running numbers are the macros of dbt_project/macros/live_games.sql, the same SQL as
+mart_live_top1_players.
+"""
+from __future__ import annotations
+
+import random
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import charts
+import data
+import labels
+import live_games
+from predictabase import live
+
+STATE = "top1_game"
+CONTEXT_CHARS = 1200  # the context shown: its last characters
+
+st.title("Play: guess the next token")
+questions_ok = data.table("mart_live_top1_passages")
+summary = data.table("mart_top1_summary")
+if questions_ok is None or questions_ok.empty:
+    data.missing("mart_live_top1_passages")
+    st.stop()
+_h = None if summary is None else summary[(summary["predictor_kind"] == "humans")
+                                          & (summary["subset"] == "all_possible")]["accuracy"]
+if _h is not None and len(_h):
+    st.markdown(f"The study's players named the next token {100 * _h.iloc[0]:.1f}% of the time: guess the next "
+                "token of a passage yourself, and see how a language model did at the same point.")
+st.caption("The LM game's first experiment (Shlegeris et al., *Language Models Are Better Than Humans at "
+           "Next-token Prediction*, section 3), played here. Your guesses are stored as live data, apart from the "
+           "study's; they join the marts at the next build.")
+
+me = live_games.player()
+if me is None:
+    st.stop()
+
+passages = questions_ok
+corpora = labels.sorted_corpora(passages["corpus"].unique())
+c1, c2 = st.columns(2)
+corpus = c1.selectbox("Texts", corpora, index=corpora.index("lm_game") if "lm_game" in corpora else 0,
+                      format_func=labels.corpus_name, key="t1_corpus",
+                      help="The LM game's documents are the study's own questions (every token). Other corpora ask "
+                           "only for the words that are a single GPT-2 token.")
+cands_models = data.rows("mart_live_top1_model_candidates", ["model_key"], where={"corpus": corpus})
+model_keys = sorted(set(cands_models["model_key"])) if cands_models is not None else []
+model = c2.selectbox("Compare with the model", model_keys, format_func=labels.model_name, key=f"t1_model_{corpus}",
+                     index=0 if model_keys else None,
+                     placeholder="no model has scored these texts yet",
+                     help="Its most probable next tokens, in its own tokenizer, where it has a token starting at the "
+                          "same point.")
+
+game = st.session_state.setdefault(STATE, {})
+mine = live_games.answers(me["id"])["top1"]
+done = set(zip(mine["corpus"], mine["doc_id"], mine["position"]))
+in_corpus = passages[passages["corpus"] == corpus]
+
+
+def deal() -> None:
+    """A passage with questions this player has not answered (random among them)."""
+    answered_docs = {d for c, d, _ in done if c == corpus}
+    fresh = in_corpus[~in_corpus["doc_id"].isin(answered_docs)]
+    pick = (fresh if len(fresh) else in_corpus).sample(1, random_state=random.randrange(2 ** 31)).iloc[0]
+    game.update(corpus=corpus, doc_id=pick["doc_id"], revealed=None)
+
+
+if game.get("corpus") != corpus or st.button("New passage", key="t1_new"):
+    deal()
+doc = in_corpus[in_corpus["doc_id"] == game["doc_id"]].iloc[0]
+qs = data.rows("mart_live_top1_questions", where={"corpus": corpus, "doc_id": game["doc_id"]}, order_by=["position"])
+revealed = game.get("revealed")
+open_qs = qs[[(corpus, game["doc_id"], int(p)) not in done for p in qs["position"]]]
+if revealed is not None:
+    q = qs[qs["position"] == revealed["position"]].iloc[0]
+elif len(open_qs):
+    q = open_qs.iloc[0]
+elif not game.get("dealt_again"):  # this passage is done: deal the next one
+    game["dealt_again"] = True
+    st.toast("You answered every question of that passage: here is another one.")
+    deal()
+    st.rerun()
+else:
+    st.success("You have answered every question of these texts.")
+    st.stop()
+game["dealt_again"] = False
+
+context = doc["text"][: int(q["true_char_start"])]
+st.markdown(f"**{labels.corpus_name(corpus)}, passage {doc['doc_id']}**, question {int(q['position'])} "
+            f"({len(open_qs)} of {len(qs)} left)")
+shown = ("…" if len(context) > CONTEXT_CHARS else "") + context[-CONTEXT_CHARS:]
+st.code(shown + "▌", language=None, wrap_lines=True)
+
+if revealed is None:
+    vocab = data.table("mart_game_vocabulary")
+    by_display = dict(zip(vocab["token_id"], vocab["token_display"]))
+    how = st.radio("Answer by", ["picking a token", "typing a word"], horizontal=True, key="t1_how")
+    qkey = f"{corpus}_{game['doc_id']}_{int(q['position'])}"  # a fresh, empty answer box for every question
+    guess, mode = None, "list"
+    if how == "picking a token":
+        tid = st.selectbox(f"The next token: search the game's {len(vocab):,} GPT-2 tokens (␣ is a space, ↵ a newline)",
+                           list(by_display), index=None, format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
+                           placeholder="type to search, e.g. ␣the")
+        guess = None if tid is None else vocab.loc[vocab["token_id"] == tid, "token"].iloc[0]
+    else:
+        word = st.text_input("Your word", max_chars=live.MAX_GUESS_CHARS, key=f"t1_word_{qkey}")
+        if word:
+            spaced = context[-1:] not in ("", " ", "\n", "\t") and not word.startswith(" ")
+            guess, mode = (" " + word if spaced else word), "typed"
+            st.caption(f"Sent as the token {live_games.visible(guess)}"
+                       + (" (a word after a space starts with one)" if spaced else ""))
+    if st.button("Guess", type="primary", key="t1_guess", disabled=guess is None):
+        try:
+            live.record_top1(live_games.store_file(), live_games.catalog(), player_id=me["id"],
+                             session_id=live_games.session_id(), corpus=corpus, doc_id=str(game["doc_id"]),
+                             position=int(q["position"]), guess=guess, input_mode=mode)
+        except live.LiveError as exc:
+            st.error(str(exc))
+        else:
+            game["revealed"] = {"position": int(q["position"]), "guess": guess}
+            st.rerun()
+else:
+    right = revealed["guess"] == q["true_token"]
+    (st.success if right else st.error)(
+        f"The next token was **{live_games.visible(q['true_token'])}**; you guessed "
+        f"**{live_games.visible(revealed['guess'])}**: {'right' if right else 'not it'}.")
+    cands = data.rows("mart_live_top1_model_candidates", where={"corpus": corpus, "doc_id": game["doc_id"],
+                                                              "position": int(q["position"])})
+    cands = cands[cands["model_key"] == model] if cands is not None and model else cands.iloc[0:0]
+    if len(cands):
+        row = cands.iloc[0]
+        top = pd.DataFrame({"Candidate (the model's own tokens)": [live_games.visible(t) for t in row["candidate_tokens"]],
+                            "Probability (%)": [100 * p for p in row["candidate_probabilities"]]})
+        st.markdown(f"**{labels.model_name(model)}**'s most probable next tokens here:")
+        st.dataframe(top, hide_index=True, width="content",
+                     column_config={"Probability (%)": st.column_config.NumberColumn(format="%.1f")})
+    elif model:
+        st.info(f"{labels.model_name(model)} has no token starting exactly here, so no prediction at this point.")
+    if st.button("Next position", type="primary", key="t1_continue"):
+        game["revealed"] = None
+        st.rerun()
+
+# ---- the running score: the macros of mart_live_top1_players over this player's answers
+mine = live_games.answers(me["id"])["top1"]
+if len(mine):
+    keys = mine[["corpus", "doc_id"]].drop_duplicates()
+    q_rows = pd.concat([data.rows("mart_live_top1_questions", where={"corpus": c, "doc_id": d})
+                        for c, d in keys.itertuples(index=False)], ignore_index=True)
+    c_rows = pd.concat([data.rows("mart_live_top1_model_candidates", where={"corpus": c, "doc_id": d})
+                        for c, d in keys.itertuples(index=False)], ignore_index=True)
+    study = data.table("mart_top1_player_accuracy")
+    study = study[(study["subset"] == "all_possible") & study["has_min_50_answers"] & ~study["is_excluded_player"]]
+    score = live_games.run_macro(
+        "with outcomes as ({{ top1_answer_outcomes('answers', 'questions', 'candidates') }}), "
+        "summary as ({{ top1_player_summary('outcomes', 'study') }}) select * from summary",
+        {"answers": mine, "questions": q_rows, "candidates": c_rows, "study": study[["accuracy"]]})
+    first = score.iloc[0]
+    m = score[score["model_key"] == model]
+    st.subheader("Your score")
+    k1, k2, k3 = st.columns(3)
+    k1.metric("Your top-1 accuracy", f"{100 * first['accuracy']:.0f}%",
+              help=f"{int(first['n_correct'])} right of {int(first['n_answers'])} guesses")
+    if len(m):
+        mm = m.iloc[0]
+        k2.metric(f"{labels.model_name(model)} on the same positions", f"{100 * mm['model_accuracy']:.0f}%",
+                  delta=f"you: {100 * mm['accuracy_same_positions']:.0f}% there", delta_color="off",
+                  help=f"on the {int(mm['n_model_positions'])} of your positions where the model has a token "
+                       "starting at the same point")
+    below = first["share_of_study_players_below"]
+    if pd.notna(below):
+        k3.metric("Study players you beat", f"{100 * below:.0f}%",
+                  help=f"of the study's {int(first['n_study_players'])} players with at least 50 answers "
+                       "(ties count half)")
+    hist = alt.Chart(study).mark_bar(color="#9ecae1").encode(
+        alt.X("accuracy:Q", bin=alt.Bin(step=0.05), title="Top-1 accuracy (share of guesses right)",
+              axis=alt.Axis(format="%")),
+        alt.Y("count():Q", title="Study players"),
+        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#9ecae1", "#d62728"]),
+                  title=None)).transform_calculate(who="'study players'")
+    you = alt.Chart(pd.DataFrame({"accuracy": [first["accuracy"]], "who": ["you"]})).mark_rule(
+        strokeWidth=3).encode(x="accuracy:Q", color=alt.Color("who:N"))
+    charts.show((hist + you).properties(height=220), "You among the study's players: top-1 accuracy",
+                "A histogram of the study's players' top-1 accuracies, with a red line at yours.")
+
+labels.related([("app_pages/top1.py", "The study's top-1 results"), ("app_pages/play_pairwise.py", "Play the pairwise game")])

@@ -1,0 +1,129 @@
+"""What the two live game pages share (issue 24): the player, the answer store, and the metrics.
+
+The pages read the published marts like every page, and write only to the live answer store
+(`predictabase.live`: SQLite beside the warehouse; the build copies it in). They never open the DuckDB
+warehouse for writing, so they keep working during a build.
+
+A player's running score is computed by the SAME SQL as the marts: the macros of
+`dbt_project/macros/live_games.sql` (plain Jinja, no dbt functions), rendered here with Jinja and run in an
+in-memory DuckDB over the player's own answers and the mart rows they need. After the next build,
+`mart_live_top1_players` and `mart_pairwise_player_perplexity` hold the same numbers for every player.
+"""
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+import jinja2
+import pandas as pd
+import streamlit as st
+
+import data
+from predictabase import live
+from predictabase.resources import dbt_project_dir
+
+MACROS = dbt_project_dir() / "macros" / "live_games.sql"
+PLAYER_KEY, SESSION_KEY = "live_player", "live_session"
+
+
+def visible(token) -> str:
+    """A token with its whitespace made visible: ' the' -> '␣the' (the leading space is part of the token)."""
+    if token is None or (isinstance(token, float) and pd.isna(token)):
+        return "—"
+    return str(token).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+
+
+def store_file() -> Path:
+    """The live answer store beside the snapshot the dashboard reads (`<warehouse>/live/answers.sqlite`)."""
+    return data.marts_path().parent / live.STORE_DIR / live.STORE_FILE
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _catalog(path: str, snapshot_id: str) -> live.Catalog:
+    return live.Catalog.from_snapshot(Path(path))
+
+
+def catalog() -> live.Catalog:
+    snap = data.require_snapshot()
+    return _catalog(snap.path, snap.snapshot_id)
+
+
+def session_id() -> str:
+    """This browser session's id: the rate limit counts per session."""
+    if SESSION_KEY not in st.session_state:
+        st.session_state[SESSION_KEY] = secrets.token_hex(8)
+    return st.session_state[SESSION_KEY]
+
+
+def _start(name: str | None, consent: bool) -> None:
+    try:
+        pid = live.new_player(store_file(), name, consent)
+    except live.LiveError as exc:
+        st.session_state["live_player_error"] = str(exc)
+        return
+    label = name.strip() if (name and name.strip() and consent) else ("you" if name else f"anonymous {pid}")
+    st.session_state[PLAYER_KEY] = {"id": pid, "label": label}
+    st.query_params["player"] = pid  # a reload, or a restarted app, goes on as the same player
+
+
+def player() -> dict | None:
+    """The player box: who is playing, or a form to start. Returns {"id", "label"} or None."""
+    current = st.session_state.get(PLAYER_KEY)
+    if current is None:
+        pid = st.query_params.get("player")
+        if pid and live.player_exists(store_file(), pid):
+            current = st.session_state[PLAYER_KEY] = {"id": pid, "label": f"player {pid}"}
+    if current is not None:
+        st.query_params["player"] = current["id"]
+        c1, c2 = st.columns([4, 1])
+        c1.markdown(f"Playing as **{current['label']}** (player code `{current['id']}`: keep this page's address to "
+                    "come back as the same player).")
+        if c2.button("Switch player", key="live_switch"):
+            del st.session_state[PLAYER_KEY]
+            st.query_params.pop("player", None)
+            st.rerun()
+        return current
+    with st.container(border=True):
+        st.markdown("**Who is playing?** Your answers join the warehouse as *live* data, kept apart from the study's.")
+        name = st.text_input("Your name (optional)", max_chars=live.MAX_NAME_CHARS, key="live_name")
+        consent = st.checkbox("Store my name as I typed it (otherwise only a salted hash of it is kept)",
+                              key="live_consent")
+        c1, c2 = st.columns(2)
+        if c1.button("Start playing", type="primary", key="live_start", disabled=not (name or "").strip()):
+            _start(name, consent)
+            st.rerun()
+        if c2.button("Play anonymously", key="live_anon"):
+            _start(None, False)
+            st.rerun()
+        if st.session_state.get("live_player_error"):
+            st.error(st.session_state.pop("live_player_error"))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _macros() -> str:
+    return MACROS.read_text(encoding="utf-8")
+
+
+def run_macro(call: str, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Render `call` (e.g. "{{ pairwise_answer_terms('answers', 'questions', 'samples') }}") with the macros of
+    dbt_project/macros/live_games.sql and run it over `frames` (registered under their names) in an in-memory
+    DuckDB. Only relation names are rendered into the SQL; the players' values are rows of the frames."""
+    sql = jinja2.Environment(autoescape=False).from_string(_macros() + "\n" + call).render().strip()
+    con = duckdb.connect(":memory:")
+    try:
+        for name, df in frames.items():
+            con.register(name, df)
+        return con.execute(sql).fetchdf()
+    finally:
+        con.close()
+
+
+def answers(player_id: str) -> dict[str, pd.DataFrame]:
+    rows = live.player_answers(store_file(), player_id)
+    return {"top1": pd.DataFrame(rows["top1"], columns=["answer_id", "player_id", "corpus", "doc_id", "position",
+                                                         "guess"]),
+            "pairwise": pd.DataFrame(rows["pairwise"], columns=["answer_id", "player", "comparison_id", "k",
+                                                                "p_percent", "true_token_shown_as", "auto_answered"])}

@@ -1,0 +1,322 @@
+"""The live games end to end (issue 24): headless Chromium plays both games on the real Streamlit app over a
+real warehouse; the answers are in the live store at once, in the warehouse's human tables with source 'live'
+after `predictabase build`, and in the marts, with the numbers the pages showed; the study's numbers do not
+move. Also the `live` ingest job: idempotent, seen by refresh, and a broken store refused in one line.
+
+The warehouse: a copy of the session's real_warehouse (UCL scored by the tiny GPT-2, the pairwise game) with
+the LM game's documents, top-1 guesses and vocabulary ingested and their marts built.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from predictabase import live
+from predictabase.config import paths as make_paths
+
+from .test_dashboard_browser import PAGES, Page, _assert_opens_with_finding, _exposure_marts, browser, serving  # noqa: F401
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def live_wh(real_warehouse, tmp_path_factory):
+    from ingest.datasets.registry import run_ingest
+    from predictabase.warehouse import dbt_build, publish
+    tmp = tmp_path_factory.mktemp("live")
+    p = make_paths(tmp / "warehouse")
+    shutil.copytree(real_warehouse.warehouse, p.warehouse)
+    run_ingest(p, ["lm_game", "lm_game_top1", "lm_game_vocabulary", "live"], show_progress=False)
+    dbt_build(p, select="stg_game_doc_tokens+ stg_top1_guesses+ stg_game_vocabulary+ stg_pairwise_answers+ tag:live")
+    publish(p)
+    return {"paths": p, "tmp": tmp}
+
+
+
+
+def _marts(p, sql: str, params=()):
+    with duckdb.connect(str(p.marts), read_only=True) as con:
+        return con.execute(sql, list(params)).fetchall()
+
+
+def _pick_token(pg, search: str, option: str) -> None:
+    """The vocabulary selectbox: type to search, choose the option that reads exactly `option`."""
+    pg.get_by_role("combobox", name=re.compile("^The next token")).click()
+    pg.keyboard.type(search)
+    pg.get_by_role("option", name=option, exact=True).first.click()
+
+
+def _guess_and_reveal(page: Page) -> str:
+    pg = page.page
+    pg.get_by_role("button", name="Guess").click()
+    pg.get_by_role("button", name="Next position").wait_for()
+    page.wait_idle()
+    text = pg.locator('[data-testid="stMain"]').inner_text()
+    pg.get_by_role("button", name="Next position").click()
+    page.wait_idle()
+    return text
+
+
+def _play_top1(page: Page, url: str, marts) -> dict:
+    pg = page.page
+    sentence = _assert_opens_with_finding(page, url + PAGES["play_top1"], "play_top1", marts,
+                                          _exposure_marts()["play-top1"])
+    assert "next token" in sentence
+    pg.get_by_role("button", name="Play anonymously").click()
+    pg.get_by_text("Playing as").wait_for()
+    page.wait_idle()
+    code = re.search(r"player code (p[0-9a-f]{12})", pg.locator('[data-testid="stMain"]').inner_text()).group(1)
+    reveals = []
+    for search, option in (("␣the", "␣the"), ("␣of", "␣of"), ("↵", "↵")):
+        _pick_token(pg, search, option)
+        reveals.append(_guess_and_reveal(page))
+    pg.get_by_text("typing a word").click()
+    pg.get_by_label("Your word").fill("and")
+    pg.get_by_label("Your word").press("Enter")
+    caption = pg.get_by_text(re.compile("^Sent as the token"))
+    caption.wait_for()
+    typed = " and" if "␣and" in caption.inner_text() else "and"  # no space after a newline
+    reveals.append(_guess_and_reveal(page))
+    # another corpus: UCL, which the tiny GPT-2 scored, so its candidates are shown
+    pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts").click()
+    pg.get_by_role("option", name=re.compile("UCL")).first.click()
+    page.wait_idle()
+    pg.get_by_text("picking a token").click()
+    _pick_token(pg, "␣the", "␣the")
+    pg.get_by_role("button", name="Guess").click()
+    pg.get_by_role("button", name="Next position").wait_for()
+    page.wait_idle()
+    main = pg.locator('[data-testid="stMain"]').inner_text()
+    # the model's candidates at this point (the tiny GPT-2 scored UCL with its top 3)
+    assert "'s most probable next tokens here" in main, main[:800]
+    assert pg.locator('[data-testid="stDataFrame"]').count() == 1
+    page.screenshot("live_top1_ucl")
+    page.assert_no_exception()
+    return {"code": code, "reveals": reveals, "last": main, "typed": typed}
+
+
+def _play_pairwise(page: Page, url: str) -> dict:
+    pg = page.page
+    page.open(url + "/play-pairwise")
+    pg.get_by_label("Your name (optional)").fill("Ada Lovelace")
+    pg.get_by_text("Store my name as I typed it").click()
+    pg.get_by_role("button", name="Start playing").click()
+    pg.get_by_text("Playing as").wait_for()
+    page.wait_idle()
+
+    def one(choice: str) -> str:
+        page.wait_idle()
+        pg.get_by_role("button", name=re.compile(rf"^(Continue|{choice})$")).first.wait_for()
+        cont = pg.get_by_role("button", name="Continue")  # both candidates the same token: the game answers 50 %
+        (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+        pg.get_by_role("button", name="Next question").wait_for()
+        page.wait_idle()
+        shown = pg.locator('[data-testid="stMain"]').inner_text()
+        pg.get_by_role("button", name="Next question").click()
+        return shown
+
+    training = [one("80%")]
+    assert "points" in training[0] and "was the original" in training[0]
+    pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
+    pg.get_by_role("option", name="5", exact=True).click()
+    page.wait_idle()
+    pg.get_by_role("button", name="Start the real game").click()
+    rounds = [one(c) for c in ("70%", "30%", "99%", "10%", "60%")]
+    pg.get_by_text("Your perplexity").first.wait_for()
+    page.wait_idle()
+    main = pg.locator('[data-testid="stMain"]').inner_text()
+    page.screenshot("live_pairwise_result")
+    page.assert_no_exception()
+    return {"training": training, "rounds": rounds, "result": main}
+
+
+def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(live_wh, browser):
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    before = _marts(p, "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
+                       "ORDER BY subset, rounding, uncertainty_method")
+    top1_before = _marts(p, "SELECT predictor, subset, n, n_correct FROM mart_top1_summary ORDER BY ALL")
+    with serving(p, tmp) as url:
+        page = Page(browser, tmp)
+        try:
+            t1 = _play_top1(page, url, p.marts)
+            pw = _play_pairwise(page, url)
+        finally:
+            page.close()
+        assert page.outbound() == []
+
+    # at once: in the live store, beside the warehouse (validated, one row per answer)
+    store = live.store_path(p.warehouse)
+    with sqlite3.connect(store) as con:
+        t1_rows = con.execute("SELECT player_id, corpus, guess, input_mode FROM top1_answers ORDER BY answer_id"
+                              ).fetchall()
+        pw_rows = con.execute("SELECT player_id, comparison_id, p_percent FROM pairwise_answers ORDER BY answer_id"
+                              ).fetchall()
+        ada = con.execute("SELECT player_id FROM players WHERE display_name = 'Ada Lovelace'").fetchone()[0]
+    assert [r[1:] for r in t1_rows] == [("lm_game", " the", "list"), ("lm_game", " of", "list"),
+                                        ("lm_game", "\n", "list"), ("lm_game", t1["typed"], "typed"),
+                                        ("ucl", " the", "list")]
+    assert {r[0] for r in t1_rows} == {t1["code"]}
+    assert len(pw_rows) == 6 and {r[0] for r in pw_rows} == {ada}
+    assert "was the original" in pw["rounds"][0]
+    m = re.search(r"your estimated perplexity is ([\d.]+) per token \(±2σ: ([\d.]+) to ([\d.]+)\)", pw["result"])
+    assert m, pw["result"][:500]
+    shown_ppl = [float(x) for x in m.groups()]
+
+    # then a build: the store is flushed into raw.live_* and the human tables, and the marts hold them
+    env = {**__import__("os").environ, "PREDICTABASE_DBT_DOCS": "0"}
+    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse), "--select",
+                          "stg_top1_guesses+ stg_pairwise_answers+ tag:live"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    with duckdb.connect(str(p.duckdb), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM raw.live_top1_answers").fetchone()[0] == 5
+        assert con.execute("SELECT count(*) FROM raw.live_pairwise_answers").fetchone()[0] == 6
+        assert con.execute("SELECT source, count(*) FROM staging.stg_top1_guesses GROUP BY ALL ORDER BY 1"
+                           ).fetchall() == [("live", 5), ("study", 25203)]
+        assert con.execute("SELECT count(*) FROM staging.stg_pairwise_answers WHERE source = 'live' AND player = ?",
+                           [f"live:{ada}"]).fetchone()[0] == 6
+    answers = _marts(p, "SELECT corpus, guess, is_correct, player_label FROM mart_live_top1_answers ORDER BY answer_id")
+    assert [a[:2] for a in answers] == [(r[1], r[2]) for r in t1_rows]
+    assert {a[3] for a in answers} == {f"anonymous {t1['code']}"}
+    n_right = sum(a[2] for a in answers)
+    acc = _marts(p, "SELECT DISTINCT n_answers, n_correct, accuracy FROM mart_live_top1_players WHERE player_id = ?",
+                 [f"live:{t1['code']}"])
+    assert acc == [(5, n_right, n_right / 5)]
+    assert f"{100 * n_right / 5:.0f}%" in t1["last"]  # the page showed the mart's accuracy
+    row = _marts(p, "SELECT player_label, n_questions, perplexity, perplexity_low, perplexity_high "
+                    "FROM mart_pairwise_player_perplexity WHERE source = 'live' AND scope = 'player'")
+    assert len(row) == 1 and row[0][0] == "Ada Lovelace" and row[0][1] == 5
+    assert [round(v, 1) for v in row[0][2:]] == shown_ppl  # the page's number is the mart's
+    points = _marts(p, "SELECT count(*), count(points) FROM mart_live_pairwise_answers WHERE player_label = 'Ada Lovelace'")
+    assert points == [(6, 6)]
+    # the published study's numbers did not move
+    after = _marts(p, "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
+                      "ORDER BY subset, rounding, uncertainty_method")
+    assert [n for _, n in after] == [n for _, n in before]
+    assert [v for v, _ in after] == pytest.approx([v for v, _ in before], rel=1e-12)  # summation order only
+    top1_after = _marts(p, "SELECT predictor, subset, n, n_correct FROM mart_top1_summary ORDER BY ALL")
+    assert top1_after == [r for r in top1_before]
+
+
+def test_the_live_job_is_idempotent_and_seen_by_refresh(live_wh):
+    from ingest.datasets.registry import run_ingest
+    from predictabase.refresh.plans import plan_ingest
+    p = live_wh["paths"]
+    run_ingest(p, ["live"], show_progress=False)
+    assert "live" not in plan_ingest(p)
+    store = live.store_path(p.warehouse)
+    with duckdb.connect(str(p.duckdb), read_only=True) as con:
+        n0 = con.execute("SELECT count(*) FROM raw.live_top1_answers").fetchone()[0]
+    catalog = live.Catalog.from_snapshot(p.marts)
+    me = live.new_player(store)
+    q = sorted(q for q in catalog.top1_questions if q[0] == "lm_game")[0]
+    live.record_top1(store, catalog, player_id=me, session_id="t", corpus=q[0], doc_id=q[1], position=q[2],
+                     guess=" the")
+    assert plan_ingest(p)["live"] == "players answered in the live games"
+    for _ in range(2):  # twice: replaced, never appended twice
+        run_ingest(p, ["live"], show_progress=False)
+        with duckdb.connect(str(p.duckdb), read_only=True) as con:
+            assert con.execute("SELECT count(*), count(DISTINCT answer_id) FROM raw.live_top1_answers").fetchone() \
+                == (n0 + 1, n0 + 1)
+    assert "live" not in plan_ingest(p)
+
+
+def test_a_broken_store_is_refused_in_one_line_and_changes_nothing(live_wh, tmp_path):
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(live_wh["paths"].warehouse, p.warehouse)
+    store = live.store_path(p.warehouse)
+    for f in store.parent.glob(live.STORE_FILE + "-*"):  # no write-ahead log left beside the file we break
+        f.unlink()
+    store.write_bytes(store.read_bytes()[:1000])  # a truncated file
+    marts = p.marts.read_bytes()
+    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0
+    lines = [ln for ln in res.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "live/answers.sqlite" in lines[0] and "Traceback" not in res.stderr, res.stderr
+    assert p.marts.read_bytes() == marts
+
+
+CLIENTS = 8        # browsers answering at once against one app (bounded: this machine has 2 cores)
+GUESSES = 3        # top-1 guesses each
+TRAINING = 2       # pairwise training answers each
+
+
+async def _client_plays(browser, url: str, n: int) -> dict:
+    """One client in its own browser context: top-1 guesses, then pairwise training answers, as fast as the app
+    answers; returns its player codes and how many answers the app confirmed."""
+    ctx = await browser.new_context(viewport={"width": 1300, "height": 1500})
+    pg = await ctx.new_page()
+    pg.set_default_timeout(120_000)
+    out = {"n": n, "top1": 0, "pairwise": 0}
+    try:
+        await pg.goto(url + "/play-top1")
+        await pg.get_by_role("button", name="Play anonymously").click()
+        await pg.get_by_text("Playing as").wait_for()
+        text = await pg.locator('[data-testid="stMain"]').inner_text()
+        out["top1_player"] = re.search(r"player code (p[0-9a-f]{12})", text).group(1)
+        for _ in range(GUESSES):
+            await pg.get_by_role("combobox", name=re.compile("^The next token")).click()
+            await pg.keyboard.type("␣the")
+            await pg.get_by_role("option", name="␣the", exact=True).first.click()
+            await pg.get_by_role("button", name="Guess").click()
+            await pg.get_by_role("button", name="Next position").click()
+            out["top1"] += 1
+            await pg.get_by_role("button", name="Guess").wait_for()
+        await pg.goto(url + "/play-pairwise?player=" + out["top1_player"])  # the same player, another game
+        await pg.get_by_text("Playing as").wait_for()
+        for _ in range(TRAINING):
+            cont = pg.get_by_role("button", name="Continue")
+            await pg.get_by_role("button", name=re.compile(r"^(Continue|80%)$")).first.wait_for()
+            await (cont if await cont.count() else pg.get_by_role("button", name="80%", exact=True)).click()
+            await pg.get_by_role("button", name="Next question").click()
+            out["pairwise"] += 1
+    finally:
+        await ctx.close()
+    return out
+
+
+def test_parallel_browsers_on_the_real_app_lose_and_duplicate_nothing(live_wh):
+    """CLIENTS browsers play at once against one Streamlit server (localhost): every answer the app confirmed
+    (the reveal came back) is in the store exactly once, each under its own player."""
+    import asyncio
+    import threading
+
+    from playwright.async_api import async_playwright
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    store = live.store_path(p.warehouse)
+
+    async def run(url: str) -> list[dict]:
+        async with async_playwright() as pw:
+            b = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            try:
+                return await asyncio.gather(*[_client_plays(b, url, n) for n in range(CLIENTS)])
+            finally:
+                await b.close()
+
+    results: list[dict] = []
+    with serving(p, tmp) as url:
+        # in a thread of its own: this module's sync Playwright (the `browser` fixture) holds an event loop here
+        worker = threading.Thread(target=lambda: results.extend(asyncio.run(run(url))))
+        worker.start()
+        worker.join(timeout=600)
+    assert len(results) == CLIENTS
+    players = [r["top1_player"] for r in results]
+    assert len(set(players)) == CLIENTS
+    with sqlite3.connect(store) as con:
+        marks = ",".join("?" * CLIENTS)
+        t1 = con.execute(f"SELECT player_id, count(*), count(DISTINCT corpus || doc_id || position) FROM top1_answers "
+                         f"WHERE player_id IN ({marks}) GROUP BY player_id", players).fetchall()
+        pw = con.execute(f"SELECT player_id, count(*), count(DISTINCT comparison_id) FROM pairwise_answers "
+                         f"WHERE player_id IN ({marks}) GROUP BY player_id", players).fetchall()
+    print(f"\n{CLIENTS} browsers at once: top-1 {sum(r[1] for r in t1)} stored of {sum(r['top1'] for r in results)} "
+          f"confirmed, pairwise {sum(r[1] for r in pw)} stored of {sum(r['pairwise'] for r in results)} confirmed")
+    assert sorted(t1) == sorted((pl, GUESSES, GUESSES) for pl in players)
+    assert sorted(pw) == sorted((pl, TRAINING, TRAINING) for pl in players)
