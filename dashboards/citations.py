@@ -29,6 +29,8 @@ PAGE_REFERENCES: dict[str, list[str]] = {
     "perplexity": ["perplexity_glossary", *_GAME, *_CORPORA, *_SCORED, "brown2020language"],
     "human-perplexity": [*_GAME, "perplexity_glossary", "radford2019language"],
     "top1": [*_GAME, *_SCORED, "black2021gptneo", "brown2020language"],
+    "play-top1": [*_GAME, *_CORPORA, *_SCORED],
+    "play-pairwise": [*_GAME, "perplexity_glossary", "radford2019language"],
     "word-surprisal": ["oh2024leading", "pimentel2024compute", *_CORPORA, *_SCORED, "black2021gptneo"],
     "next-word": ["oh2024leading", "luke2018provo", "frank2013reading", "devarda2023cloze", "nicenboim2023pangoling",
                   "allal2025smollm2", "gemmateam2025gemma3"],

@@ -46,9 +46,12 @@ def _marts(p, sql: str, params=()):
 
 
 def _pick_token(pg, search: str, option: str) -> None:
-    """The vocabulary selectbox: type to search, choose the option that reads exactly `option`."""
-    pg.get_by_role("combobox", name=re.compile("^The next token")).click()
-    pg.keyboard.type(search)
+    """Search the vocabulary, then choose the match that reads exactly `option`."""
+    box = pg.get_by_label(re.compile("^Search the game's"))
+    box.fill(search)
+    box.press("Enter")
+    pg.get_by_role("combobox", name=re.compile("^The next token")).and_(
+        pg.locator(":not([disabled])")).click()
     pg.get_by_role("option", name=option, exact=True).first.click()
 
 
@@ -73,7 +76,7 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     page.wait_idle()
     code = re.search(r"player code (p[0-9a-f]{12})", pg.locator('[data-testid="stMain"]').inner_text()).group(1)
     reveals = []
-    for search, option in (("␣the", "␣the"), ("␣of", "␣of"), ("↵", "↵")):
+    for search, option in (("the", "␣the"), ("␣of", "␣of"), ("↵", "↵")):
         _pick_token(pg, search, option)
         reveals.append(_guess_and_reveal(page))
     pg.get_by_text("typing a word").click()
@@ -88,7 +91,7 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     pg.get_by_role("option", name=re.compile("UCL")).first.click()
     page.wait_idle()
     pg.get_by_text("picking a token").click()
-    _pick_token(pg, "␣the", "␣the")
+    _pick_token(pg, "the", "␣the")
     pg.get_by_role("button", name="Guess").click()
     pg.get_by_role("button", name="Next position").wait_for()
     page.wait_idle()
@@ -262,8 +265,11 @@ async def _client_plays(browser, url: str, n: int) -> dict:
         text = await pg.locator('[data-testid="stMain"]').inner_text()
         out["top1_player"] = re.search(r"player code (p[0-9a-f]{12})", text).group(1)
         for _ in range(GUESSES):
-            await pg.get_by_role("combobox", name=re.compile("^The next token")).click()
-            await pg.keyboard.type("␣the")
+            box = pg.get_by_label(re.compile("^Search the game's"))
+            await box.fill("the")
+            await box.press("Enter")
+            await pg.get_by_role("combobox", name=re.compile("^The next token")).and_(
+                pg.locator(":not([disabled])")).click()
             await pg.get_by_role("option", name="␣the", exact=True).first.click()
             await pg.get_by_role("button", name="Guess").click()
             await pg.get_by_role("button", name="Next position").click()

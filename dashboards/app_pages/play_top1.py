@@ -104,9 +104,24 @@ if revealed is None:
     qkey = f"{corpus}_{game['doc_id']}_{int(q['position'])}"  # a fresh, empty answer box for every question
     guess, mode = None, "list"
     if how == "picking a token":
-        tid = st.selectbox(f"The next token: search the game's {len(vocab):,} GPT-2 tokens (␣ is a space, ↵ a newline)",
-                           list(by_display), index=None, format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
-                           placeholder="type to search, e.g. ␣the")
+        # search first, then pick among the matches: sending all 50,257 options to the browser on every rerun
+        # made each answer slow with several players at once
+        c_search, c_pick = st.columns([1, 2])
+        query = c_search.text_input(f"Search the game's {len(vocab):,} GPT-2 tokens", max_chars=live.MAX_GUESS_CHARS,
+                                    key=f"t1_search_{qkey}", placeholder="e.g. the",
+                                    help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
+                                         "word's token (␣the, not the)")
+        needle = (query or "").replace("␣", " ").replace("↵", "\n").casefold()
+        hits = vocab.iloc[0:0]
+        if needle:
+            hits = vocab[vocab["token"].str.casefold().str.contains(needle, regex=False)]
+            core, bare = needle.lstrip(" "), hits["token"].str.casefold().str.lstrip(" ")
+            hits = hits.assign(rank=(bare != core).astype(int) + (~bare.str.startswith(core)).astype(int),
+                               length=hits["token"].str.len()).sort_values(["rank", "length", "token_id"]).head(200)
+        tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
+                               format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
+                               placeholder="search on the left, then pick" if hits.empty
+                               else f"{len(hits)} matching tokens: pick one", disabled=hits.empty)
         guess = None if tid is None else vocab.loc[vocab["token_id"] == tid, "token"].iloc[0]
     else:
         word = st.text_input("Your word", max_chars=live.MAX_GUESS_CHARS, key=f"t1_word_{qkey}")
