@@ -24,9 +24,9 @@ STATE = "top1_game"
 CONTEXT_CHARS = 1200  # the context shown: its last characters
 
 st.title("Play: guess the next token")
-questions_ok = data.table("mart_live_top1_passages")
+passages = data.table("mart_live_top1_passages")
 summary = data.table("mart_top1_summary")
-if questions_ok is None or questions_ok.empty:
+if passages is None or passages.empty:
     data.missing("mart_live_top1_passages")
     st.stop()
 _h = None if summary is None else summary[(summary["predictor_kind"] == "humans")
@@ -42,7 +42,6 @@ me = live_games.player()
 if me is None:
     st.stop()
 
-passages = questions_ok
 corpora = labels.sorted_corpora(passages["corpus"].unique())
 c1, c2 = st.columns(2)
 corpus = c1.selectbox("Texts", corpora, index=corpora.index("lm_game") if "lm_game" in corpora else 0,
