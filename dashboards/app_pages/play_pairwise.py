@@ -25,6 +25,7 @@ LENGTHS = (5, 10, 20, 40)
 CONTEXT_CHARS = 1200
 
 st.title("Play: which token came next?")
+data.require_snapshot()
 questions = data.table("mart_pairwise_game_questions")
 players = data.table("mart_pairwise_player_perplexity")
 if questions is None or questions.empty or players is None:

@@ -24,6 +24,7 @@ STATE = "top1_game"
 CONTEXT_CHARS = 1200  # the context shown: its last characters
 
 st.title("Play: guess the next token")
+data.require_snapshot()
 passages = data.table("mart_live_top1_passages")
 summary = data.table("mart_top1_summary")
 if passages is None or passages.empty:
