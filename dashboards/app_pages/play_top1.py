@@ -18,6 +18,7 @@ import charts
 import data
 import labels
 import live_games
+import url_state
 from predictabase import live
 
 STATE = "top1_game"
@@ -45,17 +46,16 @@ if me is None:
 
 corpora = labels.sorted_corpora(passages["corpus"].unique())
 c1, c2 = st.columns(2)
-corpus = c1.selectbox("Texts", corpora, index=corpora.index("lm_game") if "lm_game" in corpora else 0,
-                      format_func=labels.corpus_name, key="t1_corpus",
-                      help="The LM game's documents are the study's own questions (every token). Other corpora ask "
-                           "only for the words that are a single GPT-2 token.")
+corpus = url_state.selectbox("Texts", corpora, key="t1_corpus", param="corpus", default="lm_game", where=c1,
+                             format_func=labels.corpus_name,
+                             help="The LM game's documents are the study's own questions (every token). Other corpora "
+                                  "ask only for the words that are a single GPT-2 token.")
 cands_models = data.rows("mart_live_top1_model_candidates", ["model_key"], where={"corpus": corpus})
 model_keys = sorted(set(cands_models["model_key"])) if cands_models is not None else []
-model = c2.selectbox("Compare with the model", model_keys, format_func=labels.model_name, key=f"t1_model_{corpus}",
-                     index=0 if model_keys else None,
-                     placeholder="no model has scored these texts yet",
-                     help="Its most probable next tokens, in its own tokenizer, where it has a token starting at the "
-                          "same point.")
+model = url_state.selectbox("Compare with the model", model_keys, key="t1_model", param="model", where=c2,
+                            format_func=labels.model_name, placeholder="no model has scored these texts yet",
+                            help="Its most probable next tokens, in its own tokenizer, where it has a token starting "
+                                 "at the same point.")
 
 game = st.session_state.setdefault(STATE, {})
 mine = live_games.answers(me["id"])["top1"]
