@@ -326,3 +326,37 @@ def test_parallel_browsers_on_the_real_app_lose_and_duplicate_nothing(live_wh):
           f"confirmed, pairwise {sum(r[1] for r in pw)} stored of {sum(r['pairwise'] for r in results)} confirmed")
     assert sorted(t1) == sorted((pl, GUESSES, GUESSES) for pl in players)
     assert sorted(pw) == sorted((pl, TRAINING, TRAINING) for pl in players)
+
+
+def test_an_app_restart_loses_nothing_and_the_player_goes_on(live_wh, browser):
+    """Answer, stop the app, start it again: the answer is there, and the page's address brings the same player
+    back (their score counts it; a new answer joins it)."""
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    store = live.store_path(p.warehouse)
+    with serving(p, tmp) as url:
+        page = Page(browser, tmp)
+        try:
+            page.open(url + PAGES["play_top1"])
+            page.page.get_by_role("button", name="Play anonymously").click()
+            page.page.get_by_text("Playing as").wait_for()
+            _pick_token(page.page, "the", "␣the")
+            _guess_and_reveal(page)
+            address = page.page.url
+        finally:
+            page.close()
+    code = re.search(r"player=(p[0-9a-f]{12})", address).group(1)
+    with serving(p, tmp) as url:  # a new server process: nothing of the old one's memory
+        page = Page(browser, tmp)
+        try:
+            page.open(url + "/play-top1?" + address.split("?", 1)[1])
+            page.page.get_by_text(f"player code {code}").wait_for()
+            page.wait_idle()
+            assert "Your score" in page.page.locator('[data-testid="stMain"]').inner_text()
+            _pick_token(page.page, "the", "␣the")
+            _guess_and_reveal(page)
+            page.assert_no_exception()
+        finally:
+            page.close()
+    with sqlite3.connect(store) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT doc_id || ':' || position) FROM top1_answers "
+                           "WHERE player_id = ?", [code]).fetchone() == (2, 2)
