@@ -140,7 +140,8 @@ else:
     st.caption("This snapshot was published before the marts' descriptions were stored in it: names and types "
                "only. `predictabase build` publishes a snapshot with them.")
 mart_df = marts.to_pandas()
-st.dataframe(mart_df, hide_index=True, key="sql_marts", column_order=(
+# every mart at once (no scrolling inside the grid: the list is there to be read through)
+st.dataframe(mart_df, hide_index=True, key="sql_marts", height=35 * (len(mart_df) + 1) + 3, column_order=(
     ["domain", "mart", "description", "n_columns"] if described else ["mart", "n_columns"]),
     column_config={"mart": st.column_config.TextColumn("mart (table name)", width="medium"),
                    "domain": st.column_config.TextColumn("domain", width="small"),
