@@ -279,6 +279,13 @@ METRICS: dict[str, str] = {
 }
 
 
+def visible(token) -> str:
+    """A token with its whitespace made visible: ' the' -> '␣the' (a leading space is part of the token)."""
+    if token is None or (isinstance(token, float) and pd.isna(token)):
+        return "—"
+    return str(token).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+
+
 def header(col: str) -> str:
     return COLUMNS.get(col, (col, None))[0]
 

@@ -28,13 +28,6 @@ MACROS = dbt_project_dir() / "macros" / "live_games.sql"
 PLAYER_KEY, SESSION_KEY = "live_player", "live_session"
 
 
-def visible(token) -> str:
-    """A token with its whitespace made visible: ' the' -> '␣the' (the leading space is part of the token)."""
-    if token is None or (isinstance(token, float) and pd.isna(token)):
-        return "—"
-    return str(token).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
-
-
 def store_file() -> Path:
     """The live answer store beside the snapshot the dashboard reads (`<warehouse>/live/answers.sqlite`)."""
     return data.marts_path().parent / live.STORE_DIR / live.STORE_FILE

@@ -108,8 +108,8 @@ if not finished or game["revealed"] is not None:  # the last answer is revealed 
         ctx = q["context"]
         st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
         ca, cb = st.columns(2)
-        ca.markdown(f"### Token A: `{live_games.visible(a)}`")
-        cb.markdown(f"### Token B: `{live_games.visible(b)}`")
+        ca.markdown(f"### Token A: `{labels.visible(a)}`")
+        cb.markdown(f"### Token B: `{labels.visible(b)}`")
 
         def answer(p_a: float) -> None:
             try:
@@ -139,7 +139,7 @@ if not finished or game["revealed"] is not None:  # the last answer is revealed 
             last = mine[mine["comparison_id"] == cur["comparison_id"]]
             pts = points_of(last).iloc[0]
             (st.success if pts["points"] >= 0 else st.warning)(
-                f"Token {'A' if cur['true_is_a'] else 'B'} (`{live_games.visible(q['true_token'])}`) was the original. "
+                f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
                 f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
                 f"**{pts['points']:+.1f} points**.")
             if st.button("Next question", type="primary", key="pw_next"):

@@ -128,7 +128,7 @@ if revealed is None:
         if word:
             spaced = context[-1:] not in ("", " ", "\n", "\t") and not word.startswith(" ")
             guess, mode = (" " + word if spaced else word), "typed"
-            st.caption(f"Sent as the token {live_games.visible(guess)}"
+            st.caption(f"Sent as the token {labels.visible(guess)}"
                        + (" (a word after a space starts with one)" if spaced else ""))
     if st.button("Guess", type="primary", key="t1_guess", disabled=guess is None):
         try:
@@ -143,14 +143,14 @@ if revealed is None:
 else:
     right = revealed["guess"] == q["true_token"]
     (st.success if right else st.error)(
-        f"The next token was **{live_games.visible(q['true_token'])}**; you guessed "
-        f"**{live_games.visible(revealed['guess'])}**: {'right' if right else 'not it'}.")
+        f"The next token was **{labels.visible(q['true_token'])}**; you guessed "
+        f"**{labels.visible(revealed['guess'])}**: {'right' if right else 'not it'}.")
     cands = data.rows("mart_live_top1_model_candidates", where={"corpus": corpus, "doc_id": game["doc_id"],
                                                               "position": int(q["position"])})
     cands = cands[cands["model_key"] == model] if cands is not None and model else cands.iloc[0:0]
     if len(cands):
         row = cands.iloc[0]
-        top = pd.DataFrame({"Candidate (the model's own tokens)": [live_games.visible(t) for t in row["candidate_tokens"]],
+        top = pd.DataFrame({"Candidate (the model's own tokens)": [labels.visible(t) for t in row["candidate_tokens"]],
                             "Probability (%)": [100 * p for p in row["candidate_probabilities"]]})
         st.markdown(f"**{labels.model_name(model)}**'s most probable next tokens here:")
         st.dataframe(top, hide_index=True, width="content",

@@ -38,11 +38,7 @@ PAPER_FIGURE_FILES = {"all_possible": "model_perfs_new_new_new_orig.json",
 PLAYERS, EXCLUDED = "players", "excluded accounts (app testers, the shared 'anon' account)"
 
 
-def visible(token) -> str:
-    """A token with its whitespace made visible: ' the' -> '␣the' (a leading space is part of the token)."""
-    if token is None or (isinstance(token, float) and pd.isna(token)):
-        return "—"
-    return str(token).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+visible = labels.visible  # a token with its whitespace made visible
 
 
 def pct(x) -> str:
