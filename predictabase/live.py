@@ -314,14 +314,18 @@ def read_all(path: Path) -> dict[str, list[tuple]]:
 
 def digest(path: Path) -> str:
     """What the store holds, cheaply (store id, rows and last id per table): changes with every answer or
-    player added. `refresh` re-ingests the `live` job when it differs from the one it recorded."""
+    player added. `refresh` re-ingests the `live` job when it differs from the one it recorded, `build` too.
+    Never raises: a store that cannot be read is "unreadable"."""
     if not Path(path).exists():
         return "empty"
-    with connect(path, read_only=True) as con:
-        parts = [r[0] for r in con.execute("SELECT value FROM meta WHERE key = 'store_id'")]
-        for table, key in (("players", "created_unix"), ("top1_answers", "answer_id"),
-                           ("pairwise_answers", "answer_id")):
-            parts += list(con.execute(f"SELECT count(*), max({key}) FROM {table}").fetchone())
+    try:
+        with connect(path, read_only=True) as con:
+            parts = [r[0] for r in con.execute("SELECT value FROM meta WHERE key = 'store_id'")]
+            for table, key in (("players", "created_unix"), ("top1_answers", "answer_id"),
+                               ("pairwise_answers", "answer_id")):
+                parts += list(con.execute(f"SELECT count(*), max({key}) FROM {table}").fetchone())
+    except sqlite3.Error:  # a broken store differs from any recorded digest: the `live` job then reads it and says why
+        return "unreadable"
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 

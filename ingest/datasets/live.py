@@ -50,8 +50,8 @@ def _check(table: str, rows: list[tuple]) -> None:
 
 def load(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.DataFrame]:
     path = live.store_path(paths.warehouse)
+    stamp = live.digest(path)
     try:
-        stamp = live.digest(path)
         data = live.read_all(path)
     except Exception as exc:  # sqlite3.DatabaseError: not a database, truncated, locked past the timeout
         raise IngestError(path, f"cannot read the live answer store ({type(exc).__name__}: {exc})") from None
