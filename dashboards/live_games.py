@@ -61,8 +61,8 @@ def _start(name: str | None, consent: bool) -> None:
     st.query_params["player"] = pid  # a reload, or a restarted app, goes on as the same player
 
 
-def player() -> dict | None:
-    """The player box: who is playing, or a form to start. Returns {"id", "label"} or None."""
+def require_player() -> dict:
+    """The player box: who is playing ({"id", "label"}), or a form to start, and the page stops there."""
     current = st.session_state.get(PLAYER_KEY)
     if current is None:
         pid = st.query_params.get("player")
@@ -92,7 +92,7 @@ def player() -> dict | None:
             st.rerun()
         if st.session_state.get("live_player_error"):
             st.error(st.session_state.pop("live_player_error"))
-    return None
+    st.stop()
 
 
 @lru_cache(maxsize=1)

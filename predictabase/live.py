@@ -134,6 +134,9 @@ def store_path(warehouse: Path) -> Path:
     return Path(warehouse) / STORE_DIR / STORE_FILE
 
 
+_CREATED: set[str] = set()  # stores whose schema this process has made sure of
+
+
 @contextlib.contextmanager
 def connect(path: Path, read_only: bool = False) -> Iterator[sqlite3.Connection]:
     """A short-lived connection (one per call: cheap, and safe from any thread). Read-only connections never
@@ -143,11 +146,14 @@ def connect(path: Path, read_only: bool = False) -> Iterator[sqlite3.Connection]
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists()
         con = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=FULL")
-        con.executescript(_DDL)
-        con.execute("INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+        con.execute("PRAGMA synchronous=FULL")  # per connection; WAL is kept in the file
+        if fresh or str(path) not in _CREATED:  # the schema once per store and process, not on every answer
+            con.execute("PRAGMA journal_mode=WAL")
+            con.executescript(_DDL)
+            con.execute("INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+            _CREATED.add(str(path))
     try:
         con.execute("PRAGMA foreign_keys=ON")
         yield con

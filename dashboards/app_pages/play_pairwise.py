@@ -41,9 +41,7 @@ st.caption("The LM game's second experiment (Shlegeris et al., *Language Models 
            "Next-token Prediction*, section 4.1): one of two tokens is the one that came next in the text, the other "
            "was sampled from GPT-2 small. Say how sure you are that token A is the original.")
 
-me = live_games.player()
-if me is None:
-    st.stop()
+me = live_games.require_player()
 
 game = st.session_state.setdefault(STATE, {"phase": "training", "current": None, "revealed": None})
 mine = live_games.answers(me["id"])["pairwise"]
@@ -76,6 +74,7 @@ def points_of(rows: pd.DataFrame) -> pd.DataFrame:
                                 {"answers": rows, "questions": q_rows, "samples": s_rows})
 
 
+terms = points_of(mine) if len(mine) else None  # every answer's points and eq. 4 term, once per run
 n_game = len(played)
 if game["phase"] == "training":
     st.info(f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
@@ -135,9 +134,7 @@ if not finished or game["revealed"] is not None:  # the last answer is revealed 
             if st.session_state.get("pw_error"):
                 st.error(st.session_state.pop("pw_error"))
         else:
-            mine = live_games.answers(me["id"])["pairwise"]
-            last = mine[mine["comparison_id"] == cur["comparison_id"]]
-            pts = points_of(last).iloc[0]
+            pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
             (st.success if pts["points"] >= 0 else st.warning)(
                 f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
                 f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
@@ -147,20 +144,14 @@ if not finished or game["revealed"] is not None:  # the last answer is revealed 
                 st.rerun()
 
 # ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
-mine = live_games.answers(me["id"])["pairwise"]
 if len(mine):
-    terms = points_of(mine)
     st.metric("Your points", f"{terms['points'].sum():+.1f}",
               help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
                    "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
 if finished and game["revealed"] is None:
     st.subheader("Your perplexity")
-    est = live_games.run_macro(
-        "with terms as ({{ pairwise_answer_terms('answers', 'questions', 'samples') }}), "
-        "estimate as ({{ pairwise_group_perplexity('terms', 'player') }}) select * from estimate",
-        {"answers": played, "questions": questions,
-         "samples": pd.concat([data.rows("mart_pairwise_game_samples", where={"comparison_id": int(c)})
-                               for c in played["comparison_id"].unique()], ignore_index=True)}).iloc[0]
+    est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
+                               {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
     st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
                 f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
                 f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")

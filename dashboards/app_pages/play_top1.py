@@ -40,9 +40,7 @@ st.caption("The LM game's first experiment (Shlegeris et al., *Language Models A
            "Next-token Prediction*, section 3), played here. Your guesses are stored as live data, apart from the "
            "study's; they join the marts at the next build.")
 
-me = live_games.player()
-if me is None:
-    st.stop()
+me = live_games.require_player()
 
 corpora = labels.sorted_corpora(passages["corpus"].unique())
 c1, c2 = st.columns(2)
@@ -162,15 +160,14 @@ else:
         st.rerun()
 
 # ---- the running score: the macros of mart_live_top1_players over this player's answers
-mine = live_games.answers(me["id"])["top1"]
-if len(mine):
+if len(mine):  # a guess reruns the page at once, so `mine` (read above) holds it
     keys = mine[["corpus", "doc_id"]].drop_duplicates()
     q_rows = pd.concat([data.rows("mart_live_top1_questions", where={"corpus": c, "doc_id": d})
                         for c, d in keys.itertuples(index=False)], ignore_index=True)
     c_rows = pd.concat([data.rows("mart_live_top1_model_candidates", where={"corpus": c, "doc_id": d})
                         for c, d in keys.itertuples(index=False)], ignore_index=True)
-    study = data.table("mart_top1_player_accuracy")
-    study = study[(study["subset"] == "all_possible") & study["has_min_50_answers"] & ~study["is_excluded_player"]]
+    study = live_games.run_macro("{{ top1_study_players('players') }}",
+                                 {"players": data.table("mart_top1_player_accuracy")})
     score = live_games.run_macro(
         "with outcomes as ({{ top1_answer_outcomes('answers', 'questions', 'candidates') }}), "
         "summary as ({{ top1_player_summary('outcomes', 'study') }}) select * from summary",

@@ -90,6 +90,13 @@ inner join {{ questions }} as q on q.corpus = a.corpus and q.doc_id = a.doc_id a
 left join {{ candidates }} as c on c.corpus = a.corpus and c.doc_id = a.doc_id and c.position = a.position
 {%- endmacro %}
 
+{#- The study's players a live player is compared with (paper 000 Fig. 1): those of `player_accuracy`
+    (mart_top1_player_accuracy) with >= 50 possible answers, not excluded, on all possible questions. -#}
+{% macro top1_study_players(player_accuracy) -%}
+select * from {{ player_accuracy }}
+where subset = 'all_possible' and has_min_50_answers and not is_excluded_player
+{%- endmacro %}
+
 {#- Per (player, model): the player's top-1 accuracy, the model's on the positions of theirs where it has a
     prediction (and the player's own on those same positions), and where the player stands among the study's
     players (`study_players`: one accuracy per study player; the share with a lower accuracy, ties counting

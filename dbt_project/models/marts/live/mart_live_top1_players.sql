@@ -11,8 +11,7 @@ with outcomes as (
 ),
 
 study as (
-    select accuracy from {{ ref('mart_top1_player_accuracy') }}
-    where subset = 'all_possible' and has_min_50_answers and not is_excluded_player
+    {{ top1_study_players(ref('mart_top1_player_accuracy')) }}
 ),
 
 summary as (
