@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.config import Paths
+from predictabase.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
 from predictabase.config import paths as get_paths
@@ -276,6 +277,9 @@ def score(
         check("--part-tokens", part_tokens, part_tokens is None or part_tokens >= 1, "an integer >= 1")
         check_device_dtype(device, dtype)
         ray = engine_options(engine, address, workers, worker_cpus, output)
+        if output is not None and ("://" not in output or output.startswith("file://")):  # a local folder
+            refuse_inside_warehouse("--output", Path(output.removeprefix("file://")), p.warehouse,
+                                    allowed=(p.token_scores,))
         corpora = known if "all" in corpus else list(dict.fromkeys(corpus))
         settings = ScoreSettings(context_length=context_length, stride=stride, top_k=top_k,
                                  batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype,
@@ -428,6 +432,17 @@ def serve(port: PortOpt = 8501, warehouse: WarehouseOpt = None) -> None:
     run_server(p, port=port)
 
 
+def _memory_size(text: str) -> float:
+    """Bytes of a memory size like DuckDB's (`2GB`, `512 MiB`); -1 for anything else (DuckDB reads `-1GB` as
+    'no limit', which a limit option must not mean)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(b|bytes?|[kmgt]i?b?)\s*", text.lower())
+    if not m:
+        return -1
+    unit = m.group(2)
+    power = 0 if unit.startswith("b") else "kmgt".index(unit[0]) + 1
+    return float(m.group(1)) * (1024 if "i" in unit else 1000) ** power
+
+
 SQL_FORMATS = ["table", "csv", "json", "parquet", "markdown"]
 
 
@@ -447,7 +462,11 @@ def sql(
         check("--format", fmt, fmt in SQL_FORMATS, f"one of {', '.join(SQL_FORMATS)}")
         check("--timeout", timeout, timeout > 0, "seconds > 0")
         check("--threads", threads, threads >= 1, "an integer >= 1")
+        check("--memory-limit", memory_limit, _memory_size(memory_limit) > 0,
+              "a size > 0 with its unit, e.g. 500MB, 2GB, 1.5GiB")
         p = existing_warehouse(warehouse)
+        if output is not None:
+            refuse_inside_warehouse("--output", output, p.warehouse)
         from predictabase.sql import cli_sql
         n = cli_sql(p, query=query, fmt=fmt, output=output, timeout_s=timeout, memory_limit=memory_limit,
                     threads=threads)
@@ -589,6 +608,7 @@ def export_all_cmd(*, out: Path | None, warehouse: Path | None, as_json: bool) -
         if out is None:
             raise OptionError("--out", "the directory to write is required: predictabase export --out DIR")
         p = existing_warehouse(warehouse)
+        refuse_inside_warehouse("--out", out, p.warehouse)
         done = export_all(p.marts, out, show_progress=sys.stderr.isatty())
     _set_rows(None, done["files"])
     if as_json:
@@ -613,6 +633,7 @@ def export_words_cmd(
     from predictabase.export import export_words
     with _errors():
         p = existing_warehouse(warehouse)
+        refuse_inside_warehouse("--out", out, p.warehouse)
         done = export_words(p.marts, corpus, models, out)
     _set_rows(None, done["rows"])
     if as_json:

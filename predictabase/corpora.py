@@ -20,6 +20,7 @@ from ingest.corpus_declarations import (MEASURES, NAME_RE, PUBLISHED, UNITS, USE
                                         load_declarations, save_declarations)
 from predictabase.config import Paths
 from predictabase.errors import OptionError
+from predictabase.failpoints import failpoint
 
 
 def check_name(name: str, decls: dict[str, Declaration], replacing: bool) -> None:
@@ -98,11 +99,16 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
     tmp = paths.raw / USER_DIR / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    declared: dict[str, DeclaredFile] = {}
-    for role, (src, _name, sha) in files.items():
-        declared[role] = _copy(src, tmp, base, role, sha)
-    rts = [replace(_copy(src, tmp, base, f"reading_times_{i}", sha), measures=ms, units=units)
-           for i, (src, _name, sha, ms, _u) in enumerate(reading, 1)]
+    try:  # a full disk or Ctrl-C while copying leaves no half-copied folder behind
+        declared: dict[str, DeclaredFile] = {}
+        for role, (src, _name, sha) in files.items():
+            declared[role] = _copy(src, tmp, base, role, sha)
+        rts = [replace(_copy(src, tmp, base, f"reading_times_{i}", sha), measures=ms, units=units)
+               for i, (src, _name, sha, ms, _u) in enumerate(reading, 1)]
+        failpoint("corpus.copied")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     old = paths.raw / USER_DIR / f".{name}.old"
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():

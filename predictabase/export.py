@@ -39,6 +39,8 @@ import polars as pl
 
 from predictabase import paper_files, resources
 from predictabase.errors import OptionError, WarehouseError
+from predictabase.failpoints import failpoint
+from predictabase.fsutil import atomic_path
 
 MART = "mart_words_export"
 #: the word's own columns, in the file's order (those of measures the corpus lacks are dropped)
@@ -159,16 +161,17 @@ def export_words(marts: Path, corpus: str, models: list[str] | None, out: Path) 
         raise OptionError("--out", f"{out}: the file name must end in {' or '.join(FORMATS)}")
     if not out.parent.is_dir():
         raise OptionError("--out", f"{out.parent}: no such directory")
+    if out.is_dir():
+        raise OptionError("--out", f"{out}: a directory; give a file name")
     with _snapshot(marts) as con:
         long = read_long(con, corpus, models)
         table, prov = wide(long, _corpus_info(con, corpus))
         prov["snapshot"] = _snapshot_info(con)
-    tmp = out.with_name(f".{out.name}.tmp")
-    if out.suffix.lower() == ".csv":
-        tmp.write_bytes(csv_bytes(table, prov))
-    else:
-        table.write_parquet(tmp, metadata={"predictabase.provenance": json.dumps(prov, default=str)})
-    tmp.replace(out)
+    with atomic_path(out, suffix=out.suffix) as tmp:  # a temporary beside it, renamed over it when complete
+        if out.suffix.lower() == ".csv":
+            tmp.write_bytes(csv_bytes(table, prov))
+        else:
+            table.write_parquet(tmp, metadata={"predictabase.provenance": json.dumps(prov, default=str)})
     return {"corpus": corpus, "rows": table.height, "columns": table.columns, "out": str(out),
             "models": sorted({r["model_key"] for r in prov["runs"]})}
 
@@ -315,6 +318,7 @@ def _export_pages(app: Path, marts: Path, root: Path, prov: dict, show_progress:
                 files.append(_entry(root, folder / "references.bib", bib, page=page["url_path"],
                                     title=f"{page['title']}: references", kind="references", format="bib"))
                 bar.advance(task)
+            failpoint("export.page_done")
     return files
 
 

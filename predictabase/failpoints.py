@@ -2,7 +2,8 @@
 
 `PREDICTABASE_FAILPOINT=<point>` makes the process SIGKILL itself when it reaches `<point>`;
 `<point>:stop` makes it SIGSTOP itself instead (it keeps what it holds, the writer lock
-included, until the test kills or continues it). Unset, a failpoint costs one dict lookup.
+included, until the test kills or continues it); `<point>:int` sends it SIGINT, as Ctrl-C in its
+terminal would (the signal is handled in the main thread, wherever the point is reached). Unset, a failpoint costs one dict lookup.
 The points are listed in `POINTS` (and in docs/faults.md); an unknown name is an error, so
 a test cannot silently aim at a point that no longer exists.
 """
@@ -17,9 +18,12 @@ POINTS = {
     "ingest.before_commit": "every ingest table is written inside the transaction, before COMMIT",
     "score.part_written": "a part file of a scoring run was renamed into place",
     "models.converted": "a GGUF conversion is saved under its temporary folder, before the rename",
+    "build.dbt_node": "dbt finished building one model, seed or test (dbt's event callback, in its worker thread)",
     "build.dbt_done": "dbt build finished, before publish",
     "publish.copied": "the new snapshot is complete under its temporary name, before the rename",
     "publish.replaced": "the new snapshot replaced the old one",
+    "corpus.copied": "`corpus add` copied a corpus's files into their temporary folder, before the rename",
+    "export.page_done": "`export --out` wrote one dashboard page's files into its temporary folder",
     "refresh.planned": "a refresh fetched and planned its ingest jobs, before ingesting",
     "refresh.scored": "a refresh recorded a finished scoring task in its ledger (refresh/scored.json)",
     "refresh.state_saved": "a refresh recorded the published snapshot's inputs (refresh/state.json), its last write",
@@ -35,4 +39,4 @@ def failpoint(point: str) -> None:
         raise ValueError(f"PREDICTABASE_FAILPOINT={wanted!r}: unknown point; choose from {sorted(POINTS)}")
     if name != point:
         return
-    os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGKILL)
+    os.kill(os.getpid(), {"stop": signal.SIGSTOP, "int": signal.SIGINT}.get(action, signal.SIGKILL))

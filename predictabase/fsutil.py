@@ -107,3 +107,20 @@ def size_of(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies under it, with every link followed on both sides (a path that
+    does not exist yet is resolved through its nearest existing parent)."""
+    return Path(os.path.realpath(path)).is_relative_to(Path(os.path.realpath(folder)))
+
+
+def refuse_inside_warehouse(option: str, path: Path, warehouse: Path, allowed: tuple[Path, ...] = ()) -> None:
+    """An output option's path must lie outside the warehouse, whose files only its own commands write (through
+    their lock, temporaries and checks): `sql -o warehouse/marts.duckdb` would replace the published snapshot.
+    `allowed`: folders inside the warehouse that the option may name (its own default). OptionError else."""
+    from predictabase.errors import OptionError
+    if not inside(path, warehouse) or any(inside(path, a) for a in allowed):
+        return
+    raise OptionError(option, f"{path} is inside the warehouse {warehouse}; write the file outside it (the "
+                              "warehouse's files are written only by predictabase's own commands)")

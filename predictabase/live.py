@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import secrets
 import sqlite3
 import time
@@ -137,13 +138,35 @@ def store_path(warehouse: Path) -> Path:
 _CREATED: set[str] = set()  # stores whose schema this process has made sure of
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection. SQLite reads a WAL-mode store through its `-shm` file, which it creates beside
+    the store: in a folder this process cannot write (a read-only mount, another user's folder) that fails with
+    "unable to open database file" though the store itself is readable. Then, when no answers wait in a `-wal`
+    file (nobody can be writing: a writer needs the folder too), the store is read as immutable; otherwise the
+    error says what to fix."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError as exc:
+        con.close()
+        if "unable to open" not in str(exc) or os.access(path.parent, os.W_OK) or not path.is_file():
+            raise
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise sqlite3.OperationalError(
+            f"the folder {path.parent} is not writable, and SQLite must create {path.name}-shm there to read the "
+            f"answers still in {wal.name}; make the folder writable for this user")
+    return sqlite3.connect(f"file:{path}?immutable=1", uri=True, timeout=30.0, isolation_level=None)
+
+
 @contextlib.contextmanager
 def connect(path: Path, read_only: bool = False) -> Iterator[sqlite3.Connection]:
     """A short-lived connection (one per call: cheap, and safe from any thread). Read-only connections never
     create the file."""
     path = Path(path)
     if read_only:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+        con = _open_read_only(path)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not path.exists()

@@ -63,6 +63,7 @@ EXTENSIONS = "installing or loading extensions is disabled"
 SETTINGS = "settings are locked in this shell"
 MEMORY = "the query needs more memory than the limit"  # + " of 2GB (--memory-limit)" where known
 PARQUET = "this result cannot be written as Parquet (cast the column, e.g. to VARCHAR)"
+QUERY = "query"  # the subject of an error in the query itself (Binder Error, Catalog Error, Parser Error)
 NO_SNAPSHOT = "no published snapshot yet; run `predictabase build` (or `predictabase all`) first"
 
 
@@ -186,7 +187,7 @@ def explain_error(exc: duckdb.Error, statement_type: str | None = None, memory_l
     if isinstance(exc, duckdb.OutOfMemoryException):
         limit = f" of {memory_limit} (--memory-limit)" if memory_limit else ""
         return f"{MEMORY}{limit}: {first}"
-    return _one_line(exc)
+    return f"{QUERY}: {_one_line(exc)}"  # a binder, catalog or parser error: the query is the subject
 
 
 @dataclass
@@ -249,6 +250,9 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
         statements = con.extract_statements(sql)
         if not statements:
             raise SqlError("no SQL statement in the query")
+        for statement in statements:  # LOAD of a built-in extension (json, parquet) would succeed: refuse them all
+            if statement.type.name == "LOAD":
+                raise SqlError(f"{EXTENSIONS}: {_one_line(statement.query)[:80]}")
         for statement in statements[:-1]:  # run to the end, results dropped
             stype[0] = statement.type.name
             con.execute(statement)

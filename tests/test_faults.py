@@ -361,6 +361,10 @@ BAD_ARGS = [
     (["ingest", "no_such_source"], "unknown name(s) no_such_source; choose from lm_game"),
     (["serve", "--port", "0"], "--port: 0 is not allowed"),
     (["build", "--wait", "-1"], "--wait: -1.0 is not allowed"),
+    # DuckDB reads a negative limit as "no limit" (issue 31)
+    (["sql", "-c", "SELECT 1", "--memory-limit=-1GB"], "--memory-limit: '-1GB' is not allowed; a size > 0"),
+    (["sql", "-c", "SELECT 1", "--memory-limit", "0GB"], "--memory-limit: '0GB' is not allowed"),
+    (["sql", "-c", "SELECT 1", "--memory-limit", "lots"], "--memory-limit: 'lots' is not allowed"),
 ]
 
 

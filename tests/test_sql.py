@@ -93,6 +93,9 @@ def test_every_way_out_is_refused_with_its_reason(real_warehouse, tmp_path):
         ("INSTALL httpfs", sql.EXTENSIONS),
         ("LOAD httpfs", sql.EXTENSIONS),
         (f"LOAD {q(fake_extension)}", sql.EXTENSIONS),
+        ("LOAD json", sql.EXTENSIONS),  # built into DuckDB: DuckDB itself would allow it (issue 31)
+        ("LOAD parquet", sql.EXTENSIONS),
+        ("SELECT 1; LOAD json", sql.EXTENSIONS),
         ("SET enable_external_access = true", sql.SETTINGS),
         ("SET disabled_filesystems = ''", sql.SETTINGS),
         ("SET memory_limit = '100GB'", sql.SETTINGS),
@@ -239,5 +242,5 @@ def test_interactive_shell(real_warehouse, wh):
     assert any("token_perplexity" in line and "DOUBLE" in line for line in out)  # .schema
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 2
-    assert errors[0].startswith("error: Catalog Error: Table with name no_such_mart does not exist")
+    assert errors[0].startswith("error: query: Catalog Error: Table with name no_such_mart does not exist")
     assert errors[1].startswith(f"error: {sql.READ_ONLY}: Invalid Input Error")

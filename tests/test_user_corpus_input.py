@@ -56,7 +56,7 @@ def refused(w: Path, args: list[str], *needles: str) -> str:
     res = add(w, *args)
     out = res.output.strip()
     assert res.exit_code == 2, out
-    assert out.startswith("error: ") and "\n" not in out.replace("\n", " ").strip("\n") and "Traceback" not in out
+    assert out.startswith("error: ") and len(out.splitlines()) == 1 and "Traceback" not in out, out
     line = " ".join(out.split())
     for n in needles:
         assert n in line, line
@@ -93,7 +93,12 @@ def test_word_row_that_does_not_join(warehouse, files, tmp_path):
 
 
 @pytest.mark.parametrize("value, problem", [("-12.5", "-12.5 is not a reading time > 0 ms"),
-                                            ("fast", "'fast' is not a number"), ("0", "0 is not a reading time")])
+                                            ("fast", "'fast' is not a number"), ("0", "0 is not a reading time"),
+                                            # a failed computation, not "not read" (that is empty or NA; issue 31)
+                                            ("NaN", "'NaN' is not a finite number"),
+                                            ("nan", "'nan' is not a finite number"),
+                                            ("inf", "'inf' is not a finite number"),
+                                            ("null", "'null' is not a number")])
 def test_reading_time_negative_or_not_a_number(warehouse, files, tmp_path, value, problem):
     lines = files["rt"].read_text().splitlines()
     t, w, _ = lines[5].split(",")
@@ -101,6 +106,28 @@ def test_reading_time_negative_or_not_a_number(warehouse, files, tmp_path, value
     rt = write(tmp_path / "rt.csv", "\n".join(lines) + "\n")
     refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
             str(rt), "line 6", "column rt_ms", problem)
+
+
+def test_nul_byte_inside_a_text(warehouse, tmp_path):
+    """A NUL byte would be stored inside a word (issue 31): refused, naming the file and the line."""
+    f = tmp_path / "texts.csv"
+    f.write_bytes(b"text_id,text\n1,The cat sat.\n2,A d\x00og ran.\n")
+    refused(warehouse, ["mine", "--texts", str(f)], str(f), "line 3: a NUL byte")
+    w = tmp_path / "words.tsv"
+    w.write_bytes(b"text_id\tword_id\tword\n1\t1\tThe\n1\t2\tc\x00at\n")
+    refused(warehouse, ["mine", "--texts", str(w)], str(w), "line 3: a NUL byte")
+
+
+def test_unterminated_quote_is_named_without_the_readers_advice(warehouse, files, tmp_path):
+    """polars' message for an unclosed quote goes on with advice about its own options (issue 31): the error says
+    which line opens the quote, and nothing of polars' options."""
+    lines = files["rt"].read_text().splitlines()
+    t, w, _ = lines[5].split(",")
+    lines[5] = f'{t},{w},"300'
+    rt = write(tmp_path / "rt.csv", "\n".join(lines) + "\n")
+    line = refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure",
+                               "spr"], str(rt), "line 6: a quoted field is never closed")
+    assert "infer_schema" not in line and "You might want" not in line and "ignore_errors" not in line
 
 
 def test_unknown_measure(warehouse, files):

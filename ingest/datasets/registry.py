@@ -42,7 +42,7 @@ from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in, transaction
 from predictabase.errors import IngestError
 from predictabase.failpoints import failpoint
-from ingest.sources.fetch import recording_inputs
+from ingest.sources.fetch import recording_inputs, verify_raw
 from ingest.corpus_declarations import INPUT_KEY
 from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
 from ingest.datasets.live import INPUT_KEY as LIVE_KEY
@@ -380,6 +380,7 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
     if unknown:
         raise IngestError("ingest", f"unknown name(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
     wanted = ordered(wanted)
+    verify_raw(paths)  # every fetched source file, read by these jobs or not
     inputs: dict[str, dict[str, str]] = {}
     prepared = prepare_all(paths, wanted, show_progress, inputs)
     ingest_id = uuid.uuid4().hex

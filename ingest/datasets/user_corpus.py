@@ -26,6 +26,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,9 @@ CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "origin": pl.String, 
                   "published": pl.String, "declared_at": pl.Datetime("us", "UTC"), "declaration_sha256": pl.String,
                   "source_path": pl.String, "source_sha256": pl.String}
 SHIPPED_MEASURES = {"eye_tracking": list(EYE_MEASURES), "self_paced_reading": ["spr"]}
-MISSING = {"", "na", "nan", "null", "none"}
+#: a cell that says "no value" (a word not read, no frequency). `NaN` is not one: it is what a failed computation
+#: writes, so it is refused as not a number (README "Your own corpus"), like `null` and `none`.
+MISSING = {"", "na"}
 RT_COLUMNS = ("rt_ms", "rt", "time")
 EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".jsonl": None, ".ndjson": None}
 
@@ -82,12 +85,17 @@ def sha256_path(p: Path) -> str:
 
 def decode(data: bytes, name: str, encoding: str) -> str:
     try:
-        return data.decode(encoding, errors="strict")
+        text = data.decode(encoding, errors="strict")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise IngestError(name, f"line {line}: not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} at "
                                 f"offset {exc.start} ({exc.reason}); declare the file's encoding with --encoding") \
             from None
+    nul = text.find("\x00")
+    if nul >= 0:  # text never holds one: a binary file, a UTF-16 file read as UTF-8, or a damaged copy
+        raise IngestError(name, f"line {text.count(chr(10), 0, nul) + 1}: a NUL byte (\\x00) at character {nul}; "
+                                "a text file holds none (is it UTF-16? then --encoding utf-16)")
+    return text
 
 
 def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = False) -> Table:
@@ -118,13 +126,25 @@ def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = Fa
         df = pl.read_csv(io.StringIO(text), separator=EXTENSIONS[suffix], infer_schema=False, quote_char="\"",
                          raise_if_empty=True)
     except (pl.exceptions.PolarsError, ValueError) as exc:
-        raise IngestError(name, f"not a readable {suffix[1:].upper()} file: {' '.join(str(exc).split())[:200]}") \
-            from None
+        raise IngestError(name, f"not a readable {suffix[1:].upper()} file: {_csv_problem(exc, text)}") from None
     columns = [c.strip() for c in df.columns]
     if len(set(columns)) != len(columns):
         raise IngestError(name, f"a column name appears twice: {columns}")
     rows = [{c: ("" if v is None else v) for c, v in zip(columns, r)} for r in df.iter_rows()]
     return Table(name, columns, rows, list(range(2, len(rows) + 2)))
+
+
+def _csv_problem(exc: Exception, text: str) -> str:
+    """What polars found wrong, in one clause: its first line, without the advice paragraph that follows it
+    (options of polars' own reader, which a user of this command cannot set); an unterminated quote by its line."""
+    message = str(exc)
+    m = re.search(r"Field `(.*?)` is not properly escaped", message, re.S)
+    if m:
+        start = text.find(m.group(1))
+        line = f"line {text.count(chr(10), 0, start) + 1}: " if start >= 0 else ""
+        return f"{line}a quoted field is never closed (a \" without its closing \"), starting {m.group(1)[:30]!r}"
+    first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+    return " ".join(first.split())[:200]
 
 
 def _jsonl(text: str, name: str) -> Table:

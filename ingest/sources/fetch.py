@@ -115,6 +115,24 @@ def verified_path(sf: SourceFile, paths: Paths) -> Path:
     return p
 
 
+def verify_raw(paths: Paths) -> int:
+    """Every catalog file under raw/ against its sha256, whether an ingest job reads it or not (a source file
+    that no job reads, such as natural_stories/words.tsv, must not change unnoticed either). Missing files are
+    the jobs' business (each names the one it needs). Raises ChecksumError naming the first changed file;
+    returns how many files were checked."""
+    from ingest.sources.catalog import load_catalog
+    n = 0
+    for sf in load_catalog():
+        p = paths.raw / sf.path
+        if p.is_file():
+            checked_copy(p, sf.path, sf.sha256, "", lambda got, sf=sf: ChecksumError(
+                sf.path, f"sha256 {got} of the fetched copy does not match the catalog's {sf.sha256} (file changed "
+                         "after fetch; every file under raw/ is verified at ingest, read or not); run "
+                         "`predictabase fetch` again"))
+            n += 1
+    return n
+
+
 def checked_copy(p: Path, name: str, sha256: str, missing: str, changed: Callable[[str], Exception],
                  digest: Callable[[Path], str] = sha256_of) -> Path:
     """`p` (the copy of `name` in the warehouse), once its sha256 is the recorded one: else IngestError(name,

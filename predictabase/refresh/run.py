@@ -168,6 +168,8 @@ def format_report(report: RefreshReport) -> str:
     total = sum(s.seconds for s in report.steps)
     w0 = max(len(r[0]) for r in rows)
     lines = [f"{name:<{w0}}  {secs:>8}  {what}" for name, what, secs in rows]
-    lines.append(f"{'total':<{w0}}  {total:>6.1f} s  " + ("changed the warehouse" if report.changed else
-                                                          "nothing changed"))
+    would = any(s.action.startswith("would") for s in report.steps)  # --dry-run with work to do
+    outcome = ("changed the warehouse" if report.changed else
+               "dry run: nothing written; a refresh would do the steps above" if would else "nothing changed")
+    lines.append(f"{'total':<{w0}}  {total:>6.1f} s  {outcome}")
     return "\n".join(lines)

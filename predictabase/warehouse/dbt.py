@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from predictabase.config import DBT_PROJECT_DIR, Paths
 from predictabase.errors import BuildError, OptionError
+from predictabase.failpoints import failpoint
 
 _ENV_LOCK = threading.Lock()
 
@@ -57,7 +59,7 @@ def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
     args = [*command.split(), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir),
             "--target-path", str(paths.warehouse / "dbt" / "target"),
             "--log-path", str(paths.warehouse / "dbt" / "logs"),
-            "--quiet", "--no-use-colors"]
+            "--log-level", "none", "--log-level-file", "debug", "--no-use-colors"]
     if select:
         args += ["--select", select]
     if dbt_vars:
@@ -65,37 +67,165 @@ def dbt_args(paths: Paths, command: str = "build", select: str | None = None,
     return args + list(extra or [])
 
 
-def _failure_message(res) -> str:
-    """The failing nodes of a dbt result, each with its path and dbt's message."""
-    lines = []
-    results = getattr(res.result, "results", None) or []
-    for r in results:
-        status = str(getattr(r, "status", "")).lower()
-        if status in {"error", "fail", "runtime error"}:
+#: dbt's own log (every event at debug level) and what dbt and its Python models print, per warehouse
+LOG_FILE = "dbt.log"
+CONSOLE_FILE = "dbt-console.log"
+
+
+def log_dir(paths: Paths) -> Path:
+    return paths.warehouse / "dbt" / "logs"
+
+
+def _first_line(text: str) -> str:
+    """The line of a dbt message that says what went wrong: dbt prefixes the error's own lines with
+    'Runtime Error in model X (path)' and follows them with the compiled SQL's location; the cause is the
+    first line that is neither."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    for ln in lines:
+        lower = ln.lower().rstrip(":")
+        if lower in ("runtime error", "database error", "compilation error", "encountered an error",
+                     "dbtruntimeerror: runtime error"):
+            continue
+        if not lower.startswith(("runtime error in", "database error in", "compilation error in", "failure in",
+                                 "compiled code at", "in macro", "> in macro", "called by")):
+            return ln
+    return lines[0] if lines else ""
+
+
+DISK_FULL = ("no space left on device", "disk full", "errno 28", "not enough space")
+
+
+def _failure(res, log: Path) -> tuple[str, str]:
+    """The first failing node's file, and one line: its cause, how many more failed, where dbt's full log is. A
+    full disk says so first (every model after it fails the same way)."""
+    failing, texts = [], []
+    for r in getattr(res.result, "results", None) or []:
+        if str(getattr(r, "status", "")).lower() in {"error", "fail", "runtime error"}:
             node = r.node
             where = getattr(node, "original_file_path", None) or node.unique_id
-            msg = (r.message or "").strip() or status
-            lines.append(f"{node.unique_id} ({where}): {status}: {msg}")
-    if not lines and res.exception is not None:
-        lines.append(f"{type(res.exception).__name__}: {res.exception}")
-    return "; ".join(lines) or "dbt failed without a message"
+            failing.append((where, f"{node.name}: {_first_line(r.message or '') or r.status}"))
+            texts.append(r.message or "")
+    if res.exception is not None:
+        texts.append(str(res.exception))
+        if not failing:
+            failing.append(("dbt", _first_line(str(res.exception)) or type(res.exception).__name__))
+    if not failing:
+        failing.append(("dbt", "failed without a message"))
+    where, cause = failing[0]
+    disk = next((ln.strip() for t in texts for ln in t.splitlines() if any(m in ln.lower() for m in DISK_FULL)), None)
+    if disk is not None:  # every model after it fails the same way: the one thing to say
+        cause = f"the disk is full: {disk[:300]}"
+    more = f" (and {len(failing) - 1} more failing)" if len(failing) > 1 else ""
+    return where, f"{cause}{more}; dbt's full log: {log}"
+
+
+class _Sink:
+    """Where dbt's console output goes while it runs: appended to a file; a write that fails (a full disk)
+    is dropped, never raised into dbt or printed."""
+
+    def __init__(self, path: Path):
+        self.file = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            big = path.exists() and path.stat().st_size > 10_000_000  # kept to the last runs, like dbt's own log
+            self.file = open(path, "w" if big else "a", encoding="utf-8", errors="replace")
+        except OSError:
+            pass
+
+    def write(self, text: str) -> int:
+        if self.file is not None:
+            try:
+                self.file.write(text)
+            except (OSError, ValueError):
+                pass
+        return len(text)
+
+    def flush(self) -> None:
+        if self.file is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.file.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        if self.file is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.file.close()
+
+
+@contextlib.contextmanager
+def _dbt_console(paths: Paths) -> Iterator[object]:
+    """dbt's console output (its event log, tracebacks of its threads, `--- Logging error ---` blocks when its
+    log file cannot be written, what Python models print) goes to `<warehouse>/dbt/logs/dbt-console.log`, not
+    the terminal: the terminal gets predictabase's progress and its one-line outcome. Yields the terminal's
+    stderr (for the progress bar)."""
+    import logging
+    terminal = sys.stderr
+    sink = _Sink(log_dir(paths) / CONSOLE_FILE)
+    saved = sys.stdout, sys.stderr, logging.raiseExceptions
+    sys.stdout = sys.stderr = sink
+    logging.raiseExceptions = False  # a log record that cannot be written is dropped, not printed
+    try:
+        yield terminal
+    finally:
+        sys.stdout, sys.stderr, logging.raiseExceptions = saved
+        sink.close()
+
+
+class _Progress:
+    """A dbt event callback: a progress bar of the nodes dbt finished (on a terminal only), and the
+    `build.dbt_node` failpoint after each."""
+
+    def __init__(self, command: str, terminal):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=Console(file=terminal), transient=True, disable=not terminal.isatty())
+        self.task = self.bar.add_task(f"dbt {command}", total=None)
+        self.command = command
+
+    def __call__(self, event) -> None:
+        name = event.info.name
+        if name in ("LogStartLine", "LogTestResult", "LogModelResult", "LogSeedResult", "LogNodeResult"):
+            total = getattr(event.data, "total", 0)
+            if total:
+                self.bar.update(self.task, total=total)
+        if name == "NodeFinished":
+            node = getattr(getattr(event.data, "node_info", None), "node_name", "")
+            self.bar.update(self.task, advance=1, description=f"dbt {self.command}: {node}")
+            failpoint("build.dbt_node")
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
 
 
 def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
             project_dir: Path = DBT_PROJECT_DIR, dbt_vars: dict | None = None, extra: list[str] | None = None):
-    """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. Raises BuildError on failure."""
+    """Run a dbt command programmatically (`dbt_vars`: --vars); return dbt's result. dbt's output goes to its
+    log files (`_dbt_console`). Raises BuildError (one line) on failure, KeyboardInterrupt when interrupted
+    (dbt catches Ctrl-C, cancels its queries and returns it as its result's exception)."""
     from dbt.cli.main import dbtRunner
 
     if not paths.duckdb.parent.exists():
         paths.duckdb.parent.mkdir(parents=True, exist_ok=True)
     paths.token_scores.mkdir(parents=True, exist_ok=True)
-    with _env(dbt_env(paths)):
+    args = dbt_args(paths, command, select, project_dir, dbt_vars, extra)
+    with _env(dbt_env(paths)), _dbt_console(paths) as terminal, _Progress(command, terminal) as progress:
         try:
-            res = dbtRunner().invoke(dbt_args(paths, command, select, project_dir, dbt_vars, extra))
+            res = dbtRunner(callbacks=[progress]).invoke(args)
         finally:
             _release_duckdb()
+    if isinstance(res.exception, KeyboardInterrupt) or isinstance(getattr(res.exception, "exception", None),
+                                                                   KeyboardInterrupt):
+        raise KeyboardInterrupt
     if not res.success:
-        raise BuildError(project_dir, f"dbt {command} failed: {_failure_message(res)}")
+        where, problem = _failure(res, log_dir(paths) / LOG_FILE)
+        raise BuildError(where, f"dbt {command} failed: {problem}")
     return res
 
 
@@ -109,13 +239,68 @@ def _release_duckdb() -> None:
     DuckDBConnectionManager.close_all_connections()
 
 
+BACKUP = ".predictabase.duckdb.before-build"  # the working database as it was before the build in progress
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
+
+
+def restore_interrupted_build(paths: Paths) -> bool:
+    """Put back the working database a killed build had started to change (its `BACKUP` is there only while a
+    build runs): the writer that takes the lock next calls this (`lock.clean_leftovers`). True when it did."""
+    backup, live = paths.warehouse / BACKUP, paths.duckdb
+    if not backup.is_file():
+        return False
+    _wal(live).unlink(missing_ok=True)  # the killed build's log must not be replayed onto the restored file
+    os.replace(backup, live)
+    return True
+
+
+@contextlib.contextmanager
+def kept_unless_built(paths: Paths) -> Iterator[None]:
+    """The working database changes only when the block (dbt) succeeds. Before it, a copy of the database is
+    saved beside it (`BACKUP`, complete before it gets that name); a failed or interrupted build puts the copy
+    back, a killed one is put back by the next writer, a successful one drops it. dbt itself builds
+    `predictabase.duckdb` under its own name: the catalog name dbt writes into every view and the profile that
+    keeps its partial parsing valid stay those of every other dbt command. Needs the writer lock (every caller
+    holds it) and room for the copy: about 0.2 s and 195 MB for the main job's warehouse (README)."""
+    import duckdb
+    from predictabase.fsutil import temp_prefix
+    live, backup = paths.duckdb, paths.warehouse / BACKUP
+    restore_interrupted_build(paths)
+    saved = False
+    if live.exists():
+        with duckdb.connect(str(live)) as con:
+            con.execute("CHECKPOINT")  # everything in the file, no .wal beside it
+        tmp = paths.warehouse / f"{temp_prefix('before-build')}predictabase.duckdb"
+        try:
+            shutil.copyfile(live, tmp)
+            os.replace(tmp, backup)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise BuildError(paths.warehouse, f"cannot copy the working database before the build ({exc.strerror}; "
+                                              f"a build needs room for a copy of it, {live.stat().st_size / 1e6:.0f} MB"
+                                              "); nothing was changed") from None
+        saved = True
+    try:
+        yield
+    except BaseException:
+        if saved:
+            restore_interrupted_build(paths)
+        raise
+    if saved:
+        backup.unlink(missing_ok=True)
+
+
 def dbt_build(paths: Paths, select: str | None = None, extra: list[str] | None = None) -> list[str]:
     """`dbt build` (seeds, models, schema tests) over `paths.duckdb`, reading `paths.token_scores`.
 
     Raises BuildError naming the failing node(s) and dbt's message when a model or test fails.
     Returns the warnings (tests of severity warn that found rows), also printed to stderr.
     """
-    res = run_dbt(paths, "build", select, extra=extra)
+    with kept_unless_built(paths):
+        res = run_dbt(paths, "build", select, extra=extra)
     if select and not (getattr(res.result, "results", None) or []):
         raise OptionError("--select", f"{select!r} matches no dbt model, seed or test; see `dbt ls` "
                                       "or dbt_project/models for the names")

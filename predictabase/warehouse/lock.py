@@ -127,6 +127,7 @@ def leftovers(paths: Paths) -> list[Path]:
     w = paths.warehouse
     found: list[Path] = []
     found += [p for p in w.glob(".marts-*") if p.is_file()]
+    found += [p for p in w.glob(".before-build-*") if p.is_file()]  # a half-written copy of the working database
     for base in (paths.raw, paths.parquet):
         if base.exists():
             found += [p for p in base.rglob(".tmp-*")]
@@ -141,7 +142,11 @@ def leftovers(paths: Paths) -> list[Path]:
 
 
 def clean_leftovers(paths: Paths) -> list[tuple[Path, int]]:
-    """Remove `leftovers(paths)`; report them (one line) when there were any. Returns (path, bytes)."""
+    """Remove `leftovers(paths)`; report them (one line) when there were any. Returns (path, bytes). First, put
+    back the working database a killed build had started to change (`dbt.restore_interrupted_build`)."""
+    from predictabase.warehouse.dbt import restore_interrupted_build
+    if restore_interrupted_build(paths):
+        _say("note: a build was killed before it finished: the working database is back as it was before it")
     removed = []
     for p in leftovers(paths):
         n = size_of(p)
