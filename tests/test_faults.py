@@ -271,11 +271,15 @@ def _drop_ucl_documents(p) -> int:
 def test_ingest_with_one_bad_file_writes_nothing(wh):
     n_ucl = _drop_ucl_documents(wh)  # were anything committed, the UCL documents would come back
     from ingest.datasets.wild import WITH_PATH
-    (wh.raw / WITH_PATH).write_bytes((wh.raw / WITH_PATH).read_bytes()[:100])  # truncated
+    whole = (wh.raw / WITH_PATH).read_bytes()
+    (wh.raw / WITH_PATH).write_bytes(whole[:100])  # truncated
     line = user_error(cli("ingest", "ucl", "wild", "--warehouse", str(wh.warehouse)), WITH_PATH)
     assert str(wh.raw) not in line  # named by its catalog path
     assert rows(wh, "SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'") == [(0,)]
     assert "wild_texts" not in {r[0] for r in rows(wh, "SELECT table_name FROM information_schema.tables")}
+    # every file under raw/ is verified at every ingest (issue 31): `ingest ucl` alone refuses it too
+    user_error(cli("ingest", "ucl", "--warehouse", str(wh.warehouse)), WITH_PATH, "does not match the catalog")
+    (wh.raw / WITH_PATH).write_bytes(whole)
     res = cli("ingest", "ucl", "--warehouse", str(wh.warehouse))
     assert res.returncode == 0, res.stderr
     assert rows(wh, "SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'") == [(n_ucl,)]

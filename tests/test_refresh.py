@@ -277,7 +277,8 @@ def test_two_refreshes_at_once_take_turns(wh, refreshed):
 
 
 CHAIN = ["lock.acquired", "fetch.copied", "refresh.planned", "ingest.before_commit", "score.part_written",
-         "refresh.scored", "build.dbt_done", "publish.copied", "publish.replaced", "refresh.state_saved"]
+         "refresh.scored", "build.dbt_node", "build.dbt_done", "publish.copied", "publish.replaced",
+         "refresh.state_saved"]
 
 
 def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_completes_only_what_changed(
@@ -289,7 +290,9 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
     from predictabase.failpoints import POINTS
     from ingest.sources.catalog import files_for
-    assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted"}  # GGUF only
+    # not on a refresh's way: a GGUF conversion, `corpus add`, `export`
+    assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted", "corpus.copied",
+                                                                       "export.page_done"}
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
     path = alter_job_input(wh, PERFS_JOB)
     (wh.raw / path).write_bytes((wh.raw / path).read_bytes() + b"\n")
@@ -314,7 +317,11 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
         if point == "score.part_written":
             [run] = (wh.token_scores / f"model={tiny_llama_dir.name}" / "corpus=ucl").iterdir()
             assert len(list(run.glob("part-*.parquet"))) == 1 and not (run / "_run.json").exists()
+        if point == "build.dbt_node":  # killed inside dbt: the working database's copy waits for the next writer
+            assert (wh.warehouse / ".predictabase.duckdb.before-build").is_file()
         if point == "build.dbt_done":
+            assert "a build was killed before it finished: the working database is back" in res.stderr
+            assert not (wh.warehouse / ".predictabase.duckdb.before-build").exists()
             dbt_done = mtimes(wh.warehouse / "dbt" / "target")
         elif dbt_done:  # later refreshes publish, or only record the publish: dbt never runs again
             assert mtimes(wh.warehouse / "dbt" / "target") == dbt_done, point

@@ -109,7 +109,10 @@ def test_fused_statistics_give_the_cpu_paths_numbers(mirror, tiny_model):
     for d in cpu:
         for name in ("logprob_nats", "entropy_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats",
                      "topk_logprobs_nats"):
-            np.testing.assert_allclose(fus[d][name], cpu[d][name], rtol=0, atol=2e-5, err_msg=name)
+            # float32: the normalizer ln sum exp(logits) over 50,257 entries, summed in another order, rounds
+            # differently by about 1e-6 of the logits' size (~20) and shifts every log-probability of the position
+            # by that much (2.1e-5 seen on an AMD EPYC's kernels); a real error is orders of magnitude larger
+            np.testing.assert_allclose(fus[d][name], cpu[d][name], rtol=0, atol=5e-5, err_msg=name)
         # x - logsumexp(x) and log_softmax round differently in the last bit: a near-tie may swap
         assert np.abs(fus[d]["rank"] - cpu[d]["rank"]).max() <= 1
         assert (fus[d]["rank"] == cpu[d]["rank"]).mean() > 0.99

@@ -205,7 +205,8 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
         ("--format", "xml"): "error: --format: 'xml' is not allowed; one of table, csv, json, parquet, markdown",
         ("--timeout", "0"): "error: --timeout: 0.0 is not allowed; seconds > 0",
         ("--format", "parquet"): "error: --output: --format parquet writes a file: give --output FILE",
-        ("--memory-limit", "lots"): "error: --memory-limit: 'lots' is not a memory size DuckDB understands",
+        ("--memory-limit", "lots"): "error: --memory-limit: 'lots' is not allowed; a size > 0 with its unit",
+        ("--memory-limit=-1GB",): "error: --memory-limit: '-1GB' is not allowed; a size > 0 with its unit",
         ("--output", str(tmp_path / "no" / "x.csv"), "--format", "csv"): f"error: --output: {tmp_path / 'no'} does not exist",
     }
     for args, message in cases.items():
