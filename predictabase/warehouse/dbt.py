@@ -187,13 +187,17 @@ class _Progress:
 
     def __call__(self, event) -> None:
         name = event.info.name
-        if name in ("LogStartLine", "LogTestResult", "LogModelResult", "LogSeedResult", "LogNodeResult"):
-            total = getattr(event.data, "total", 0)
-            if total:
-                self.bar.update(self.task, total=total)
+        try:  # a progress bar never breaks dbt
+            if name in ("LogStartLine", "LogTestResult", "LogModelResult", "LogSeedResult", "LogNodeResult"):
+                total = getattr(event.data, "total", 0)
+                if total:
+                    self.bar.update(self.task, total=total)
+            if name == "NodeFinished":
+                node = getattr(getattr(event.data, "node_info", None), "node_name", "")
+                self.bar.update(self.task, advance=1, description=f"dbt {self.command}: {node}")
+        except Exception:  # noqa: BLE001
+            pass
         if name == "NodeFinished":
-            node = getattr(getattr(event.data, "node_info", None), "node_name", "")
-            self.bar.update(self.task, advance=1, description=f"dbt {self.command}: {node}")
             failpoint("build.dbt_node")
 
     def __enter__(self):
