@@ -105,12 +105,17 @@ def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = 
     return results
 
 
+def _changed_after_fetch(sf: SourceFile, why: str = "") -> Callable[[str], Exception]:
+    """The error for a fetched copy whose sha256 is no longer the catalog's (`why`: added to the reason)."""
+    return lambda got: ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
+                                              f"{sf.sha256} (file changed after fetch{why}); run "
+                                              "`predictabase fetch` again")
+
+
 def verified_path(sf: SourceFile, paths: Paths) -> Path:
     """The fetched local copy of a catalog file, re-verified; ingest reads only through this."""
     p = checked_copy(paths.raw / sf.path, sf.path, sf.sha256, "not fetched yet; run `predictabase fetch` first",
-                     lambda got: ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the "
-                                                        f"catalog's {sf.sha256} (file changed after fetch); run "
-                                                        "`predictabase fetch` again"))
+                     _changed_after_fetch(sf))
     record_input(sf.path, sf.sha256)
     return p
 
@@ -125,10 +130,8 @@ def verify_raw(paths: Paths) -> int:
     for sf in load_catalog():
         p = paths.raw / sf.path
         if p.is_file():
-            checked_copy(p, sf.path, sf.sha256, "", lambda got, sf=sf: ChecksumError(
-                sf.path, f"sha256 {got} of the fetched copy does not match the catalog's {sf.sha256} (file changed "
-                         "after fetch; every file under raw/ is verified at ingest, read or not); run "
-                         "`predictabase fetch` again"))
+            checked_copy(p, sf.path, sf.sha256, "",
+                         _changed_after_fetch(sf, "; every file under raw/ is verified at ingest, read or not"))
             n += 1
     return n
 
