@@ -10,11 +10,13 @@
 #                      tool carries at most 64 MiB a call (working tree included), so real weights travel over
 #                      several calls to the same warm machine; what an earlier call left under .gpu/ stays there
 #
-# Then, with the device tool (the order matters little; the machine must stay warm between calls):
-#   run(carry=[".gpu/base.tar.gz", ".gpu/parts/smollm2-135m.gguf.part00"], command="true")
-#   run(carry=[".gpu/parts/smollm2-135m.gguf.part01"], command="true")
-#   ... each further part in its own call (or several small ones together, under 60 MiB a call) ...
-#   run(carry=[".gpu/parts/<last part>"], command="bash bench/gpu_score.sh", timeout_s=540)
+# Then, with the device tool, calls back to back (the machine stays warm 30 s after a call). A carried file
+# does NOT stay under .gpu/ for the next call (seen 2026-11-27): park each part outside the checkout:
+#   run(carry=[".gpu/parts/smollm2-135m.gguf.part00"], command="mkdir -p /tmp/keep && cp .gpu/parts/* /tmp/keep/")
+#   ... each further part but the last likewise, under ~55 MiB a call with the working tree ...
+#   run(carry=[".gpu/base.tar.gz", ".gpu/parts/<last part>"],
+#       command="cp /tmp/keep/* .gpu/parts/ && bash bench/gpu_score.sh", timeout_s=540)
+# (the SmolLM2 GGUF, 94 MiB, in two parts: split -n 2 -d -a 2 FILE .gpu/parts/smollm2-135m.gguf.part)
 # gpu_score.sh uses a pretrained model where all its parts arrived (and match the sha256), else its twin.
 # With little device time: one call, carry=[".gpu/base.tar.gz"], command="bash bench/gpu_score.sh": twins only
 # (the timing and MFU of the same shapes; the fp32-vs-bf16 difference then of random weights).

@@ -73,10 +73,13 @@ class BuildError(PredictabaseError):
 def catalog_name(file: str | Path) -> str:
     """A source file by its catalog path (`ucl_devarda/all_measures.csv`) wherever it lies (under
     warehouse/raw/, in a mirror), so errors name it the same way; anything else unchanged."""
-    from ingest.sources.catalog import load_catalog
     text = str(file)
+    try:
+        from ingest.sources.catalog import load_catalog
+        known = _catalog_paths(load_catalog())
+    except ImportError:  # a scoring-only environment (a GPU box without polars): the path as given
+        return text
     parts = Path(text).parts
-    known = _catalog_paths(load_catalog())
     for i in range(len(parts)):
         candidate = "/".join(parts[i:])
         if candidate in known:
