@@ -75,7 +75,9 @@ def require_player() -> dict:
                     "come back as the same player).")
         if c2.button("Switch player", key="live_switch"):
             del st.session_state[PLAYER_KEY]
-            st.query_params.pop("player", None)
+            st.session_state.pop("pairwise_game", None)  # the next player starts with training
+            for param in ("player", "game"):
+                st.query_params.pop(param, None)
             st.rerun()
         return current
     with st.container(border=True):

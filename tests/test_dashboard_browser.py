@@ -148,7 +148,14 @@ class Page:
         """Until Streamlit has finished running the script and the page has settled."""
         self.page.wait_for_selector(APP_READY, state="attached")
         self.page.wait_for_load_state("networkidle")
-        self.page.wait_for_selector(APP_READY, state="attached")
+        # a run that ends in st.rerun() (a value from the URL put back to its default, say) is idle for a
+        # moment between its two runs: idle means idle twice, 200 ms apart, on a busy machine too
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            self.page.wait_for_selector(APP_READY, state="attached", timeout=60_000)
+            self.page.wait_for_timeout(200)
+            if self.page.locator(APP_READY).count():
+                break
 
     def open(self, url: str) -> None:
         self.page.goto(url)
@@ -398,6 +405,7 @@ def _selected(page, *labels: str) -> dict[str, str]:
 
 def _tags(page, label: str) -> list[str]:
     box = page.page.locator('[data-testid="stMultiSelect"]').filter(has_text=label)
+    box.first.wait_for(state="attached")
     return [t.get_attribute("aria-label") for t in box.locator("[data-tag]").all()]
 
 

@@ -51,7 +51,7 @@ DBT_UTILS_TESTS = {
 # names the project once used for a dbt_utils test: never again
 RENAMED = {"unique_combination": "unique_combination_of_columns"}
 # the project's generic tests dbt_utils has no equivalent of
-NO_DBT_UTILS_EQUIVALENT = {"row_count_between"}
+NO_DBT_UTILS_EQUIVALENT = {"row_count_between", "finite_or_null"}  # finite_or_null: every float column of a model, NaN and inf
 # dbt's own generic tests (the project may override them: tests/generic/builtin_overrides.sql)
 BUILTIN_TESTS = {"not_null", "unique", "accepted_values", "relationships"}
 
@@ -226,6 +226,24 @@ def test_every_sql_mart_has_an_enforced_contract():
         assert columns, f"{name}: no columns"
         untyped = [c["name"] for c in columns if not c.get("data_type")]
         assert not untyped, f"{name}: columns without data_type: {untyped}"
+
+
+def test_every_mart_checks_that_its_floats_are_finite_or_null():
+    """Issue 32: not_null passes NaN, so a mart column gone NaN (ln of a negative) passed every test. Every mart
+    carries the generic test finite_or_null (tests/generic/finite_or_null.sql); a column it lets through is
+    named in `allow` with the reason, in words."""
+    models = _models()
+    missing, unexplained = [], []
+    for name in sorted(_mart_files()):
+        tests = (models.get(name) or {}).get("data_tests") or []
+        found = [t for t in tests if (t if isinstance(t, str) else next(iter(t))) == "finite_or_null"]
+        if not found:
+            missing.append(name)
+        for t in found:
+            allow = ((t.get("finite_or_null") or {}).get("arguments") or {}).get("allow", {}) if isinstance(t, dict) else {}
+            unexplained += [f"{name}.{c}" for c, why in allow.items() if len(str(why).split()) < 3]
+    assert not missing, f"marts without the finite_or_null test: {missing}"
+    assert not unexplained, f"finite_or_null allows these without a reason: {unexplained}"
 
 
 # ---------------------------------------------------------------------------------------------- staging and sources

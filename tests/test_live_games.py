@@ -360,3 +360,130 @@ def test_an_app_restart_loses_nothing_and_the_player_goes_on(live_wh, browser):
     with sqlite3.connect(store) as con:
         assert con.execute("SELECT count(*), count(DISTINCT doc_id || ':' || position) FROM top1_answers "
                            "WHERE player_id = ?", [code]).fetchone() == (2, 2)
+
+
+_REVEAL = re.compile(r"Token (A|B) \(.*\) was the original\. You said (\d+)% for A: \*?\*?([+-]?\S+) points")
+
+
+def _expected_points(p, store, player: str) -> list[tuple[str, float]]:
+    """Each of the player's answers in the order given: the side the original was shown on, and sec. 4.1.2's
+    points computed here from the store's row and the marts' generator log-probability (not the page's SQL):
+    1000 * g(y|c) * (ln p_y - ln 0.5), p_y the stated probability that the original is the original."""
+    with sqlite3.connect(store) as con:
+        rows = con.execute("SELECT comparison_id, true_token_shown_as, p_percent FROM pairwise_answers "
+                           "WHERE player_id = ? ORDER BY answer_id", [player]).fetchall()
+    import math
+    out = []
+    for cid, side, p_true in rows:
+        (lp_y,) = _marts(p, "SELECT generator_logprob_y_nats FROM mart_pairwise_game_questions WHERE comparison_id = ?",
+                         [cid])[0]
+        out.append((side, 1000.0 * math.exp(lp_y) * (math.log(p_true / 100.0) - math.log(0.5))))
+    return out
+
+
+def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reload_shows_the_result(live_wh, browser):
+    """Issue 32 (1, 7): with the original shown as B the page said "+nan points" (the points macro was called with
+    `100.0 - a.p_percent` unparenthesised). Play training questions until the original has been shown on both
+    sides, each answer's points checked against an independent computation; then a game of 5 to its end, and a
+    reload of its address shows the result, not a question past the end."""
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    store = live.store_path(p.warehouse)
+    choices = ["99%", "30%", "70%", "10%", "60%", "1%", "90%", "40%", "80%", "20%"]
+    with serving(p, tmp) as url:
+        page = Page(browser, tmp)
+        pg = page.page
+        try:
+            page.open(url + "/play-pairwise")
+            pg.get_by_role("button", name="Play anonymously").click()
+            pg.get_by_text("Playing as").wait_for()
+            page.wait_idle()
+            code = re.search(r"player code (p[0-9a-f]{12})", pg.locator('[data-testid="stMain"]').inner_text()).group(1)
+            shown = []
+            for choice in choices:  # training: 10 questions at most, each side seen with probability 1 - 2^-10
+                page.wait_idle()
+                cont = pg.get_by_role("button", name="Continue")
+                (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+                pg.get_by_role("button", name="Next question").wait_for()
+                page.wait_idle()
+                text = pg.locator('[data-testid="stMain"]').inner_text()
+                m = _REVEAL.search(text.replace("\n", " "))
+                assert m, text[:600]
+                shown.append((m.group(1), float(m.group(3))))
+                pg.get_by_role("button", name="Next question").click()
+                if {s for s, _ in shown} == {"A", "B"} and len(shown) >= 3:
+                    break
+            expected = _expected_points(p, store, code)
+            assert [s for s, _ in shown] == [s for s, _ in expected]
+            assert {s for s, _ in shown} == {"A", "B"}, shown
+            for (_, got), (_, want) in zip(shown, expected):
+                assert got == pytest.approx(want, abs=0.051), (shown, expected)  # shown to 0.1
+            page.wait_idle()
+            total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points").inner_text()
+            assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(
+                sum(w for _, w in expected), abs=0.051)
+
+            pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
+            pg.get_by_role("option", name="5", exact=True).click()
+            page.wait_idle()
+            pg.get_by_role("button", name="Start the real game").click()
+            for choice in ("70%", "30%", "99%", "10%", "60%"):
+                page.wait_idle()
+                pg.get_by_role("button", name=re.compile(rf"^(Continue|{choice})$")).first.wait_for()
+                cont = pg.get_by_role("button", name="Continue")
+                (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+                pg.get_by_role("button", name="Next question").wait_for()
+                page.wait_idle()
+                pg.get_by_role("button", name="Next question").click()
+            pg.get_by_text("Your perplexity").first.wait_for()
+            page.wait_idle()
+            result = re.search(r"your estimated perplexity is ([\d.]+)", pg.locator('[data-testid="stMain"]').inner_text())
+            assert result
+            address = pg.url
+            assert "game=5" in address and f"player={code}" in address
+
+            page.open(address)  # a reload of the finished game: its result again, no new question
+            pg.get_by_text("Your perplexity").first.wait_for()
+            page.wait_idle()
+            main = pg.locator('[data-testid="stMain"]').inner_text()
+            assert "question 5 of 5" in main and "question 6" not in main
+            assert f"your estimated perplexity is {result.group(1)}" in main
+            assert pg.get_by_role("button", name="Next question").count() == 0
+            assert pg.get_by_role("button", name="70%", exact=True).count() == 0
+            page.assert_no_exception()
+        finally:
+            page.close()
+    with sqlite3.connect(store) as con:  # every answer stored once
+        n, distinct = con.execute("SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers "
+                                  "WHERE player_id = ?", [code]).fetchone()
+    assert n == distinct == len(shown) + 5
+
+
+def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_checks_every_float(live_wh):
+    """Issue 32 (1): mart_live_pairwise_answers.points was NaN for every answer whose original was shown as B, and
+    no test saw it (not_null passes NaN). Answers on both sides, at every choice, then a build: the mart's points
+    are the independent computation, and the build's generic test finite_or_null (on every mart) holds."""
+    import math
+    p = live_wh["paths"]
+    store = live.store_path(p.warehouse)
+    catalog = live.Catalog.from_snapshot(p.marts)
+    me = live.new_player(store)
+    ids = sorted(catalog.pairwise_true)[:2 * len(live.CHOICES_PERCENT)]
+    for i, (cid, choice) in enumerate(zip(ids, live.CHOICES_PERCENT * 2)):
+        same = catalog.pairwise_samples[cid][0] == catalog.pairwise_true[cid]
+        live.record_pairwise(store, catalog, player_id=me, session_id=f"s{i}", comparison_id=cid, k=0,
+                             true_token_shown_as="AB"[i % 2], p_a_percent=50.0 if same else choice)
+    env = {**__import__("os").environ, "PREDICTABASE_DBT_DOCS": "0"}
+    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse), "--select",
+                          "stg_pairwise_answers+ tag:live"], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = _marts(p, "SELECT a.true_token_shown_as, a.p_percent, a.points, q.generator_logprob_y_nats "
+                     "FROM mart_live_pairwise_answers a JOIN mart_pairwise_game_questions q USING (comparison_id) "
+                     "WHERE a.player_id = ? ORDER BY a.answer_id", [f"live:{me}"])
+    assert len(rows) == len(ids) and {r[0] for r in rows} == {"A", "B"}
+    for side, p_true, points, lp_y in rows:
+        assert math.isfinite(points), (side, p_true, points)
+        assert points == pytest.approx(1000 * math.exp(lp_y) * (math.log(p_true / 100) - math.log(0.5)), abs=1e-9)
+    # the generic test ran on every mart of this build (dbt's log lists each)
+    log = "".join(f.read_text(encoding="utf-8", errors="replace")
+                  for f in (p.warehouse / "dbt" / "logs").glob("dbt.log*"))
+    assert "finite_or_null_mart_live_pairwise_answers" in log

@@ -22,6 +22,7 @@ from predictabase import live
 
 STATE = "pairwise_game"
 LENGTHS = (5, 10, 20, 40)
+GAME_PARAM, MAX_GAME = "game", 10_000  # the address keeps the game's length (answers are in the store)
 CONTEXT_CHARS = 1200
 
 st.title("Play: which token came next?")
@@ -51,6 +52,16 @@ is_training = mine["comparison_id"].map(lambda c: bool(by_id.loc[c, "is_training
 played = mine[~is_training] if len(mine) else mine
 if game["phase"] == "training" and len(played):
     game["phase"] = "game"  # a returning player (reload, restart) goes on with their game
+
+
+def _length_from_url() -> int:
+    """The game's length as the address holds it (`?game=10`, written when the game starts), else 10: a
+    reload of a finished game shows its result, not a question past its end."""
+    try:
+        n = int(st.query_params.get(GAME_PARAM, "10"))
+    except ValueError:
+        return 10
+    return n if 1 <= n <= MAX_GAME else 10
 
 
 def deal() -> dict | None:
@@ -85,9 +96,12 @@ if game["phase"] == "training":
     if st.button("Start the real game", type="primary", key="pw_start", disabled=len(mine) == 0,
                  help="Play at least one training question first."):
         game.update(phase="game", length=length, current=None, revealed=None)
+        st.query_params[GAME_PARAM] = str(length)
         st.rerun()
 else:
-    game.setdefault("length", st.session_state.get("pw_length", 10))
+    if "length" not in game:  # a reload or a restarted app: the game's length is in the page's address
+        game["length"] = _length_from_url()
+    st.query_params[GAME_PARAM] = str(game["length"])
     st.markdown(f"**Game**: question {min(n_game + 1, game['length'])} of {game['length']}")
     st.progress(min(n_game / game["length"], 1.0))
 
@@ -169,7 +183,8 @@ if finished and game["revealed"] is None:
     charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
                 "Each study player's own perplexity estimate as a blue tick, yours in red.")
     if st.button("Play another game", key="pw_again"):
-        game.update(phase="game", length=n_game + game["length"], current=None, revealed=None)
+        game.update(phase="game", length=min(n_game + game["length"], MAX_GAME), current=None, revealed=None)
+        st.query_params[GAME_PARAM] = str(game["length"])
         st.rerun()
 
 labels.related([("app_pages/human_perplexity.py", "The study's human perplexity"),

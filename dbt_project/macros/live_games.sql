@@ -7,11 +7,12 @@
 {#- Paper 000 sec. 4.1.2, the reward shown as points: a player says p = their percent that token A is the
     original, and scores
         R(p) = 1000 ( g(A|c) (ln p - ln 0.5) 1[A is the original] + g(B|c) (ln(1 - p) - ln 0.5) 1[B is the original] )
-    where g is the generator GPT-2 small; 0 points for 50 %. -#}
+    where g is the generator GPT-2 small; 0 points for 50 %. `p_a_percent` may be an expression
+    (`100.0 - a.p_percent`): it is parenthesised here. -#}
 {% macro pairwise_points(p_a_percent, a_is_true, logprob_a_nats, logprob_b_nats) -%}
 (1000.0 * case when {{ a_is_true }}
-    then exp({{ logprob_a_nats }}) * (ln({{ p_a_percent }} / 100.0) - ln(0.5))
-    else exp({{ logprob_b_nats }}) * (ln(1.0 - {{ p_a_percent }} / 100.0) - ln(0.5))
+    then exp({{ logprob_a_nats }}) * (ln(({{ p_a_percent }}) / 100.0) - ln(0.5))
+    else exp({{ logprob_b_nats }}) * (ln(1.0 - ({{ p_a_percent }}) / 100.0) - ln(0.5))
 end)
 {%- endmacro %}
 
