@@ -876,3 +876,42 @@ def test_reading_times_and_top1_open_with_their_finding(views_app, views_page):
     sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["top1"], "top1",
                                           views_app["paths"].marts, exposures["top1"])
     assert "players" in sentence
+
+
+def _overflowing_charts(page) -> list[str]:
+    """The charts drawn wider than the page's main column (title and width of each), after they have drawn."""
+    return page.page.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+        const out = [];
+        for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+            const drawn = c.querySelector('canvas, svg');
+            if (!drawn) continue;
+            const r = drawn.getBoundingClientRect();
+            if (r.right > main.right + 1 || r.width > main.width + 1)
+                out.push(`${c.getAttribute('aria-label') || c.innerText.slice(0, 60)}: ${Math.round(r.width)} px`);
+        }
+        return out;
+    }""")
+
+
+def test_the_scoreboard_fits_the_page(real_app, browser):
+    """Issue 32 (2): the scoreboard's grid was 2,163 px wide in a 940 px column (2 of its 20 column headers
+    visible). Every chart of the page fits the column at the default 1280 px window, every comparison still has
+    its grid, and every grid row is a predictor with a value there."""
+    import duckdb
+    app = real_app
+    page = Page(browser, app["tmp"])
+    try:
+        page.open(app["url"] + PAGES["scoreboard"])
+        page.assert_no_exception()
+        n = _charts(page)
+        assert _overflowing_charts(page) == []
+        with duckdb.connect(str(app["paths"].marts), read_only=True) as con:
+            groups = con.execute("SELECT count(DISTINCT comparison_family || coalesce(measure, '')) FROM "
+                                 "mart_scoreboard_long WHERE value IS NOT NULL AND (measure IS NULL OR measure IN "
+                                 "('spr', 'gaze_duration'))").fetchone()[0]
+            n_gaps = con.execute("SELECT count(*) FROM mart_scoreboard_gaps").fetchone()[0]
+        assert n == groups + n_gaps, (n, groups, n_gaps)
+        page.screenshot("scoreboard")
+    finally:
+        page.close()

@@ -133,24 +133,47 @@ view = view.assign(
               for lo, hi, u, m in zip(view["ci_low"], view["ci_high"], view["unit"], view["interval_method"])],
     why=view["null_reason"].fillna(""), counted=view["n"].map(lambda n: "" if pd.isna(n) else f"{int(n):,}")
     + " " + view["n_unit"].where(view["n"].notna(), ""))
-grid = alt.Chart(view).encode(
-    x=alt.X("column:N", title=None, sort=columns, axis=alt.Axis(orient="top", labelAngle=-40, labelLimit=420)),
-    y=alt.Y("display_name:N", title=None, sort=order, axis=alt.Axis(labelLimit=420)),
-    tooltip=[alt.Tooltip("display_name:N", title="predictor"), alt.Tooltip("kind:N", title="kind"),
-             alt.Tooltip("column:N", title="comparison"), alt.Tooltip("shown:N", title="value"),
-             alt.Tooltip("interval:N", title="interval"), alt.Tooltip("counted:N", title="counted over"),
-             alt.Tooltip("value_origin:N", title="value from"), alt.Tooltip("why:N", title="why empty")])
-empty = grid.mark_rect(stroke="white", color="#eeeeee")  # every cell, so an empty one still tells why on hover
-cells = grid.mark_rect(stroke="white").encode(
-    # the mart's rank within the comparison, 1 = best: comparable across comparisons of any unit
-    color=alt.Color("rank_in_comparison:Q", title="rank in the comparison (1 = best)",
-                    scale=alt.Scale(scheme="blues", reverse=True, zero=False), legend=alt.Legend(format="d")))
-text = grid.mark_text(fontSize=11).encode(text="shown:N")
-chart = alt.layer(empty, cells, text).properties(height=alt.Step(24), width=alt.Step(78))
-charts.show(chart, "The scoreboard", "A grid of every selected predictor (rows) against every selected comparison "
-            "(columns): the value in each cell, coloured by its rank within the comparison; hover a cell for its "
-            "interval and what it is counted over, or for why it is empty.",
-            subtitle="colour: rank within the comparison (darker = better); empty: hover for why", width="content")
+# one grid per comparison family (ΔLL: per reading measure), each at most 4-5 columns, so every grid fits the
+# page's column (one grid of all 20 comparisons was 2,163 px wide in a 940 px column); its rows: the predictors
+# with a value there (the others are named under it)
+groups = (view.assign(group=view["comparison_family"] + "|" + view["measure"].fillna(""))
+          .sort_values("sort_order").drop_duplicates("group")["group"].tolist())
+for group in groups:
+    family, measure = group.split("|")
+    part = view[(view["comparison_family"] == family) & (view["measure"].fillna("") == measure)]
+    has_value = set(part.loc[part["value"].notna(), "display_name"])
+    rows_here = [o for o in order if o in has_value]
+    absent = [o for o in order if o in set(part["display_name"]) and o not in has_value]
+    if not rows_here:
+        continue
+    part = part[part["display_name"].isin(has_value)]
+    cols_here = [c for c in columns if c in set(part["column"])]
+    grid = alt.Chart(part).encode(
+        x=alt.X("column:N", title=None, sort=cols_here,
+                axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=230, labelAlign="left")),
+        y=alt.Y("display_name:N", title=None, sort=rows_here, axis=alt.Axis(labelLimit=330)),
+        tooltip=[alt.Tooltip("display_name:N", title="predictor"), alt.Tooltip("kind:N", title="kind"),
+                 alt.Tooltip("column:N", title="comparison"), alt.Tooltip("shown:N", title="value"),
+                 alt.Tooltip("interval:N", title="interval"), alt.Tooltip("counted:N", title="counted over"),
+                 alt.Tooltip("value_origin:N", title="value from"), alt.Tooltip("why:N", title="why empty")])
+    empty = grid.mark_rect(stroke="white", color="#eeeeee")  # every cell, so an empty one still tells why on hover
+    cells = grid.mark_rect(stroke="white").encode(
+        # the mart's rank within the comparison, 1 = best: comparable across comparisons of any unit
+        color=alt.Color("rank_in_comparison:Q", title="rank in the comparison (1 = best)",
+                        scale=alt.Scale(scheme="blues", reverse=True, zero=False),
+                        legend=alt.Legend(format="d", orient="bottom", direction="horizontal", titleLimit=400)))
+    text = grid.transform_joinaggregate(worst="max(rank_in_comparison)").mark_text(fontSize=11).encode(
+        text="shown:N",  # white on the darkest third of the colour scale, black elsewhere
+        color=alt.condition("(datum.rank_in_comparison - 1) <= 0.33 * (datum.worst - 1)", alt.value("white"),
+                            alt.value("black")))
+    name = FAMILIES.get(family, family) + (f", {MEASURES.get(measure, measure)}" if measure else "")
+    chart = alt.layer(empty, cells, text).properties(height=alt.Step(24), width=alt.Step(76))
+    charts.show(chart, f"The scoreboard: {name}",
+                f"A grid of the predictors with a value on {name.lower()} (rows) against its comparisons (columns): "
+                "the value in each cell, coloured by its rank within the comparison; hover a cell for its interval "
+                "and what it is counted over, or for why it is empty.",
+                subtitle="colour: rank within the comparison (darker = better)"
+                         + (f"; no value here: {len(absent)} more predictors" if absent else ""), width="content")
 
 wide = view.pivot_table(index="display_name", columns="column", values="value", aggfunc="first", dropna=False)
 wide = wide.reindex(index=order, columns=columns).astype(float).reset_index().rename(columns={"display_name": "predictor"})
