@@ -487,3 +487,79 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
     log = "".join(f.read_text(encoding="utf-8", errors="replace")
                   for f in (p.warehouse / "dbt" / "logs").glob("dbt.log*"))
     assert "finite_or_null_mart_live_pairwise_answers" in log
+
+
+def _text_of(piece: str) -> str:
+    """A byte-level BPE vocabulary string as text, decoded here through transformers' own byte table (not the
+    mart's SQL): UTF-8 when the bytes are whole characters, else '‹bytes …›'."""
+    from ingest.scoring.profile import byte_decoder
+    raw = bytes(byte_decoder()[ch] for ch in piece)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "‹bytes " + " ".join(f"{b:02x}" for b in raw) + "›"
+
+
+def test_the_models_candidates_read_as_text(live_wh):
+    """Issue 32 (3): the candidates showed byte-level debris ('ĭ', '␣JosÃ©'). Every candidate of the tiny GPT-2
+    (random weights, so its top 3 range over the whole vocabulary) is the text its vocabulary string stands for,
+    decoded independently here; the comparison with the true token uses that text."""
+    p = live_wh["paths"]
+    with duckdb.connect(str(p.duckdb), read_only=True) as con:
+        raw = con.execute(
+            "SELECT c.doc_id, c.position, c.candidate_tokens, t.topk_tokens, c.is_model_correct, q.true_token "
+            "FROM marts.mart_live_top1_model_candidates c "
+            "JOIN marts.mart_live_top1_questions q USING (corpus, doc_id, position) "
+            "JOIN intermediate.int_token_scores t ON t.run_id = c.run_id AND t.corpus = c.corpus "
+            "AND t.doc_id = c.doc_id AND t.char_start = q.true_char_start "
+            "ORDER BY c.doc_id, c.position, t.token_index").fetchall()
+    assert len(raw) > 100
+    seen = {}
+    for doc, pos, shown, pieces, correct, true in raw:
+        seen.setdefault((doc, pos), (shown, pieces, correct, true))
+    non_ascii = 0
+    for shown, pieces, correct, true in seen.values():
+        assert shown == [_text_of(x) for x in pieces]
+        assert correct == (shown[0] == true)
+        non_ascii += sum(any(ord(ch) > 127 for ch in x) for x in pieces)
+    assert non_ascii > 10  # the check met byte-level pieces beyond ASCII
+    debris = [x for shown, *_ in seen.values() for x in shown if any(0x100 <= ord(ch) <= 0x143 for ch in x)]
+    assert debris == []
+
+
+def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
+    """Issue 32 (3): searching "the" listed "The" and "the" before "␣the", so a pick mid-sentence was wrong by
+    construction. Mid-sentence the word's token with its space comes first, then the other case, then the bare
+    ones; no piece of a character (U+FFFD) is listed; the study's impossible questions are not asked."""
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    with serving(p, tmp) as url:
+        page = Page(browser, tmp)
+        pg = page.page
+        try:
+            page.open(url + PAGES["play_top1"])
+            pg.get_by_role("button", name="Play anonymously").click()
+            pg.get_by_text("Playing as").wait_for()
+            page.wait_idle()
+            for attempt in range(6):  # a question whose context ends mid-line (most do)
+                context = pg.locator('[data-testid="stCode"]').first.inner_text()
+                if not context.rstrip("▌").endswith(("\n", " ")) and context.rstrip("▌"):
+                    break
+                pg.get_by_role("button", name="New passage").click()
+                page.wait_idle()
+            header = re.search(r"passage (\S+)\*?\*?, question (\d+)", pg.locator('[data-testid="stMain"]').inner_text())
+            doc, position = header.group(1), int(header.group(2))
+            impossible = _marts(p, "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
+                                   "AND doc_id = ? AND position = ?", [doc, position])
+            assert impossible == [(False,)]
+            box = pg.get_by_label(re.compile("^Search the game's"))
+            box.fill("the")
+            box.press("Enter")
+            page.wait_idle()
+            pg.get_by_role("combobox", name=re.compile("^The next token")).and_(pg.locator(":not([disabled])")).click()
+            options = [o.inner_text() for o in pg.get_by_role("option").all()]
+            assert options[:6] == ["␣the", "␣The", "␣THE", "the", "The", "THE"], options[:8]
+            assert not any("\ufffd" in o for o in options)
+            pg.keyboard.press("Escape")
+            page.assert_no_exception()
+        finally:
+            page.close()

@@ -61,6 +61,24 @@ done = set(zip(mine["corpus"], mine["doc_id"], mine["position"]))
 in_corpus = passages[passages["corpus"] == corpus]
 
 
+def search_vocabulary(vocab: pd.DataFrame, typed: str, after_space: bool, limit: int = 200) -> pd.DataFrame:
+    """The game's tokens that contain `typed` (any case), best first: the whole token, then its start, then
+    inside it; among equals the tokens that fit where the question is (mid-sentence a word's token starts with
+    a space: ␣the before the; after a space or a line break, the other way round), then the case as typed, then
+    the shortest. Tokens that are only a piece of a character (U+FFFD in the game's files) are never listed."""
+    needle = typed.casefold()
+    pool = vocab[~vocab["token"].str.contains("\ufffd", regex=False)]
+    hits = pool[pool["token"].str.casefold().str.contains(needle, regex=False)]
+    core, bare = needle.lstrip(" "), hits["token"].str.casefold().str.lstrip(" ")
+    spaced = hits["token"].str.startswith(" ")
+    fits = spaced if not (after_space or typed.startswith(" ")) else (spaced == typed.startswith(" "))
+    same_case = hits["token"].str.lstrip(" ") == typed.lstrip(" ")
+    return (hits.assign(rank=(bare != core).astype(int) + (~bare.str.startswith(core)).astype(int),
+                        misfit=(~fits).astype(int), other_case=(~same_case).astype(int),
+                        length=hits["token"].str.len())
+            .sort_values(["rank", "misfit", "other_case", "length", "token_id"]).head(limit))
+
+
 def deal() -> None:
     """A passage with questions this player has not answered (random among them)."""
     answered_docs = {d for c, d, _ in done if c == corpus}
@@ -74,6 +92,9 @@ if game.get("corpus") != corpus or st.button("New passage", key="t1_new"):
 doc = in_corpus[in_corpus["doc_id"] == game["doc_id"]].iloc[0]
 qs = data.rows("mart_live_top1_questions", where={"corpus": corpus, "doc_id": game["doc_id"]}, order_by=["position"])
 revealed = game.get("revealed")
+# the study's impossible questions (a newline or a piece of a character, U+FFFD in the game's own files) are not
+# asked: nobody could type them, and the study's analysis leaves them out too (paper 000 sec. 3)
+qs = qs[~qs["is_impossible"].fillna(False).astype(bool)]
 open_qs = qs[[(corpus, game["doc_id"], int(p)) not in done for p in qs["position"]]]
 if revealed is not None:
     q = qs[qs["position"] == revealed["position"]].iloc[0]
@@ -93,6 +114,9 @@ context = doc["text"][: int(q["true_char_start"])]
 st.markdown(f"**{labels.corpus_name(corpus)}, passage {doc['doc_id']}**, question {int(q['position'])} "
             f"({len(open_qs)} of {len(qs)} left)")
 shown = ("…" if len(context) > CONTEXT_CHARS else "") + context[-CONTEXT_CHARS:]
+if not shown.strip():  # the passage's first token, or only line breaks so far: say so, never an empty box
+    st.caption("The passage starts here: nothing before the next token"
+               + (f" but {labels.visible(shown)} (↵ is a line break, ␣ a space)." if shown else "."))
 st.code(shown + "▌", language=None, wrap_lines=True)
 
 if revealed is None:
@@ -109,13 +133,10 @@ if revealed is None:
                                     key=f"t1_search_{qkey}", placeholder="e.g. the",
                                     help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
                                          "word's token (␣the, not the)")
-        needle = (query or "").replace("␣", " ").replace("↵", "\n").casefold()
+        typed = (query or "").replace("␣", " ").replace("↵", "\n")
         hits = vocab.iloc[0:0]
-        if needle:
-            hits = vocab[vocab["token"].str.casefold().str.contains(needle, regex=False)]
-            core, bare = needle.lstrip(" "), hits["token"].str.casefold().str.lstrip(" ")
-            hits = hits.assign(rank=(bare != core).astype(int) + (~bare.str.startswith(core)).astype(int),
-                               length=hits["token"].str.len()).sort_values(["rank", "length", "token_id"]).head(200)
+        if typed:
+            hits = search_vocabulary(vocab, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
         tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
                                format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
                                placeholder="search on the left, then pick" if hits.empty

@@ -2,8 +2,10 @@
 -- probable next tokens (int_token_scores.topk_*, the run used in the marts) at the model token that starts
 -- exactly where the question's token starts, so the model saw the same context text[:true_char_start].
 -- A model whose tokens do not start there (its token spans the boundary) has no row for that question.
--- The candidates are the model's OWN tokens, shown as text: byte-level BPE pieces with 'Ġ' / 'Ċ' / 'ĉ' read
--- as space / newline / tab and SentencePiece's '▁' as a space (other non-ASCII byte pieces stay as stored).
+-- The candidates are the model's OWN tokens, as the text they stand for (macros/token_text.sql): byte-level BPE
+-- pieces decoded through GPT-2's byte table and UTF-8 ('ĠJosÃ©' is ' José'), SentencePiece's '▁' a space and
+-- '<0xNN>' its byte; a piece that is only part of a character reads as its bytes ('‹bytes e2 80›'). A run is
+-- byte-level when its tokens start with 'Ġ' (GPT-2's space) and none holds '▁'.
 -- is_model_correct: the most probable candidate reads exactly as the true token (paper 000 sec. 3's top-1
 -- accuracy, on this question).
 with questions as (
@@ -26,14 +28,22 @@ tokens as (
                                order by t.token_index) = 1
 ),
 
+styles as (
+    select t.run_id, t.model_key, t.corpus,
+        bool_or(starts_with(t.token, 'Ġ')) and not bool_or(contains(t.token, '▁')) as byte_level
+    from {{ ref('int_token_scores') }} as t
+    inner join runs as r on r.run_id = t.run_id and r.model_key = t.model_key and r.corpus = t.corpus
+    group by all
+),
+
 joined as (
     select
         q.corpus, q.doc_id, q.position, t.model_key, t.run_id, q.true_token,
-        list_transform(t.topk_tokens, lambda x: replace(replace(replace(replace(x, 'Ġ', ' '), 'Ċ', chr(10)), 'ĉ', chr(9)),
-                                                   '▁', ' ')) as candidate_tokens,
+        list_transform(t.topk_tokens, lambda x: {{ token_text('x', 's.byte_level') }}) as candidate_tokens,
         t.topk_logprobs_nats as candidate_logprobs_nats
     from questions as q
     inner join tokens as t on t.corpus = q.corpus and t.doc_id = q.doc_id and t.char_start = q.true_char_start
+    inner join styles as s on s.run_id = t.run_id and s.model_key = t.model_key and s.corpus = t.corpus
 )
 
 select
