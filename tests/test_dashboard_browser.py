@@ -731,6 +731,14 @@ def test_real_wild_page(real_app, real_page):
         assert _shows_value(cells, loss, places=3), (domain, condition, loss)
         assert abs(loss - paper) < 0.01, (domain, condition, loss, paper)  # Table 1 as published
     assert _shows_value(cells, 0.61) and _shows_value(cells, 0.31)  # numeric: with GPT-3, by hand
+    # issue 32 (5): the headline follows the test. It said GPT-3 helped "in 1 of 4" domains: writing, 0.465 vs
+    # 0.466, Holm p 0.93, a tie. Numeric and communication differ (worse with GPT-3); reasoning and writing are ties
+    first = pg.page.locator('[data-testid="stMain"] [data-testid="stMarkdown"]').first.inner_text()
+    assert "worse with GPT-3 than by hand in 2 of 4 task domains (numeric 0.61 vs 0.31; communication 0.59 vs 0.38)" \
+        in first, first
+    assert re.search(r"no different in the other 2: reasoning \(0\.35 vs 0\.35, Holm p [\d.]+\), writing "
+                     r"\(0\.47 vs 0\.47, Holm p [\d.]+\)", first), first
+    assert "better with GPT-3" not in first
     [(prompt,)] = ex["wild_prompt"]
     shown = [t.strip() for t in pg.page.locator('[data-testid="stText"]').all_inner_texts()]
     assert prompt and prompt.strip() in shown, "the first respondent's decrypted prompt is not shown"

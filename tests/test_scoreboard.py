@@ -113,3 +113,28 @@ def test_humans_vs_the_best_model_recomputed(con):
     # only comparisons where humans have a value: the top-1 game is not ingested here
     assert set(con.execute("SELECT comparison FROM mart_scoreboard_gaps").fetchdf()["comparison"]) == {
         "pairwise_perplexity"}
+
+
+def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
+    """Issue 32 (5): headlines follow the statistics. On the real marts every gap's 95% interval excludes no
+    difference, so each is counted for its winner; the same rows with the pairwise game's interval widened
+    across 1 (humans / model) count it as a tie, not a win."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
+    import findings
+    gaps = con.execute("SELECT * FROM mart_scoreboard_gaps").fetchdf()
+    fmt = lambda v, unit: f"{v:.3f}"  # noqa: E731
+    n = len(gaps)
+    assert n >= 1 and "pairwise_perplexity" in set(gaps["comparison"])
+    clear = [findings.gap_is_clear(g) for _, g in gaps.iterrows()]
+    assert clear == [not (lo <= (1.0 if k.startswith("ratio") else 0.0) <= hi)
+                     for k, lo, hi in zip(gaps["gap_kind"], gaps["gap_ci_low"], gaps["gap_ci_high"])]
+    said = findings.scoreboard(gaps, fmt)
+    assert "tie" not in said and said.startswith(f"The best language model beats humans on {sum(clear)} of the {n}")
+    wide = gaps.copy()
+    i = wide.index[wide["comparison"] == "pairwise_perplexity"][0]
+    wide.loc[i, ["gap_ci_low", "gap_ci_high"]] = [0.5, wide.loc[i, "gap"] * 2]
+    said = findings.scoreboard(wide, fmt)
+    assert "1 is a tie (the 95% interval of the gap includes no difference)" in said, said
+    assert (f"beats humans on {n - 1} of the {n}" in said) == (n > 1), said

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import data
+import findings
 import labels
 
 RUNS_SHOWN = 20  # the latest command runs listed
@@ -45,6 +46,10 @@ holds = [_plural(len(sources) if sources is not None else 0, "source dataset"),
          f"{_plural(_count(perplexity, 'model_key'), 'model')} scored on "
          f"{_plural(_count(perplexity, 'corpus'), 'corpus', 'corpora')}",
          _plural(len(marts), "mart")]
+gaps = data.table("mart_scoreboard_gaps")
+if gaps is not None and len(gaps):  # the finding first (the scoreboard's), then what the warehouse holds
+    st.markdown(findings.scoreboard(gaps, lambda v, unit: f"{100 * v:.1f}%" if unit.startswith("share")
+                                    else f"{v:.3g}" if abs(v) >= 10 else f"{v:.3f}"))
 st.write(f"The warehouse holds {holds[0]}, {holds[1]} and {holds[2]}"
          + (f"; last built {labels.timestamp(built_at)} UTC." if built_at is not None else "."))
 st.caption("How well do humans and language models predict the next word? "

@@ -102,7 +102,10 @@ finding_slot.markdown(
     f"frequency improves the prediction of reading times for "
     + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
     + f": most for {best['model']} ({x100(best['delta_loglik_nats_per_row'])} × 10⁻² {unit}), least for "
-      f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])}).**")
+      f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])} × 10⁻² {unit})"
+    # a ranking the intervals do not support is a tie (issue 32)
+    + (", though their 95% intervals overlap: the models are not told apart" if len(shown) > 1
+       and pd.notna(best["lo"]) and pd.notna(worst["hi"]) and best["lo"] <= worst["hi"] else "") + ".**")
 if only_lw and definition == "wt":
     st.caption(f"{', '.join(only_lw)}: leading-whitespace surprisal only (no boundary probabilities upstream).")
 st.caption(

@@ -8,6 +8,7 @@ import streamlit as st
 
 import charts
 import data
+import findings
 import labels
 import url_state
 
@@ -47,12 +48,7 @@ def _gap_text(g: pd.Series) -> str:
 
 def finding(gaps: pd.DataFrame) -> str:
     """The page's first sentence: how humans compare with the best model, from mart_scoreboard_gaps."""
-    worse = gaps[~gaps["humans_better"].astype(bool)]
-    top = gaps.sort_values("sort_order").iloc[0]
-    lead = (f"The best language model beats humans on {len(worse)} of the {len(gaps)} comparisons where both were "
-            f"measured" if len(worse) else f"Humans beat the best model on all {len(gaps)} comparisons measured")
-    return (f"{lead}: on {top['comparison_label'].lower()}, humans score {_fmt(top['humans_value'], top['unit'])} "
-            f"and {top['best_display_name']} {_fmt(top['best_value'], top['unit'])}.")
+    return findings.scoreboard(gaps, _fmt)
 
 
 st.title("Scoreboard: humans and language models on every comparison")

@@ -11,20 +11,17 @@ import streamlit as st
 
 import charts
 import data
+import findings
 import labels
 import url_state
 
 st.title("Prompts in the wild")
 _loss = data.table("mart_wild_loss")
 if _loss is not None and not _loss.empty:
-    # the finding: the mean loss with and without GPT-3 in each task domain (mart_wild_loss, Table 1)
-    _w = _loss.pivot_table(index=["domain_order", "domain"], columns="condition", values="loss_mean").reset_index()
-    if {"with_model", "without_model"} <= set(_w.columns):
-        _w = _w.sort_values("domain_order")
-        _parts = [f"{r.domain} {r.with_model:.2f} with GPT-3 vs {r.without_model:.2f} by hand" for r in _w.itertuples()]
-        _better = int((_w["with_model"] < _w["without_model"]).sum())
-        st.markdown(f"People's answers were better with GPT-3 in {_better} of {len(_w)} task domains, by their "
-                    "mean loss (0 best, 1 worst): " + "; ".join(_parts) + ".")
+    # the finding: the mean loss with and without GPT-3 in each task domain, and the mart's test (Table 1)
+    _said = findings.wild(_loss)
+    if _said:
+        st.markdown(_said)
 st.caption("From Casares et al., *How General-Purpose Is a Language Model? Usefulness and Safety with Human "
            "Prompters in the Wild* (AAAI-22): 36 people solved 12 task instances with GPT-3 "
            "(writing prompts, extracting and rating its answers), 34 others solved them by hand. "
