@@ -54,11 +54,36 @@ def _start(name: str | None, consent: bool) -> None:
     try:
         pid = live.new_player(store_file(), name, consent)
     except live.LiveError as exc:
-        st.session_state["live_player_error"] = str(exc)
+        st.session_state["live_player_error"] = plain(exc)
         return
     label = name.strip() if (name and name.strip() and consent) else ("you" if name else f"anonymous {pid}")
     st.session_state[PLAYER_KEY] = {"id": pid, "label": label}
     st.query_params["player"] = pid  # a reload, or a restarted app, goes on as the same player
+
+
+def too_long_message(what: str, text: str | None, limit: int) -> str | None:
+    """A plain sentence when `text` is over `limit` characters (spaces around it not counted), else None."""
+    n = len((text or "").strip())
+    if n <= limit:
+        return None
+    return f"{what} is {n} characters long; the game takes at most {limit}. Shorten it to go on."
+
+
+def plain(exc: live.LiveError) -> str:
+    """What the store refused, in words for a player (the store's own message names the field, for logs)."""
+    if exc.field_name == "guess" and "not a token" in exc.problem:
+        return ("That is not one of the game's tokens: GPT-2 writes it as several pieces. Type its first piece, "
+                "or search the list and pick one.")
+    if exc.field_name == "guess" and "characters" in exc.problem:
+        return f"Your guess is too long ({exc.problem.split(';')[0]}); the game's tokens are at most " \
+               f"{live.MAX_GUESS_CHARS} characters."
+    if exc.field_name == "name":
+        return f"That name cannot be stored: {exc.problem}."
+    if "already answered" in exc.problem:
+        return "You have answered this question already: go on to the next one."
+    if exc.field_name == "rate":
+        return "Too many answers too fast from this browser: wait a few seconds and answer again."
+    return f"The answer was not stored: {exc.problem}."
 
 
 def require_player() -> dict:
@@ -82,11 +107,18 @@ def require_player() -> dict:
         return current
     with st.container(border=True):
         st.markdown("**Who is playing?** Your answers join the warehouse as *live* data, kept apart from the study's.")
-        name = st.text_input("Your name (optional)", max_chars=live.MAX_NAME_CHARS, key="live_name")
+        # no max_chars: Streamlit drops a longer paste without a word and stops typing silently; the length is
+        # checked here and said in words instead
+        name = st.text_input("Your name (optional)", key="live_name",
+                             placeholder=f"at most {live.MAX_NAME_CHARS} characters")
+        too_long = too_long_message("Your name", name, live.MAX_NAME_CHARS)
+        if too_long:
+            st.warning(too_long)
         consent = st.checkbox("Store my name as I typed it (otherwise only a salted hash of it is kept)",
                               key="live_consent")
         c1, c2 = st.columns(2)
-        if c1.button("Start playing", type="primary", key="live_start", disabled=not (name or "").strip()):
+        if c1.button("Start playing", type="primary", key="live_start",
+                     disabled=not (name or "").strip() or bool(too_long)):
             _start(name, consent)
             st.rerun()
         if c2.button("Play anonymously", key="live_anon"):

@@ -285,8 +285,8 @@ def record_top1(path: Path, catalog: Catalog, *, player_id: str, session_id: str
         raise LiveError("input_mode", f"{input_mode!r}; one of {', '.join(TOP1_MODES)}")
     if not isinstance(guess, str) or not guess:
         raise LiveError("guess", "empty")
-    if len(guess) > MAX_GUESS_CHARS:
-        raise LiveError("guess", f"{len(guess)} characters; at most {MAX_GUESS_CHARS}")
+    if len(guess.removeprefix(" ")) > MAX_GUESS_CHARS:  # the word's space, which the game adds, is not counted
+        raise LiveError("guess", f"{len(guess.removeprefix(' '))} characters; at most {MAX_GUESS_CHARS}")
     token_id = catalog.vocabulary.get(guess)
     if token_id is None:
         raise LiveError("guess", f"{guess[:MAX_GUESS_CHARS]!r} is not a token of the game's GPT-2 vocabulary")

@@ -785,8 +785,10 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
             pg.assert_no_exception()
             text = pg.page.inner_text('[data-testid="stMain"]')
             lines = [x.strip() for x in text.splitlines() if x.strip()]
-            assert lines[0] == "predictabase warehouse"  # the title, then one sentence of what it holds
-            assert lines[1].startswith("The warehouse holds") and f"{len(marts)} marts" in lines[1], lines[1]
+            # the title, the finding (issue 32: a finding, not an inventory, first), then what it holds
+            assert lines[0] == "predictabase warehouse"
+            assert lines[1].startswith("The best language model beats humans on"), lines[1]
+            assert lines[2].startswith("The warehouse holds") and f"{len(marts)} marts" in lines[2], lines[2]
             cells = _grid_text(pg, 5)  # runs, freshness, sources, models, tables
             pg.screenshot("home_observability")
             # the runs, newest first, in words

@@ -563,3 +563,52 @@ def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
             page.assert_no_exception()
         finally:
             page.close()
+
+
+def test_input_limits_are_said_in_words(live_wh, browser):
+    """Issue 32 (6): a pasted 500-character name left the box empty with no word, typing stopped silently at 40/50
+    characters, a typed 50-character word was refused as "51 characters" (the space the game adds), and the
+    refusals were the store's technical lines. Each case now says what happened, in a sentence."""
+    p, tmp = live_wh["paths"], live_wh["tmp"]
+    with serving(p, tmp) as url:
+        page = Page(browser, tmp)
+        pg = page.page
+        try:
+            page.open(url + PAGES["play_top1"])
+            name = pg.get_by_label("Your name (optional)")
+            name.fill("A" * 500)  # as a paste: the whole text at once
+            name.press("Enter")
+            page.wait_idle()
+            assert name.input_value() == "A" * 500
+            main = pg.locator('[data-testid="stMain"]').inner_text()
+            assert f"Your name is 500 characters long; the game takes at most {live.MAX_NAME_CHARS}." in main
+            assert pg.get_by_role("button", name="Start playing").is_disabled()
+            name.fill("Grace Hopper")
+            name.press("Enter")
+            page.wait_idle()
+            assert "characters long" not in pg.locator('[data-testid="stMain"]').inner_text()
+            pg.get_by_role("button", name="Start playing").click()
+            pg.get_by_text("Playing as").wait_for()
+            page.wait_idle()
+
+            pg.get_by_text("typing a word").click()
+            page.wait_idle()
+            word = pg.get_by_label("Your word")
+            word.fill("x" * live.MAX_GUESS_CHARS)  # 50 characters, sent with the word's space: 51
+            word.press("Enter")
+            page.wait_idle()
+            pg.get_by_role("button", name="Guess").click()
+            page.wait_idle()
+            main = pg.locator('[data-testid="stMain"]').inner_text()
+            assert "51 characters" not in main
+            assert "That is not one of the game's tokens: GPT-2 writes it as several pieces." in main
+            word.fill("y" * 60)
+            word.press("Enter")
+            page.wait_idle()
+            assert word.input_value() == "y" * 60
+            main = pg.locator('[data-testid="stMain"]').inner_text()
+            assert f"Your word is 60 characters long; the game takes at most {live.MAX_GUESS_CHARS}." in main
+            assert pg.get_by_role("button", name="Guess").is_disabled()
+            page.assert_no_exception()
+        finally:
+            page.close()

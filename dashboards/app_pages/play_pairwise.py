@@ -131,7 +131,7 @@ if not finished or game["revealed"] is not None:  # the last answer is revealed 
                                      k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
                                      p_a_percent=p_a)
             except live.LiveError as exc:
-                st.session_state["pw_error"] = str(exc)
+                st.session_state["pw_error"] = live_games.plain(exc)
                 return
             game.update(revealed=cur, current=None)
 

@@ -129,13 +129,16 @@ if revealed is None:
         # search first, then pick among the matches: sending all 50,257 options to the browser on every rerun
         # made each answer slow with several players at once
         c_search, c_pick = st.columns([1, 2])
-        query = c_search.text_input(f"Search the game's {len(vocab):,} GPT-2 tokens", max_chars=live.MAX_GUESS_CHARS,
+        query = c_search.text_input(f"Search the game's {len(vocab):,} GPT-2 tokens",
                                     key=f"t1_search_{qkey}", placeholder="e.g. the",
                                     help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
                                          "word's token (␣the, not the)")
         typed = (query or "").replace("␣", " ").replace("↵", "\n")
         hits = vocab.iloc[0:0]
-        if typed:
+        too_long = live_games.too_long_message("Your search", typed, live.MAX_GUESS_CHARS)
+        if too_long:
+            c_search.warning(too_long)
+        elif typed:
             hits = search_vocabulary(vocab, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
         tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
                                format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
@@ -143,8 +146,12 @@ if revealed is None:
                                else f"{len(hits)} matching tokens: pick one", disabled=hits.empty)
         guess = None if tid is None else vocab.loc[vocab["token_id"] == tid, "token"].iloc[0]
     else:
-        word = st.text_input("Your word", max_chars=live.MAX_GUESS_CHARS, key=f"t1_word_{qkey}")
-        if word:
+        word = st.text_input("Your word", key=f"t1_word_{qkey}",
+                             placeholder=f"one GPT-2 token, at most {live.MAX_GUESS_CHARS} characters")
+        too_long = live_games.too_long_message("Your word", word, live.MAX_GUESS_CHARS)
+        if too_long:
+            st.warning(too_long)
+        elif word:
             spaced = context[-1:] not in ("", " ", "\n", "\t") and not word.startswith(" ")
             guess, mode = (" " + word if spaced else word), "typed"
             st.caption(f"Sent as the token {labels.visible(guess)}"
@@ -155,7 +162,7 @@ if revealed is None:
                              session_id=live_games.session_id(), corpus=corpus, doc_id=str(game["doc_id"]),
                              position=int(q["position"]), guess=guess, input_mode=mode)
         except live.LiveError as exc:
-            st.error(str(exc))
+            st.error(live_games.plain(exc))
         else:
             game["revealed"] = {"position": int(q["position"]), "guess": guess}
             st.rerun()
