@@ -139,8 +139,12 @@ with_excluded = url_state.toggle("Include the excluded accounts", key="top1_excl
 refs_all = summary[(summary["predictor_kind"] == "reference") & (summary["subset"] == subset)]
 files = sorted(refs_all["reference_file"].dropna().unique())
 paper_file = PAPER_FIGURE_FILES[subset]
+# the authors' files by an ordinal in words, for the chart's legend (their names, model_perfs_new_new_new.json
+# and so on, say nothing to a reader); the selector shows both
+SET_NAME = {f: f"the authors' results set {i + 1}" for i, f in enumerate(files)}
 chosen_files = url_state.multiselect(
     "The authors' reported accuracies, from their files", files,
+    format_func=lambda f: f"results set {files.index(f) + 1} ({f})",
     default=[paper_file] if paper_file in files else files, key=f"top1_files_{subset}", param="files",
     help="Default: the file the paper's figure shows. The authors measured their models on their own sample of "
          "1,000 questions; these numbers are reported, not measured here, and which subset each file covers is "
@@ -158,8 +162,8 @@ else:
         measured.assign(source=MEASURED, series=measured["label"] + " (" + measured["comparison"].map(COMPARISON)
                         + ", measured here)"),
         refs.assign(source=REPORTED, series=refs["predictor"].map(lambda p: AUTHORS_MODELS.get(p, p))
-                    + ", reported by the authors" + ((" (" + refs["reference_file"] + ")") if len(chosen_files) > 1
-                                                     else "")),
+                    + ", reported by the authors" + ((" (" + refs["reference_file"].map(SET_NAME) + ")")
+                                                     if len(chosen_files) > 1 else "")),
     ])[["series", "source", "label", "accuracy", "comparison", "n"]]
     groups = [g for g in (PLAYERS, EXCLUDED) if g in set(pl["group"])]
     measured_palette = ["#c0392b", "#6a1b9a", "#d35400", "#7f0000"]

@@ -135,8 +135,8 @@ elif not corr.empty:
     order = [VARIABLE.get(v, v) for v in dict.fromkeys(m["variable_x"])]
     m["x"] = m["variable_x"].map(lambda v: VARIABLE.get(v, v))
     m["y"] = m["variable_y"].map(lambda v: VARIABLE.get(v, v))
-    base = alt.Chart(m).encode(x=alt.X("x:N", sort=order, title=None, axis=alt.Axis(labelLimit=400, labelAngle=-40)),
-                               y=alt.Y("y:N", sort=order, title=None, axis=alt.Axis(labelLimit=400)))
+    base = alt.Chart(m).encode(x=alt.X("x:N", sort=order, title=None, axis=alt.Axis(labelLimit=400, labelAngle=-40, labelOverlap=False)),
+                               y=alt.Y("y:N", sort=order, title=None, axis=alt.Axis(labelLimit=400, labelOverlap=False)))
     heat = base.mark_rect().encode(
         color=alt.Color("spearman_rho:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True),
                         title="Spearman rho"),
