@@ -56,12 +56,14 @@ def chart_buttons(where, chart: alt.TopLevelMixin, title: str) -> None:
 
 
 def table_buttons(where, df: pd.DataFrame, title: str, headers: dict[str, str], formats: dict[str, str | None],
-                  key: str | None) -> None:
+                  key: str | None, paper_columns: list[str] | None = None) -> None:
     """CSV and LaTeX buttons for the table `df` as shown (its columns, headers and number formats); the key is
-    the table's, else its title's and columns'."""
+    the table's, else its title's and columns'. The LaTeX table holds `paper_columns` when given (the columns the
+    page leads with: a paper's table, not the mart's 30-odd columns); the CSV every column."""
+    latex_df = df[[c for c in paper_columns if c in df.columns]] if paper_columns else df
     prov, name = provenance(), paper_files.slug(title)
     if key is None:
         key = f"{name}-{hashlib.sha1('|'.join(map(str, df.columns)).encode()).hexdigest()[:8]}"
     _buttons(where, f"download-table-{key}", name, [
         ("CSV", "csv", "text/csv", lambda: paper_files.table_csv(df, prov, title, headers)),
-        ("LaTeX", "tex", "application/x-tex", lambda: paper_files.table_latex(df, prov, title, formats, headers))])
+        ("LaTeX", "tex", "application/x-tex", lambda: paper_files.table_latex(latex_df, prov, title, formats, headers))])

@@ -346,7 +346,7 @@ def show(df: pd.DataFrame, first: list[str] | None = None, *, title: str | None 
     headers = {c: header(c) for c in df.columns}
     formats = {c: COLUMNS.get(c, (c, None))[1] for c in df.columns}
     collect.table(title, df, headers, formats)
-    downloads.table_buttons(st, df, title, headers, formats, key)
+    downloads.table_buttons(st, df, title, headers, formats, key, paper_columns=first or None)
 
 
 def related(pages: list[tuple[str, str]], heading: str = "Related pages") -> None:

