@@ -90,18 +90,41 @@ def _snapshot_id(con: duckdb.DuckDBPyConnection, path: str) -> str:
     return f"stat:{s.st_mtime_ns}:{s.st_size}"
 
 
+# the last identity read of each snapshot file, by the file's (inode, mtime, size): a page run reads the marts
+# a dozen times or more, and opening the file to read its id took ~30 ms each time (issue 32: with several
+# players at once that was most of each answer's time). publish replaces the file by a rename, so a new snapshot
+# is a new inode and mtime; a read still checks, inside the file it opens, the id it was asked for
+_IDENTITY: dict[str, tuple[tuple[int, int, int], Snapshot]] = {}
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (s.st_ino, s.st_mtime_ns, s.st_size)
+
+
 def snapshot() -> Snapshot | None:
     """The current snapshot's identity (None while nothing has been published)."""
     path = marts_path()
     for attempt in range(3):
-        if not path.exists():
+        key = _stat_key(path)
+        if key is None:
             return None
+        known = _IDENTITY.get(str(path))
+        if known is not None and known[0] == key:
+            return known[1]
         try:
             with _open(str(path)) as con:
-                return Snapshot(str(path), _snapshot_id(con, str(path)))
+                snap = Snapshot(str(path), _snapshot_id(con, str(path)))
         except duckdb.IOException:  # replaced or removed between the check and the open: look again
             if attempt == 2:
                 raise
+            continue
+        if _stat_key(path) == key:  # the file did not change while it was read
+            _IDENTITY[str(path)] = (key, snap)
+        return snap
     return None
 
 
@@ -157,6 +180,7 @@ def _stable(fn, *args):
         try:
             return fn(snap.path, snap.snapshot_id, *args)
         except _Moved:
+            _IDENTITY.pop(snap.path, None)  # read the id from the file again
             continue
     raise RuntimeError("the snapshot kept changing while it was read; reload the page")
 

@@ -1,0 +1,162 @@
+"""Many players at once (issue 32): N players, each in their own Chromium page against one dashboard server,
+play the pairwise game at the same time; how long each answer takes to show its feedback, and every answer
+stored once.
+
+    python bench/players.py --warehouse /tmp/wh-copy [--players 20] [--answers 5]
+
+WRITES live answers into the warehouse's live store: give it a copy (cp -r warehouse /tmp/wh-copy), never the
+warehouse you publish from. Localhost only; Chromium from Debian (`chromium` on PATH), headless.
+
+Per answer it measures, from the click on an answer button: feedback = until the page shows the points (the
+"Next question" button); redraw = from the click on "Next question" until the next question's answer buttons.
+Prints a table: players, answers, the 50th/95th percentile and max of each, and whether every answer was stored
+exactly once (the store's rows per player against the answers clicked).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from predictabase import live  # noqa: E402
+from predictabase.config import paths as make_paths  # noqa: E402
+from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command  # noqa: E402
+
+APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+CHOICES = ["70%", "30%", "90%", "10%", "60%", "40%", "80%", "20%"]
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(warehouse: Path, tmp: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    argv, env = streamlit_command(make_paths(warehouse), port, address="127.0.0.1")
+    env["HOME"] = str(tmp)
+    proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=open(tmp / "streamlit.log", "wb"),
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit(f"the dashboard did not start: {tmp / 'streamlit.log'}")
+
+
+async def idle(page) -> None:
+    await page.wait_for_selector(APP_READY, state="attached", timeout=120_000)
+
+
+async def one_player(browser, url: str, i: int, answers: int, ready: list, start: asyncio.Event) -> dict:
+    ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await ctx.new_page()
+    await page.goto(url + "/play-pairwise")
+    await page.get_by_role("button", name="Play anonymously").click()
+    await page.get_by_text("Playing as").wait_for(timeout=120_000)
+    await idle(page)
+    text = await page.locator('[data-testid="stMain"]').inner_text()
+    code = re.search(r"player code (p[0-9a-f]{12})", text).group(1)
+    feedback, redraw, clicked = [], [], 0
+    ready.append(code)
+    if len(ready) == ready[0]:  # the last player in: everyone answers from now on, at the same time
+        start.set()
+    await start.wait()
+    for k in range(answers):
+        choice = CHOICES[(i + k) % len(CHOICES)]
+        buttons = page.get_by_role("button", name=choice, exact=True).or_(page.get_by_role("button", name="Continue"))
+        await buttons.first.wait_for(timeout=120_000)
+        t0 = time.perf_counter()
+        await buttons.first.click()
+        await page.get_by_role("button", name="Next question").wait_for(timeout=120_000)
+        feedback.append(time.perf_counter() - t0)
+        clicked += 1
+        await idle(page)
+        t1 = time.perf_counter()
+        await page.get_by_role("button", name="Next question").click()
+        if k + 1 < answers:
+            await page.get_by_role("button", name=CHOICES[(i + k + 1) % len(CHOICES)], exact=True).or_(
+                page.get_by_role("button", name="Continue")).first.wait_for(timeout=120_000)
+            redraw.append(time.perf_counter() - t1)
+    await ctx.close()
+    return {"code": code, "feedback": feedback, "redraw": redraw, "clicked": clicked}
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+async def run(url: str, players: int, answers: int) -> list[dict]:
+    from playwright.async_api import async_playwright
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                                           args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        start, ready = asyncio.Event(), [players + 1]  # ready[0]: how many entries mean "all logged in"
+        results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start) for i in range(players)))
+        await browser.close()
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--warehouse", type=Path, required=True, help="a COPY of a built warehouse (answers are written)")
+    ap.add_argument("--players", type=int, nargs="+", default=[1, 20])
+    ap.add_argument("--answers", type=int, default=5)
+    args = ap.parse_args()
+    if not shutil.which("chromium"):
+        raise SystemExit("chromium is not on PATH (apt-get install chromium)")
+    store = live.store_path(args.warehouse)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, url = start_server(args.warehouse, Path(tmp))
+        try:
+            for n in args.players:
+                t0 = time.perf_counter()
+                results = asyncio.run(run(url, n, args.answers))
+                wall = time.perf_counter() - t0
+                fb = [x for r in results for x in r["feedback"]]
+                rd = [x for r in results for x in r["redraw"]]
+                with sqlite3.connect(store) as con:
+                    stored = {r["code"]: con.execute(
+                        "SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers WHERE player_id = ?",
+                        [r["code"]]).fetchone() for r in results}
+                once = all(stored[r["code"]] == (r["clicked"], r["clicked"]) for r in results)
+                rows.append((n, len(fb), statistics.median(fb), pct(fb, 0.95), max(fb),
+                             statistics.median(rd) if rd else float("nan"), pct(rd, 0.95) if rd else float("nan"),
+                             wall, once))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    print(f"bench/players.py: {os.cpu_count()} CPUs; {args.answers} pairwise answers per player, all players "
+          "answering at once; localhost, headless Chromium")
+    print("| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
+          "redraw p95 (s) | wall (s) | every answer stored once |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n, a, f50, f95, fmax, r50, r95, wall, once in rows:
+        print(f"| {n} | {a} | {f50:.2f} | {f95:.2f} | {fmax:.2f} | {r50:.2f} | {r95:.2f} | {wall:.0f} | "
+              f"{'yes' if once else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
