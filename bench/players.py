@@ -68,13 +68,16 @@ async def idle(page) -> None:
     await page.wait_for_selector(APP_READY, state="attached", timeout=120_000)
 
 
-async def one_player(browser, url: str, i: int, answers: int, ready: list, start: asyncio.Event) -> dict:
+async def one_player(browser, url: str, i: int, answers: int, ready: list, start: asyncio.Event,
+                     logins: asyncio.Semaphore) -> dict:
     ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await ctx.new_page()
-    await page.goto(url + "/play-pairwise")
-    await page.get_by_role("button", name="Play anonymously").click()
-    await page.get_by_text("Playing as").wait_for(timeout=120_000)
-    await idle(page)
+    page.set_default_timeout(180_000)
+    async with logins:  # the players arrive a few at a time (a class logging in), then answer together
+        await page.goto(url + "/play-pairwise", timeout=180_000)
+        await page.get_by_role("button", name="Play anonymously").click()
+        await page.get_by_text("Playing as").wait_for(timeout=180_000)
+        await idle(page)
     text = await page.locator('[data-testid="stMain"]').inner_text()
     code = re.search(r"player code (p[0-9a-f]{12})", text).group(1)
     feedback, redraw, clicked = [], [], 0
@@ -113,7 +116,9 @@ async def run(url: str, players: int, answers: int) -> list[dict]:
         browser = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
                                            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         start, ready = asyncio.Event(), [players + 1]  # ready[0]: how many entries mean "all logged in"
-        results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start) for i in range(players)))
+        logins = asyncio.Semaphore(4)
+        results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start, logins)
+                                         for i in range(players)))
         await browser.close()
     return results
 

@@ -31,6 +31,17 @@ METHODS = {"cv_means": "cross-validated, per-word means (default)",
 DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 DLL_AXIS = "ΔLL (10⁻² nats per word)"
 FAMILY = "model family"
+TABLEAU10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
+             "#bab0ac"]
+
+
+def family_color(families) -> alt.Color:
+    """The model-family colour, the same family in the same colour in every chart of the page (issue 32: each
+    chart's own domain gave a family another colour from chart to chart): the domain is every family of
+    mart_delta_loglik, sorted, "other" last."""
+    every = sorted(set(families) - {"other"}) + ["other"]
+    return alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom"),
+                     scale=alt.Scale(domain=every, range=[TABLEAU10[i % 10] for i in range(len(every))]))
 
 
 def x100(v) -> str:
@@ -82,6 +93,7 @@ definition = url_state.selectbox("Word surprisal", DEFINITIONS, format_func=DEFI
 
 view = ok[(ok["corpus"] == corpus) & (ok["measure"] == measure) & (ok["method"] == method)]
 # each run with the chosen definition; a run that has only LW (GPT-3, de Varda's UCL imports) with its LW
+ALL_FAMILIES = set(view["model_family"].fillna("other")) | {"other"}
 shown = (view.assign(chosen=view["definition"] == definition).sort_values("chosen", ascending=False)
          .drop_duplicates("run_id"))
 only_lw = sorted(shown.loc[~shown["chosen"], "model_name"].fillna(shown["model_key"]))
@@ -120,7 +132,7 @@ st.subheader("ΔLL per model")
 base = alt.Chart(shown).encode(
     y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)",
             axis=alt.Axis(labelLimit=400)),
-    color=alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom")),
+    color=family_color(ALL_FAMILIES),
     tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
              alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
              alt.Tooltip("hi:Q", title="95% interval high", format=".2f"),
@@ -147,7 +159,7 @@ if ppl is not None and not ppl.empty:
     left, right = st.columns(2)
     scatter = alt.Chart(ppl).mark_circle(opacity=0.85).encode(
         y=alt.Y("dll:Q", title=DLL_AXIS),
-        color=alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom")),
+        color=family_color(ALL_FAMILIES),
         size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
                       legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),

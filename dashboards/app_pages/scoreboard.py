@@ -157,7 +157,7 @@ for group in groups:
         # the mart's rank within the comparison, 1 = best: comparable across comparisons of any unit
         color=alt.Color("rank_in_comparison:Q", title="rank in the comparison (1 = best)",
                         scale=alt.Scale(scheme="blues", reverse=True, zero=False),
-                        legend=alt.Legend(format="d", orient="bottom", direction="horizontal", titleLimit=400)))
+                        legend=alt.Legend(format="d", tickMinStep=1, orient="bottom", direction="horizontal", titleLimit=400)))
     text = grid.transform_joinaggregate(worst="max(rank_in_comparison)").mark_text(fontSize=11).encode(
         text="shown:N",  # white on the darkest third of the colour scale, black elsewhere
         color=alt.condition("(datum.rank_in_comparison - 1) <= 0.33 * (datum.worst - 1)", alt.value("white"),

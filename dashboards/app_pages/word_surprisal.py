@@ -347,6 +347,9 @@ else:
 # ------------------------------------------------------------------ every model on this corpus
 st.subheader(f"Every model on {cname}")
 tab = runs.reset_index(drop=True)
+# a run marked LW only shows no WT number (issue 32: its row showed WT values next to "LW only")
+_wt = ["mean_surprisal_wt_bits", "mean_wt_minus_lw_bits", "mean_abs_wt_minus_lw_bits", "share_moved_over_1_bit"]
+tab[_wt] = tab[_wt].mask(tab["_lw"].astype(bool))
 table = pd.DataFrame({
     "model": tab["_name"],
     "source of the run": tab["run_source"].map(SOURCES).fillna(tab["run_source"]),
