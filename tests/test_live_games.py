@@ -8,6 +8,7 @@ the LM game's documents, top-1 guesses and vocabulary ingested and their marts b
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import sqlite3
@@ -38,6 +39,18 @@ def live_wh(real_warehouse, tmp_path_factory):
     return {"paths": p, "tmp": tmp}
 
 
+
+
+@contextlib.contextmanager
+def _live_page(live_wh, browser, path: str):
+    """A browser page on the live warehouse's dashboard, opened at `path`; closed after."""
+    with serving(live_wh["paths"], live_wh["tmp"]) as url:
+        page = Page(browser, live_wh["tmp"])
+        try:
+            page.open(url + path)
+            yield page
+        finally:
+            page.close()
 
 
 def _marts(p, sql: str, params=()):
@@ -531,84 +544,73 @@ def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
     """Issue 32 (3): searching "the" listed "The" and "the" before "␣the", so a pick mid-sentence was wrong by
     construction. Mid-sentence the word's token with its space comes first, then the other case, then the bare
     ones; no piece of a character (U+FFFD) is listed; the study's impossible questions are not asked."""
-    p, tmp = live_wh["paths"], live_wh["tmp"]
-    with serving(p, tmp) as url:
-        page = Page(browser, tmp)
+    p = live_wh["paths"]
+    with _live_page(live_wh, browser, PAGES["play_top1"]) as page:
         pg = page.page
-        try:
-            page.open(url + PAGES["play_top1"])
-            pg.get_by_role("button", name="Play anonymously").click()
-            pg.get_by_text("Playing as").wait_for()
+        pg.get_by_role("button", name="Play anonymously").click()
+        pg.get_by_text("Playing as").wait_for()
+        page.wait_idle()
+        for attempt in range(6):  # a question whose context ends mid-line (most do)
+            context = pg.locator('[data-testid="stCode"]').first.inner_text()
+            if not context.rstrip("▌").endswith(("\n", " ")) and context.rstrip("▌"):
+                break
+            pg.get_by_role("button", name="New passage").click()
             page.wait_idle()
-            for attempt in range(6):  # a question whose context ends mid-line (most do)
-                context = pg.locator('[data-testid="stCode"]').first.inner_text()
-                if not context.rstrip("▌").endswith(("\n", " ")) and context.rstrip("▌"):
-                    break
-                pg.get_by_role("button", name="New passage").click()
-                page.wait_idle()
-            header = re.search(r"passage (\S+)\*?\*?, question (\d+)", pg.locator('[data-testid="stMain"]').inner_text())
-            doc, position = header.group(1), int(header.group(2))
-            impossible = _marts(p, "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
-                                   "AND doc_id = ? AND position = ?", [doc, position])
-            assert impossible == [(False,)]
-            box = pg.get_by_label(re.compile("^Search the game's"))
-            box.fill("the")
-            box.press("Enter")
-            page.wait_idle()
-            pg.get_by_role("combobox", name=re.compile("^The next token")).and_(pg.locator(":not([disabled])")).click()
-            options = [o.inner_text() for o in pg.get_by_role("option").all()]
-            assert options[:6] == ["␣the", "␣The", "␣THE", "the", "The", "THE"], options[:8]
-            assert not any("\ufffd" in o for o in options)
-            pg.keyboard.press("Escape")
-            page.assert_no_exception()
-        finally:
-            page.close()
+        header = re.search(r"passage (\S+)\*?\*?, question (\d+)", pg.locator('[data-testid="stMain"]').inner_text())
+        doc, position = header.group(1), int(header.group(2))
+        impossible = _marts(p, "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
+                               "AND doc_id = ? AND position = ?", [doc, position])
+        assert impossible == [(False,)]
+        box = pg.get_by_label(re.compile("^Search the game's"))
+        box.fill("the")
+        box.press("Enter")
+        page.wait_idle()
+        pg.get_by_role("combobox", name=re.compile("^The next token")).and_(pg.locator(":not([disabled])")).click()
+        options = [o.inner_text() for o in pg.get_by_role("option").all()]
+        assert options[:6] == ["␣the", "␣The", "␣THE", "the", "The", "THE"], options[:8]
+        assert not any("\ufffd" in o for o in options)
+        pg.keyboard.press("Escape")
+        page.assert_no_exception()
 
 
 def test_input_limits_are_said_in_words(live_wh, browser):
     """Issue 32 (6): a pasted 500-character name left the box empty with no word, typing stopped silently at 40/50
     characters, a typed 50-character word was refused as "51 characters" (the space the game adds), and the
     refusals were the store's technical lines. Each case now says what happened, in a sentence."""
-    p, tmp = live_wh["paths"], live_wh["tmp"]
-    with serving(p, tmp) as url:
-        page = Page(browser, tmp)
+    with _live_page(live_wh, browser, PAGES["play_top1"]) as page:
         pg = page.page
-        try:
-            page.open(url + PAGES["play_top1"])
-            name = pg.get_by_label("Your name (optional)")
-            name.fill("A" * 500)  # as a paste: the whole text at once
-            name.press("Enter")
-            page.wait_idle()
-            assert name.input_value() == "A" * 500
-            main = pg.locator('[data-testid="stMain"]').inner_text()
-            assert f"Your name is 500 characters long; the game takes at most {live.MAX_NAME_CHARS}." in main
-            assert pg.get_by_role("button", name="Start playing").is_disabled()
-            name.fill("Grace Hopper")
-            name.press("Enter")
-            page.wait_idle()
-            assert "characters long" not in pg.locator('[data-testid="stMain"]').inner_text()
-            pg.get_by_role("button", name="Start playing").click()
-            pg.get_by_text("Playing as").wait_for()
-            page.wait_idle()
+        name = pg.get_by_label("Your name (optional)")
+        name.fill("A" * 500)  # as a paste: the whole text at once
+        name.press("Enter")
+        page.wait_idle()
+        assert name.input_value() == "A" * 500
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        assert f"Your name is 500 characters long; the game takes at most {live.MAX_NAME_CHARS}." in main
+        assert pg.get_by_role("button", name="Start playing").is_disabled()
+        name.fill("Grace Hopper")
+        name.press("Enter")
+        page.wait_idle()
+        assert "characters long" not in pg.locator('[data-testid="stMain"]').inner_text()
+        pg.get_by_role("button", name="Start playing").click()
+        pg.get_by_text("Playing as").wait_for()
+        page.wait_idle()
 
-            pg.get_by_text("typing a word").click()
-            page.wait_idle()
-            word = pg.get_by_label("Your word")
-            word.fill("x" * live.MAX_GUESS_CHARS)  # 50 characters, sent with the word's space: 51
-            word.press("Enter")
-            page.wait_idle()
-            pg.get_by_role("button", name="Guess").click()
-            page.wait_idle()
-            main = pg.locator('[data-testid="stMain"]').inner_text()
-            assert "51 characters" not in main
-            assert "That is not one of the game's tokens: GPT-2 writes it as several pieces." in main
-            word.fill("y" * 60)
-            word.press("Enter")
-            page.wait_idle()
-            assert word.input_value() == "y" * 60
-            main = pg.locator('[data-testid="stMain"]').inner_text()
-            assert f"Your word is 60 characters long; the game takes at most {live.MAX_GUESS_CHARS}." in main
-            assert pg.get_by_role("button", name="Guess").is_disabled()
-            page.assert_no_exception()
-        finally:
-            page.close()
+        pg.get_by_text("typing a word").click()
+        page.wait_idle()
+        word = pg.get_by_label("Your word")
+        word.fill("x" * live.MAX_GUESS_CHARS)  # 50 characters, sent with the word's space: 51
+        word.press("Enter")
+        page.wait_idle()
+        pg.get_by_role("button", name="Guess").click()
+        page.wait_idle()
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        assert "51 characters" not in main
+        assert "That is not one of the game's tokens: GPT-2 writes it as several pieces." in main
+        word.fill("y" * 60)
+        word.press("Enter")
+        page.wait_idle()
+        assert word.input_value() == "y" * 60
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        assert f"Your word is 60 characters long; the game takes at most {live.MAX_GUESS_CHARS}." in main
+        assert pg.get_by_role("button", name="Guess").is_disabled()
+        page.assert_no_exception()
