@@ -353,7 +353,8 @@ def test_reading_times_page_in_the_browser(reg, tmp_path):
             assert "Reading times" in [t.split("\n")[-1].strip() for t in _nav_links(pg)]
             main = pg.page.locator('[data-testid="stMain"]').inner_text()
             assert f"most for {best} ({100 * by_model[best]:.2f} × 10⁻² nats per word)" in main
-            assert f"least for {worst} ({100 * by_model[worst]:.2f})" in main
+            # issue 32 (5): both numbers with their unit (it was a bare "1.44" beside "3.60 × 10⁻²")
+            assert f"least for {worst} ({100 * by_model[worst]:.2f} × 10⁻² nats per word)" in main
             assert "Our numbers next to the published ones" in main
             assert "de Varda et al. 2023, llik: 165 of 165 agree" in main
             assert _charts(pg, 4) >= 4  # ΔLL per model, perplexity vs ΔLL, WT vs LW, surprisal curve
