@@ -17,7 +17,18 @@ def gap_is_clear(g: pd.Series) -> bool:
     return not (lo <= null <= hi)
 
 
-def scoreboard(gaps: pd.DataFrame, fmt) -> str:
+def value_text(value: float, unit: str) -> str:
+    """A scoreboard value as its pages print it: a share as a percent, ΔLL to 4 places, else 3 significant."""
+    if pd.isna(value):
+        return ""
+    if unit.startswith("share"):
+        return f"{100 * value:.1f}%"
+    if unit == "nats per word":
+        return f"{value:.4f}"
+    return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def scoreboard(gaps: pd.DataFrame, fmt=value_text) -> str:
     """Humans against the best model on each comparison of mart_scoreboard_gaps: how many each side wins
     clearly (the gap's interval excludes no difference), how many are ties, and the first comparison's values."""
     gaps = gaps.sort_values("sort_order")

@@ -53,6 +53,14 @@ def _live_page(live_wh, browser, path: str):
             page.close()
 
 
+def _enter(page: Page, box, text: str) -> str:
+    """Type `text` into `box` at once (as a paste), press Enter; the page's main text once it has rerun."""
+    box.fill(text)
+    box.press("Enter")
+    page.wait_idle()
+    return page.page.locator('[data-testid="stMain"]').inner_text()
+
+
 def _marts(p, sql: str, params=()):
     with duckdb.connect(str(p.marts), read_only=True) as con:
         return con.execute(sql, list(params)).fetchall()
@@ -580,17 +588,11 @@ def test_input_limits_are_said_in_words(live_wh, browser):
     with _live_page(live_wh, browser, PAGES["play_top1"]) as page:
         pg = page.page
         name = pg.get_by_label("Your name (optional)")
-        name.fill("A" * 500)  # as a paste: the whole text at once
-        name.press("Enter")
-        page.wait_idle()
+        main = _enter(page, name, "A" * 500)
         assert name.input_value() == "A" * 500
-        main = pg.locator('[data-testid="stMain"]').inner_text()
         assert f"Your name is 500 characters long; the game takes at most {live.MAX_NAME_CHARS}." in main
         assert pg.get_by_role("button", name="Start playing").is_disabled()
-        name.fill("Grace Hopper")
-        name.press("Enter")
-        page.wait_idle()
-        assert "characters long" not in pg.locator('[data-testid="stMain"]').inner_text()
+        assert "characters long" not in _enter(page, name, "Grace Hopper")
         pg.get_by_role("button", name="Start playing").click()
         pg.get_by_text("Playing as").wait_for()
         page.wait_idle()
@@ -598,19 +600,14 @@ def test_input_limits_are_said_in_words(live_wh, browser):
         pg.get_by_text("typing a word").click()
         page.wait_idle()
         word = pg.get_by_label("Your word")
-        word.fill("x" * live.MAX_GUESS_CHARS)  # 50 characters, sent with the word's space: 51
-        word.press("Enter")
-        page.wait_idle()
+        _enter(page, word, "x" * live.MAX_GUESS_CHARS)  # 50 characters, sent with the word's space: 51
         pg.get_by_role("button", name="Guess").click()
         page.wait_idle()
         main = pg.locator('[data-testid="stMain"]').inner_text()
         assert "51 characters" not in main
         assert "That is not one of the game's tokens: GPT-2 writes it as several pieces." in main
-        word.fill("y" * 60)
-        word.press("Enter")
-        page.wait_idle()
+        main = _enter(page, word, "y" * 60)
         assert word.input_value() == "y" * 60
-        main = pg.locator('[data-testid="stMain"]').inner_text()
         assert f"Your word is 60 characters long; the game takes at most {live.MAX_GUESS_CHARS}." in main
         assert pg.get_by_role("button", name="Guess").is_disabled()
         page.assert_no_exception()

@@ -48,8 +48,7 @@ holds = [_plural(len(sources) if sources is not None else 0, "source dataset"),
          _plural(len(marts), "mart")]
 gaps = data.table("mart_scoreboard_gaps")
 if gaps is not None and len(gaps):  # the finding first (the scoreboard's), then what the warehouse holds
-    st.markdown(findings.scoreboard(gaps, lambda v, unit: f"{100 * v:.1f}%" if unit.startswith("share")
-                                    else f"{v:.3g}" if abs(v) >= 10 else f"{v:.3f}"))
+    st.markdown(findings.scoreboard(gaps))
 st.write(f"The warehouse holds {holds[0]}, {holds[1]} and {holds[2]}"
          + (f"; last built {labels.timestamp(built_at)} UTC." if built_at is not None else "."))
 st.caption("How well do humans and language models predict the next word? "

@@ -29,14 +29,7 @@ STUDY_PAGES = [("app_pages/perplexity.py", "Perplexity: bits per byte of each mo
                ("app_pages/reading_times.py", "Reading times: ΔLL of each model")]
 
 
-def _fmt(value: float, unit: str) -> str:
-    if pd.isna(value):
-        return ""
-    if unit.startswith("share"):
-        return f"{100 * value:.1f}%"
-    if unit == "nats per word":
-        return f"{value:.4f}"
-    return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
+_fmt = findings.value_text  # the scoreboard's values, as the home page's finding prints them too
 
 
 def _gap_text(g: pd.Series) -> str:
