@@ -5,6 +5,7 @@ PNG download buttons (dashboards/downloads.py); the collect hook (dashboards/col
 from __future__ import annotations
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 import collect
@@ -20,6 +21,9 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     sub = {"subtitle": subtitle, "subtitleColor": "#8c8c8c"} if subtitle else {}
     heading = alt.Title(title, anchor="start", **sub)
     drawn = chart.properties(title=heading, description=description)
+    # axis labels closer than 4 px count as overlapping, so Vega thins them (every other one): with the
+    # default 0 px, labels that touch were all kept and read as one ("0.500.55", issue 32)
+    drawn = drawn.configure_axis(labelSeparation=4)
     if width == "stretch" and getattr(drawn, "autosize", alt.Undefined) is alt.Undefined:
         # the chart's height is its plotting area's, as in Vega-Lite: the title, axes and legend come on top (by
         # default Streamlit fits all of them into that height, which squeezed the marks and hid axis labels)
@@ -27,3 +31,15 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     where.altair_chart(drawn, theme="streamlit", width=width)
     collect.chart(title, drawn)
     downloads.chart_buttons(where, drawn, title)
+
+
+def whole_number_ticks(values, most: int = 6) -> list[int]:
+    """Legend ticks for whole numbers (ranks, counts) from the smallest to the largest of `values`: every one,
+    or an even step when there are more than `most`; always the first and the last."""
+    v = [int(x) for x in pd.Series(values, dtype="Float64").dropna()]  # NaN and NA (a cell with no rank) are not ticks
+    if not v:
+        return []
+    lo, hi = int(min(v)), int(max(v))
+    step = max(1, -(-(hi - lo) // (most - 1)))
+    ticks = list(range(lo, hi + 1, step))
+    return ticks if ticks[-1] == hi else ticks + [hi]

@@ -66,11 +66,14 @@ def _marts(p, sql: str, params=()):
         return con.execute(sql, list(params)).fetchall()
 
 
-def _pick_token(pg, search: str, option: str) -> None:
-    """Search the vocabulary, then choose the match that reads exactly `option`."""
+def _pick_token(page: Page, search: str, option: str) -> None:
+    """Search the vocabulary, then choose the match that reads exactly `option` (once the search's rerun has
+    finished, as a person waits for the list: a rerun ending while the list is open closes it)."""
+    pg = page.page
     box = pg.get_by_label(re.compile("^Search the game's"))
     box.fill(search)
     box.press("Enter")
+    page.wait_idle()
     pg.get_by_role("combobox", name=re.compile("^The next token")).and_(
         pg.locator(":not([disabled])")).click()
     pg.get_by_role("option", name=option, exact=True).first.click()
@@ -98,7 +101,7 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     code = re.search(r"player code (p[0-9a-f]{12})", pg.locator('[data-testid="stMain"]').inner_text()).group(1)
     reveals = []
     for search, option in (("the", "␣the"), ("␣of", "␣of"), ("↵", "↵")):
-        _pick_token(pg, search, option)
+        _pick_token(page, search, option)
         reveals.append(_guess_and_reveal(page))
     pg.get_by_text("typing a word").click()
     pg.get_by_label("Your word").fill("and")
@@ -112,7 +115,7 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     pg.get_by_role("option", name=re.compile("UCL")).first.click()
     page.wait_idle()
     pg.get_by_text("picking a token").click()
-    _pick_token(pg, "the", "␣the")
+    _pick_token(page, "the", "␣the")
     pg.get_by_role("button", name="Guess").click()
     pg.get_by_role("button", name="Next position").wait_for()
     page.wait_idle()
@@ -360,7 +363,7 @@ def test_an_app_restart_loses_nothing_and_the_player_goes_on(live_wh, browser):
             page.open(url + PAGES["play_top1"])
             page.page.get_by_role("button", name="Play anonymously").click()
             page.page.get_by_text("Playing as").wait_for()
-            _pick_token(page.page, "the", "␣the")
+            _pick_token(page, "the", "␣the")
             _guess_and_reveal(page)
             address = page.page.url
         finally:
@@ -373,7 +376,7 @@ def test_an_app_restart_loses_nothing_and_the_player_goes_on(live_wh, browser):
             page.page.get_by_text(f"player code {code}").wait_for()
             page.wait_idle()
             assert "Your score" in page.page.locator('[data-testid="stMain"]').inner_text()
-            _pick_token(page.page, "the", "␣the")
+            _pick_token(page, "the", "␣the")
             _guess_and_reveal(page)
             page.assert_no_exception()
         finally:
@@ -611,3 +614,41 @@ def test_input_limits_are_said_in_words(live_wh, browser):
         assert f"Your word is 60 characters long; the game takes at most {live.MAX_GUESS_CHARS}." in main
         assert pg.get_by_role("button", name="Guess").is_disabled()
         page.assert_no_exception()
+
+
+def test_a_finished_passage_deals_the_next_one(live_wh, browser):
+    """The top-1 game's branch after a passage's last question (issue 32, found by 8 players at once): the page
+    deals another passage in the same run and says so, instead of failing ("scope='fragment' can only be
+    specified ..." when that run was the whole page's). The player's other answers of the passage are put in
+    the store first, as if played; the last one is played in the browser."""
+    p = live_wh["paths"]
+    store = live.store_path(p.warehouse)
+    with _live_page(live_wh, browser, PAGES["play_top1"]) as page:
+        pg = page.page
+        pg.get_by_role("button", name="Play anonymously").click()
+        pg.get_by_text("Playing as").wait_for()
+        page.wait_idle()
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        code = re.search(r"player code (p[0-9a-f]{12})", main).group(1)
+        doc, position = re.search(r"passage (\S+?)\*?\*?, question (\d+)", main).groups()
+        asked = [r[0] for r in _marts(p, "SELECT position FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
+                                         "AND doc_id = ? AND NOT coalesce(is_impossible, false) ORDER BY position",
+                                      [doc])]
+        assert int(position) == asked[0] and len(asked) > 1
+        catalog = live.Catalog.from_snapshot(p.marts)
+        for k, pos in enumerate(asked[1:]):  # sessions of 20 answers: the store's rate limit is per session
+            live.record_top1(store, catalog, player_id=code, session_id=f"s{k // 20:04d}abcdef", corpus="lm_game",
+                             doc_id=doc, position=pos, guess=" the", input_mode="list")
+        _pick_token(page, "the", "␣the")
+        pg.get_by_role("button", name="Guess").click()
+        pg.get_by_role("button", name="Next position").click()
+        pg.get_by_text("You answered every question of that passage: here is another one.").wait_for()
+        page.wait_idle()
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        new_doc = re.search(r"passage (\S+?)\*?\*?, question (\d+)", main).group(1)
+        assert new_doc != doc, main[:600]
+        page.assert_no_exception()
+    with sqlite3.connect(store) as con:
+        rows = con.execute("SELECT doc_id, position FROM top1_answers WHERE player_id = ? ORDER BY position",
+                           [code]).fetchall()
+    assert rows == [(doc, pos) for pos in asked]

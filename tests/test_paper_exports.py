@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -240,6 +241,103 @@ def test_export_writes_what_the_manifest_lists(exported):
     assert {"perplexity", "human-perplexity", "word-surprisal"} <= pages_with_charts
     assert summary["charts"] == sum(kind == "chart" for *_x, kind in kinds)
     assert not [p for p in exported["root"].iterdir() if p.name.startswith(".")]  # no temporary left behind
+
+
+DARK_THEME_BACKGROUND = "#0e1117"  # Streamlit's dark theme; the dashboard draws the same charts on it
+
+
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of a #rrggbb colour (or a CSS name Vega writes: black, white)."""
+    hexa = {"black": "#000000", "white": "#ffffff"}.get(colour, colour).lstrip("#")
+    if len(hexa) == 3:
+        hexa = "".join(c * 2 for c in hexa)
+    channels = [int(hexa[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def legend_symbols(svg: str) -> list[dict]:
+    """Every legend swatch of a Vega SVG: its colour (the fill, else the stroke) and its opacity."""
+    out = []
+    for group in ET.fromstring(svg).iter(f"{SVG}g"):
+        if "role-legend-symbol" not in (group.get("class") or ""):
+            continue
+        for path in group.iter(f"{SVG}path"):
+            fill, stroke = path.get("fill"), path.get("stroke")
+            colour = fill if fill not in (None, "none", "transparent") else stroke
+            out.append({"colour": colour, "opacity": float(path.get("opacity", "1"))
+                        * float(path.get("fill-opacity" if colour == fill else "stroke-opacity", "1"))})
+    return out
+
+
+def test_every_legend_swatch_is_seen_on_a_light_and_a_dark_theme(exported):
+    """Issue 32: the LW/WT swatches of Reading times took the band's 0.2 opacity, and the "no difference" rule
+    was Vega's default black: both nearly invisible on a dark theme. Every swatch of every exported chart is
+    drawn at half strength or more, in a colour that stands out from white and from the dark theme's
+    background."""
+    checked = 0
+    for path in sorted(exported["out"].rglob("*.svg")):
+        for sym in legend_symbols(path.read_text(encoding="utf-8")):
+            where = f"{path.relative_to(exported['out'])}: {sym}"
+            assert sym["colour"] and sym["opacity"] >= 0.5, where
+            assert _contrast(sym["colour"], "#ffffff") >= 1.5, where
+            assert _contrast(sym["colour"], DARK_THEME_BACKGROUND) >= 1.5, where
+            checked += 1
+    assert checked >= 8  # the real snapshot's charts have legends (families, groups, LW/WT, ranks)
+
+
+def test_no_gradient_legend_repeats_a_label(exported):
+    """Issue 32: the Scoreboard's rank legend read "1 2 2" (Vega's ticks at 1, 1.5 and 2, printed as whole
+    numbers). The labels of each legend of every exported chart are all different."""
+    checked = 0
+    for path in sorted(exported["out"].rglob("*.svg")):
+        for group in ET.fromstring(path.read_text(encoding="utf-8")).iter(f"{SVG}g"):
+            if "role-legend-label" in (group.get("class") or ""):
+                texts = [t.text for t in group.iter(f"{SVG}text") if float(t.get("opacity", "1")) > 0]
+                assert len(texts) == len(set(texts)), f"{path.relative_to(exported['out'])}: {texts}"
+                checked += len(texts) > 1
+    assert checked >= 1  # the Scoreboard's rank legends
+
+
+EM_PER_CHAR = 0.56  # Arial's and Liberation Sans's digits are 0.556 em wide; most lower-case letters narrower
+
+
+def axis_label_boxes(svg: str) -> list[list[tuple[float, float, str]]]:
+    """Per axis of a Vega SVG, the horizontal extent (left, right, text) of each unrotated, shown label that
+    shares a baseline with another, from its anchor, position and font size (EM_PER_CHAR em per character)."""
+    axes = []
+    for group in ET.fromstring(svg).iter(f"{SVG}g"):
+        if "role-axis-label" not in (group.get("class") or ""):
+            continue
+        rows: dict[float, list] = {}
+        for text in group.iter(f"{SVG}text"):
+            m = re.fullmatch(r"translate\(([-\d.e]+),([-\d.e]+)\)", text.get("transform") or "")
+            if not m or not (text.text or "").strip() or float(text.get("opacity", "1")) == 0:
+                continue  # a rotated label, or one Vega hid where labels overlap
+            x, y = float(m.group(1)), float(m.group(2))
+            width = EM_PER_CHAR * float(text.get("font-size", "10px").rstrip("px")) * len(text.text)
+            left = {"start": x, "end": x - width}.get(text.get("text-anchor"), x - width / 2)
+            rows.setdefault(round(y, 1), []).append((left, left + width, text.text))
+        axes += [sorted(r) for r in rows.values() if len(r) > 1]
+    return axes
+
+
+def test_no_axis_labels_run_together(exported):
+    """Issue 32: the Perplexity chart's PNG read "0.500.55" and "1.651.70": ticks every 30 px, labels 20 px
+    wide, the first one flush with the axis start. Adjacent labels on an axis of every exported chart leave a
+    gap between them."""
+    checked = 0
+    for path in sorted(exported["out"].rglob("*.svg")):
+        for axis in axis_label_boxes(path.read_text(encoding="utf-8")):
+            for (_l1, r1, t1), (l2, _r2, t2) in zip(axis, axis[1:]):
+                assert l2 - r1 >= 1, f"{path.relative_to(exported['out'])}: {t1!r} and {t2!r} run together"
+                checked += 1
+    assert checked >= 50
 
 
 def test_exported_table_is_the_mart(exported):

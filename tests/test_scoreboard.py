@@ -138,3 +138,23 @@ def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
     said = findings.scoreboard(wide, fmt)
     assert "1 is a tie (the 95% interval of the gap includes no difference)" in said, said
     assert (f"beats humans on {n - 1} of the {n}" in said) == (n > 1), said
+
+
+def test_the_rank_legend_has_whole_ranks_once_each(con):
+    """Issue 32: the rank legend of a two-predictor grid read "1 2 2" (Vega's ticks at 1, 1.5 and 2 printed as
+    whole numbers). Its ticks are whole ranks, each once, from 1 to the worst, on the mart's ranks, whose
+    empty cells (NA) are no tick."""
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
+    import charts
+    ranks = con.execute("SELECT rank_in_comparison FROM mart_scoreboard_long").fetchdf()["rank_in_comparison"]
+    worst = int(ranks.max())
+    ticks = charts.whole_number_ticks(ranks)
+    assert ticks[0] == 1 and ticks[-1] == worst and len(ticks) == len(set(ticks)) <= 7
+    assert ticks == sorted(ticks) and all(isinstance(t, int) for t in ticks)
+    assert charts.whole_number_ticks(pd.Series([1, 2, pd.NA], dtype="Int64")) == [1, 2]
+    assert charts.whole_number_ticks([1.0, float("nan"), 30.0]) == [1, 7, 13, 19, 25, 30]
+    assert charts.whole_number_ticks(pd.Series([], dtype="Int64")) == []

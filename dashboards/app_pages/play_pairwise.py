@@ -45,13 +45,6 @@ st.caption("The LM game's second experiment (Shlegeris et al., *Language Models 
 me = live_games.require_player()
 
 game = st.session_state.setdefault(STATE, {"phase": "training", "current": None, "revealed": None})
-mine = live_games.answers(me["id"])["pairwise"]
-answered = set(mine["comparison_id"])
-by_id = questions.set_index("comparison_id")
-is_training = mine["comparison_id"].map(lambda c: bool(by_id.loc[c, "is_training"]) if c in by_id.index else False)
-played = mine[~is_training] if len(mine) else mine
-if game["phase"] == "training" and len(played):
-    game["phase"] = "game"  # a returning player (reload, restart) goes on with their game
 
 
 def _length_from_url() -> int:
@@ -64,17 +57,6 @@ def _length_from_url() -> int:
     return n if 1 <= n <= MAX_GAME else 10
 
 
-def deal() -> dict | None:
-    pool = questions[questions["is_training"]] if game["phase"] == "training" else \
-        questions[~questions["is_training"]]
-    pool = pool[~pool["comparison_id"].isin(answered)]
-    if pool.empty:
-        return None
-    q = pool.sample(1, random_state=random.randrange(2 ** 31)).iloc[0]
-    k = random.randrange(int(q["n_samples"]))  # x_k ~ G(c): the study's samples are draws from the generator
-    return {"comparison_id": int(q["comparison_id"]), "k": k, "true_is_a": random.random() < 0.5}
-
-
 def points_of(rows: pd.DataFrame) -> pd.DataFrame:
     """Sec. 4.1.2's points (and eq. 4's terms) of these answers: the macro pairwise_answer_terms."""
     ids = [int(c) for c in rows["comparison_id"].unique()]
@@ -85,107 +67,132 @@ def points_of(rows: pd.DataFrame) -> pd.DataFrame:
                                 {"answers": rows, "questions": q_rows, "samples": s_rows})
 
 
-terms = points_of(mine) if len(mine) else None  # every answer's points and eq. 4 term, once per run
-n_game = len(played)
-if game["phase"] == "training":
-    st.info(f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
-            "was the original and your points. Start the real game when you are ready.")
-    length = st.selectbox("Questions in your game", LENGTHS, index=1, key="pw_length",
-                          help="The study's players answered a set of 40 or 80; your perplexity is estimated from "
-                               "the questions you answer.")
-    if st.button("Start the real game", type="primary", key="pw_start", disabled=len(mine) == 0,
-                 help="Play at least one training question first."):
-        game.update(phase="game", length=length, current=None, revealed=None)
-        st.query_params[GAME_PARAM] = str(length)
-        st.rerun()
-else:
-    if "length" not in game:  # a reload or a restarted app: the game's length is in the page's address
-        game["length"] = _length_from_url()
-    st.query_params[GAME_PARAM] = str(game["length"])
-    st.markdown(f"**Game**: question {min(n_game + 1, game['length'])} of {game['length']}")
-    st.progress(min(n_game / game["length"], 1.0))
+def _new_game(length: int) -> None:
+    """Start the real game (or another one) of `length` answers in all; the address keeps the length."""
+    game.update(phase="game", length=length, current=None, revealed=None)
+    st.query_params[GAME_PARAM] = str(length)
 
-finished = game["phase"] == "game" and n_game >= game["length"]
-if not finished or game["revealed"] is not None:  # the last answer is revealed before the result
-    if game["revealed"] is None and game["current"] is None:
-        game["current"] = deal()
-    cur = game["revealed"] or game["current"]
-    if cur is None:
-        st.warning("You have answered every question of this kind." if game["phase"] == "game"
-                   else "No training question left: start the real game.")
+
+@st.fragment
+def play() -> None:
+    """The game: question, answer, feedback, score and result. A fragment (issue 32): an answer or "Next
+    question" reruns only this, not the page, so many players at once share the server's two cores better;
+    every button acts in its callback, so one click is one rerun."""
+    mine = live_games.answers(me["id"])["pairwise"]
+    answered = set(mine["comparison_id"])
+    by_id = questions.set_index("comparison_id")
+    is_training = mine["comparison_id"].map(lambda c: bool(by_id.loc[c, "is_training"]) if c in by_id.index else False)
+    played = mine[~is_training] if len(mine) else mine
+    if game["phase"] == "training" and len(played):
+        game["phase"] = "game"  # a returning player (reload, restart) goes on with their game
+
+    def deal() -> dict | None:
+        pool = questions[questions["is_training"]] if game["phase"] == "training" else \
+            questions[~questions["is_training"]]
+        pool = pool[~pool["comparison_id"].isin(answered)]
+        if pool.empty:
+            return None
+        q = pool.sample(1, random_state=random.randrange(2 ** 31)).iloc[0]
+        k = random.randrange(int(q["n_samples"]))  # x_k ~ G(c): the study's samples are draws from the generator
+        return {"comparison_id": int(q["comparison_id"]), "k": k, "true_is_a": random.random() < 0.5}
+
+    terms = points_of(mine) if len(mine) else None  # every answer's points and eq. 4 term, once per run
+    n_game = len(played)
+    if game["phase"] == "training":
+        st.info(f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
+                "was the original and your points. Start the real game when you are ready.")
+        length = st.selectbox("Questions in your game", LENGTHS, index=1, key="pw_length",
+                              help="The study's players answered a set of 40 or 80; your perplexity is estimated from "
+                                   "the questions you answer.")
+        st.button("Start the real game", type="primary", key="pw_start", disabled=len(mine) == 0,
+                  help="Play at least one training question first.", on_click=_new_game, args=(length,))
     else:
-        q = by_id.loc[cur["comparison_id"]]
-        sample = data.rows("mart_pairwise_game_samples", where={"comparison_id": cur["comparison_id"], "k": cur["k"]})
-        x = sample["sample_token"].iloc[0]
-        a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
-        ctx = q["context"]
-        st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
-        ca, cb = st.columns(2)
-        ca.markdown(f"### Token A: `{labels.visible(a)}`")
-        cb.markdown(f"### Token B: `{labels.visible(b)}`")
-
-        def answer(p_a: float) -> None:
-            try:
-                live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
-                                     session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
-                                     k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
-                                     p_a_percent=p_a)
-            except live.LiveError as exc:
-                st.session_state["pw_error"] = live_games.plain(exc)
-                return
-            game.update(revealed=cur, current=None)
-
-        if game["revealed"] is None:
-            if a == b:
-                st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
-                st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
-            else:
-                st.markdown("How sure are you that **token A** is the one that came next? "
-                            "(left: A is more likely; right: B is more likely)")
-                cols = st.columns(len(live.CHOICES_PERCENT))
-                for col, p in zip(cols, live.CHOICES_PERCENT):
-                    col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
-            if st.session_state.get("pw_error"):
-                st.error(st.session_state.pop("pw_error"))
-        else:
-            pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
-            (st.success if pts["points"] >= 0 else st.warning)(
-                f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
-                f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
-                f"**{pts['points']:+.1f} points**.")
-            if st.button("Next question", type="primary", key="pw_next"):
-                game.update(revealed=None)
-                st.rerun()
-
-# ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
-if len(mine):
-    st.metric("Your points", f"{terms['points'].sum():+.1f}",
-              help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
-                   "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
-if finished and game["revealed"] is None:
-    st.subheader("Your perplexity")
-    est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
-                               {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
-    st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
-                f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
-                f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
-    st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
-               "but from one answer per question: with a single sample per question the estimate is biased low "
-               "(the log of one sample, not of an average over players), so compare it with the study's players "
-               f"measured the same way, one by one, not with the pooled estimate of all players "
-               f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
-    dots = _each.assign(who="study players")[["perplexity", "who"]]
-    you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
-    chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
-        alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
-        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
-                  title=None))
-    charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
-                "Each study player's own perplexity estimate as a blue tick, yours in red.")
-    if st.button("Play another game", key="pw_again"):
-        game.update(phase="game", length=min(n_game + game["length"], MAX_GAME), current=None, revealed=None)
+        if "length" not in game:  # a reload or a restarted app: the game's length is in the page's address
+            game["length"] = _length_from_url()
         st.query_params[GAME_PARAM] = str(game["length"])
-        st.rerun()
+        st.markdown(f"**Game**: question {min(n_game + 1, game['length'])} of {game['length']}")
+        st.progress(min(n_game / game["length"], 1.0))
 
+    finished = game["phase"] == "game" and n_game >= game["length"]
+    if not finished or game["revealed"] is not None:  # the last answer is revealed before the result
+        if game["revealed"] is None and game["current"] is None:
+            game["current"] = deal()
+        cur = game["revealed"] or game["current"]
+        if cur is None:
+            st.warning("You have answered every question of this kind." if game["phase"] == "game"
+                       else "No training question left: start the real game.")
+        else:
+            q = by_id.loc[cur["comparison_id"]]
+            sample = data.rows("mart_pairwise_game_samples", where={"comparison_id": cur["comparison_id"], "k": cur["k"]})
+            x = sample["sample_token"].iloc[0]
+            a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
+            ctx = q["context"]
+            st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
+            ca, cb = st.columns(2)
+            ca.markdown(f"### Token A: `{labels.visible(a)}`")
+            cb.markdown(f"### Token B: `{labels.visible(b)}`")
+
+            def answer(p_a: float) -> None:
+                try:
+                    live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
+                                         session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
+                                         k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
+                                         p_a_percent=p_a)
+                except live.LiveError as exc:
+                    st.session_state["pw_error"] = live_games.plain(exc)
+                    return
+                game.update(revealed=cur, current=None)
+
+            if game["revealed"] is None:
+                if a == b:
+                    st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
+                    st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
+                else:
+                    st.markdown("How sure are you that **token A** is the one that came next? "
+                                "(left: A is more likely; right: B is more likely)")
+                    cols = st.columns(len(live.CHOICES_PERCENT))
+                    for col, p in zip(cols, live.CHOICES_PERCENT):
+                        col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
+                if st.session_state.get("pw_error"):
+                    st.error(st.session_state.pop("pw_error"))
+            else:
+                pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
+                (st.success if pts["points"] >= 0 else st.warning)(
+                    f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
+                    f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
+                    f"**{pts['points']:+.1f} points**.")
+                st.button("Next question", type="primary", key="pw_next", on_click=game.update,
+                          kwargs={"revealed": None})
+
+    # ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
+    if len(mine):
+        st.metric("Your points", f"{terms['points'].sum():+.1f}",
+                  help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
+                       "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
+    if finished and game["revealed"] is None:
+        st.subheader("Your perplexity")
+        est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
+                                   {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
+        st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
+                    f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
+                    f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
+        st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
+                   "but from one answer per question: with a single sample per question the estimate is biased low "
+                   "(the log of one sample, not of an average over players), so compare it with the study's players "
+                   f"measured the same way, one by one, not with the pooled estimate of all players "
+                   f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
+        dots = _each.assign(who="study players")[["perplexity", "who"]]
+        you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
+        chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
+            alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
+            alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
+                      title=None))
+        charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
+                    "Each study player's own perplexity estimate as a blue tick, yours in red.")
+        st.button("Play another game", key="pw_again", on_click=_new_game,
+                  args=(min(n_game + game["length"], MAX_GAME),))
+
+
+play()
 labels.related([("app_pages/human_perplexity.py", "The study's human perplexity"),
                 ("app_pages/play_top1.py", "Play the top-1 game")])

@@ -161,7 +161,8 @@ if ppl is not None and not ppl.empty:
         y=alt.Y("dll:Q", title=DLL_AXIS),
         color=family_color(ALL_FAMILIES),
         size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
-                      legend=alt.Legend(orient="bottom")),
+                      # grey swatches: the default black ones vanished on a dark theme (issue 32)
+                      legend=alt.Legend(orient="bottom", symbolFillColor="#888888", symbolStrokeColor="#888888")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),
                  alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
                  alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
@@ -210,7 +211,9 @@ else:
                         legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
                  alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f")])
-    zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4]).encode(
+    # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark, issue 32)
+    zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4],
+                                                                                     color="#888888").encode(
         x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom")))
     chart = (enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
              + enc.mark_point(filled=True, size=70).encode(x="diff:Q") + zero)
@@ -232,7 +235,11 @@ if shape is not None and not shape.empty:
     shape = shape.assign(word_surprisal=shape["definition"].map({"wt": "WT", "lw": "LW"}))
     enc = alt.Chart(shape).encode(
         x=alt.X("mean_surprisal_bits:Q", title="word surprisal (bits)"),
-        color=alt.Color("word_surprisal:N", title="word surprisal", legend=alt.Legend(orient="bottom")))
+        # the legend draws the lines' colour at full strength (the band's 0.2 opacity made the swatches nearly
+        # invisible, on a dark theme above all: issue 32)
+        color=alt.Color("word_surprisal:N", title="word surprisal",
+                        legend=alt.Legend(orient="bottom", symbolType="stroke", symbolOpacity=1,
+                                          symbolStrokeWidth=3)))
     band = enc.mark_area(opacity=0.2).encode(y=alt.Y("mean_rt_ci_low_ms:Q", title="mean reading time (ms)"),
                                               y2="mean_rt_ci_high_ms:Q")
     line = enc.mark_line(point=True).encode(

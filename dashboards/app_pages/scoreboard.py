@@ -150,7 +150,9 @@ for group in groups:
         # the mart's rank within the comparison, 1 = best: comparable across comparisons of any unit
         color=alt.Color("rank_in_comparison:Q", title="rank in the comparison (1 = best)",
                         scale=alt.Scale(scheme="blues", reverse=True, zero=False),
-                        legend=alt.Legend(format="d", tickMinStep=1, orient="bottom", direction="horizontal", titleLimit=400)))
+                        # whole ranks only: Vega's own ticks at 1, 1.5, 2 read "1 2 2" with format "d" (issue 32)
+                        legend=alt.Legend(format="d", values=charts.whole_number_ticks(part["rank_in_comparison"]), orient="bottom",
+                                          direction="horizontal", titleLimit=400)))
     text = grid.transform_joinaggregate(worst="max(rank_in_comparison)").mark_text(fontSize=11).encode(
         text="shown:N",  # white on the darkest third of the colour scale, black elsewhere
         color=alt.condition("(datum.rank_in_comparison - 1) <= 0.33 * (datum.worst - 1)", alt.value("white"),
