@@ -10,7 +10,9 @@ warehouse you publish from. Localhost only; Chromium from Debian (`chromium` on 
 Per answer it measures, from the click on an answer button: feedback = until the page shows the points (the
 "Next question" button); redraw = from the click on "Next question" until the next question's answer buttons.
 Prints a table: players, answers, the 50th/95th percentile and max of each, and whether every answer was stored
-exactly once (the store's rows per player against the answers clicked).
+exactly once (the store's rows per player against the answers clicked). Also, from the moment every player
+is in: how long the answering took, and the CPU seconds the dashboard server used meanwhile (all its threads;
+per answer: with its "Next question" redraw), to tell the server's share from the browsers' on the same cores.
 """
 from __future__ import annotations
 
@@ -105,22 +107,36 @@ async def one_player(browser, url: str, i: int, answers: int, ready: list, start
     return {"code": code, "feedback": feedback, "redraw": redraw, "clicked": clicked}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` and its threads so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
-async def run(url: str, players: int, answers: int) -> list[dict]:
+async def run(url: str, players: int, answers: int, server_pid: int) -> tuple[list[dict], float, float]:
     from playwright.async_api import async_playwright
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
                                            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         start, ready = asyncio.Event(), [players + 1]  # ready[0]: how many entries mean "all logged in"
         logins = asyncio.Semaphore(4)
+        marks = {}
+
+        async def mark() -> None:  # the server's CPU and the clock from the moment everyone answers
+            await start.wait()
+            marks.update(cpu=cpu_seconds(server_pid), t=time.perf_counter())
+        marker = asyncio.ensure_future(mark())
         results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start, logins)
                                          for i in range(players)))
+        await marker
+        server_cpu, wall = cpu_seconds(server_pid) - marks["cpu"], time.perf_counter() - marks["t"]
         await browser.close()
-    return results
+    return results, server_cpu, wall
 
 
 def main() -> None:
@@ -138,7 +154,7 @@ def main() -> None:
         try:
             for n in args.players:
                 t0 = time.perf_counter()
-                results = asyncio.run(run(url, n, args.answers))
+                results, server_cpu, answering = asyncio.run(run(url, n, args.answers, proc.pid))
                 wall = time.perf_counter() - t0
                 fb = [x for r in results for x in r["feedback"]]
                 rd = [x for r in results for x in r["redraw"]]
@@ -149,18 +165,19 @@ def main() -> None:
                 once = all(stored[r["code"]] == (r["clicked"], r["clicked"]) for r in results)
                 rows.append((n, len(fb), statistics.median(fb), pct(fb, 0.95), max(fb),
                              statistics.median(rd) if rd else float("nan"), pct(rd, 0.95) if rd else float("nan"),
-                             wall, once))
+                             wall, server_cpu, answering, once))
         finally:
             proc.terminate()
             proc.wait(timeout=15)
     print(f"bench/players.py: {os.cpu_count()} CPUs; {args.answers} pairwise answers per player, all players "
           "answering at once; localhost, headless Chromium")
     print("| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
-          "redraw p95 (s) | wall (s) | every answer stored once |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for n, a, f50, f95, fmax, r50, r95, wall, once in rows:
+          "redraw p95 (s) | wall (s) | answering (s) | server CPU (s) | server CPU per answer (s) | "
+          "every answer stored once |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, a, f50, f95, fmax, r50, r95, wall, cpu, answering, once in rows:
         print(f"| {n} | {a} | {f50:.2f} | {f95:.2f} | {fmax:.2f} | {r50:.2f} | {r95:.2f} | {wall:.0f} | "
-              f"{'yes' if once else 'NO'} |")
+              f"{answering:.0f} | {cpu:.1f} | {cpu / a:.3f} | {'yes' if once else 'NO'} |")
 
 
 if __name__ == "__main__":

@@ -209,6 +209,21 @@ def table(name: str) -> pd.DataFrame | None:
     return _stable(_cached_table, name)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _shared_table(path: str, snapshot_id: str, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+    return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}"')
+
+
+def shared(name: str, columns: list[str] | None = None) -> pd.DataFrame | None:
+    """A mart (some columns of it) held ONCE for every session of the server: no copy per call, unlike
+    `table` (st.cache_data hands each call its own copy, ~20-40 ms for a 50,000-row mart). For what every
+    rerun of a game reads (issue 32: many players at once); never change it, filter it into new frames."""
+    if not _readable(name):
+        return None
+    return _stable(_shared_table, name, tuple(columns or ()))
+
+
 def rows(name: str, columns: list[str] | None = None, where: dict | None = None,
          order_by: list[str] | None = None, *, arrow: bool = False):
     """Some columns of a mart's rows whose columns equal the values in `where` (a large mart read a slice

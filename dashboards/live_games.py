@@ -134,12 +134,25 @@ def _macros() -> str:
     return MACROS.read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=1)
+def _engine() -> duckdb.DuckDBPyConnection:
+    """One in-memory DuckDB for the process; each run_macro works in a cursor of it (thread-safe; what one
+    registers the others do not see)."""
+    return duckdb.connect(":memory:")
+
+
+@lru_cache(maxsize=32)
+def _rendered(call: str) -> str:
+    """`call` rendered with the macros (once per call string: compiling the template took ~23 ms a rerun)."""
+    return jinja2.Environment(autoescape=False).from_string(_macros() + "\n" + call).render().strip()
+
+
 def run_macro(call: str, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Render `call` (e.g. "{{ pairwise_answer_terms('answers', 'questions', 'samples') }}") with the macros of
     dbt_project/macros/live_games.sql and run it over `frames` (registered under their names) in an in-memory
     DuckDB. Only relation names are rendered into the SQL; the players' values are rows of the frames."""
-    sql = jinja2.Environment(autoescape=False).from_string(_macros() + "\n" + call).render().strip()
-    con = duckdb.connect(":memory:")
+    sql = _rendered(call)
+    con = _engine().cursor()  # a cursor of one in-memory DuckDB: its own names, ~0 ms (a new connection: ~23 ms)
     try:
         for name, df in frames.items():
             con.register(name, df)

@@ -166,3 +166,20 @@ def test_the_theme_is_the_users() -> None:
     assert "base" not in config.get("theme", {})
     argv, _env = streamlit_command(make_paths(ROOT / "warehouse"), 8599)
     assert not any(a.startswith("--theme.") for a in argv)
+
+
+def test_the_server_runs_no_full_collection_after_every_run() -> None:
+    """Issue 32: Streamlit's default gc.collect(2) after every script run was half the server's time with six
+    players at once. `predictabase serve` and the config file for `streamlit run` both switch it off, and say
+    the same as each other on every setting the config file holds."""
+    import tomllib
+
+    from predictabase.config import paths as make_paths
+    from predictabase.warehouse.serve import streamlit_command
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    argv, _env = streamlit_command(make_paths(ROOT / "warehouse"), 8599)
+    flags = dict(zip(argv[::1], argv[1::1]))
+    assert config["runner"]["postScriptGC"] is False and flags["--runner.postScriptGC"] == "false"
+    for section, options in config.items():
+        for name, value in options.items():
+            assert flags[f"--{section}.{name}"] == str(value).lower(), (section, name)

@@ -652,3 +652,28 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
         rows = con.execute("SELECT doc_id, position FROM top1_answers WHERE player_id = ? ORDER BY position",
                            [code]).fetchall()
     assert rows == [(doc, pos) for pos in asked]
+
+
+def test_macro_runs_in_parallel_threads_see_only_their_own_frames():
+    """run_macro works in cursors of one in-memory DuckDB (issue 32: a new connection cost ~23 ms a rerun).
+    Sessions run in threads of their own and register the same names ('terms'): each must get its own rows."""
+    import threading
+
+    import pandas as pd
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "dashboards"))
+    import live_games
+    got: dict[int, set] = {}
+
+    def player(i: int) -> None:
+        terms = pd.DataFrame({"player": [f"p{i}"] * 3, "comparison_id": [1, 2, 3], "term": [1.0 + i, 2.0, 3.0],
+                              "generator_loss_nats": [1.0, 1.0, 1.0]})
+        for _ in range(40):
+            r = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}", {"terms": terms})
+            got.setdefault(i, set()).add((tuple(r["player"]), int(r["n_questions"].iloc[0])))
+
+    threads = [threading.Thread(target=player, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == {i: {((f"p{i}",), 3)} for i in range(4)}

@@ -57,14 +57,30 @@ def _length_from_url() -> int:
     return n if 1 <= n <= MAX_GAME else 10
 
 
+SAMPLE_COLUMNS = ["comparison_id", "k", "sample_token", "generator_logprob_x_nats"]
+QUESTION_COLUMNS = ["comparison_id", "question_set", "is_word_token", "generator_logprob_y_nats"]
+
+
+def samples() -> pd.DataFrame:
+    """The study's samples x_k, held once for every player (data.shared: read-only, never copied)."""
+    return data.shared("mart_pairwise_game_samples", SAMPLE_COLUMNS)
+
+
 def points_of(rows: pd.DataFrame) -> pd.DataFrame:
-    """Sec. 4.1.2's points (and eq. 4's terms) of these answers: the macro pairwise_answer_terms."""
-    ids = [int(c) for c in rows["comparison_id"].unique()]
-    q_rows = questions[questions["comparison_id"].isin(ids)]
-    s_rows = pd.concat([data.rows("mart_pairwise_game_samples", where={"comparison_id": c}) for c in ids],
-                       ignore_index=True)
-    return live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples') }}",
-                                {"answers": rows, "questions": q_rows, "samples": s_rows})
+    """Sec. 4.1.2's points (and eq. 4's terms) of these answers: the macro pairwise_answer_terms, over only the
+    rows and columns it reads. Kept in the session for the same answers (a "Next question" reuses it)."""
+    key = tuple(rows["answer_id"])
+    kept = st.session_state.get("pw_terms")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    ids = rows["comparison_id"].unique()
+    s = samples()
+    terms = live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples') }}",
+                                 {"answers": rows, "questions": questions.loc[questions["comparison_id"].isin(ids),
+                                                                              QUESTION_COLUMNS],
+                                  "samples": s[s["comparison_id"].isin(ids)]})
+    st.session_state["pw_terms"] = (key, terms)
+    return terms
 
 
 def _new_game(length: int) -> None:
@@ -123,8 +139,8 @@ def play() -> None:
                        else "No training question left: start the real game.")
         else:
             q = by_id.loc[cur["comparison_id"]]
-            sample = data.rows("mart_pairwise_game_samples", where={"comparison_id": cur["comparison_id"], "k": cur["k"]})
-            x = sample["sample_token"].iloc[0]
+            s = samples()
+            x = s.loc[(s["comparison_id"] == cur["comparison_id"]) & (s["k"] == cur["k"]), "sample_token"].iloc[0]
             a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
             ctx = q["context"]
             st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)

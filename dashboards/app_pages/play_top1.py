@@ -59,21 +59,33 @@ game = st.session_state.setdefault(STATE, {})
 in_corpus = passages[passages["corpus"] == corpus]
 
 
-def search_vocabulary(vocab: pd.DataFrame, typed: str, after_space: bool, limit: int = 200) -> pd.DataFrame:
+@st.cache_resource(show_spinner=False, max_entries=2)
+def vocabulary_index(snapshot_id: str) -> tuple[pd.DataFrame, dict[int, str], dict[int, str]]:
+    """The game's vocabulary prepared once per snapshot for every player (issue 32): the tokens that are not a
+    piece of a character (U+FFFD in the game's files are never listed), with the columns the search ranks by;
+    token id -> its display and -> the token. Read-only, shared: filter it into new frames."""
+    vocab = data.shared("mart_game_vocabulary")
+    by_display = dict(zip(vocab["token_id"], vocab["token_display"]))
+    by_id = dict(zip(vocab["token_id"], vocab["token"]))
+    pool = vocab[~vocab["token"].str.contains("\ufffd", regex=False)]
+    folded = pool["token"].str.casefold()
+    index = pool.assign(folded=folded, bare=folded.str.lstrip(" "), spaced=pool["token"].str.startswith(" "),
+                        stripped=pool["token"].str.lstrip(" "), length=pool["token"].str.len())
+    return index.reset_index(drop=True), by_display, by_id
+
+
+def search_vocabulary(index: pd.DataFrame, typed: str, after_space: bool, limit: int = 200) -> pd.DataFrame:
     """The game's tokens that contain `typed` (any case), best first: the whole token, then its start, then
     inside it; among equals the tokens that fit where the question is (mid-sentence a word's token starts with
     a space: ␣the before the; after a space or a line break, the other way round), then the case as typed, then
-    the shortest. Tokens that are only a piece of a character (U+FFFD in the game's files) are never listed."""
+    the shortest. `index`: vocabulary_index's frame."""
     needle = typed.casefold()
-    pool = vocab[~vocab["token"].str.contains("\ufffd", regex=False)]
-    hits = pool[pool["token"].str.casefold().str.contains(needle, regex=False)]
-    core, bare = needle.lstrip(" "), hits["token"].str.casefold().str.lstrip(" ")
-    spaced = hits["token"].str.startswith(" ")
+    hits = index[index["folded"].str.contains(needle, regex=False)]
+    core, bare, spaced = needle.lstrip(" "), hits["bare"], hits["spaced"]
     fits = spaced if not (after_space or typed.startswith(" ")) else (spaced == typed.startswith(" "))
-    same_case = hits["token"].str.lstrip(" ") == typed.lstrip(" ")
+    same_case = hits["stripped"] == typed.lstrip(" ")
     return (hits.assign(rank=(bare != core).astype(int) + (~bare.str.startswith(core)).astype(int),
-                        misfit=(~fits).astype(int), other_case=(~same_case).astype(int),
-                        length=hits["token"].str.len())
+                        misfit=(~fits).astype(int), other_case=(~same_case).astype(int))
             .sort_values(["rank", "misfit", "other_case", "length", "token_id"]).head(limit))
 
 
@@ -136,8 +148,7 @@ def play() -> None:
     st.code(shown + "▌", language=None, wrap_lines=True)
 
     if revealed is None:
-        vocab = data.table("mart_game_vocabulary")
-        by_display = dict(zip(vocab["token_id"], vocab["token_display"]))
+        index, by_display, token_of = vocabulary_index(data.require_snapshot().snapshot_id)
         how = st.radio("Answer by", ["picking a token", "typing a word"], horizontal=True, key="t1_how")
         qkey = f"{corpus}_{game['doc_id']}_{int(q['position'])}"  # a fresh, empty answer box for every question
         guess, mode = None, "list"
@@ -145,22 +156,22 @@ def play() -> None:
             # search first, then pick among the matches: sending all 50,257 options to the browser on every rerun
             # made each answer slow with several players at once
             c_search, c_pick = st.columns([1, 2])
-            query = c_search.text_input(f"Search the game's {len(vocab):,} GPT-2 tokens",
+            query = c_search.text_input(f"Search the game's {len(by_display):,} GPT-2 tokens",
                                         key=f"t1_search_{qkey}", placeholder="e.g. the",
                                         help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
                                              "word's token (␣the, not the)")
             typed = (query or "").replace("␣", " ").replace("↵", "\n")
-            hits = vocab.iloc[0:0]
+            hits = index.iloc[0:0]
             too_long = live_games.too_long_message("Your search", typed, live.MAX_GUESS_CHARS)
             if too_long:
                 c_search.warning(too_long)
             elif typed:
-                hits = search_vocabulary(vocab, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
+                hits = search_vocabulary(index, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
             tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
                                    format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
                                    placeholder="search on the left, then pick" if hits.empty
                                    else f"{len(hits)} matching tokens: pick one", disabled=hits.empty)
-            guess = None if tid is None else vocab.loc[vocab["token_id"] == tid, "token"].iloc[0]
+            guess = None if tid is None else token_of[tid]
         else:
             word = st.text_input("Your word", key=f"t1_word_{qkey}",
                                  placeholder=f"one GPT-2 token, at most {live.MAX_GUESS_CHARS} characters")
