@@ -138,47 +138,7 @@ def play() -> None:
             st.warning("You have answered every question of this kind." if game["phase"] == "game"
                        else "No training question left: start the real game.")
         else:
-            q = by_id.loc[cur["comparison_id"]]
-            s = samples()
-            x = s.loc[(s["comparison_id"] == cur["comparison_id"]) & (s["k"] == cur["k"]), "sample_token"].iloc[0]
-            a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
-            ctx = q["context"]
-            st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
-            ca, cb = st.columns(2)
-            ca.markdown(f"### Token A: `{labels.visible(a)}`")
-            cb.markdown(f"### Token B: `{labels.visible(b)}`")
-
-            def answer(p_a: float) -> None:
-                try:
-                    live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
-                                         session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
-                                         k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
-                                         p_a_percent=p_a)
-                except live.LiveError as exc:
-                    st.session_state["pw_error"] = live_games.plain(exc)
-                    return
-                game.update(revealed=cur, current=None)
-
-            if game["revealed"] is None:
-                if a == b:
-                    st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
-                    st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
-                else:
-                    st.markdown("How sure are you that **token A** is the one that came next? "
-                                "(left: A is more likely; right: B is more likely)")
-                    cols = st.columns(len(live.CHOICES_PERCENT))
-                    for col, p in zip(cols, live.CHOICES_PERCENT):
-                        col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
-                if st.session_state.get("pw_error"):
-                    st.error(st.session_state.pop("pw_error"))
-            else:
-                pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
-                (st.success if pts["points"] >= 0 else st.warning)(
-                    f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
-                    f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
-                    f"**{pts['points']:+.1f} points**.")
-                st.button("Next question", type="primary", key="pw_next", on_click=game.update,
-                          kwargs={"revealed": None})
+            question_area(cur, by_id, terms)
 
     # ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
     if len(mine):
@@ -186,27 +146,78 @@ def play() -> None:
                   help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
                        "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
     if finished and game["revealed"] is None:
-        st.subheader("Your perplexity")
-        est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
-                                   {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
-        st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
-                    f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
-                    f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
-        st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
-                   "but from one answer per question: with a single sample per question the estimate is biased low "
-                   "(the log of one sample, not of an average over players), so compare it with the study's players "
-                   f"measured the same way, one by one, not with the pooled estimate of all players "
-                   f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
-        dots = _each.assign(who="study players")[["perplexity", "who"]]
-        you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
-        chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
-            alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
-            alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
-                      title=None))
-        charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
-                    "Each study player's own perplexity estimate as a blue tick, yours in red.")
-        st.button("Play another game", key="pw_again", on_click=_new_game,
-                  args=(min(n_game + game["length"], MAX_GAME),))
+        result(terms, n_game)
+
+
+def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) -> None:
+    """The question: its context and the two tokens, the answer buttons, or the revealed original with the
+    answer's points."""
+    q = by_id.loc[cur["comparison_id"]]
+    s = samples()
+    x = s.loc[(s["comparison_id"] == cur["comparison_id"]) & (s["k"] == cur["k"]), "sample_token"].iloc[0]
+    a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
+    ctx = q["context"]
+    st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
+    ca, cb = st.columns(2)
+    ca.markdown(f"### Token A: `{labels.visible(a)}`")
+    cb.markdown(f"### Token B: `{labels.visible(b)}`")
+
+    def answer(p_a: float) -> None:
+        try:
+            live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
+                                 session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
+                                 k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
+                                 p_a_percent=p_a)
+        except live.LiveError as exc:
+            st.session_state["pw_error"] = live_games.plain(exc)
+            return
+        game.update(revealed=cur, current=None)
+
+    if game["revealed"] is None:
+        if a == b:
+            st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
+            st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
+        else:
+            st.markdown("How sure are you that **token A** is the one that came next? "
+                        "(left: A is more likely; right: B is more likely)")
+            cols = st.columns(len(live.CHOICES_PERCENT))
+            for col, p in zip(cols, live.CHOICES_PERCENT):
+                col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
+        if st.session_state.get("pw_error"):
+            st.error(st.session_state.pop("pw_error"))
+    else:
+        pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
+        (st.success if pts["points"] >= 0 else st.warning)(
+            f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
+            f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
+            f"**{pts['points']:+.1f} points**.")
+        st.button("Next question", type="primary", key="pw_next", on_click=game.update,
+                  kwargs={"revealed": None})
+
+
+def result(terms: pd.DataFrame, n_game: int) -> None:
+    """The finished game: the player's own perplexity (eqs. 4-5) among the study's players."""
+    st.subheader("Your perplexity")
+    est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
+                               {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
+    st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
+                f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
+                f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
+    st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
+               "but from one answer per question: with a single sample per question the estimate is biased low "
+               "(the log of one sample, not of an average over players), so compare it with the study's players "
+               f"measured the same way, one by one, not with the pooled estimate of all players "
+               f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
+    dots = _each.assign(who="study players")[["perplexity", "who"]]
+    you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
+    chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
+        alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
+        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
+                  title=None))
+    charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
+                "Each study player's own perplexity estimate as a blue tick, yours in red.")
+    st.button("Play another game", key="pw_again", on_click=_new_game,
+              args=(min(n_game + game["length"], MAX_GAME),))
 
 
 play()

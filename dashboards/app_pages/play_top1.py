@@ -148,104 +148,117 @@ def play() -> None:
     st.code(shown + "▌", language=None, wrap_lines=True)
 
     if revealed is None:
-        index, by_display, token_of = vocabulary_index(data.require_snapshot().snapshot_id)
-        how = st.radio("Answer by", ["picking a token", "typing a word"], horizontal=True, key="t1_how")
-        qkey = f"{corpus}_{game['doc_id']}_{int(q['position'])}"  # a fresh, empty answer box for every question
-        guess, mode = None, "list"
-        if how == "picking a token":
-            # search first, then pick among the matches: sending all 50,257 options to the browser on every rerun
-            # made each answer slow with several players at once
-            c_search, c_pick = st.columns([1, 2])
-            query = c_search.text_input(f"Search the game's {len(by_display):,} GPT-2 tokens",
-                                        key=f"t1_search_{qkey}", placeholder="e.g. the",
-                                        help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
-                                             "word's token (␣the, not the)")
-            typed = (query or "").replace("␣", " ").replace("↵", "\n")
-            hits = index.iloc[0:0]
-            too_long = live_games.too_long_message("Your search", typed, live.MAX_GUESS_CHARS)
-            if too_long:
-                c_search.warning(too_long)
-            elif typed:
-                hits = search_vocabulary(index, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
-            tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
-                                   format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
-                                   placeholder="search on the left, then pick" if hits.empty
-                                   else f"{len(hits)} matching tokens: pick one", disabled=hits.empty)
-            guess = None if tid is None else token_of[tid]
-        else:
-            word = st.text_input("Your word", key=f"t1_word_{qkey}",
-                                 placeholder=f"one GPT-2 token, at most {live.MAX_GUESS_CHARS} characters")
-            too_long = live_games.too_long_message("Your word", word, live.MAX_GUESS_CHARS)
-            if too_long:
-                st.warning(too_long)
-            elif word:
-                spaced = context[-1:] not in ("", " ", "\n", "\t") and not word.startswith(" ")
-                guess, mode = (" " + word if spaced else word), "typed"
-                st.caption(f"Sent as the token {labels.visible(guess)}"
-                           + (" (a word after a space starts with one)" if spaced else ""))
-        st.button("Guess", type="primary", key="t1_guess", disabled=guess is None, on_click=_guess,
-                  args=(int(q["position"]), guess, mode))
-        if st.session_state.get("t1_error"):
-            st.error(st.session_state.pop("t1_error"))
+        answer_area(q, context)
     else:
-        right = revealed["guess"] == q["true_token"]
-        (st.success if right else st.error)(
-            f"The next token was **{labels.visible(q['true_token'])}**; you guessed "
-            f"**{labels.visible(revealed['guess'])}**: {'right' if right else 'not it'}.")
-        cands = data.rows("mart_live_top1_model_candidates", where={"corpus": corpus, "doc_id": game["doc_id"],
-                                                                  "position": int(q["position"])})
-        cands = cands[cands["model_key"] == model] if cands is not None and model else cands.iloc[0:0]
-        if len(cands):
-            row = cands.iloc[0]
-            top = pd.DataFrame({"Candidate (the model's own tokens)": [labels.visible(t) for t in row["candidate_tokens"]],
-                                "Probability (%)": [100 * p for p in row["candidate_probabilities"]]})
-            st.markdown(f"**{labels.model_name(model)}**'s most probable next tokens here:")
-            st.dataframe(top, hide_index=True, width="content",
-                         column_config={"Probability (%)": st.column_config.NumberColumn(format="%.1f")})
-        elif model:
-            st.info(f"{labels.model_name(model)} has no token starting exactly here, so no prediction at this point.")
-        st.button("Next position", type="primary", key="t1_continue", on_click=game.update, kwargs={"revealed": None})
-
-    # ---- the running score: the macros of mart_live_top1_players over this player's answers
+        reveal(q, revealed)
     if len(mine):  # the guess's callback ran before this rerun, so `mine` (read above) holds it
-        keys = mine[["corpus", "doc_id"]].drop_duplicates()
-        q_rows = pd.concat([data.rows("mart_live_top1_questions", where={"corpus": c, "doc_id": d})
-                            for c, d in keys.itertuples(index=False)], ignore_index=True)
-        c_rows = pd.concat([data.rows("mart_live_top1_model_candidates", where={"corpus": c, "doc_id": d})
-                            for c, d in keys.itertuples(index=False)], ignore_index=True)
-        study = live_games.run_macro("{{ top1_study_players('players') }}",
-                                     {"players": data.table("mart_top1_player_accuracy")})
-        score = live_games.run_macro(
-            "with outcomes as ({{ top1_answer_outcomes('answers', 'questions', 'candidates') }}), "
-            "summary as ({{ top1_player_summary('outcomes', 'study') }}) select * from summary",
-            {"answers": mine, "questions": q_rows, "candidates": c_rows, "study": study[["accuracy"]]})
-        first = score.iloc[0]
-        m = score[score["model_key"] == model]
-        st.subheader("Your score")
-        k1, k2, k3 = st.columns(3)
-        k1.metric("Your top-1 accuracy", f"{100 * first['accuracy']:.0f}%",
-                  help=f"{int(first['n_correct'])} right of {int(first['n_answers'])} guesses")
-        if len(m):
-            mm = m.iloc[0]
-            k2.metric(f"{labels.model_name(model)} on the same positions", f"{100 * mm['model_accuracy']:.0f}%",
-                      delta=f"you: {100 * mm['accuracy_same_positions']:.0f}% there", delta_color="off",
-                      help=f"on the {int(mm['n_model_positions'])} of your positions where the model has a token "
-                           "starting at the same point")
-        below = first["share_of_study_players_below"]
-        if pd.notna(below):
-            k3.metric("Study players you beat", f"{100 * below:.0f}%",
-                      help=f"of the study's {int(first['n_study_players'])} players with at least 50 answers "
-                           "(ties count half)")
-        hist = alt.Chart(study).mark_bar(color="#9ecae1").encode(
-            alt.X("accuracy:Q", bin=alt.Bin(step=0.05), title="Top-1 accuracy (share of guesses right)",
-                  axis=alt.Axis(format="%")),
-            alt.Y("count():Q", title="Study players"),
-            alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#9ecae1", "#d62728"]),
-                      title=None)).transform_calculate(who="'study players'")
-        you = alt.Chart(pd.DataFrame({"accuracy": [first["accuracy"]], "who": ["you"]})).mark_rule(
-            strokeWidth=3).encode(x="accuracy:Q", color=alt.Color("who:N"))
-        charts.show((hist + you).properties(height=220), "You among the study's players: top-1 accuracy",
-                    "A histogram of the study's players' top-1 accuracies, with a red line at yours.")
+        running_score(mine)
+
+
+def answer_area(q: pd.Series, context: str) -> None:
+    """The answer: a token searched and picked, or a word typed; the Guess button."""
+    index, by_display, token_of = vocabulary_index(data.require_snapshot().snapshot_id)
+    how = st.radio("Answer by", ["picking a token", "typing a word"], horizontal=True, key="t1_how")
+    qkey = f"{corpus}_{game['doc_id']}_{int(q['position'])}"  # a fresh, empty answer box for every question
+    guess, mode = None, "list"
+    if how == "picking a token":
+        # search first, then pick among the matches: sending all 50,257 options to the browser on every rerun
+        # made each answer slow with several players at once
+        c_search, c_pick = st.columns([1, 2])
+        query = c_search.text_input(f"Search the game's {len(by_display):,} GPT-2 tokens",
+                                    key=f"t1_search_{qkey}", placeholder="e.g. the",
+                                    help="␣ is a space and ↵ a newline, as in the list; a leading space is part of a "
+                                         "word's token (␣the, not the)")
+        typed = (query or "").replace("␣", " ").replace("↵", "\n")
+        hits = index.iloc[0:0]
+        too_long = live_games.too_long_message("Your search", typed, live.MAX_GUESS_CHARS)
+        if too_long:
+            c_search.warning(too_long)
+        elif typed:
+            hits = search_vocabulary(index, typed, after_space=context[-1:] in ("", " ", "\n", "\t"))
+        tid = c_pick.selectbox("The next token (␣ is a space, ↵ a newline)", list(hits["token_id"]), index=None,
+                               format_func=lambda i: by_display[i], key=f"t1_pick_{qkey}",
+                               placeholder="search on the left, then pick" if hits.empty
+                               else f"{len(hits)} matching tokens: pick one", disabled=hits.empty)
+        guess = None if tid is None else token_of[tid]
+    else:
+        word = st.text_input("Your word", key=f"t1_word_{qkey}",
+                             placeholder=f"one GPT-2 token, at most {live.MAX_GUESS_CHARS} characters")
+        too_long = live_games.too_long_message("Your word", word, live.MAX_GUESS_CHARS)
+        if too_long:
+            st.warning(too_long)
+        elif word:
+            spaced = context[-1:] not in ("", " ", "\n", "\t") and not word.startswith(" ")
+            guess, mode = (" " + word if spaced else word), "typed"
+            st.caption(f"Sent as the token {labels.visible(guess)}"
+                       + (" (a word after a space starts with one)" if spaced else ""))
+    st.button("Guess", type="primary", key="t1_guess", disabled=guess is None, on_click=_guess,
+              args=(int(q["position"]), guess, mode))
+    if st.session_state.get("t1_error"):
+        st.error(st.session_state.pop("t1_error"))
+
+
+def reveal(q: pd.Series, revealed: dict) -> None:
+    """The true token against the guess, and the model's candidates at this point."""
+    right = revealed["guess"] == q["true_token"]
+    (st.success if right else st.error)(
+        f"The next token was **{labels.visible(q['true_token'])}**; you guessed "
+        f"**{labels.visible(revealed['guess'])}**: {'right' if right else 'not it'}.")
+    cands = data.rows("mart_live_top1_model_candidates", where={"corpus": corpus, "doc_id": game["doc_id"],
+                                                              "position": int(q["position"])})
+    cands = cands[cands["model_key"] == model] if cands is not None and model else cands.iloc[0:0]
+    if len(cands):
+        row = cands.iloc[0]
+        top = pd.DataFrame({"Candidate (the model's own tokens)": [labels.visible(t) for t in row["candidate_tokens"]],
+                            "Probability (%)": [100 * p for p in row["candidate_probabilities"]]})
+        st.markdown(f"**{labels.model_name(model)}**'s most probable next tokens here:")
+        st.dataframe(top, hide_index=True, width="content",
+                     column_config={"Probability (%)": st.column_config.NumberColumn(format="%.1f")})
+    elif model:
+        st.info(f"{labels.model_name(model)} has no token starting exactly here, so no prediction at this point.")
+    st.button("Next position", type="primary", key="t1_continue", on_click=game.update, kwargs={"revealed": None})
+
+
+def running_score(mine: pd.DataFrame) -> None:
+    """The running score: the macros of mart_live_top1_players over this player's answers."""
+    keys = mine[["corpus", "doc_id"]].drop_duplicates()
+    q_rows = pd.concat([data.rows("mart_live_top1_questions", where={"corpus": c, "doc_id": d})
+                        for c, d in keys.itertuples(index=False)], ignore_index=True)
+    c_rows = pd.concat([data.rows("mart_live_top1_model_candidates", where={"corpus": c, "doc_id": d})
+                        for c, d in keys.itertuples(index=False)], ignore_index=True)
+    study = live_games.run_macro("{{ top1_study_players('players') }}",
+                                 {"players": data.table("mart_top1_player_accuracy")})
+    score = live_games.run_macro(
+        "with outcomes as ({{ top1_answer_outcomes('answers', 'questions', 'candidates') }}), "
+        "summary as ({{ top1_player_summary('outcomes', 'study') }}) select * from summary",
+        {"answers": mine, "questions": q_rows, "candidates": c_rows, "study": study[["accuracy"]]})
+    first = score.iloc[0]
+    m = score[score["model_key"] == model]
+    st.subheader("Your score")
+    k1, k2, k3 = st.columns(3)
+    k1.metric("Your top-1 accuracy", f"{100 * first['accuracy']:.0f}%",
+              help=f"{int(first['n_correct'])} right of {int(first['n_answers'])} guesses")
+    if len(m):
+        mm = m.iloc[0]
+        k2.metric(f"{labels.model_name(model)} on the same positions", f"{100 * mm['model_accuracy']:.0f}%",
+                  delta=f"you: {100 * mm['accuracy_same_positions']:.0f}% there", delta_color="off",
+                  help=f"on the {int(mm['n_model_positions'])} of your positions where the model has a token "
+                       "starting at the same point")
+    below = first["share_of_study_players_below"]
+    if pd.notna(below):
+        k3.metric("Study players you beat", f"{100 * below:.0f}%",
+                  help=f"of the study's {int(first['n_study_players'])} players with at least 50 answers "
+                       "(ties count half)")
+    hist = alt.Chart(study).mark_bar(color="#9ecae1").encode(
+        alt.X("accuracy:Q", bin=alt.Bin(step=0.05), title="Top-1 accuracy (share of guesses right)",
+              axis=alt.Axis(format="%")),
+        alt.Y("count():Q", title="Study players"),
+        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#9ecae1", "#d62728"]),
+                  title=None)).transform_calculate(who="'study players'")
+    you = alt.Chart(pd.DataFrame({"accuracy": [first["accuracy"]], "who": ["you"]})).mark_rule(
+        strokeWidth=3).encode(x="accuracy:Q", color=alt.Color("who:N"))
+    charts.show((hist + you).properties(height=220), "You among the study's players: top-1 accuracy",
+                "A histogram of the study's players' top-1 accuracies, with a red line at yours.")
 
 
 play()
