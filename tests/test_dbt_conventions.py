@@ -320,3 +320,19 @@ def test_generic_tests_carry_dbt_utils_names():
                                                                    "unique_combination_of_columns"}))
 def test_the_dbt_utils_tests_the_project_uses_are_its_own(name):
     assert name in _defined_tests(), f"{name} is used but no longer defined in dbt_project/tests/generic"
+
+
+def test_no_data_test_only_warns():
+    """Issue 33: 72 data tests (70 schema tests and two singular ones: token spans against their documents, a
+    run's corpus version against the corpus's) had severity warn, and the warnings were thrown away, so wrong
+    data failed nothing. A data test is an error: it stops the build and the published snapshot stays as it
+    was. (The conftest fixtures also assert that their builds return no warning.)"""
+    found = []
+    for path in sorted(DBT_PROJECT_DIR.rglob("*")):
+        if path.suffix in (".yml", ".yaml", ".sql") and "target" not in path.parts:
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"severity\s*[:=]\s*['\"]?warn", text, re.IGNORECASE):
+                found.append(str(path.relative_to(DBT_PROJECT_DIR)))
+    assert found == []
+    project = yaml.safe_load((DBT_PROJECT_DIR / "dbt_project.yml").read_text())
+    assert project["data_tests"]["predictabase"]["+severity"] == "error"

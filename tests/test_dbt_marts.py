@@ -173,3 +173,49 @@ def test_schema_test_failure_raises(built):
     finally:
         run_json.write_text(good)
     assert "accepted_values_mart_models_source" in str(err.value)
+
+
+def _copy_of(built, tmp_path):
+    """A copy of the session's fixture warehouse to break (the shared one stays as it is)."""
+    import shutil
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(built.paths.warehouse, p.warehouse)
+    return p
+
+
+PERPLEXITY_SELECT = ("path:models/staging/core path:models/staging/perplexity path:models/intermediate/perplexity "
+                     "path:seeds/perplexity path:tests/perplexity")
+
+
+def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_path):
+    """Issue 33: `assert_token_spans_match_documents` only warned, and the warnings were thrown away, so broken
+    character spans (which make n_chars and n_words wrong) failed nothing. Now the build fails and names it,
+    and the published snapshot is the one from before."""
+    import pyarrow.parquet as pq
+    p = _copy_of(built, tmp_path)
+    assert dbt_build(p, select=PERPLEXITY_SELECT) == []  # as built: no warning, no failure
+    before = p.marts.read_bytes()
+    run_dir = p.token_scores / built.run_dirs["uclnew0000000002"].relative_to(built.paths.token_scores)
+    part = sorted(run_dir.glob("part-*.parquet"))[0]
+    table = pq.read_table(part)
+    texts = table.column("token_text").to_pylist()
+    texts[1] = texts[1] + "x"  # one token's text no longer the document's characters at its span
+    pq.write_table(table.set_column(table.schema.get_field_index("token_text"), "token_text",
+                                    __import__("pyarrow").array(texts)), part)
+    with pytest.raises(BuildError) as err:
+        dbt_build(p, select=PERPLEXITY_SELECT)
+    assert "assert_token_spans_match_documents" in str(err.value)
+    assert p.marts.read_bytes() == before
+
+
+def test_a_run_scored_on_another_corpus_version_fails_the_build(built, tmp_path):
+    """Issue 33: `assert_used_runs_match_corpus_version` only warned: a corpus re-ingested with other content
+    after scoring kept feeding the marts in silence. Now the build fails and names it."""
+    p = _copy_of(built, tmp_path)
+    run_json = p.token_scores / built.run_dirs["uclnew0000000002"].relative_to(built.paths.token_scores) / "_run.json"
+    run = json.loads(run_json.read_text())
+    run["corpus_version"] = "0" * 64
+    run_json.write_text(json.dumps(run))
+    with pytest.raises(BuildError) as err:
+        dbt_build(p, select=PERPLEXITY_SELECT)
+    assert "assert_used_runs_match_corpus_version" in str(err.value)
