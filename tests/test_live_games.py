@@ -634,7 +634,7 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
         asked = [r[0] for r in _marts(p, "SELECT position FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
                                          "AND doc_id = ? AND NOT coalesce(is_impossible, false) ORDER BY position",
                                       [doc])]
-        assert int(position) == asked[0] and len(asked) > 1
+        assert int(position) == asked[0]  # a passage may have one question only: then it is the last one
         catalog = live.Catalog.from_snapshot(p.marts)
         for k, pos in enumerate(asked[1:]):  # sessions of 20 answers: the store's rate limit is per session
             live.record_top1(store, catalog, player_id=code, session_id=f"s{k // 20:04d}abcdef", corpus="lm_game",

@@ -42,8 +42,12 @@ def test_every_predictor_has_every_comparison_with_a_value_or_a_reason(con):
     wide = con.execute("SELECT predictor, pairwise_perplexity, bits_per_byte_ucl, bits_per_byte_ucl_null_reason "
                        "FROM mart_scoreboard").fetchall()
     assert len(wide) == len(predictors)
+    assert {p for p, ppl, *_ in wide if ppl is not None} >= {"humans", "gpt2", "gpt2-medium", "two-layer-14m"}
     for predictor, ppl, bpb, why in wide:
-        assert ppl == _cell(con, predictor, "pairwise_perplexity")["value"] or (ppl is None and predictor != "humans")
+        # the same value as the long mart, NULL exactly where it gives a reason (issue 33: an `or` passed any NULL)
+        cell = _cell(con, predictor, "pairwise_perplexity")
+        assert ppl == (None if math.isnan(cell["value"]) else cell["value"]), predictor
+        assert (ppl is None) == isinstance(cell["null_reason"], str), (predictor, cell["null_reason"])
         long = _cell(con, predictor, "bits_per_byte_ucl")
         assert (bpb, why) == (None if math.isnan(long["value"]) else long["value"], long["null_reason"])
 

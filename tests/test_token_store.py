@@ -126,9 +126,25 @@ def test_arrow_fits_is_strict():
     assert not arrow_fits(pa.string(), "double") and not arrow_fits(pa.int32(), "integer[]")
 
 
-def test_dbt_fixture_writes_the_store_schema():
-    from tests.dbt_fixtures import TOKEN_SCHEMA
-    assert TOKEN_SCHEMA is store.SCHEMA or TOKEN_SCHEMA.equals(store.SCHEMA)
+def test_dbt_fixture_writes_the_store_schema(tmp_path):
+    """The dbt tests' fixture writes run directories the scorer's store reads as its own: the part files
+    have the store's schema, field by field, and the store counts their documents and rows. (It compared
+    TOKEN_SCHEMA with store.SCHEMA, its own definition: issue 33.)"""
+    from predictabase.config import paths as make_paths
+    from tests.dbt_fixtures import Fixture, token_rows, write_run
+    fx = Fixture(make_paths(tmp_path / "warehouse"))
+    rows = (token_rows("r1", "m", "ucl", "1", "A cat sat.", [(0, 1), (1, 5), (5, 9), (9, 10)], [None, -1.5, -2.0, -0.5])
+            + token_rows("r1", "m", "ucl", "2", "Dogs run.", [(0, 4), (4, 8), (8, 9)], [None, -3.0, -0.25]))
+    run = write_run(fx, "r1", "m", "ucl", rows, meta={})
+    parts = store.part_files(run)
+    assert len(parts) == 2
+    for part in parts:
+        written = pq.read_schema(part).remove_metadata()
+        assert [(f.name, f.type, f.nullable) for f in written] == \
+            [(f.name, f.type, f.nullable) for f in store.SCHEMA.remove_metadata()]
+    assert store.done_doc_ids(run) == {"1", "2"}
+    assert store.count_rows(run)[1] == len(rows) == 7
+    assert store.read_run(run).n_tokens == 7
 
 
 # --- the run record ---------------------------------------------------------------------------------
