@@ -39,7 +39,7 @@ def whole_number_ticks(values, most: int = 6) -> list[int]:
     v = [int(x) for x in pd.Series(values, dtype="Float64").dropna()]  # NaN and NA (a cell with no rank) are not ticks
     if not v:
         return []
-    lo, hi = int(min(v)), int(max(v))
+    lo, hi = min(v), max(v)
     step = max(1, -(-(hi - lo) // (most - 1)))
     ticks = list(range(lo, hi + 1, step))
     return ticks if ticks[-1] == hi else ticks + [hi]

@@ -151,13 +151,17 @@ def _cached_table(path: str, snapshot_id: str, name: str) -> pd.DataFrame:
     return _read(path, snapshot_id, f'SELECT * FROM main."{name}"')
 
 
+def _quote(column: str) -> str:
+    """A column name as a quoted SQL identifier."""
+    return '"' + column.replace('"', '""') + '"'
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cached_rows(path: str, snapshot_id: str, name: str, columns: tuple[str, ...],
                  where: tuple[tuple[str, object], ...], order_by: tuple[str, ...], arrow: bool = False):
-    quote = lambda c: '"' + c.replace('"', '""') + '"'  # noqa: E731
-    cols = ", ".join(map(quote, columns)) if columns else "*"
-    cond = " AND ".join(f"{quote(c)} = ?" for c, _ in where) or "true"
-    order = f" ORDER BY {', '.join(map(quote, order_by))}" if order_by else ""
+    cols = ", ".join(map(_quote, columns)) if columns else "*"
+    cond = " AND ".join(f"{_quote(c)} = ?" for c, _ in where) or "true"
+    order = f" ORDER BY {', '.join(map(_quote, order_by))}" if order_by else ""
     return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where],
                  arrow)
 
@@ -211,7 +215,7 @@ def table(name: str) -> pd.DataFrame | None:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _shared_table(path: str, snapshot_id: str, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
-    cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+    cols = ", ".join(map(_quote, columns)) if columns else "*"
     return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}"')
 
 

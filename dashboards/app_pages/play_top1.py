@@ -227,7 +227,7 @@ def running_score(mine: pd.DataFrame) -> None:
     c_rows = pd.concat([data.rows("mart_live_top1_model_candidates", where={"corpus": c, "doc_id": d})
                         for c, d in keys.itertuples(index=False)], ignore_index=True)
     study = live_games.run_macro("{{ top1_study_players('players') }}",
-                                 {"players": data.table("mart_top1_player_accuracy")})
+                                 {"players": data.shared("mart_top1_player_accuracy")})
     score = live_games.run_macro(
         "with outcomes as ({{ top1_answer_outcomes('answers', 'questions', 'candidates') }}), "
         "summary as ({{ top1_player_summary('outcomes', 'study') }}) select * from summary",
