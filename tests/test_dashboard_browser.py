@@ -157,6 +157,28 @@ class Page:
             if self.page.locator(APP_READY).count():
                 break
 
+    def _finished_runs(self) -> int:
+        """How many script runs (fragment runs too) have ended since the page's first call here: a
+        MutationObserver counts each change of the app's script state away from "running"."""
+        return self.page.evaluate("""() => {
+            if (window.__finishedRuns === undefined) {
+                window.__finishedRuns = 0;
+                new MutationObserver(records => records.forEach(r => {
+                    if (r.oldValue === "running") window.__finishedRuns++;
+                })).observe(document.querySelector('[data-testid="stApp"]'),
+                            {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
+            }
+            return window.__finishedRuns;
+        }""")
+
+    def after_rerun(self, action) -> None:
+        """Do `action` (a click, a key) and wait for the script run it starts to end, then for the page to settle:
+        the page's own state, not a clock (issue 33: waiting for idle alone returned before the run began)."""
+        before = self._finished_runs()
+        action()
+        self.page.wait_for_function("n => window.__finishedRuns > n", arg=before, timeout=120_000)
+        self.wait_idle()
+
     def open(self, url: str) -> None:
         self.page.goto(url)
         self.page.wait_for_selector('[data-testid="stMain"] h1')
@@ -283,16 +305,32 @@ def test_home_page(app, page):
 
 
 def test_perplexity_metric_selector(app, page):
+    """Each metric picked in the box: the test waits for the script's run after the pick (the page's own state,
+    not a clock), then the URL holds the metric, the chart is titled by it, and its x axis spans the fixture's
+    values of that metric (issue 33: the test once checked before the page had changed, and asserted no value)."""
+    import duckdb
+    with duckdb.connect(str(app["paths"].marts), read_only=True) as con:
+        spans = {m: con.execute(f"SELECT min({m}), max({m}) FROM mart_model_perplexity").fetchone()
+                 for m in ["bits_per_char", "word_perplexity", "normalized_perplexity", "token_perplexity",
+                           "bits_per_byte"]}
     page.open(app["url"] + PAGES["perplexity"])
-    for label in ["Bits per byte (bits/byte)", "Bits per character (bits/char)", "Word perplexity (per word)",
-                  "Normalized perplexity (token perplexity / vocabulary size)", "Token perplexity (per token)"]:
+    for key, label in [("bits_per_char", "Bits per character (bits/char)"),
+                       ("word_perplexity", "Word perplexity (per word)"),
+                       ("normalized_perplexity", "Normalized perplexity (token perplexity / vocabulary size)"),
+                       ("token_perplexity", "Token perplexity (per token)"),
+                       ("bits_per_byte", "Bits per byte (bits/byte)")]:
         page.page.locator('[data-testid="stSelectbox"]').first.click()
-        page.page.get_by_role("option", name=label, exact=True).click()
-        page.page.get_by_text(label).first.wait_for()
-        page.wait_idle()
+        page.after_rerun(lambda: page.page.get_by_role("option", name=label, exact=True).click())
         page.assert_no_exception()
-        page.page.locator('[data-testid="stVegaLiteChart"]').locator("canvas, svg").first.wait_for()
-        if label.startswith("Bits per byte"):
+        assert _query(page).get("metric", ["bits_per_byte"]) == [key]  # the default leaves the URL clean
+        assert _chart_titles(page, 1) == [f"{label} by corpus and model"]
+        axis = page.page.locator('[data-testid="stVegaLiteChart"] [aria-roledescription="axis"][aria-label^="X-axis"]')
+        said = axis.get_attribute("aria-label")  # Vega's: "X-axis titled '…' for a linear scale with values from a to b"
+        span = re.search(r"values from ([\d.,e+-]+) to ([\d.,e+-]+)", said or "")
+        assert span, (key, said)
+        lo, hi = (float(v.replace(",", "")) for v in span.groups())
+        assert lo <= spans[key][0] and spans[key][1] <= hi and hi < 10 * spans[key][1], (key, said, spans[key])
+        if key == "bits_per_byte":
             page.screenshot("perplexity_bits_per_byte")
 
 
@@ -814,45 +852,92 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
 # every page opens with its finding: one sentence with a number read from the page's marts
 
 
-def _exposure_marts() -> dict[str, list[str]]:
-    """{url path: the marts its dbt exposure lists} (tests/test_dbt_conventions.py keeps them the pages' reads)."""
-    import yaml
+_SCOREBOARD_FINDING = """
+    WITH g AS (SELECT *, CASE WHEN gap_kind LIKE 'ratio%' THEN 1.0 ELSE 0.0 END AS no_difference
+               FROM mart_scoreboard_gaps),
+         c AS (SELECT *, coalesce(NOT (gap_ci_low <= no_difference AND no_difference <= gap_ci_high), false) AS clear
+               FROM g)
+    SELECT count(*) FILTER (WHERE clear AND NOT humans_better) AS model_wins, count(*) AS comparisons,
+           arg_min(humans_value, sort_order) AS first_humans, arg_min(best_value, sort_order) AS first_best FROM c"""
+# The numbers each page's opening sentence must print, computed here in SQL from the marts the page reads (apart
+# from the page's pandas). Every value of every row must be in the sentence as printed: rounded to the places
+# shown, a share as a percent, "a × 10⁻²" as a times 10⁻². Reading times: the page's default view.
+FINDING_NUMBERS = {
+    "home": _SCOREBOARD_FINDING,
+    "scoreboard": _SCOREBOARD_FINDING,
+    "perplexity": """
+        WITH n AS (SELECT corpus, count(DISTINCT model_key) AS k FROM mart_model_perplexity
+                   WHERE bits_per_byte IS NOT NULL GROUP BY corpus),
+             c AS (SELECT corpus FROM n ORDER BY k DESC, corpus <> 'natural_stories', corpus LIMIT 1)
+        SELECT bits_per_byte FROM mart_model_perplexity WHERE corpus = (SELECT corpus FROM c)
+        AND bits_per_byte IS NOT NULL""",
+    "human_perplexity": """
+        WITH h AS (SELECT * FROM mart_pairwise_perplexity WHERE subset = 'all' AND uncertainty_method = 'two_sigma')
+        SELECT (SELECT perplexity FROM h WHERE predictor_kind = 'human' AND rounding = 'interface_11'),
+               (SELECT perplexity FROM h WHERE predictor_label LIKE 'GPT-2 small%' AND rounding = 'interface_11'),
+               (SELECT perplexity FROM h WHERE predictor_label LIKE 'GPT-2 small%' AND rounding = 'exact')""",
+    "word_surprisal": """
+        SELECT share_moved_over_1_bit FROM mart_word_surprisal_summary
+        WHERE definitions = 'LW and WT' AND n_words_with_wt > 0 AND share_moved_over_1_bit IS NOT NULL""",
+    "wild": """
+        SELECT loss_mean, (SELECT count(DISTINCT domain) FROM mart_wild_loss) FROM mart_wild_loss
+        WHERE condition IN ('with_model', 'without_model')""",
+    "sql": """
+        SELECT count(*), sum(n_rows) FROM mart_warehouse_tables
+        WHERE layer = 'mart' AND table_name IN (SELECT mart FROM snapshot_marts)""",
+    "play_pairwise": """
+        SELECT perplexity FROM mart_pairwise_player_perplexity WHERE scope = 'pooled' AND source = 'study'
+        ORDER BY question_scope LIMIT 1""",
+    "play_top1": """
+        SELECT accuracy FROM mart_top1_summary WHERE predictor_kind = 'humans' AND subset = 'all_possible'""",
+    "top1": """
+        SELECT n, accuracy, human_accuracy_same_questions FROM mart_top1_summary
+        WHERE predictor_kind = 'model' AND subset = 'word_tokens' AND n IS NOT NULL""",
+    "reading_times": """
+        WITH v AS (SELECT * FROM mart_delta_loglik WHERE status = 'ok' AND corpus = 'natural_stories'
+                   AND measure = 'spr' AND method = 'cv_means'),
+             s AS (SELECT * FROM v QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY definition = 'wt' DESC) = 1)
+        SELECT count(*) FILTER (WHERE p_value < 0.05), count(*), max(delta_loglik_nats_per_row),
+               min(delta_loglik_nats_per_row) FROM s""",
+}
+SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+PRINTED_NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(%)?")
 
-    from predictabase.config import DBT_PROJECT_DIR
-    out = {}
-    for e in yaml.safe_load((DBT_PROJECT_DIR / "models" / "exposures.yml").read_text())["exposures"]:
-        out[e["meta"]["url_path"]] = [re.search(r"ref\('(\w+)'\)", d).group(1) for d in e["depends_on"]]
-    return out
 
-
-def _mart_values(marts_path: Path, marts: list[str]) -> list[float]:
-    """Every number the marts hold: each numeric cell, each table's row count and each column's distinct count."""
+def _finding_numbers(marts_path: Path, page: str) -> list[float]:
     import duckdb
-    values: list[float] = []
-    with duckdb.connect(":memory:") as con:
-        con.execute(f"ATTACH '{marts_path}' AS s (READ_ONLY)")
-        present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                             "WHERE table_catalog = 's'").fetchall()}
-        for mart in [m for m in marts if m in present]:  # a fixture snapshot holds some of a page's marts
-            df = con.execute(f'SELECT * FROM s.main."{mart}"').fetchdf()
-            values.append(len(df))
-            for col in df.columns:
-                values.append(df[col].astype(str).nunique())
-                if df[col].dtype.kind in "if":
-                    values += [float(v) for v in df[col].dropna()]
-    return values
+    with duckdb.connect(str(marts_path), read_only=True) as con:
+        rows = con.execute(FINDING_NUMBERS[page]).fetchall()
+    values = [v for row in rows for v in row]
+    assert values and all(v is not None for v in values), (page, rows)  # the page has something to say
+    return [float(v) for v in values]
 
 
-def _from_marts(number: str, values: list[float]) -> bool:
-    """Whether `number` as printed (decimals, thousands commas, a percentage) is one of `values` rounded."""
-    x = float(number.replace(",", ""))
-    places = len(number.split(".", 1)[1]) if "." in number else 0
-    return any(abs(v * k - x) <= 0.5 * 10 ** -places + 1e-9 for v in values for k in (1, 100))
+def _printed(value: float, sentence: str) -> bool:
+    """Whether `sentence` prints `value`: some number in it, read as printed (its places, a percent, a power of
+    ten), is `value` rounded to those places."""
+    for digits, power, percent in PRINTED_NUMBER.findall(sentence):
+        x = float(digits.replace(",", ""))
+        places = len(digits.split(".", 1)[1]) if "." in digits else 0
+        scale = 10.0 ** int(power.translate(SUPERSCRIPT)) if power else 1.0
+        scale /= 100 if percent else 1
+        if abs(value - x * scale) <= (0.5 * 10 ** -places + 1e-9) * scale:
+            return True
+    return False
 
 
-def _assert_opens_with_finding(pg, url: str, name: str, marts_path: Path, marts: list[str]) -> str:
+def test_printed_reads_places_percents_and_powers_of_ten():
+    """The checker itself: it takes the rounded value, and only that."""
+    s = "13 of 13 models: most for A (3.60 × 10⁻² nats per word); 28.6% and 2,052,325 rows; 0.98 bits"
+    assert _printed(0.03604, s) and _printed(0.2864, s) and _printed(2052325, s) and _printed(0.976, s)
+    assert _printed(13, s)
+    assert not _printed(0.0362, s) and not _printed(0.2876, s) and not _printed(2052326, s)
+    assert not _printed(0.99, s) and not _printed(3.6, s) and not _printed(28.6, s) and not _printed(12, s)
+
+
+def _assert_opens_with_finding(pg, url: str, name: str, marts_path: Path) -> str:
     """The first element under the page's title is a sentence (markdown, not a caption, an alert or a chart)
-    holding at least one number equal to a value of `marts`, as printed; the sentence."""
+    printing every number FINDING_NUMBERS computes for it from its marts; the sentence."""
     pg.open(url)
     pg.assert_no_exception()
     elements = pg.page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]')
@@ -862,8 +947,8 @@ def _assert_opens_with_finding(pg, url: str, name: str, marts_path: Path, marts:
     assert first.locator('[data-testid="stCaptionContainer"]').count() == 0, f"{name}: a caption comes first"
     sentence = first.inner_text().strip()
     assert sentence.endswith((".", ".)")) and len(sentence.split()) >= 6, (name, sentence)
-    numbers = re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", sentence)
-    assert any(_from_marts(n, _mart_values(marts_path, marts)) for n in numbers), (name, sentence)
+    missing = [v for v in _finding_numbers(marts_path, name) if not _printed(v, sentence)]
+    assert not missing, (name, sentence, missing)
     return sentence
 
 
@@ -872,22 +957,19 @@ def test_every_page_opens_with_a_sentence_holding_a_number_from_its_marts(real_a
     note) are checked on snapshots that have it: the reading-times and top-1 pages below, the next-word page in
     tests/test_next_word_dashboard.py (its finding, `at.markdown[0]`, on a warehouse with a model's cloze scores),
     the live top-1 game in tests/test_live_games.py (on a warehouse with the LM game's documents)."""
-    exposures = _exposure_marts()
     for name, path in PAGES.items():
         if name in ("top1", "next_word", "reading_times", "play_top1"):
             continue
-        _assert_opens_with_finding(real_page, real_app["url"] + path, name, real_app["paths"].marts,
-                                   exposures[path.strip("/") or "home"])
+        _assert_opens_with_finding(real_page, real_app["url"] + path, name, real_app["paths"].marts)
 
 
 def test_reading_times_and_top1_open_with_their_finding(views_app, views_page):
     """The two pages on the fixture snapshot that has their marts (mart_delta_loglik, the top-1 marts)."""
-    exposures = _exposure_marts()
     sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["reading_times"], "reading_times",
-                                          views_app["paths"].marts, exposures["reading-times"])
+                                          views_app["paths"].marts)
     assert "improves the prediction of reading times" in sentence
     sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["top1"], "top1",
-                                          views_app["paths"].marts, exposures["top1"])
+                                          views_app["paths"].marts)
     assert "players" in sentence
 
 

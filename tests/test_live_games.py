@@ -9,6 +9,7 @@ the LM game's documents, top-1 guesses and vocabulary ingested and their marts b
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sqlite3
@@ -21,7 +22,7 @@ import pytest
 from predictabase import live
 from predictabase.config import paths as make_paths
 
-from .test_dashboard_browser import PAGES, Page, _assert_opens_with_finding, _exposure_marts, browser, serving  # noqa: F401
+from .test_dashboard_browser import PAGES, Page, _assert_opens_with_finding, browser, serving  # noqa: F401
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -92,8 +93,7 @@ def _guess_and_reveal(page: Page) -> str:
 
 def _play_top1(page: Page, url: str, marts) -> dict:
     pg = page.page
-    sentence = _assert_opens_with_finding(page, url + PAGES["play_top1"], "play_top1", marts,
-                                          _exposure_marts()["play-top1"])
+    sentence = _assert_opens_with_finding(page, url + PAGES["play_top1"], "play_top1", marts)
     assert "next token" in sentence
     pg.get_by_role("button", name="Play anonymously").click()
     pg.get_by_text("Playing as").wait_for()
@@ -270,7 +270,9 @@ def test_a_broken_store_is_refused_in_one_line_and_changes_nothing(live_wh, tmp_
     assert p.marts.read_bytes() == marts
 
 
-CLIENTS = 8        # browsers answering at once against one app (bounded: this machine has 2 cores)
+# browsers answering at once against one app: two per core, 4 to 8 (a 2-core machine runs 4 browsers beside the
+# server; 8 on 2 cores measured the browsers, not the app, and timed out under load: issue 33)
+CLIENTS = max(4, min(8, 2 * (os.cpu_count() or 2)))
 GUESSES = 3        # top-1 guesses each
 TRAINING = 2       # pairwise training answers each
 
