@@ -86,8 +86,7 @@ def _guess_and_reveal(page: Page) -> str:
     pg.get_by_role("button", name="Next position").wait_for()
     page.wait_idle()
     text = pg.locator('[data-testid="stMain"]').inner_text()
-    pg.get_by_role("button", name="Next position").click()
-    page.wait_idle()
+    page.after_rerun(pg.get_by_role("button", name="Next position").click)
     return text
 
 
@@ -112,8 +111,7 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     reveals.append(_guess_and_reveal(page))
     # another corpus: UCL, which the tiny GPT-2 scored, so its candidates are shown
     pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts").click()
-    pg.get_by_role("option", name=re.compile("UCL")).first.click()
-    page.wait_idle()
+    page.after_rerun(pg.get_by_role("option", name=re.compile("UCL")).first.click)
     pg.get_by_text("picking a token").click()
     _pick_token(page, "the", "␣the")
     pg.get_by_role("button", name="Guess").click()
@@ -151,8 +149,7 @@ def _play_pairwise(page: Page, url: str) -> dict:
     training = [one("80%")]
     assert "points" in training[0] and "was the original" in training[0]
     pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
-    pg.get_by_role("option", name="5", exact=True).click()
-    page.wait_idle()
+    page.after_rerun(pg.get_by_role("option", name="5", exact=True).click)  # 5, not the default 10
     pg.get_by_role("button", name="Start the real game").click()
     rounds = [one(c) for c in ("70%", "30%", "99%", "10%", "60%")]
     pg.get_by_text("Your perplexity").first.wait_for()
@@ -449,8 +446,7 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
                 sum(w for _, w in expected), abs=0.051)
 
             pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
-            pg.get_by_role("option", name="5", exact=True).click()
-            page.wait_idle()
+            page.after_rerun(pg.get_by_role("option", name="5", exact=True).click)
             pg.get_by_role("button", name="Start the real game").click()
             for choice in ("70%", "30%", "99%", "10%", "60%"):
                 page.wait_idle()
@@ -567,8 +563,7 @@ def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
             context = pg.locator('[data-testid="stCode"]').first.inner_text()
             if not context.rstrip("▌").endswith(("\n", " ")) and context.rstrip("▌"):
                 break
-            pg.get_by_role("button", name="New passage").click()
-            page.wait_idle()
+            page.after_rerun(pg.get_by_role("button", name="New passage").click)
         header = re.search(r"passage (\S+)\*?\*?, question (\d+)", pg.locator('[data-testid="stMain"]').inner_text())
         doc, position = header.group(1), int(header.group(2))
         impossible = _marts(p, "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
