@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -229,10 +228,3 @@ def numpy_bootstrap(doc_nats: np.ndarray, doc_tokens: np.ndarray, b: int = 4000,
     return float(np.quantile(ppl, 0.025)), float(np.quantile(ppl, 0.975))
 
 
-def fetch_all(db: Path, sql: str) -> list[tuple]:
-    """Rows of a query on a DuckDB file, opened read-only and closed again."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()

@@ -6,7 +6,6 @@ import math
 import os
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from predictabase.config import paths as make_paths
@@ -14,6 +13,7 @@ from ingest.datasets import cloze
 from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from tests.helpers import q
 
 DIST = dataset("ucl_cloze_distributions").file("distributions")
 CLOZE_NAMES = ["provo", "ucl", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions"]
@@ -43,11 +43,6 @@ def cloze_warehouse(mirror: Path, tmp_path_factory):
     finally:
         os.environ.pop("DBT_INDIRECT_SELECTION", None)
     return p, counts, again
-
-
-def q(p, sql: str) -> list[tuple]:
-    with duckdb.connect(str(p.duckdb), read_only=True) as con:
-        return con.execute(sql).fetchall()
 
 
 # --------------------------------------------------------------------------- the parser

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 
-import duckdb
 import polars as pl
 import pytest
 
@@ -14,6 +13,7 @@ from ingest.datasets.corpora import LAST_NOTES, NAMES
 from ingest.datasets.registry import ingest_corpora as ingest, prepare_all
 from ingest.datasets._common import write_corpus
 from ingest.raw import connect
+from tests.helpers import q
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +32,6 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
 
 
 LOADS: dict = {}
-
-
-def q(p: Paths, sql: str, *args) -> list[tuple]:
-    con = duckdb.connect(str(p.duckdb), read_only=True)
-    try:
-        return con.execute(sql, list(args)).fetchall()
-    finally:
-        con.close()
 
 
 def test_real_counts(wh):

@@ -3,7 +3,6 @@
 its values and the snapshot's provenance line; no request leaves this machine."""
 from __future__ import annotations
 
-import io
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "dbt_project" / "python"))
 import reading_regression as rr  # noqa: E402
 
-from tests.dbt_fixtures import fetch_all  # noqa: E402
+from tests.helpers import fetch_all  # noqa: E402
+from tests.helpers import q
 
 READING_INGEST = ["provo", "natural_stories_spr", "ucl_spr", "word_frequencies", "provo_eye_tracking", "ucl_fixations",
                   "provo_cloze", "ucl_cloze", "ucl_cloze_distributions", "ucl_imported_surprisal", "pimentel_meister_surprisal",
@@ -151,10 +152,6 @@ def reg(real_warehouse, tmp_path_factory):
     dbt_build(p, select="+tag:regression")
     publish(p, allow_shrink=True)
     return p
-
-
-def q(p, sql):
-    return fetch_all(p.duckdb, sql)
 
 
 def test_spillover_is_null_at_text_starts_and_points_at_the_previous_words(reg):

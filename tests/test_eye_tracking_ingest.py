@@ -5,8 +5,6 @@ does not join), the fixation order, per-corpus replacement and idempotency.
 """
 from __future__ import annotations
 
-import duckdb
-import polars as pl
 import pytest
 
 from predictabase.config import Paths, paths as make_paths
@@ -15,6 +13,7 @@ from ingest.datasets.registry import run_ingest
 from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec
+from tests.helpers import q
 
 JOBS = ["provo", "ucl", "provo_eye_tracking", "ucl_fixations", "ucl_eye_tracking"]
 
@@ -26,14 +25,6 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
     p.raw.symlink_to(fetched_raw.raw, target_is_directory=True)
     run_ingest(p, JOBS, show_progress=False)
     return p
-
-
-def q(p: Paths, sql: str, *args) -> list[tuple]:
-    con = duckdb.connect(str(p.duckdb), read_only=True)
-    try:
-        return con.execute(sql, list(args)).fetchall()
-    finally:
-        con.close()
 
 
 def test_counts_as_sources_md(wh):

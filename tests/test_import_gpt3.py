@@ -1,7 +1,6 @@
 """GPT-3 davinci log-probs on the Natural Stories: real file, counts, NULLs, spans."""
 from __future__ import annotations
 
-import shutil
 
 import pyarrow.parquet as pq
 import pytest

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .dbt_fixtures import fetch_all
+from tests.helpers import marts_q as q
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "dashboards" / "app_pages" / "next_word.py"
@@ -39,10 +39,6 @@ def tiny(nw_warehouse) -> str:
     [(key,)] = q(nw_warehouse, "select distinct model_key from mart_cloze_vs_model_summary")
     assert key.startswith("tiny-gpt2")
     return key
-
-
-def q(paths, sql: str) -> list[tuple]:
-    return fetch_all(paths.marts, sql)
 
 
 def _app(warehouse: Path, monkeypatch):

@@ -18,7 +18,7 @@ import pytest
 
 from predictabase.config import paths as make_paths
 from ingest.raw import connect, replace_partition
-from tests.dbt_fixtures import fetch_all
+from tests.helpers import fetch_all
 
 MY_MODELS = ("stg_words stg_eye_tracking_fixations stg_eye_tracking_measures_upstream stg_ucl_published_word_measures "
              "int_eye_tracking_measures mart_eye_tracking_measures mart_eye_tracking_word_means "

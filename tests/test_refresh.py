@@ -29,6 +29,7 @@ import pytest
 from predictabase.config import paths as make_paths
 from predictabase.fsutil import sha256_of
 from tests.test_faults import cli, cli_env, killed, start, user_error, wait_stopped
+from tests.helpers import q
 
 STEPS = ("fetch", "ingest", "score", "build")
 PERFS_JOB = "lm_game_model_perfs"  # a small job with a small downstream (raw.top1_reference_accuracies)
@@ -61,11 +62,6 @@ def ok(res) -> dict[str, str]:
     assert res.returncode == 0, (res.returncode, res.stdout[-3000:], res.stderr[-3000:])
     assert "Traceback" not in res.stderr
     return steps(res)
-
-
-def q(p: Path, sql: str, params=None):
-    with duckdb.connect(str(p), read_only=True) as con:
-        return con.execute(sql, params or []).fetchall()
 
 
 def snap(wh, sql: str):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
 from predictabase.config import paths as make_paths
 from ingest.datasets import corpora, self_paced_reading as spr
 from predictabase.errors import IngestError
+from tests.helpers import q
 
 JOBS = ["natural_stories", "ucl", "natural_stories_spr_means", "ucl_published_measures",
         "natural_stories_spr", "ucl_spr", "word_frequencies"]
@@ -38,11 +38,6 @@ def warehouse(fetched_raw, tmp_path_factory):
         mp.setenv("DBT_INDIRECT_SELECTION", "cautious")
         run_dbt(p, "build", DBT_SELECT)
     return p, counts, again, notes
-
-
-def q(p, sql: str) -> list[tuple]:
-    with duckdb.connect(str(p.duckdb), read_only=True) as con:
-        return con.execute(sql).fetchall()
 
 
 def rda(mirror: Path, spec) -> pl.DataFrame:

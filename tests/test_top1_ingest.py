@@ -14,7 +14,6 @@ import os
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from predictabase.config import Paths, paths as make_paths
@@ -23,7 +22,7 @@ from ingest.datasets.registry import JOBS, NAMES, run_ingest
 from predictabase.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset_names
-from tests.dbt_fixtures import fetch_all
+from tests.helpers import q
 
 JOBS_TOP1 = ["lm_game_top1", "lm_game_model_perfs", "lm_game_vocabulary"]
 GUESSES = "lm_game/analysis/results_raw/res_accuracy_anonym.json"
@@ -75,10 +74,6 @@ def top1_warehouse(fetched_raw: Paths, tmp_path_factory) -> Paths:
         mp.setenv("DBT_INDIRECT_SELECTION", "cautious")
         run_dbt(p, "build", DBT_SELECT)
     return p
-
-
-def q(p: Paths, sql: str) -> list[tuple]:
-    return fetch_all(p.duckdb, sql)
 
 
 # ------------------------------------------------------------------ the jobs

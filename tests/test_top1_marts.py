@@ -22,7 +22,7 @@ import torch
 
 from predictabase.config import Paths, paths as make_paths
 from ingest.datasets.registry import run_ingest
-from tests.dbt_fixtures import fetch_all
+from tests.helpers import marts_q as q
 
 N_WORD_DOCS = 25
 TESTERS = {"-6247052403041399844", "7513247084907933005", "3056584949900737159"}
@@ -59,10 +59,6 @@ def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
     dbt_build(p, select="+tag:top1")  # the top-1 domain and what it reads: every model these tests query
     publish(p)
     return p
-
-
-def q(p: Paths, sql: str) -> list[tuple]:
-    return fetch_all(p.marts, sql)
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
 from tests.user_corpus_helpers import BROWN_TITLE, brown_frames
+from tests.helpers import q
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 PM_MODELS = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "pythia-70m", "pythia-160m", "pythia-410m",
@@ -35,11 +35,6 @@ def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
     res = subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=1500, stdin=subprocess.DEVNULL)
     assert res.returncode == 0, res.stderr[-3000:]
     return res
-
-
-def q(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql, params or []).fetchall()
 
 
 def others(db: Path) -> dict[str, list[tuple]]:

@@ -22,7 +22,7 @@ from predictabase.config import DBT_PROJECT_DIR, Paths, paths as make_paths
 from predictabase.errors import ChecksumError, IngestError
 from ingest.sources.fetch import fetch_one
 from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
-from tests.dbt_fixtures import fetch_all
+from tests.helpers import q as _q
 
 DOMAINS = ["numeric", "communication", "reasoning", "writing"]
 
@@ -80,10 +80,6 @@ def built(mirror: Path, tmp_path_factory):
         yield p
     finally:
         _drop_warehouse(p)
-
-
-def _q(p: Paths, sql: str) -> list[tuple]:
-    return fetch_all(p.duckdb, sql)
 
 
 def _decrypted(mirror: Path) -> tuple[dict, dict]:

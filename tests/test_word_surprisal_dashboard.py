@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from .dbt_fixtures import fetch_all
+from tests.helpers import marts_q as q
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "dashboards" / "app_pages" / "word_surprisal.py"
@@ -72,10 +72,6 @@ def page(real_warehouse, monkeypatch):
 
 def _ok(at) -> None:
     assert not at.exception, [e.message for e in at.exception]
-
-
-def q(paths, sql: str) -> list[tuple]:
-    return fetch_all(paths.marts, sql)
 
 
 def _df(at, first_column: str, n: int | None = None):

@@ -1,0 +1,25 @@
+"""Helpers the test modules share (issue 34: thirteen modules each defined their own `q()`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+
+def fetch_all(db: Path, sql: str, params: list | tuple = ()) -> list[tuple]:
+    """Rows of a query on a DuckDB file, opened read-only and closed again."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def q(where, sql: str, *params) -> list[tuple]:
+    """Rows of `sql` on `where`: a DuckDB file, or a warehouse's paths (its working database, predictabase.duckdb)."""
+    return fetch_all(getattr(where, "duckdb", where), sql, params)
+
+
+def marts_q(paths, sql: str, *params) -> list[tuple]:
+    """Rows of `sql` on a warehouse's published snapshot (marts.duckdb)."""
+    return fetch_all(paths.marts, sql, params)
