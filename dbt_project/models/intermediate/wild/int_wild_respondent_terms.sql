@@ -6,12 +6,10 @@
 -- Columns of the other condition are NULL. Used for the Spearman correlations (Fig. 3).
 with e as (
     select respondent_id, condition, domain,
-        max(case when component = 'prompting' and instance = 1 then time_s end) as prompting_first_s,
-        avg(case when component = 'prompting' and instance > 1 then time_s end) as wrapping_s,
-        avg(case when component = 'unwrapping' then time_s end) as unwrapping_s,
-        avg(case when component = 'validating' then time_s end) as validating_s,
-        avg(case when component = 'solving' then time_s end) as solving_s,
-        avg(case when component = 'self_rating' then time_s end) as self_rating_s
+        {{- pivot_columns('max', 'component', 'time_s', {'prompting': 'prompting_first_s'}, 'instance = 1') }},
+        {{- pivot_columns('avg', 'component', 'time_s', {'prompting': 'wrapping_s'}, 'instance > 1') }},
+        {{- pivot_columns('avg', 'component', 'time_s', {'unwrapping': 'unwrapping_s', 'validating': 'validating_s',
+                                                          'solving': 'solving_s', 'self_rating': 'self_rating_s'}) }}
     from {{ ref('stg_wild_efforts') }}
     group by all
 ),

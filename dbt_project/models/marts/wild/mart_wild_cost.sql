@@ -9,19 +9,14 @@
 {% set alpha = var('wild_alpha', 1) %}{% set beta = var('wild_beta', 1) %}
 {% set gamma = var('wild_gamma', 1) %}{% set delta = var('wild_delta', 1) %}
 with eff as (
-    select domain, domain_order,
-        max(case when component = 'devising' then median_s end) as d_h_s,
-        max(case when component = 'wrapping' then median_s end) as w_h_s,
-        max(case when component = 'unwrapping' then median_s end) as u_h_s,
-        max(case when component = 'validating' then median_s end) as v_h_s,
-        max(case when component = 'solving' then median_s end) as g_h_s
+    select domain, domain_order, {{ pivot_columns('max', 'component', 'median_s', {
+        'devising': 'd_h_s', 'wrapping': 'w_h_s', 'unwrapping': 'u_h_s', 'validating': 'v_h_s', 'solving': 'g_h_s'}) }}
     from {{ ref('mart_wild_effort') }}
     group by all
 ),
 loss as (
-    select domain,
-        avg(case when condition = 'with_model' then loss end) as loss_with_model,
-        avg(case when condition = 'without_model' then loss end) as loss_without_model,
+    select domain, {{ pivot_columns('avg', 'condition', 'loss', {
+        'with_model': 'loss_with_model', 'without_model': 'loss_without_model'}) }},
         count(distinct instance) as n_instances
     from {{ ref('int_wild_losses') }}
     group by all

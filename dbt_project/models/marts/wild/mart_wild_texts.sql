@@ -2,21 +2,16 @@
 -- and the extracted answer (group A) or the respondent's own answer (group B), with the rating, its
 -- loss and the measured times. Plaintext lives only in the warehouse and its published snapshot.
 with t as (
-    select respondent_id, item,
-        max(case when kind = 'prompt' then text end) as prompt_text,
-        max(case when kind = 'completion' then text end) as completion_text,
-        max(case when kind = 'extracted_answer' then text end) as extracted_answer_text,
-        max(case when kind = 'own_answer' then text end) as own_answer_text
+    select respondent_id, item, {{ pivot_columns('max', 'kind', 'text', {
+        'prompt': 'prompt_text', 'completion': 'completion_text', 'extracted_answer': 'extracted_answer_text',
+        'own_answer': 'own_answer_text'}) }}
     from {{ ref('stg_wild_texts') }}
     group by all
 ),
 e as (
-    select respondent_id, item,
-        max(case when component = 'prompting' then time_s end) as prompting_s,
-        max(case when component = 'unwrapping' then time_s end) as unwrapping_s,
-        max(case when component = 'validating' then time_s end) as validating_s,
-        max(case when component = 'solving' then time_s end) as solving_s,
-        max(case when component = 'self_rating' then time_s end) as self_rating_s
+    select respondent_id, item, {{ pivot_columns('max', 'component', 'time_s', {
+        'prompting': 'prompting_s', 'unwrapping': 'unwrapping_s', 'validating': 'validating_s',
+        'solving': 'solving_s', 'self_rating': 'self_rating_s'}) }}
     from {{ ref('stg_wild_efforts') }}
     group by all
 )
