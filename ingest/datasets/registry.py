@@ -80,89 +80,73 @@ def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
     return dict(zip(docs["doc_id"].to_list(), docs["text"].to_list())), docs["corpus_version"][0]
 
 
-JOBS: dict[str, Job] = {
-    **{name: _corpus_job(name) for name in corpora.NAMES},
+def _paths_only(load: Callable[[Paths], object]) -> Callable[[Paths, dict], object]:
+    """A job's prepare from a loader that reads its sources only, not what the jobs before it prepared."""
+    return lambda paths, _prepared: load(paths)
+
+
+_ALL: list[Job] = [
+    *(_corpus_job(name) for name in corpora.NAMES),
     # the user's corpora (`predictabase corpus add`, <warehouse>/corpora.toml): texts, words, reading times,
     # cloze and frequencies of each, and raw.corpora (every corpus, shipped and the user's)
-    "declared_corpora": Job("declared_corpora", prepare=user_corpus.prepare, write=user_corpus.write,
-        writes=("raw.corpora", *user_corpus.TABLES)),
-    "gpt3_natural_stories": Job("gpt3_natural_stories",
-                                prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
-                                finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",),
-                                writes=("parquet:token_scores",)),
-    "pairwise": Job("pairwise", prepare=lambda paths, _p: pairwise.build_frames(paths), write=replace_tables_in,
+    Job("declared_corpora", user_corpus.prepare, user_corpus.write, writes=("raw.corpora", *user_corpus.TABLES)),
+    Job("gpt3_natural_stories",
+        prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
+        finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",), writes=("parquet:token_scores",)),
+    Job("pairwise", _paths_only(pairwise.build_frames), replace_tables_in,
         writes=("raw.pairwise_answers", "raw.pairwise_questions", "raw.pairwise_samples", "raw.pairwise_skipped_files")),
-    "wild": Job("wild", prepare=lambda paths, _p: wild.build_frames(paths), write=replace_tables_in,
+    Job("wild", _paths_only(wild.build_frames), replace_tables_in,
         writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts")),
-    "natural_stories_spr_means": Job("natural_stories_spr_means",
-                                     prepare=lambda paths, _p: natural_stories_spr_means.load(paths),
-                                     write=replace_tables_in,
+    Job("natural_stories_spr_means", _paths_only(natural_stories_spr_means.load), replace_tables_in,
         writes=("raw.natural_stories_spr_means",)),
     # the top-1 game (paper 000, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
-    "lm_game_top1": Job("lm_game_top1", prepare=lambda paths, _p: top1.load_guesses(paths), write=replace_tables_in,
-        writes=("raw.top1_guesses",)),
-    "lm_game_model_perfs": Job("lm_game_model_perfs", prepare=lambda paths, _p: top1.load_model_perfs(paths),
-                               write=replace_tables_in,
+    Job("lm_game_top1", _paths_only(top1.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
+    Job("lm_game_model_perfs", _paths_only(top1.load_model_perfs), replace_tables_in,
         writes=("raw.top1_reference_accuracies",)),
-    "lm_game_vocabulary": Job("lm_game_vocabulary", prepare=lambda paths, _p: top1.load_vocabulary(paths),
-                              write=replace_tables_in,
-        writes=("raw.game_vocabulary",)),
+    Job("lm_game_vocabulary", _paths_only(top1.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)),
     # cloze norms (issue 11): raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
-    "provo_cloze": Job("provo_cloze", prepare=cloze.load_provo, write=write_partitions, after=("provo",),
-        writes=("raw.cloze_norms",)),
-    "ucl_cloze": Job("ucl_cloze", prepare=cloze.load_ucl, write=write_partitions, after=("ucl",),
-        writes=("raw.cloze_norms",)),
-    "ucl_cloze_distributions": Job("ucl_cloze_distributions", prepare=cloze.load_distributions,
-                                   write=write_partitions, after=("ucl",),
+    Job("provo_cloze", cloze.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
+    Job("ucl_cloze", cloze.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
+    Job("ucl_cloze_distributions", cloze.load_distributions, write_partitions, after=("ucl",),
         writes=("raw.cloze_responses",)),
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
-    "ucl_published_measures": Job("ucl_published_measures", prepare=lambda paths, _p: ucl_published.load(paths),
-                                  write=replace_tables_in,
+    Job("ucl_published_measures", _paths_only(ucl_published.load), replace_tables_in,
         writes=("raw.ucl_published_word_measures",)),
     # de Varda et al.'s every numeric per-word column and their published results (issue 19: reproduced in dbt)
-    "ucl_published_predictors": Job("ucl_published_predictors", prepare=lambda paths, _p: ucl_published.load_values(paths),
-                                    write=replace_tables_in,
+    Job("ucl_published_predictors", _paths_only(ucl_published.load_values), replace_tables_in,
         writes=("raw.ucl_published_word_values",)),
-    "ucl_published_results": Job("ucl_published_results", prepare=lambda paths, _p: ucl_published.load_results(paths),
-                                 write=replace_tables_in,
+    Job("ucl_published_results", _paths_only(ucl_published.load_results), replace_tables_in,
         writes=("raw.ucl_published_results",)),
     # self-paced reading per reader (issue 11): raw.self_paced_reading, each job replacing its corpus's rows
-    "natural_stories_spr": Job("natural_stories_spr", prepare=self_paced_reading.load_natural_stories,
-                               write=write_partitions, after=("natural_stories",),
+    Job("natural_stories_spr", self_paced_reading.load_natural_stories, write_partitions, after=("natural_stories",),
         writes=("raw.self_paced_reading",)),
-    "ucl_spr": Job("ucl_spr", prepare=self_paced_reading.load_ucl, write=write_partitions, after=("ucl",),
-        writes=("raw.self_paced_reading",)),
+    Job("ucl_spr", self_paced_reading.load_ucl, write_partitions, after=("ucl",), writes=("raw.self_paced_reading",)),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
-    "word_frequencies": Job("word_frequencies", prepare=word_frequencies.load, write=replace_tables_in,
-                            after=(*word_frequencies.CORPORA, "declared_corpora"),
-        writes=("raw.word_frequencies",)),
+    Job("word_frequencies", word_frequencies.load, replace_tables_in,
+        after=(*word_frequencies.CORPORA, "declared_corpora"), writes=("raw.word_frequencies",)),
     # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
-    "provo_eye_tracking": Job("provo_eye_tracking", prepare=eye_tracking.load_provo, write=write_partitions,
-                              after=("provo",),
+    Job("provo_eye_tracking", eye_tracking.load_provo, write_partitions, after=("provo",),
         writes=("raw.eye_tracking_fixations",)),
-    "ucl_fixations": Job("ucl_fixations", prepare=eye_tracking.load_ucl_fixations, write=write_partitions,
-                         after=("ucl",),
+    Job("ucl_fixations", eye_tracking.load_ucl_fixations, write_partitions, after=("ucl",),
         writes=("raw.eye_tracking_fixations",)),
-    "ucl_eye_tracking": Job("ucl_eye_tracking", prepare=eye_tracking.load_ucl_measures, write=write_partitions,
-                            after=("ucl",),
+    Job("ucl_eye_tracking", eye_tracking.load_ucl_measures, write_partitions, after=("ucl",),
         writes=("raw.eye_tracking_measures_upstream",)),
     # Pimentel & Meister 2024 (issue 19): 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
-    "pimentel_meister_surprisal": Job("pimentel_meister_surprisal", prepare=pimentel_meister.load_surprisal,
-                                      write=replace_tables_in, after=(*pimentel_meister.CORPORA, "declared_corpora"),
-        writes=("raw.pimentel_meister_words",)),
+    Job("pimentel_meister_surprisal", pimentel_meister.load_surprisal, replace_tables_in,
+        after=(*pimentel_meister.CORPORA, "declared_corpora"), writes=("raw.pimentel_meister_words",)),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
-    "model_table": Job("model_table", prepare=model_table.load, write=replace_tables_in, writes=("raw.model_table",)),
+    Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
     # the BibTeX of the papers, datasets and models the numbers come from (ingest/sources/references.toml)
-    "references": Job("references", prepare=references.load, write=replace_tables_in, writes=("raw.references",)),
-    "pimentel_meister_delta_llh": Job("pimentel_meister_delta_llh", prepare=pimentel_meister.load_delta_llh,
-                                      write=replace_tables_in, after=("declared_corpora",),
+    Job("references", references.load, replace_tables_in, writes=("raw.references",)),
+    Job("pimentel_meister_delta_llh", pimentel_meister.load_delta_llh, replace_tables_in, after=("declared_corpora",),
         writes=("raw.pimentel_meister_delta_llh",)),
     # the dashboard's live games (issue 24): the answer store <warehouse>/live/answers.sqlite, copied whole
-    "live": Job("live", prepare=live.load, write=replace_tables_in,
+    Job("live", live.load, replace_tables_in,
         writes=("raw.live_pairwise_answers", "raw.live_players", "raw.live_top1_answers")),
-}
+]
+JOBS: dict[str, Job] = {job.name: job for job in _ALL}
 NAMES = list(JOBS)
 
 
