@@ -9,6 +9,7 @@ import duckdb
 import polars as pl
 
 from predictabase.config import Paths
+from predictabase.db import transaction
 
 
 @contextlib.contextmanager
@@ -60,18 +61,6 @@ def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.Data
     """`replace_partitions_in` for one table, in a transaction of its own (all or nothing)."""
     with transaction(con):
         return replace_partitions_in(con, [(table, frame, where)])
-
-
-@contextlib.contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """BEGIN ... COMMIT, or ROLLBACK when the block raises (the warehouse stays as it was)."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
 
 
 def replace_tables_in(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame],

@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from predictabase.db import transaction
+
 STORE_DIR = "live"
 STORE_FILE = "answers.sqlite"
 SALT_FILE = "salt"
@@ -187,14 +189,8 @@ def connect(path: Path, read_only: bool = False) -> Iterator[sqlite3.Connection]
 @contextlib.contextmanager
 def _write(path: Path) -> Iterator[sqlite3.Connection]:
     """One write transaction, taken at once (BEGIN IMMEDIATE), committed or rolled back whole."""
-    with connect(path) as con:
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            yield con
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+    with connect(path) as con, transaction(con, "BEGIN IMMEDIATE"):
+        yield con
 
 
 def _salt(path: Path) -> bytes:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import duckdb
 import polars as pl
 
-from ingest.raw import replace_partitions_in, transaction
+from ingest.raw import replace_partitions_in
+from predictabase.db import transaction
 from predictabase.errors import IngestError
 from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 

@@ -39,7 +39,8 @@ from ingest.datasets import eye_tracking
 from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus
 from predictabase.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
-from ingest.raw import connect, now_utc, replace_tables_in, transaction
+from ingest.raw import connect, now_utc, replace_tables_in
+from predictabase.db import transaction
 from predictabase.errors import IngestError
 from predictabase.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs, verify_raw

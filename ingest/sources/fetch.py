@@ -29,7 +29,8 @@ from predictabase.config import Paths, mirror_dir
 from predictabase.errors import ChecksumError, IngestError
 from predictabase.failpoints import failpoint
 from predictabase.fsutil import atomic_path, sha256_of
-from ingest.raw import connect, now_utc, transaction
+from ingest.raw import connect, now_utc
+from predictabase.db import transaction
 
 __all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "record_input", "recording_inputs",
            "verified_path", "sha256_of"]
