@@ -361,10 +361,12 @@ def related(pages: list[tuple[str, str]], heading: str = "Related pages") -> Non
 
 
 def frame(df: pd.DataFrame, *, title: str, column_config: dict | None = None, column_order=None, **kwargs) -> None:
-    """`st.dataframe` of a table a page configures itself (`column_config`: a header string or a
-    st.column_config entry per column), with the same CSV and LaTeX download buttons as `show` and recorded by
-    the collect hook: the headers and printf formats of the files are those of the configuration."""
-    config = column_config or {}
+    """`st.dataframe` of a table a page configures itself (`column_config`: per column a header string, a
+    (header, printf format) pair for a number column, or a st.column_config entry), with the same CSV and LaTeX
+    download buttons as `show` and recorded by the collect hook: the headers and printf formats of the files are
+    those of the configuration."""
+    config = {col: st.column_config.NumberColumn(cfg[0], format=cfg[1]) if isinstance(cfg, tuple) else cfg
+              for col, cfg in (column_config or {}).items()}
     data_, shown_config = blank_nulls(df, config)
     st.dataframe(data_, column_config=shown_config, column_order=column_order, **{"hide_index": True, **kwargs})
     shown = df[[c for c in (column_order or df.columns) if c in df.columns]]

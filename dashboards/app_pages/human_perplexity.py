@@ -121,12 +121,9 @@ table = sel.sort_values("row", key=lambda s: s.map({r: i for i, r in enumerate(O
      "perplexity_low", "perplexity_high", "true_perplexity"]]
 labels.frame(table, title="Perplexity of humans and models in the pairwise game", column_config={
     "row": "predictor", "n_questions": "questions", "n_answers": "answers", "n_players": "players",
-    "lh_minus_lg_nats": st.column_config.NumberColumn("L_h - L_G (nats)", format="%.3f"),
-    "sigma_nats": st.column_config.NumberColumn("sigma (nats)", format="%.3f"),
-    "perplexity": st.column_config.NumberColumn("perplexity", format="%.1f"),
-    "perplexity_low": st.column_config.NumberColumn("low", format="%.1f"),
-    "perplexity_high": st.column_config.NumberColumn("high", format="%.1f"),
-    "true_perplexity": st.column_config.NumberColumn("true perplexity", format="%.1f"),
+    "lh_minus_lg_nats": ("L_h - L_G (nats)", "%.3f"), "sigma_nats": ("sigma (nats)", "%.3f"),
+    "perplexity": ("perplexity", "%.1f"), "perplexity_low": ("low", "%.1f"), "perplexity_high": ("high", "%.1f"),
+    "true_perplexity": ("true perplexity", "%.1f"),
 })
 
 st.subheader("How this is estimated")

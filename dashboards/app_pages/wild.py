@@ -105,14 +105,10 @@ elif not loss.empty:
          "two_sided": "two-sided"}).fillna(t1["alternative"])
     labels.frame(t1, title="Loss with and without GPT-3 (Table 1)", key="wild_loss", column_config={
         "domain": "task domain", "test": "test", "alternative": "one-sided alternative",
-        "loss_mean_with_model": st.column_config.NumberColumn("L_H with GPT-3", format="%.3f"),
-        "loss_mean_without_model": st.column_config.NumberColumn("L_H by hand", format="%.3f"),
-        "paper_loss_mean_with_model": st.column_config.NumberColumn("paper: GPT-3", format="%.2f"),
-        "paper_loss_mean_without_model": st.column_config.NumberColumn("paper: human", format="%.2f"),
-        "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.2e"),
-        "p_value_holm": st.column_config.NumberColumn("p (Holm)", format="%.2e"),
-        "paper_p_value_holm": st.column_config.NumberColumn("paper: p (Holm)", format="%.2g"),
-        "p_value_two_sided_holm": st.column_config.NumberColumn("p two-sided (Holm)", format="%.2e"),
+        "loss_mean_with_model": ("L_H with GPT-3", "%.3f"), "loss_mean_without_model": ("L_H by hand", "%.3f"),
+        "paper_loss_mean_with_model": ("paper: GPT-3", "%.2f"), "paper_loss_mean_without_model": ("paper: human", "%.2f"),
+        "p_value": ("p (uncorrected)", "%.2e"), "p_value_holm": ("p (Holm)", "%.2e"),
+        "paper_p_value_holm": ("paper: p (Holm)", "%.2g"), "p_value_two_sided_holm": ("p two-sided (Holm)", "%.2e"),
     })
     st.caption("Test per domain chosen from Shapiro (each condition) and Levene p-values: Student's t when all "
                f"exceed {loss['normality_alpha'].iloc[0]:g}, else Mann-Whitney U; one observation per respondent "
