@@ -259,6 +259,16 @@ def missing(name: str) -> None:
                icon=":material/warning:")
 
 
+def section(name: str) -> pd.DataFrame | None:
+    """A page section's mart when the snapshot has rows of it, else None: with the "not in this snapshot yet"
+    note when the snapshot lacks the mart, silently when the mart is empty (the section is left out)."""
+    df = table(name)
+    if df is None:
+        missing(name)
+        return None
+    return None if df.empty else df
+
+
 def page_table(name: str, empty_hint: str) -> pd.DataFrame:
     """A page's main mart. Stops the page with a message when nothing is published yet, when the
     snapshot lacks the mart, or when the mart is empty (`empty_hint` says how to fill it)."""

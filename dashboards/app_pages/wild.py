@@ -89,10 +89,8 @@ if cost is not None and not cost.empty:
 
 # ------------------------------------------------------------------ loss (Table 1)
 st.subheader("Loss with and without the model (Table 1)")
-loss = data.table("mart_wild_loss")
-if loss is None:
-    data.missing("mart_wild_loss")
-elif not loss.empty:
+loss = data.section("mart_wild_loss")
+if loss is not None:
     wide = loss.pivot_table(index=["domain_order", "domain"], columns="condition",
                             values=["loss_mean", "paper_loss_mean"]).reset_index()
     wide.columns = ["_".join(c for c in col if c) for col in wide.columns]
@@ -116,10 +114,8 @@ elif not loss.empty:
 
 # ------------------------------------------------------------------ correlations (Fig. 3)
 st.subheader("Spearman correlations: demographics vs effort and loss (Fig. 3)")
-corr = data.table("mart_wild_correlations")
-if corr is None:
-    data.missing("mart_wild_correlations")
-elif not corr.empty:
+corr = data.section("mart_wild_correlations")
+if corr is not None:
     left, right = st.columns(2)
     with left:
         cond = url_state.radio("Group", CONDITION, format_func=CONDITION.get, horizontal=True, key="wild_corr_cond",
@@ -151,10 +147,8 @@ elif not corr.empty:
 
 # ------------------------------------------------------------------ loss vs difficulty (Fig. 5)
 st.subheader("Loss against difficulty (Fig. 5, self-assessed L_H)")
-diff = data.table("mart_wild_loss_by_difficulty")
-if diff is None:
-    data.missing("mart_wild_loss_by_difficulty")
-elif not diff.empty:
+diff = data.section("mart_wild_loss_by_difficulty")
+if diff is not None:
     d = diff.copy()
     d["condition_label"] = d["condition"].map(CONDITION)
     enc = dict(x=alt.X("difficulty:O", title="difficulty h"),
@@ -178,10 +172,8 @@ elif not diff.empty:
 
 # ------------------------------------------------------------------ browser
 st.subheader("Browse prompts, completions and answers")
-texts = data.table("mart_wild_texts")
-if texts is None:
-    data.missing("mart_wild_texts")
-elif not texts.empty:
+texts = data.section("mart_wild_texts")
+if texts is not None:
     c1, c2, c3 = st.columns(3)
     with c1:
         domain = url_state.selectbox("Task", DOMAINS, key="wild_domain", param="task")
