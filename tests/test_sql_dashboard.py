@@ -17,7 +17,7 @@ import pytest
 
 from predictabase import sql
 
-from .test_dashboard_browser import Page, _grid_text, _shows_value, browser, serving  # noqa: F401 (fixture)
+from .test_dashboard_browser import _browse, _grid_text, _shows_value, browser, serving  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,12 +39,7 @@ def served(real_warehouse, tmp_path_factory):
 
 @pytest.fixture
 def pg(browser, served):  # noqa: F811
-    p = Page(browser, served["tmp"])
-    try:
-        yield p
-    finally:
-        p.close()
-    assert p.outbound() == [], f"requests off this machine: {p.outbound()}"
+    yield from _browse(browser, served)
 
 
 def _alerts(pg) -> list[str]:
