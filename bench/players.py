@@ -48,9 +48,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(warehouse: Path, tmp: Path) -> tuple[subprocess.Popen, str]:
+def start_server(warehouse: Path, tmp: Path, app: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """The dashboard on a free localhost port (`app`: another checkout's dashboards/app.py, for a comparison)."""
     port = _free_port()
     argv, env = streamlit_command(make_paths(warehouse), port, address="127.0.0.1")
+    if app is not None:
+        argv = [str(app) if a.endswith("app.py") else a for a in argv]
     env["HOME"] = str(tmp)
     proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=open(tmp / "streamlit.log", "wb"),
                             stderr=subprocess.STDOUT)
