@@ -451,9 +451,9 @@ def _tags(page, label: str) -> list[str]:
 
 
 def _choose(page, label: str, option: str) -> None:
+    """Pick `option` (another than the one shown) in the select box `label`; return once the run it started ended."""
     page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
-    page.page.get_by_role("option", name=option, exact=True).click()
-    page.wait_idle()
+    page.after_rerun(page.page.get_by_role("option", name=option, exact=True).click)
 
 
 def _chart_titles(page, n: int) -> list[str]:
