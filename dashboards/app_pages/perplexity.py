@@ -70,7 +70,7 @@ if "n_tokens" in plot.columns:
     tooltip.append(alt.Tooltip("n_tokens:Q", title="tokens", format=","))
 
 scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=False)
-base = alt.Chart(plot).encode(
+base = alt.Chart().encode(  # the data on the layer below, once: Altair compares its layers' frames by their text
     y=alt.Y("corpus_name:N", title="corpus", sort=corpus_names, axis=alt.Axis(labelLimit=320)),
     yOffset=alt.YOffset("model_name:N", sort=model_names),
     color=alt.Color("model_name:N", title="model", sort=model_names, scale=alt.Scale(scheme="tableau10"),
@@ -84,7 +84,7 @@ if has_ci:
         x=alt.X(f"{lo}:Q", title=title, scale=scale), x2=alt.X2(f"{hi}:Q")))
     layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{lo}:Q", title=title, scale=scale)))
     layers.insert(0, base.mark_tick(thickness=2, size=10).encode(x=alt.X(f"{hi}:Q", title=title, scale=scale)))
-chart = alt.layer(*layers).properties(height=60 + 28 * len(chosen_models) * len(chosen_corpora))
+chart = alt.layer(*layers, data=plot).properties(height=60 + 28 * len(chosen_models) * len(chosen_corpora))
 charts.show(chart, f"{title} by corpus and model", f"A dot plot of {title.lower()} for each selected model on each "
             f"selected corpus{', with 95% intervals' if has_ci else ''}; lower is better.",
             subtitle="lower is better" + ("; bars: 95% intervals" if has_ci else ""))

@@ -69,7 +69,7 @@ if gaps is not None and len(gaps):
                          "gap": _gap_text(g), "origin": "humans" if prefix == "humans" else g["best_value_origin"]})
     strip = pd.DataFrame(rows)
     for comparison, part in strip.groupby("comparison", sort=False):
-        base = alt.Chart(part).encode(
+        base = alt.Chart().encode(  # the data on the layer, once (see the grids below)
             y=alt.Y("predictor:N", title=None, sort=list(part["predictor"]), axis=alt.Axis(labelLimit=400)),
             color=alt.Color("role:N", title="who", scale=alt.Scale(domain=["humans", "best model"],
                                                                     range=["#e45756", "#4c78a8"]),
@@ -80,7 +80,7 @@ if gaps is not None and len(gaps):
                      alt.Tooltip("origin:N", title="value from"), alt.Tooltip("gap:N", title="humans vs model")])
         x = alt.X("value:Q", title=comparison, scale=alt.Scale(zero=False))
         chart = alt.layer(base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=comparison), x2="high:Q"),
-                          base.mark_point(filled=True, size=110).encode(x=x)).properties(height=alt.Step(34))
+                          base.mark_point(filled=True, size=110).encode(x=x), data=part).properties(height=alt.Step(34))
         charts.show(chart, comparison, f"Humans and the best model on {comparison}, with their intervals; "
                     f"humans: {part['gap'].iloc[0]}.", subtitle=f"humans: {part['gap'].iloc[0]}")
     st.caption("Lines: each value's interval (its study's own: Wilson 95% for accuracy, ±2 standard errors for the "
@@ -137,7 +137,11 @@ for group in groups:
         continue
     part = part[part["display_name"].isin(has_value)]
     cols_here = [c for c in columns if c in set(part["column"])]
-    grid = alt.Chart(part).encode(
+    # the data once, on the layer (not on each of its three charts: Altair then compares their frames by their
+    # printed text, a third of the page's time), and only the columns the grid draws
+    part = part[["column", "display_name", "kind", "shown", "interval", "counted", "value_origin", "why",
+                 "rank_in_comparison"]]
+    grid = alt.Chart().encode(
         x=alt.X("column:N", title=None, sort=cols_here,
                 axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=230, labelAlign="left")),
         y=alt.Y("display_name:N", title=None, sort=rows_here, axis=alt.Axis(labelLimit=330)),
@@ -158,7 +162,7 @@ for group in groups:
         color=alt.condition("(datum.rank_in_comparison - 1) <= 0.33 * (datum.worst - 1)", alt.value("white"),
                             alt.value("black")))
     name = FAMILIES.get(family, family) + (f", {MEASURES.get(measure, measure)}" if measure else "")
-    chart = alt.layer(empty, cells, text).properties(height=alt.Step(24), width=alt.Step(76))
+    chart = alt.layer(empty, cells, text, data=part).properties(height=alt.Step(24), width=alt.Step(76))
     charts.show(chart, f"The scoreboard: {name}",
                 f"A grid of the predictors with a value on {name.lower()} (rows) against its comparisons (columns): "
                 "the value in each cell, coloured by its rank within the comparison; hover a cell for its interval "

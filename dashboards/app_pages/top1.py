@@ -51,7 +51,7 @@ summary = data.page_table("mart_top1_summary", "The snapshot has no top-1 game y
                                                "lm_game_model_perfs lm_game_vocabulary`, `predictabase top1`, then "
                                                "`predictabase build`.")
 players = data.table("mart_top1_player_accuracy")
-questions = data.table("mart_top1_questions")
+questions = data.shared("mart_top1_questions")  # 25,000 rows of lists, only filtered: not copied per run
 runs = data.table("mart_models")
 model_ids = {} if runs is None else dict(zip(runs["model_key"], runs["model_id"]))
 
