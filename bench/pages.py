@@ -25,22 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from players import APP_READY, start_server  # noqa: E402
+from players import start_server  # noqa: E402
+from tests.helpers import APP_READY, FINISHED_RUNS  # noqa: E402
 
 PAGES = ["/", "/scoreboard", "/perplexity", "/human-perplexity", "/top1", "/play-top1", "/play-pairwise",
          "/word-surprisal", "/next-word", "/reading-times", "/wild", "/sql"]
-
-
-FINISHED_RUNS = """() => {
-    if (window.__finishedRuns === undefined) {
-        window.__finishedRuns = 0;
-        new MutationObserver(records => records.forEach(r => {
-            if (r.oldValue === "running") window.__finishedRuns++;
-        })).observe(document.querySelector('[data-testid="stApp"]'),
-                    {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
-    }
-    return window.__finishedRuns;
-}"""
 
 
 def idle_at(page) -> float:

@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 from predictabase import live  # noqa: E402
 from predictabase.config import paths as make_paths  # noqa: E402
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command  # noqa: E402
+from tests.helpers import APP_READY  # noqa: E402
 
-APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 CHOICES = ["70%", "30%", "90%", "10%", "60%", "40%", "80%", "20%"]
 
 

@@ -23,3 +23,20 @@ def q(where, sql: str, *params) -> list[tuple]:
 def marts_q(paths, sql: str, *params) -> list[tuple]:
     """Rows of `sql` on a warehouse's published snapshot (marts.duckdb)."""
     return fetch_all(paths.marts, sql, params)
+
+
+# ---------------------------------------------------------------- the dashboard in a browser (tests and bench/)
+#: Streamlit's app root while no script runs
+APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+#: JavaScript for page.evaluate: how many script runs (fragment runs too) have ended since its first call on the
+#: page. A MutationObserver counts each change of the app's script state away from "running".
+FINISHED_RUNS = """() => {
+    if (window.__finishedRuns === undefined) {
+        window.__finishedRuns = 0;
+        new MutationObserver(records => records.forEach(r => {
+            if (r.oldValue === "running") window.__finishedRuns++;
+        })).observe(document.querySelector('[data-testid="stApp"]'),
+                    {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
+    }
+    return window.__finishedRuns;
+}"""

@@ -32,6 +32,7 @@ from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
 from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_reading_marts, add_user_corpus, create_marts,
                                  expected_token_perplexity, user_corpus_words)
+from .helpers import APP_READY, FINISHED_RUNS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -45,7 +46,6 @@ NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
 def _free_port() -> int:
@@ -158,18 +158,8 @@ class Page:
                 break
 
     def _finished_runs(self) -> int:
-        """How many script runs (fragment runs too) have ended since the page's first call here: a
-        MutationObserver counts each change of the app's script state away from "running"."""
-        return self.page.evaluate("""() => {
-            if (window.__finishedRuns === undefined) {
-                window.__finishedRuns = 0;
-                new MutationObserver(records => records.forEach(r => {
-                    if (r.oldValue === "running") window.__finishedRuns++;
-                })).observe(document.querySelector('[data-testid="stApp"]'),
-                            {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
-            }
-            return window.__finishedRuns;
-        }""")
+        """How many script runs (fragment runs too) have ended since the page's first call here."""
+        return self.page.evaluate(FINISHED_RUNS)
 
     def after_rerun(self, action) -> None:
         """Do `action` (a click, a key) and wait for the script run it starts to end, then for the page to settle:
