@@ -1,6 +1,7 @@
 """Helpers the test modules share (issue 34: thirteen modules each defined their own `q()`)."""
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import duckdb
@@ -13,6 +14,14 @@ def fetch_all(db: Path, sql: str, params: list | tuple = ()) -> list[tuple]:
         return con.execute(sql, list(params)).fetchall()
     finally:
         con.close()
+
+
+def interruptible() -> None:
+    """For subprocess's preexec_fn: the child takes SIGINT as a terminal delivers it. A shell's background job
+    (`cmd &` without job control, as a script may start the tests) ignores SIGINT, the child inherits that, and
+    Python then never raises KeyboardInterrupt (a clean clone's run started that way failed the seven Ctrl-C
+    tests: every command ran to its end)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def q(where, sql: str, *params) -> list[tuple]:

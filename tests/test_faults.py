@@ -30,6 +30,7 @@ from ingest.sources.catalog import files_for
 from predictabase.config import paths as make_paths
 from predictabase.fsutil import sha256_of
 from predictabase.warehouse.lock import LOCK_NAME
+from tests.helpers import interruptible
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
 FAULT_CASES: list[tuple[str, str]] = []  # (case, outcome), printed by conftest.pytest_terminal_summary
@@ -64,12 +65,12 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 def cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([CLI, *args], env=env or cli_env(), capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, preexec_fn=interruptible)
 
 
 def start(*args: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([CLI, *args], env=env or cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL)
+                            text=True, stdin=subprocess.DEVNULL, preexec_fn=interruptible)
 
 
 #: notes a build prints before its outcome (predictabase.warehouse.freshness: a stale or unreadable source is

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from tests.helpers import interruptible
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ingest", "predictabase")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -323,15 +325,8 @@ def test_exit_75_when_the_writer_lock_is_held(held_lock):
     assert code == 75 and err.startswith("error: ") and err.count("\n") == 1
 
 
-def _interruptible() -> None:
-    """In the child: SIGINT as a terminal delivers it. A shell's background job (`cmd &`, as a CI script may start
-    the tests) ignores SIGINT, the child inherits that, and Python then never raises KeyboardInterrupt: the
-    process went on waiting for the lock and gave up with 75."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_exit_130_when_interrupted(held_lock):
-    waiting = _cli("ingest", "ucl", "--warehouse", str(held_lock), "--wait", "60", preexec_fn=_interruptible)
+    waiting = _cli("ingest", "ucl", "--warehouse", str(held_lock), "--wait", "60", preexec_fn=interruptible)
     said = ""  # interrupt it once it says it is waiting for the lock (not while it still imports, on a busy machine)
     deadline = time.monotonic() + 60
     while "waiting up to" not in said:
