@@ -158,7 +158,7 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
     n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
-                 [tiny_gpt2_dir.name])
+                 tiny_gpt2_dir.name)
     assert [c for c, _ in n_tokens] == ["brown", "ucl"]
     assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
                     "ORDER BY 1") == n_tokens
@@ -308,7 +308,7 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
             assert snapshot_id(wh) != sid and perplexity_models(wh) == {tiny_gpt2_dir.name, tiny_llama_dir.name}
         if point == "ingest.before_commit":  # nothing of the transaction committed
             latest = q(wh.duckdb, "SELECT inputs FROM raw.ingest_log WHERE job = ? ORDER BY ingested_at DESC "
-                                  "LIMIT 1", [PERFS_JOB])[0][0]
+                                  "LIMIT 1", PERFS_JOB)[0][0]
             assert json.loads(latest)[path] == "0" * 64
         if point == "score.part_written":
             [run] = (wh.token_scores / f"model={tiny_llama_dir.name}" / "corpus=ucl").iterdir()
