@@ -25,12 +25,22 @@ def interruptible() -> None:
 
 
 def q(where, sql: str, *params) -> list[tuple]:
-    """Rows of `sql` on `where`: a DuckDB file, or a warehouse's paths (its working database, predictabase.duckdb)."""
+    """Rows of `sql` on `where`: a DuckDB file, or a warehouse's paths (its working database, predictabase.duckdb).
+    The parameters come as arguments: q(p, "... WHERE a = ? AND b = ?", a, b)."""
+    _as_arguments(params)
     return fetch_all(getattr(where, "duckdb", where), sql, params)
 
 
+def _as_arguments(params: tuple) -> None:
+    # a list passed as the one parameter is bound as ONE list value (two test_refresh calls did, and failed with a
+    # cast error far from the cause)
+    if len(params) == 1 and isinstance(params[0], (list, tuple)):
+        raise TypeError("pass the query's parameters as arguments, not as one list")
+
+
 def marts_q(paths, sql: str, *params) -> list[tuple]:
-    """Rows of `sql` on a warehouse's published snapshot (marts.duckdb)."""
+    """Rows of `sql` on a warehouse's published snapshot (marts.duckdb); parameters as arguments, as in `q`."""
+    _as_arguments(params)
     return fetch_all(paths.marts, sql, params)
 
 
