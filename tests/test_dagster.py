@@ -53,7 +53,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     marts_on_disk = {p.stem for p in MARTS_DIR.rglob("mart_*") if p.suffix in (".sql", ".py")}
     assert len(marts_on_disk) >= 29 and marts_on_disk <= dbt_models  # every mart file is a dbt model ...
     assert dbt_models <= keys  # ... and every dbt model and seed an asset
-    assert {"fetch", "token_scores", "top1_predictions", "cloze_scores", "marts_snapshot"} <= keys
+    assert {"fetch", "token_scores", "top1_predictions", "cloze_model_scores", "marts_snapshot"} <= keys
     assert {f"ingest/{job}" for job in JOBS} <= keys
     assert len(keys) == len(dbt_models) + len(JOBS) + 5  # nothing else: no dangling source assets
 
@@ -79,7 +79,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
         == {(m.name, c) for m in models for c in CORPORA}
     assert orch.defs.get_assets_def("top1_predictions").partitions_def.get_partition_keys() == \
         [m.name for m in models if m.top1]
-    assert orch.defs.get_assets_def("cloze_scores").partitions_def.get_partition_keys() == \
+    assert orch.defs.get_assets_def("cloze_model_scores").partitions_def.get_partition_keys() == \
         [m.name for m in models if m.cloze]
 
     schedule = orch.defs.get_schedule_def("daily_refresh")
@@ -203,7 +203,7 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
 
     # one scoring partition: the tiny GPT-2 on UCL, through the refresh's task runner (ledger included)
     tiny = str(tiny_gpt2_dir)
-    scored = dg.materialize([orch.token_scores], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "ucl"}),
+    scored = dg.materialize([orch.defs.get_assets_def("token_scores")], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "ucl"}),
                             resources=resources)
     assert scored.success
     runs_dirs = list(p.token_scores.rglob("_run.json"))
@@ -216,7 +216,7 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
     assert tasks[(tiny, "score", "ucl")] is True  # a later refresh will not score this partition again
     assert tasks[("smollm2-135m", "score", "ucl")] is False
     # a (model, corpus) that models.toml does not list for the model is refused, naming the file
-    refused = dg.materialize([orch.token_scores], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "provo"}),
+    refused = dg.materialize([orch.defs.get_assets_def("token_scores")], partition_key=dg.MultiPartitionKey({"model": tiny, "corpus": "provo"}),
                              resources=resources, raise_on_error=False)
     assert not refused.success
     failure = next(e for e in refused.all_events if e.event_type_value == "STEP_FAILURE")

@@ -155,26 +155,29 @@ def read_inputs(paths: Paths, limit: int | None = None) -> ClozeInputs:
     con = duckdb.connect(str(paths.duckdb), read_only=True)
     try:
         try:
+            # the corpora with cloze norms, as declared (ingest/corpora.toml), bound as a list parameter
+            mine = "corpus IN (SELECT unnest($corpora))"
+            at = {"corpora": list(CORPORA)}
             texts = {(c, d): t for c, d, t in con.execute(
-                "SELECT corpus, doc_id, text FROM raw.documents WHERE corpus IN ('ucl', 'provo')").fetchall()}
-            wrows = con.execute("""
+                f"SELECT corpus, doc_id, text FROM raw.documents WHERE {mine}", at).fetchall()}
+            wrows = con.execute(f"""
                 SELECT w.corpus, w.doc_id, w.word_index, w.word, p.char_end
                 FROM raw.words w JOIN raw.words p
                   ON p.corpus = w.corpus AND p.doc_id = w.doc_id AND p.word_index = w.word_index - 1
-                WHERE w.corpus IN ('ucl', 'provo')""").fetchall()
+                WHERE w.{mine}""", at).fetchall()
             resp = con.execute(f"""
-                SELECT DISTINCT doc_id, word_index, response FROM raw.cloze_responses
-                WHERE corpus = 'ucl' AND response IS NOT NULL AND response_count > 0
-                  AND response <> '{UNSEEN}'""").fetchall()
-            norms = con.execute("""
+                SELECT DISTINCT corpus, doc_id, word_index, response FROM raw.cloze_responses
+                WHERE {mine} AND response IS NOT NULL AND response_count > 0
+                  AND response <> '{UNSEEN}'""", at).fetchall()
+            norms = con.execute(f"""
                 SELECT DISTINCT corpus, doc_id, word_index, modal_response FROM raw.cloze_norms
-                WHERE corpus IN ('ucl', 'provo') AND n_responses IS NOT NULL AND word_index IS NOT NULL""").fetchall()
-            sources = [dict(table=t, source_path=p, source_sha256=s) for t, p, s in con.execute("""
+                WHERE {mine} AND n_responses IS NOT NULL AND word_index IS NOT NULL""", at).fetchall()
+            sources = [dict(table=t, source_path=p, source_sha256=s) for t, p, s in con.execute(f"""
                 SELECT DISTINCT 'cloze_responses', source_path, source_sha256 FROM raw.cloze_responses
                 UNION SELECT DISTINCT 'cloze_norms', source_path, source_sha256 FROM raw.cloze_norms
-                  WHERE corpus IN ('ucl', 'provo')
+                  WHERE {mine}
                 UNION SELECT DISTINCT 'documents', source_path, source_sha256 FROM raw.documents
-                  WHERE corpus IN ('ucl', 'provo') ORDER BY 1, 2, 3""").fetchall()]
+                  WHERE {mine} ORDER BY 1, 2, 3""", at).fetchall()]
         except duckdb.Error as exc:
             raise ScoringError(paths.duckdb, f"cannot read the cloze raw tables ({str(exc).splitlines()[0]}); "
                                              "run `predictabase ingest` first")
@@ -186,19 +189,21 @@ def read_inputs(paths: Paths, limit: int | None = None) -> ClozeInputs:
     cuts = {(c, d, int(i)): int(e) for c, d, i, _, e in wrows}
     words = {(c, d, int(i)): w for c, d, i, w, _ in wrows}
     cands: set[Candidate] = set()
-    for d, i, r in resp:
-        cands.add(Candidate("ucl", d, int(i), "response", r))
+    # a corpus with every response (UCL) has each response scored; one with norms only (Provo) its modal response
+    with_responses = {c for c, *_ in resp}
+    for c, d, i, r in resp:
+        cands.add(Candidate(c, d, int(i), "response", r))
     for c, d, i, modal in norms:
         pos = (c, d, int(i))
         if pos not in cuts:  # the first word of a text has no context
             continue
-        if modal is not None and c == "provo":
+        if modal is not None and c not in with_responses:
             cands.add(Candidate(c, d, int(i), "modal_response", modal))
         cands.add(Candidate(c, d, int(i), "true_word", words[pos]))
-    # UCL positions with responses get their true word too
-    for d, i, _ in resp:
-        if ("ucl", d, int(i)) in cuts:
-            cands.add(Candidate("ucl", d, int(i), "true_word", words[("ucl", d, int(i))]))
+    # positions with responses get their true word too
+    for c, d, i, _ in resp:
+        if (c, d, int(i)) in cuts:
+            cands.add(Candidate(c, d, int(i), "true_word", words[(c, d, int(i))]))
     missing = sorted({(c.corpus, c.doc_id, c.word_index) for c in cands} - set(cuts))
     if missing:
         raise ScoringError(paths.duckdb, f"{len(missing)} cloze positions have no preceding word in raw.words, "
@@ -467,3 +472,20 @@ def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSett
             task = bar.add_task(lm.model_key, total=None)
             return score_cloze(paths, lm, profile, settings, ctx, inputs, limit,
                                progress=lambda d, t: bar.update(task, completed=d, total=t), pool=pool)
+
+
+# --- the `cloze` step (ingest.scoring.steps): its code version and its runner -----------------------------
+
+def code_version() -> list:
+    """What of this code the `cloze` step's plan keys hold."""
+    return [SCORER_VERSION]
+
+
+def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list:
+    """The `cloze` step of one models.toml entry (one run over every corpus with cloze norms)."""
+    from ingest.scoring.steps import StepRun
+    [corpus] = corpora
+    run = run_cloze(paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=show_progress,
+                    engine=engine)
+    return [StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
+                    "already complete" if run.get("skipped") else "scored")]

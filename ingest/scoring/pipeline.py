@@ -425,3 +425,23 @@ def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], setting
             record = pool.call_one(_ray_record, light, settings, started, rdir)
             out.append({**store.finish_run(rdir, record), "status": status})
     return out
+
+
+# --- the `score` step (ingest.scoring.steps): its code version and its runner -----------------------------
+
+def code_version() -> list:
+    """What of this code the `score` step's plan keys hold."""
+    return [SCORER_VERSION, DEFAULT_CONTEXT_CAP]
+
+
+def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = False, engine=None) -> list:
+    """The `score` step of one models.toml entry on several corpora: one model load, one run per corpus."""
+    from ingest.scoring.steps import StepRun
+    settings = ScoreSettings(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k,
+                             device=entry.device, dtype=entry.dtype)
+    if engine is None:
+        done = score_corpora(paths, entry.name, corpora, settings, show_progress=show_progress)
+    else:
+        done = score_corpora_ray(paths, entry.name, corpora, settings, engine, show_progress=show_progress)
+    return [StepRun(run["corpus"], store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
+                    run["run_id"], run["status"]) for run in done]

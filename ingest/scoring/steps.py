@@ -1,14 +1,32 @@
-"""The model steps, declared once: what each reads from the warehouse and where it writes its runs.
+"""The model steps, declared once: each step is one object that owns what it reads from the warehouse, where it
+writes its runs, its Dagster asset, which models it runs for, its code version and how it runs.
 
 `score` (token log-probabilities per corpus), `top1` (the top-1 game's most probable next word) and `cloze`
-(the probability of every cloze response). Refresh's data versions, the Dagster assets' upstream ingest jobs
-and the dbt sources' writers all derive from these declarations; light on purpose (no torch).
+(the probability of every cloze response). The CLI's `all`, `refresh` (its plan keys and task runner), the
+Dagster assets (keys, upstream ingest jobs, partitions) and the dbt sources' writers iterate these objects; a
+fourth step is one more entry here plus its scorer module's `code_version()` and `run_step()`. Light on purpose:
+the scorer module is imported only when a step's code version is asked for or the step runs (no torch here).
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from ingest import corpus_table
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One finished task of a step: the corpus it scored (None: the step's corpora together), its run folder
+    and id (None where nothing is written: top-1 of a model with the game's own tokenizer, `exact_token`) and
+    what happened, in words."""
+    corpus: str | None
+    run_dir: Path | None
+    run_id: str | None
+    status: str
+    exact_token: bool = False
 
 
 @dataclass(frozen=True)
@@ -20,15 +38,41 @@ class ModelStep:
     corpora: tuple[str, ...]   # score: one run per corpus; the others: one run over these corpora
     dbt_schema: str            # the dbt source schema that reads its runs
     description: str
+    asset: str                 # its Dagster asset's key (= its Parquet folder)
+    selects: str | None        # the models.toml flag choosing its models (None: every model, on each of its corpora)
+    module: str                # its scorer: `code_version()` and `run_step(paths, entry, corpora, ...)`
+
+    def _scorer(self):
+        return importlib.import_module(self.module)
+
+    def code_version(self) -> Any:
+        """What of its code a finished task's plan key holds (a new version re-runs every task of the step)."""
+        return self._scorer().code_version()
+
+    def tasks_for(self, entry, own_corpora: tuple[str, ...] | list[str] = ()) -> list[str | None]:
+        """The corpus of each task a models.toml entry asks of this step: `score` one per corpus of the entry and
+        per corpus the user added; a step run once per model one task (its corpus, or None for several)."""
+        if self.selects is None:
+            return [*entry.corpora, *own_corpora]
+        if not getattr(entry, self.selects):
+            return []
+        return [self.corpora[0] if len(self.corpora) == 1 else None]
+
+    def run(self, paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list[StepRun]:
+        """Run the tasks of one models.toml entry (one model load for all of them) with the entry's settings;
+        `engine`: None (this process) or the Ray engine's options."""
+        return self._scorer().run_step(paths, entry, corpora, show_progress=show_progress, engine=engine)
 
 
 STEPS: dict[str, ModelStep] = {s.name: s for s in (
     ModelStep("score", ("raw.documents",), "token_scores", "*/*/*/_run.json", corpus_table.SCORED, "scores",
-              "Token log-probabilities of one corpus by one model"),
+              "Token log-probabilities of one corpus by one model", "token_scores", None, "ingest.scoring.pipeline"),
     ModelStep("top1", ("raw.documents", "raw.top1_guesses", "raw.game_doc_tokens", "raw.game_vocabulary"),
               "top1_predictions", "*/*/_run.json", (corpus_table.GAME,), "top1_scores",
-              "The model's most probable next word on the top-1 game's questions"),
+              "The model's most probable next word on the top-1 game's questions", "top1_predictions", "top1",
+              "ingest.scoring.top1"),
     ModelStep("cloze", ("raw.documents", "raw.words", "raw.cloze_responses", "raw.cloze_norms"),
               "cloze_model_scores", "*/*/_run.json", corpus_table.CLOZE, "cloze_model_scores",
-              "The model's probability of every human cloze response"),
+              "The model's probability of every human cloze response", "cloze_model_scores", "cloze",
+              "ingest.scoring.cloze"),
 )}

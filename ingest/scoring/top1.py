@@ -230,3 +230,25 @@ def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str 
 
             return predict_top1(paths, lm, profile, settings, ctx, progress=progress, limit=limit, inputs=inputs,
                                 pool=pool)
+
+
+# --- the `top1` step (ingest.scoring.steps): its code version and its runner ------------------------------
+
+def code_version() -> list:
+    """What of this code the `top1` step's plan keys hold: the predictor's version and its default settings
+    (but `batch_tokens`, which changes speed only, as in `make_run_id`)."""
+    settings = asdict(Top1Settings())
+    settings.pop("batch_tokens")
+    return [PREDICTOR_VERSION, settings]
+
+
+def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = False, engine=None) -> list:
+    """The `top1` step of one models.toml entry with the default settings (its one corpus: the game's)."""
+    from ingest.scoring.steps import StepRun
+    [corpus] = corpora
+    run = run_top1(paths, entry.name, Top1Settings(), device=entry.device, dtype=entry.dtype,
+                   show_progress=show_progress, engine=engine)
+    if run.get("method") == "exact_token":
+        return [StepRun(corpus, None, None, "the game's tokenizer (dbt compares its scored tokens)", exact_token=True)]
+    return [StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
+                    "already complete" if run.get("skipped") else "predicted")]

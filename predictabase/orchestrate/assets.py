@@ -7,9 +7,9 @@ import json
 import dagster as dg
 
 from ingest.datasets.registry import JOBS
-from ingest.scoring.steps import STEPS
+from ingest.scoring.steps import STEPS, ModelStep
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
-from predictabase.orchestrate.dbt import FETCH_KEY, STEP_KEYS, WRITERS, ingest_key, mart_keys
+from predictabase.orchestrate.dbt import FETCH_KEY, WRITERS, ingest_key, mart_keys, step_key
 from predictabase.plan import STAGES
 from predictabase.orchestrate.resources import PredictabaseResource
 
@@ -21,8 +21,6 @@ SCORING_PARTITIONS = dg.MultiPartitionsDefinition({
     "model": dg.StaticPartitionsDefinition(list(MODELS)),
     "corpus": dg.StaticPartitionsDefinition(list(CORPORA)),
 })
-TOP1_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if m.top1])
-CLOZE_PARTITIONS = dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if m.cloze])
 
 
 @dg.asset(key=FETCH_KEY, group_name=STAGES["fetch"].group, kinds={"duckdb"},
@@ -90,39 +88,45 @@ def upstream_jobs(step: str) -> list[dg.AssetKey]:
 
 def _asset_args(step: str, partitions, command: str) -> dict:
     s = STEPS[step]
-    return dict(key=STEP_KEYS[step], partitions_def=partitions, group_name=STAGES[step].group,
+    return dict(key=step_key(step), partitions_def=partitions, group_name=STAGES[step].group,
                 kinds={"pytorch", "parquet"}, deps=upstream_jobs(step),
                 description=f"{s.description} (`{command}`), under parquet/{s.output}/.")
 
 
-@dg.asset(**_asset_args("score", SCORING_PARTITIONS, "predictabase score -m MODEL -c CORPUS"))
-def token_scores(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-    keys = context.partition_key.keys_by_dimension
-    entry, corpus = _entry(keys["model"]), keys["corpus"]
-    if corpus not in entry.corpora:
-        raise dg.Failure(f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not {corpus}; "
-                         "add the corpus to its `corpora` to score it")
-    with predictabase.writing(context, "score", {"model": entry.name, "corpus": [corpus]}) as paths:
-        done = run_step(paths, entry, "score", corpus)
-    return dg.MaterializeResult(metadata={"result": done})
+def _partitions(step: ModelStep) -> dg.PartitionsDefinition:
+    """model x corpus for a step run per corpus; else one per model whose models.toml entry selects the step."""
+    if step.selects is None:
+        return SCORING_PARTITIONS
+    return dg.StaticPartitionsDefinition([m.name for m in MODELS.values() if getattr(m, step.selects)])
 
 
-def _per_model_asset(step: str, partitions):
-    """The asset of a model step run once per model (top1, cloze), for the models.toml entries with
-    `<step> = true`."""
-    corpus = STEPS[step].corpora[0] if step == "top1" else None  # top1: the game's corpus; cloze: all of its
+def _step_asset(step: ModelStep):
+    """The asset of a model step's runs (`ingest.scoring.steps`): a partition per model x corpus of models.toml
+    (score), or per model whose entry has `<step> = true` (top1, cloze)."""
+    per_corpus = step.selects is None
+    command = f"predictabase {step.name} -m MODEL" + (" -c CORPUS" if per_corpus else "")
 
-    @dg.asset(**_asset_args(step, partitions, f"predictabase {step} -m MODEL"))
+    @dg.asset(**_asset_args(step.name, _partitions(step), command))
     def _asset(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-        entry = _entry(context.partition_key, step)
-        with predictabase.writing(context, step, {"model": entry.name}) as paths:
-            done = run_step(paths, entry, step, corpus)
+        if per_corpus:
+            keys = context.partition_key.keys_by_dimension
+            entry, corpus = _entry(keys["model"]), keys["corpus"]
+            if corpus not in entry.corpora:
+                raise dg.Failure(f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not "
+                                 f"{corpus}; add the corpus to its `corpora` to score it")
+            what = {"model": entry.name, "corpus": [corpus]}
+        else:
+            entry = _entry(context.partition_key, step.selects)
+            [corpus] = step.tasks_for(entry)  # top1: the game's corpus; cloze: None (all of its corpora)
+            what = {"model": entry.name}
+        with predictabase.writing(context, step.name, what) as paths:
+            done = run_step(paths, entry, step.name, corpus)
         return dg.MaterializeResult(metadata={"result": done})
     return _asset
 
 
-top1_predictions = _per_model_asset("top1", TOP1_PARTITIONS)
-cloze_scores = _per_model_asset("cloze", CLOZE_PARTITIONS)
+#: one asset per model step, in step order (token_scores, top1_predictions, cloze_model_scores)
+STEP_ASSETS = [_step_asset(s) for s in STEPS.values()]
 
 
 def refresh_materializations(report) -> list[dg.AssetMaterialization]:
@@ -131,8 +135,9 @@ def refresh_materializations(report) -> list[dg.AssetMaterialization]:
     out = [dg.AssetMaterialization(FETCH_KEY, metadata={"files": len(report.fetched)})] if report.fetched else []
     out += [dg.AssetMaterialization(ingest_key(j), description="re-ingested by the refresh") for j in report.ingested]
     for step, model, corpus in report.scored:
-        partition = dg.MultiPartitionKey({"model": model, "corpus": corpus}) if step == "score" else model
-        out.append(dg.AssetMaterialization(STEP_KEYS[step], partition=partition))
+        per_corpus = STEPS[step].selects is None
+        partition = dg.MultiPartitionKey({"model": model, "corpus": corpus}) if per_corpus else model
+        out.append(dg.AssetMaterialization(step_key(step), partition=partition))
     out += [dg.AssetMaterialization(dg.AssetKey(name), description="built by the refresh's dbt build")
             for name in report.dbt_models]
     if report.published:

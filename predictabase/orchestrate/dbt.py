@@ -31,9 +31,11 @@ WRITERS = writers()
 INGEST_WRITERS: dict[str, tuple[str, ...]] = {table.removeprefix("raw."): jobs for table, jobs in WRITERS.items()
                                               if table.startswith("raw.")}
 FETCH_KEY = dg.AssetKey("fetch")
-#: the asset of each model step's runs
-STEP_KEYS = {"score": dg.AssetKey("token_scores"), "top1": dg.AssetKey("top1_predictions"),
-             "cloze": dg.AssetKey("cloze_scores")}
+
+
+def step_key(step: str) -> dg.AssetKey:
+    """The asset of a model step's runs (the step declares it: `ingest.scoring.steps`)."""
+    return dg.AssetKey(STEPS[step].asset)
 
 
 def ingest_key(job: str) -> dg.AssetKey:
@@ -49,7 +51,7 @@ def source_writers(schema: str, table: str) -> tuple[dg.AssetKey, ...]:
     for step in STEPS.values():  # a model step's runs (token scores also the GPT-3 import's Parquet run)
         if schema == step.dbt_schema:
             imports = WRITERS.get(f"parquet:{step.output}", ())
-            return (STEP_KEYS[step.name], *(ingest_key(j) for j in imports))
+            return (step_key(step.name), *(ingest_key(j) for j in imports))
     return ()
 
 

@@ -2,7 +2,8 @@
 [tool.dagster] in pyproject.toml). See docs/dagster.md.
 
 - assets: `fetch`, `ingest/<job>` (one per ingest job, run together as one multi-asset), `token_scores`
-  (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_scores` (one per model),
+  (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_model_scores` (one per model; each model step's asset is
+  declared by its step, `ingest.scoring.steps`),
   every dbt model and seed (dagster-dbt; dbt tests as asset checks), `marts_snapshot` (publish);
 - `refresh_job`: one op running `predictabase.refresh.refresh` (the incremental refresh: checksums, models not
   yet scored, dbt on the affected models), which logs an asset materialization for every asset it rebuilt
@@ -16,8 +17,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_dbt import DbtCliResource
 
-from predictabase.orchestrate.assets import (cloze_scores, fetch, ingest, marts_snapshot, refresh_materializations,
-                                             token_scores, top1_predictions)
+from predictabase.orchestrate.assets import STEP_ASSETS, fetch, ingest, marts_snapshot, refresh_materializations
 from predictabase.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
 from predictabase.orchestrate.resources import PredictabaseResource
 
@@ -84,7 +84,7 @@ def source_catalog_sensor(context: dg.SensorEvaluationContext, predictabase: Pre
 
 
 defs = dg.Definitions(
-    assets=[fetch, ingest, token_scores, top1_predictions, cloze_scores, dbt_project_assets, marts_snapshot],
+    assets=[fetch, ingest, *STEP_ASSETS, dbt_project_assets, marts_snapshot],
     jobs=[refresh_job],
     schedules=[daily_refresh],
     sensors=[source_catalog_sensor],

@@ -14,7 +14,7 @@ from predictabase.failpoints import failpoint
 from predictabase.plan import PLAN
 from predictabase.refresh.build import build_step, built_models
 from predictabase.refresh.plans import fetch_plan, plan_ingest
-from predictabase.refresh.scoring import ScoringTask, _models, _run_score, plan_scoring, run_scoring_task
+from predictabase.refresh.scoring import ScoringTask, _models, plan_scoring, run_tasks
 from predictabase.refresh.state import RefreshReport, StepReport
 from predictabase.warehouse.lock import writer_lock
 
@@ -126,14 +126,13 @@ def _score(r: _Run) -> None:
             s.update(action=f"would score {len(todo)} task(s)", detail=_short([t.label for t in todo]))
             return
         done: list[str] = []
-        by_model: dict[str, list[ScoringTask]] = {}
-        for t in todo:
-            if t.step == "score":
-                by_model.setdefault(t.model, []).append(t)
-        for group in by_model.values():
-            done += _run_score(r.paths, group, r.show_progress, r.engine)
-        done += [run_scoring_task(r.paths, t, show_progress=r.show_progress, engine=r.engine)
-                 for t in todo if t.step != "score"]
+        groups: dict[tuple[str, str], list[ScoringTask]] = {}  # one model load per (step, model), in step order
+        for step in STEPS:
+            for t in todo:
+                if t.step == step:
+                    groups.setdefault((step, t.model), []).append(t)
+        for group in groups.values():
+            done += run_tasks(r.paths, group, r.show_progress, r.engine)
         r.report.changed = True
         r.report.scored = [(t.step, t.model, t.corpus) for t in todo]
         s.update(action=f"ran {len(todo)} task(s)", detail=_short(done))

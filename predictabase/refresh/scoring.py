@@ -3,7 +3,7 @@
 refresh and the Dagster scoring assets share."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.scoring import model_table
@@ -60,11 +60,7 @@ def _data_versions(paths: Paths) -> dict[str, object]:
 
 
 def _code_versions() -> dict[str, object]:
-    from ingest.scoring import cloze, pipeline, top1
-    t1 = asdict(top1.Top1Settings())
-    t1.pop("batch_tokens")  # speed only (top1.make_run_id)
-    return {"score": [pipeline.SCORER_VERSION, pipeline.DEFAULT_CONTEXT_CAP], "top1": [top1.PREDICTOR_VERSION, t1],
-            "cloze": [cloze.SCORER_VERSION]}
+    return {name: step.code_version() for name, step in STEPS.items()}
 
 
 def plan_key(entry: ModelEntry, step: str, corpus: str | None, data: dict, code: dict, fingerprint: dict) -> str:
@@ -105,8 +101,7 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     for e in entries:
         fp = model_table.fingerprint(e.name)
         # every model scores every user corpus (`corpus add`); `corpora` of models.toml picks the shipped ones
-        wanted = [("score", c) for c in (*e.corpora, *own)] + ([("top1", "lm_game")] if e.top1 else []) + \
-                 ([("cloze", None)] if e.cloze else [])
+        wanted = [(step.name, c) for step in STEPS.values() for c in step.tasks_for(e, own)]
         for step, corpus in wanted:
             key = plan_key(e, step, corpus, data, code, fp)
             tasks.append(ScoringTask(e.name, step, corpus, e, key, _complete(paths, ledger.get(key))))
@@ -139,27 +134,19 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
     raise OptionError("--models", f"no model {task.model!r} in the models file")
 
 
-def _score_settings(e: ModelEntry):
-    from ingest.scoring import ScoreSettings
-    return ScoreSettings(context_length=e.context_length, stride=e.stride, top_k=e.top_k, device=e.device,
-                         dtype=e.dtype)
-
-
-def _run_score(paths: Paths, tasks: list[ScoringTask], show_progress: bool, engine=None) -> list[str]:
-    """Score several corpora of one model (one model load); record each run."""
-    from ingest.scoring import score_corpora, store
-    e = tasks[0].entry
-    corpora = [t.corpus for t in tasks]
-    if engine is None:
-        done = score_corpora(paths, e.name, corpora, _score_settings(e), show_progress=show_progress)
-    else:
-        from ingest.scoring.pipeline import score_corpora_ray
-        done = score_corpora_ray(paths, e.name, corpora, _score_settings(e), engine, show_progress=show_progress)
+def run_tasks(paths: Paths, tasks: list[ScoringTask], show_progress: bool = False, engine=None) -> list[str]:
+    """Run the tasks of one model and one step (one model load) through the step's own runner
+    (`ingest.scoring.steps`), recording each finished run in the ledger; what happened, one line per task."""
+    tasks = [ScoringTask(t.model, t.step, t.corpus, _entry_of(t), t.key, t.done) for t in tasks]
+    if len({(t.model, t.step) for t in tasks}) != 1:
+        raise ValueError("run_tasks runs the tasks of one model and one step")
+    step = STEPS.get(tasks[0].step)
+    if step is None:
+        raise ValueError(f"unknown scoring step {tasks[0].step!r}; one of {', '.join(STEPS)}")
     out = []
-    for t, run in zip(tasks, done):
-        _record(paths, t, store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
-                run["run_id"])
-        out.append(f"{t.label}: {run['status']}")
+    for t, run in zip(tasks, step.run(paths, tasks[0].entry, [t.corpus for t in tasks], show_progress, engine)):
+        _record(paths, t, run.run_dir, run.run_id, exact_token=run.exact_token)
+        out.append(f"{t.label}: {run.status}")
     return out
 
 
@@ -167,23 +154,4 @@ def run_scoring_task(paths: Paths, task: ScoringTask, show_progress: bool = Fals
     """Run one task (a Dagster partition, or a step of `refresh`) and record it in the ledger; a task
     whose run is complete costs a model load and writes nothing but the ledger entry. `engine`: None
     (this process) or the Ray engine's options."""
-    task = ScoringTask(task.model, task.step, task.corpus, _entry_of(task), task.key, task.done)
-    e = task.entry
-    if task.step == "score":
-        return _run_score(paths, [task], show_progress, engine)[0]
-    if task.step == "top1":
-        from ingest.scoring import top1
-        run = top1.run_top1(paths, e.name, top1.Top1Settings(), device=e.device, dtype=e.dtype,
-                            show_progress=show_progress, engine=engine)
-        if run.get("method") == "exact_token":
-            _record(paths, task, None, None, exact_token=True)
-            return f"{task.label}: the game's tokenizer (dbt compares its scored tokens)"
-        _record(paths, task, top1.run_dir(paths, run["model_key"], run["run_id"]), run["run_id"])
-        return f"{task.label}: {'already complete' if run.get('skipped') else 'predicted'}"
-    if task.step == "cloze":
-        from ingest.scoring import cloze
-        run = cloze.run_cloze(paths, e.name, device=e.device, dtype=e.dtype, show_progress=show_progress,
-                              engine=engine)
-        _record(paths, task, cloze.run_dir(paths, run["model_key"], run["run_id"]), run["run_id"])
-        return f"{task.label}: {'already complete' if run.get('skipped') else 'scored'}"
-    raise ValueError(f"unknown scoring step {task.step!r}; one of {', '.join(STEPS)}")
+    return run_tasks(paths, [task], show_progress, engine)[0]
