@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
 
-from predictabase.config import Paths, paths as make_paths  # noqa: E402
+from predictabase.core.config import Paths, paths as make_paths  # noqa: E402
 from predictabase.warehouse import publish, run_dbt  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from predictabase.warehouse.dbt import kept_unless_built
 from predictabase.warehouse.lock import writer_lock
 

@@ -42,8 +42,8 @@ find .gpu/stage/site -name __pycache__ -prune -exec rm -rf {} +
 PYTHONPATH="$ROOT:$ROOT/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" "$PY" - <<'EOF' > .gpu/stage/ggufs.txt
 import shutil
 from pathlib import Path
-from predictabase.config import paths
-from predictabase.fsutil import sha256_of
+from predictabase.core.config import paths
+from predictabase.core.fsutil import sha256_of
 from ingest.scoring.models import _converted_gguf_dir, gemma3_gguf, smollm2_gguf
 for key, find in (("smollm2-135m", lambda: smollm2_gguf()), ("gemma3-270m", lambda: gemma3_gguf(paths()))):
     try:

@@ -483,7 +483,7 @@ def bench_profiles(profiles_dir: Path, memory_limit: str, temp_dir: Path, projec
 def child_build(warehouse: Path, profiles_dir: Path, project_dir: Path, spans_test: bool) -> dict:
     """dbt parse, then the build of the chain without SPANS_TEST, then (when asked) SPANS_TEST alone."""
     from dbt.cli.main import dbtRunner
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.dbt import dbt_args, dbt_env, environ
 
     p = make_paths(warehouse)
@@ -668,7 +668,7 @@ def main() -> None:
                     help="the dbt project to build (default: this checkout's dbt_project; e.g. a copy before a change)")
     a = ap.parse_args()
     if a.project_dir is None:
-        from predictabase.config import DBT_PROJECT_DIR
+        from predictabase.core.config import DBT_PROJECT_DIR
         a.project_dir = DBT_PROJECT_DIR
     a.project_dir = a.project_dir.resolve()
     work = a.keep.resolve() if a.keep else Path(tempfile.mkdtemp(prefix="predictabase-lake-"))

@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase import live  # noqa: E402
-from predictabase.config import paths as make_paths  # noqa: E402
+from predictabase.core import live  # noqa: E402
+from predictabase.core.config import paths as make_paths  # noqa: E402
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command  # noqa: E402
 from tests.helpers import APP_READY  # noqa: E402
 

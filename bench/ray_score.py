@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from ingest.scoring import ScoreSettings, score_corpora, store  # noqa: E402
 from ingest.scoring.distributed import RayOptions  # noqa: E402
 from ingest.scoring.pipeline import score_corpora_ray  # noqa: E402
-from predictabase.config import paths as make_paths  # noqa: E402
+from predictabase.core.config import paths as make_paths  # noqa: E402
 from tests.scoring_helpers import natural_stories, write_documents  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))

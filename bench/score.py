@@ -45,7 +45,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase.config import paths as get_paths  # noqa: E402
+from predictabase.core.config import paths as get_paths  # noqa: E402
 from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows, memory_batch_tokens  # noqa: E402
 from ingest.scoring.models import LoadedModel, load_model, tokenizer_sha256  # noqa: E402

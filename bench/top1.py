@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from predictabase.config import Paths  # noqa: E402
+from predictabase.core.config import Paths  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402

@@ -43,14 +43,14 @@ def marts_path() -> Path:
     """The snapshot the dashboard reads.
 
     `PREDICTABASE_WAREHOUSE` (the warehouse directory, as everywhere in predictabase)
-    wins; it may also name the `.duckdb` snapshot itself. Otherwise `predictabase.config.paths()`.
+    wins; it may also name the `.duckdb` snapshot itself. Otherwise `predictabase.core.config.paths()`.
     """
     value = os.environ.get("PREDICTABASE_WAREHOUSE")
     if value:
         p = Path(value)
         return (p if p.suffix == ".duckdb" else p / "marts.duckdb").resolve()
     try:
-        from predictabase.config import paths
+        from predictabase.core.config import paths
     except ImportError:  # the dashboard run outside the installed package
         return (Path(__file__).resolve().parent.parent / "warehouse" / "marts.duckdb")
     return paths().marts

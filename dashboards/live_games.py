@@ -1,7 +1,7 @@
 """What the two live game pages share (issue 24): the player, the answer store, and the metrics.
 
 The pages read the published marts like every page, and write only to the live answer store
-(`predictabase.live`: SQLite beside the warehouse; the build copies it in). They never open the DuckDB
+(`predictabase.core.live`: SQLite beside the warehouse; the build copies it in). They never open the DuckDB
 warehouse for writing, so they keep working during a build.
 
 A player's running score is computed by the SAME SQL as the marts: the macros of
@@ -21,8 +21,8 @@ import pandas as pd
 import streamlit as st
 
 import data
-from predictabase import live
-from predictabase.resources import dbt_project_dir
+from predictabase.core import live
+from predictabase.core.resources import dbt_project_dir
 
 MACROS = dbt_project_dir() / "macros" / "live_games.sql"
 PLAYER_KEY, SESSION_KEY = "live_player", "live_session"

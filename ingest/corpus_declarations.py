@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest import corpus_table
-from predictabase.config import Paths
-from predictabase.errors import OptionError
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError
 
 FILE_NAME = "corpora.toml"
 USER_DIR = "user"  # under raw/: raw/user/NAME/...

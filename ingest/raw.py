@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import duckdb
 import polars as pl
 
-from predictabase.config import Paths
-from predictabase.db import transaction
+from predictabase.core.config import Paths
+from predictabase.core.db import transaction
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """The `predictabase` command line.
 
 Every command that writes holds the warehouse's writer lock (`predictabase.warehouse.lock`) and reports bad input
-as one line, `error: <file or option>: <problem>`, never a traceback. Exit codes (`predictabase.errors`): 0 done,
+as one line, `error: <file or option>: <problem>`, never a traceback. Exit codes (`predictabase.core.errors`): 0 done,
 2 usage or input error, 75 the writer lock is busy, 130 interrupted, 1 internal error. Every option that has an
 environment variable shows it in --help; `--json` prints a command's summary as one JSON object on stdout.
 """
@@ -23,13 +23,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
-from predictabase.config import Paths
-from predictabase.fsutil import refuse_inside_warehouse
+from predictabase.core.config import Paths
+from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
-from predictabase.config import paths as get_paths
+from predictabase.core.config import paths as get_paths
 from predictabase import __version__
-from predictabase.errors import (EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, OptionError, PredictabaseError,
+from predictabase.core.errors import (EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, OptionError, PredictabaseError,
                                  WarehouseError)
 from predictabase import runs
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from ingest import corpus_table
 from ingest.corpus_declarations import (MEASURES, NAME_RE, PUBLISHED, UNITS, USER_DIR, Declaration, DeclaredFile,
                                         load_declarations, save_declarations)
-from predictabase.config import Paths
-from predictabase.errors import OptionError
-from predictabase.failpoints import failpoint
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError
+from predictabase.core.failpoints import failpoint
 
 
 def check_name(name: str, decls: dict[str, Declaration], replacing: bool) -> None:

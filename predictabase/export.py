@@ -37,10 +37,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from predictabase import paper_files, resources
-from predictabase.errors import OptionError, WarehouseError
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import atomic_path
+from predictabase import paper_files
+from predictabase.core import resources
+from predictabase.core.errors import OptionError, WarehouseError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import atomic_path
 
 MART = "mart_words_export"
 #: the word's own columns, in the file's order (those of measures the corpus lacks are dropped)

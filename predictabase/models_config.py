@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest import corpus_table
-from predictabase.config import models_config_path
-from predictabase.errors import OptionError
+from predictabase.core.config import models_config_path
+from predictabase.core.errors import OptionError
 
 CORPORA = corpus_table.SCORED
 DTYPES = ("float32", "bfloat16", "float16")

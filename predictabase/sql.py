@@ -49,7 +49,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from predictabase.errors import OptionError, PredictabaseError
+from predictabase.core.errors import OptionError, PredictabaseError
 from predictabase.runs import COLUMNS as RUNS_COLUMNS
 from predictabase.runs import read_runs
 

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase.fsutil import sha256_of  # noqa: E402
+from predictabase.core.fsutil import sha256_of  # noqa: E402
 from ingest.sources.catalog import CATALOG_FILE  # noqa: E402
 from ingest.sources.definitions import owner_of  # noqa: E402
 

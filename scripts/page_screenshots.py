@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase.config import paths as make_paths  # noqa: E402
+from predictabase.core.config import paths as make_paths  # noqa: E402
 from tests.test_dashboard_browser import CHROMIUM_ARGS, Page, serving  # noqa: E402
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 # fixture builds skip dbt's documentation site (15-20 s each); tests/test_package.py's wheel run and

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.scoring import store
 from ingest.raw import connect, replace_partition
 

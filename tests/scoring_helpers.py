@@ -5,7 +5,7 @@ import csv
 import hashlib
 from pathlib import Path
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 
 DOC_COLUMNS = ("corpus VARCHAR, doc_id VARCHAR, doc_index INTEGER, text VARCHAR, n_chars INTEGER, "
                "n_bytes INTEGER, score_prefix_chars INTEGER, corpus_version VARCHAR, source_path VARCHAR, "

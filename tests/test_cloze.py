@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from ingest.datasets import cloze
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 from tests.helpers import q

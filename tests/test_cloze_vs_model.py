@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from ingest.scoring.cloze import (Candidate, ClozeSettings, read_inputs, run_cloze, run_dir, score_candidates,
                                   scored_text, scores_root)
 from ingest.scoring.profile import TokenizerProfile

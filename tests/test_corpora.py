@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from ingest.sources.catalog import by_path
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets.corpora import LAST_NOTES, NAMES
 from ingest.datasets.registry import ingest_corpora as ingest, prepare_all
 from ingest.datasets._common import write_corpus

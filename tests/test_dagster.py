@@ -148,7 +148,7 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(orch, m
     import dagster as dg
     from dagster_dbt import DbtCliResource
 
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import read_ingest_log
     from predictabase.runs import read_runs
     from predictabase.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
 from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_reading_marts, add_user_corpus, create_marts,

@@ -1,7 +1,7 @@
 """`predictabase serve` starts Streamlit with usage statistics off and the warehouse set, whatever the config files say."""
 from __future__ import annotations
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from predictabase.warehouse.serve import APP, streamlit_command
 
 

@@ -160,7 +160,7 @@ def test_the_theme_is_the_users() -> None:
     """Neither the config file nor `predictabase serve` forces a light (or dark) theme."""
     import tomllib
 
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.serve import streamlit_command
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert "base" not in config.get("theme", {})
@@ -174,7 +174,7 @@ def test_the_server_runs_no_full_collection_after_every_run() -> None:
     the same as each other on every setting the config file holds."""
     import tomllib
 
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.serve import streamlit_command
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     argv, _env = streamlit_command(make_paths(ROOT / "warehouse"), 8599)

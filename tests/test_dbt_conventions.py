@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from predictabase.config import DBT_PROJECT_DIR
-from predictabase.resources import dashboard_app
+from predictabase.core.config import DBT_PROJECT_DIR
+from predictabase.core.resources import dashboard_app
 
 MODELS = DBT_PROJECT_DIR / "models"
 APP = dashboard_app()

@@ -12,8 +12,8 @@ import math
 import duckdb
 import pytest
 
-from predictabase.config import paths as make_paths
-from predictabase.errors import BuildError
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import BuildError
 from predictabase.warehouse import dbt_build, publish
 
 from .dbt_fixtures import expected_metrics, numpy_bootstrap

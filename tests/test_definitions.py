@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.datasets.registry import JOBS
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.catalog import load_catalog
 from ingest.sources.definitions import dataset, dataset_names, load_definitions, owner_of
@@ -56,7 +56,7 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
 
     import duckdb
 
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)

@@ -143,7 +143,7 @@ def test_folds_are_balanced_and_seeded():
 def reg(real_warehouse, tmp_path_factory):
     """The session's real warehouse (UCL scored by the tiny GPT-2, Natural Stories with GPT-3's import) plus the
     reading data, cloze norms and the two studies' files, with the regression domain built and published."""
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
     p = make_paths(tmp_path_factory.mktemp("regression") / "warehouse")

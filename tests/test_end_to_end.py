@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from ingest.datasets.registry import run_ingest
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.sources.fetch import fetch_and_record
 from predictabase.warehouse import dbt_build, publish

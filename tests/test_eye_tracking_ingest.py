@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets import eye_tracking as et
 from ingest.datasets.registry import run_ingest
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec
 from tests.helpers import q

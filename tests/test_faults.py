@@ -2,7 +2,7 @@
 
 Every case runs on its own copy of one real warehouse (fetched from the mirror, UCL + Natural
 Stories + the GPT-3 import + the pairwise game ingested, UCL scored by a tiny GPT-2, dbt built and
-published). Processes are stopped or killed at named failpoints (`predictabase/failpoints.py`), never
+published). Processes are stopped or killed at named failpoints (`predictabase/core/failpoints.py`), never
 after a sleep. Every case checks:
 
 - a user error exits 2 with exactly one line on stderr, `error: ...`, and no traceback;
@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 from ingest.sources.catalog import files_for
-from predictabase.config import paths as make_paths
-from predictabase.fsutil import sha256_of
+from predictabase.core.config import paths as make_paths
+from predictabase.core.fsutil import sha256_of
 from predictabase.warehouse.lock import LOCK_NAME
 from tests.helpers import interruptible
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from predictabase import live
-from predictabase.fsutil import sha256_of
+from predictabase.core import live
+from predictabase.core.fsutil import sha256_of
 from tests.test_faults import CLI, _record, cli, cli_env, rows, user_error
 from tests.test_faults import base, wh  # noqa: F401 - the fixtures: a private copy of the real warehouse
 

@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ingest.sources.catalog import by_path
-from predictabase.config import paths as make_paths
-from predictabase.errors import IngestError
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import IngestError
 from ingest.sources.fetch import fetch_one
 from ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
 from ingest.scoring import store

@@ -7,10 +7,10 @@ import shutil
 import duckdb
 import pytest
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets.registry import ingest_corpora as ingest
 from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
-from predictabase.errors import ChecksumError, IngestError
+from predictabase.core.errors import ChecksumError, IngestError
 
 TOK = natural_stories.TOK
 MEASURES = ucl.MEASURES

@@ -19,8 +19,8 @@ import sys
 import duckdb
 import pytest
 
-from predictabase import live
-from predictabase.config import paths as make_paths
+from predictabase.core import live
+from predictabase.core.config import paths as make_paths
 
 from .test_dashboard_browser import PAGES, Page, _assert_opens_with_finding, browser, serving  # noqa: F401
 

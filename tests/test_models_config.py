@@ -5,8 +5,8 @@ import pytest
 from typer.testing import CliRunner
 
 from predictabase.cli import app
-from predictabase.config import PROJECT_ROOT
-from predictabase.errors import OptionError
+from predictabase.core.config import PROJECT_ROOT
+from predictabase.core.errors import OptionError
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
 
 

@@ -21,7 +21,7 @@ MODEL = "model: WT probability, renormalised over the responses"
 
 @pytest.fixture(scope="module")
 def nw_warehouse(real_warehouse, tiny_gpt2_dir, tmp_path_factory):
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
     from ingest.scoring.cloze import run_cloze
     from predictabase.warehouse import dbt_build, publish

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 import yaml
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from predictabase.warehouse import SNAPSHOT_META, publish
 from predictabase.warehouse.build import build_and_publish
 from predictabase.warehouse.freshness import source_freshness

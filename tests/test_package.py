@@ -121,6 +121,45 @@ def test_ingest_does_not_import_the_application():
     assert not {m: d for m, d in bad.items() if d}
 
 
+def _layer(module: str) -> str:
+    """A module's layer: the foundation (`predictabase.core`), the ingest jobs, or the application."""
+    if module == "predictabase.core" or module.startswith("predictabase.core."):
+        return "foundation"
+    return {"ingest": "ingest", "predictabase": "application"}[module.split(".")[0]]
+
+
+def layer_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(importing layer, imported layer) -> the module pairs, for imports across layers."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for m, deps in graph.items():
+        for d in deps:
+            if _layer(m) != _layer(d):
+                out.setdefault((_layer(m), _layer(d)), []).append((m, d))
+    return out
+
+
+def test_layer_edges_see_a_planted_upward_import():
+    graph = {"predictabase.core.errors": {"ingest.sources.catalog"}, "ingest.sources.catalog": set(),
+             "predictabase.cli": {"ingest.sources.catalog", "predictabase.core.errors"}}
+    assert set(layer_edges(graph)) == {("foundation", "ingest"), ("application", "ingest"),
+                                       ("application", "foundation")}
+
+
+def test_the_layers_import_only_downwards():
+    """Issue 34 (4): one foundation (`predictabase.core`: configuration, resources, errors, file utilities,
+    failpoints, the transaction, the live store) that imports nothing of the project; `ingest` stands on the
+    foundation alone; the application on both. No layer both imports and is imported by another."""
+    graph = import_graph()
+    edges = layer_edges(graph)
+    assert {m for m in graph if _layer(m) == "foundation"} >= {
+        f"predictabase.core.{m}" for m in ("config", "resources", "errors", "fsutil", "failpoints", "db", "live")}
+    assert set(edges) <= {("ingest", "foundation"), ("application", "foundation"), ("application", "ingest")}, \
+        {k: v[:3] for k, v in edges.items() if k not in {("ingest", "foundation"), ("application", "foundation"),
+                                                         ("application", "ingest")}}
+    # the edges are real: each allowed direction is used
+    assert len(edges[("ingest", "foundation")]) > 40 and len(edges[("application", "ingest")]) > 20
+
+
 def test_no_function_over_80_lines():
     long = []
     for root in ("ingest", "predictabase", "dashboards", "dbt_project/python", "scripts"):
@@ -226,7 +265,7 @@ def test_the_wheel_runs_from_an_empty_directory(installed_wheel, mirror, tmp_pat
     venv = installed_wheel
     py = str(venv / "bin" / "python")
     # the installed package is the wheel's, with the dbt project, the app and models.toml as package data
-    probe = subprocess.run([py, "-c", "import json, predictabase, ingest; from predictabase import resources as r; "
+    probe = subprocess.run([py, "-c", "import json, predictabase, ingest; from predictabase.core import resources as r; "
                             "print(json.dumps([predictabase.__file__, ingest.__file__, r.installed(), "
                             "str(r.dbt_project_dir()), str(r.dashboard_app()), str(r.default_models_file())]))"],
                            cwd=tmp_path, capture_output=True, text=True, check=True)

@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from predictabase import warehouse
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.datasets.pairwise import (ANSWERS_PATH, build_frames, ingest_pairwise, is_word_token, parse_answers,
                              parse_comparison, write_frames)
 

@@ -16,7 +16,7 @@ import shutil
 import polars as pl
 import pytest
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from ingest.raw import connect, replace_partition
 from tests.helpers import fetch_all
 

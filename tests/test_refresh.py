@@ -26,8 +26,8 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
-from predictabase.config import paths as make_paths
-from predictabase.fsutil import sha256_of
+from predictabase.core.config import paths as make_paths
+from predictabase.core.fsutil import sha256_of
 from tests.test_faults import cli, cli_env, killed, start, user_error, wait_stopped
 from tests.helpers import q
 
@@ -284,7 +284,7 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     SIGKILLed at each failpoint in turn: every kill leaves the published snapshot as it was (until it is
     replaced), each next refresh gets further, and one more has nothing to do. Then: only that file was
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
-    from predictabase.failpoints import POINTS
+    from predictabase.core.failpoints import POINTS
     from ingest.sources.catalog import files_for
     # not on a refresh's way: a GGUF conversion, `corpus add`, `export`
     assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted", "corpus.copied",

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.errors import ModelLoadError
+from predictabase.core.errors import ModelLoadError
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.scoring import pipeline, store
 from ingest.scoring.bos import choose_bos
@@ -142,7 +142,7 @@ def test_make_windows_overlap_and_cover():
 
 
 def test_batching_and_padding_do_not_change_numbers(tmp_path, mirror, tiny):
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     texts = ucl_sentences(mirror, 10) + [natural_stories(mirror)[2][:700]]
     out = []
     for bt in (64, 100000):
@@ -178,7 +178,7 @@ def test_lm_game_prefix_and_full(tmp_paths, mirror, tiny):
 
 
 def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny, monkeypatch):
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     texts = ucl_sentences(mirror, 30)
     monkeypatch.setattr(pipeline, "PART_TOKENS", 60)  # several part files
     settings = ScoreSettings(context_length=64, **SET)
@@ -240,7 +240,7 @@ def test_model_that_does_not_load(tmp_paths, mirror, tmp_path):
 
 
 def test_missing_corpus_writes_nothing(tmp_paths, mirror, tiny):
-    from predictabase.errors import ScoringError
+    from predictabase.core.errors import ScoringError
     write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 2))
     with pytest.raises(ScoringError, match="provo"):
         score_corpora(tmp_paths, str(tiny), ["ucl", "provo"], ScoreSettings(**SET), show_progress=False)

@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from predictabase.config import paths as make_paths
+from predictabase.core.config import paths as make_paths
 from ingest.datasets import corpora, self_paced_reading as spr
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from tests.helpers import q
 
 JOBS = ["natural_stories", "ucl", "natural_stories_spr_means", "ucl_published_measures",

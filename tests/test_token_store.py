@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from predictabase.config import DBT_PROJECT_DIR
-from predictabase.errors import WarehouseError
+from predictabase.core.config import DBT_PROJECT_DIR
+from predictabase.core.errors import WarehouseError
 from ingest.scoring import store
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, SCORED_RUN_KEYS
 
@@ -130,7 +130,7 @@ def test_dbt_fixture_writes_the_store_schema(tmp_path):
     """The dbt tests' fixture writes run directories the scorer's store reads as its own: the part files
     have the store's schema, field by field, and the store counts their documents and rows. (It compared
     TOKEN_SCHEMA with store.SCHEMA, its own definition: issue 33.)"""
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from tests.dbt_fixtures import Fixture, token_rows, write_run
     fx = Fixture(make_paths(tmp_path / "warehouse"))
     rows = (token_rows("r1", "m", "ucl", "1", "A cat sat.", [(0, 1), (1, 5), (5, 9), (9, 10)], [None, -1.5, -2.0, -0.5])

@@ -278,7 +278,7 @@ def test_snapshot_without_the_top1_marts(tmp_path: Path, monkeypatch) -> None:
 def test_top1_page_in_the_browser(tmp_path: Path) -> None:
     import shutil
 
-    from predictabase.config import paths as make_paths
+    from predictabase.core.config import paths as make_paths
     from playwright.sync_api import expect, sync_playwright
 
     from .test_dashboard_browser import CHROMIUM_ARGS, Page, _charts, _grids_text, _nav_links, serving

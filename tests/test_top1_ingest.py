@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets import top1
 from ingest.datasets.registry import JOBS, NAMES, run_ingest
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset_names
 from tests.helpers import q
@@ -257,7 +257,7 @@ def test_model_perfs_are_validated(data, match):
 
 
 def test_a_bad_file_stops_the_command_before_anything_is_written(top1_warehouse, tmp_path):
-    from predictabase.errors import ChecksumError
+    from predictabase.core.errors import ChecksumError
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(top1_warehouse.raw, p.raw)
     target = p.raw / TOKENS

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.config import Paths, paths as make_paths
+from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets.registry import run_ingest
 from tests.helpers import marts_q as q
 

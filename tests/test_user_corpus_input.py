@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from ingest.corpus_declarations import load_declarations
 from ingest.datasets import user_corpus
 from predictabase.cli import app
-from predictabase.config import paths as make_paths
-from predictabase.errors import IngestError
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import IngestError
 
 from tests.user_corpus_helpers import brown_frames
 

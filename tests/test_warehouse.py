@@ -4,10 +4,10 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from predictabase.config import DBT_PROJECT_DIR
+from predictabase.core.config import DBT_PROJECT_DIR
 
-from predictabase.errors import BuildError
-from predictabase.fsutil import sha256_of
+from predictabase.core.errors import BuildError
+from predictabase.core.fsutil import sha256_of
 from predictabase.warehouse.publish import SNAPSHOT_META
 from predictabase.warehouse import dbt_args, dbt_env, publish
 

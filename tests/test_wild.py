@@ -18,8 +18,8 @@ import pytest
 from cryptography.fernet import Fernet
 
 from ingest.sources.catalog import by_path, files_for
-from predictabase.config import DBT_PROJECT_DIR, Paths, paths as make_paths
-from predictabase.errors import ChecksumError, IngestError
+from predictabase.core.config import DBT_PROJECT_DIR, Paths, paths as make_paths
+from predictabase.core.errors import ChecksumError, IngestError
 from ingest.sources.fetch import fetch_one
 from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
 from tests.helpers import q as _q

@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from predictabase.config import DBT_PROJECT_DIR
+from predictabase.core.config import DBT_PROJECT_DIR
 from ingest.scoring import diagnostics as D
 from ingest.scoring.sentence import MACRO_FILE
 

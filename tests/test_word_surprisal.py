@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.config import DBT_PROJECT_DIR
+from predictabase.core.config import DBT_PROJECT_DIR
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.sentence import SentenceScorer, word_surprisal_sql, words_of
 from tests.scoring_helpers import gpt2_tokenizer, natural_stories, smollm2_tokenizer, ucl_sentences
@@ -689,8 +689,8 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
 @pytest.fixture(scope="module")
 def gemma_tokenizer(tmp_path_factory):
     """The real Gemma 3 270M tokenizer, read from its GGUF when the optional packages are installed."""
-    from predictabase.config import paths as make_paths
-    from predictabase.errors import ModelLoadError
+    from predictabase.core.config import paths as make_paths
+    from predictabase.core.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (issue 33: any exception was a skip, so CI never ran this)

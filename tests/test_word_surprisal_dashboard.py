@@ -388,7 +388,7 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
                                                             monkeypatch) -> None:
     """A stand-in SentenceScorer made of the tiny GPT-2's parts counts model loads and scored texts."""
     import ingest.scoring.sentence as sentence
-    from predictabase.errors import ModelLoadError
+    from predictabase.core.errors import ModelLoadError
     parts = _tiny_parts(tiny_gpt2_dir)
     real = sentence.SentenceScorer
     loads: list[str] = []

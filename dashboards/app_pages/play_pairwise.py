@@ -18,7 +18,7 @@ import charts
 import data
 import labels
 import live_games
-from predictabase import live
+from predictabase.core import live
 
 STATE = "pairwise_game"
 LENGTHS = (5, 10, 20, 40)

@@ -19,7 +19,7 @@ import data
 import labels
 import live_games
 import url_state
-from predictabase import live
+from predictabase.core import live
 
 STATE = "top1_game"
 CONTEXT_CHARS = 1200  # the context shown: its last characters

@@ -384,7 +384,7 @@ scored = scored.set_index("model_key", drop=False)
 @st.cache_resource(show_spinner=False, max_entries=2)
 def sentence_scorer(model_key: str, spec: str):
     """One loaded model per model key (kept across reruns and sessions)."""
-    from predictabase.config import paths
+    from predictabase.core.config import paths
     from ingest.scoring.sentence import SentenceScorer
     return SentenceScorer(spec, paths(data.marts_path().parent))
 
@@ -413,7 +413,7 @@ st.caption("Prefilled with Oh & Schuler's (2024) Examples 7 and 8: an ambiguous 
            "edit is scored as you go.")
 
 if st.session_state.get("ws_scoring"):
-    from predictabase.errors import OptionError, PredictabaseError
+    from predictabase.core.errors import OptionError, PredictabaseError
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     results: list[tuple[str, pd.DataFrame]] = []
     try:

@@ -10,7 +10,6 @@ before anything is written.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -18,8 +17,8 @@ import duckdb
 import polars as pl
 
 from ingest.raw import replace_partitions_in
-from predictabase.db import transaction
-from predictabase.errors import IngestError
+from predictabase.core.db import transaction
+from predictabase.core.errors import IngestError
 from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 
 
@@ -43,32 +42,6 @@ def to_float(value: str, name: str, what: str) -> float:
         return float(value)
     except (TypeError, ValueError) as exc:
         raise IngestError(name, f"{what}: {value!r} is not a number") from exc
-
-
-_NONSPACE = re.compile(r"\S+")
-
-
-_SPACE_SPLIT = re.compile(r"(\s+)")
-
-
-def whitespace_words(text: str) -> list[tuple[str, int, int]]:
-    """Maximal runs of non-whitespace characters with their [start, end) spans."""
-    out, pos = [], 0
-    for k, piece in enumerate(_SPACE_SPLIT.split(text)):  # alternates word, space, word, ...
-        if k % 2 == 0 and piece:
-            out.append((piece, pos, pos + len(piece)))
-        pos += len(piece)
-    return out
-
-
-def join_with_spans(words: list[str], sep: str = " ") -> tuple[str, list[tuple[int, int]]]:
-    spans, pos = [], 0
-    for i, w in enumerate(words):
-        if i:
-            pos += len(sep)
-        spans.append((pos, pos + len(w)))
-        pos += len(w)
-    return sep.join(words), spans
 
 
 # --------------------------------------------------------------------------- frames

@@ -37,11 +37,11 @@ import re
 
 import polars as pl
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, to_float, to_int
 from ingest.datasets.corpora import prepared_or_loaded
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets import lm_game, natural_stories, provo, ucl
 from ingest.datasets._common import CorpusLoad
 
@@ -42,7 +42,7 @@ def _user_corpus(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad
     if not isinstance(load, CorpusLoad):
         decls = load_declarations(paths)
         if corpus not in decls:
-            from predictabase.errors import IngestError
+            from predictabase.core.errors import IngestError
             raise IngestError(corpus, "not a corpus of this warehouse (`predictabase corpus list`)")
         parsed = user_corpus.load_declared(paths, decls[corpus])
         return CorpusLoad(corpus, [("raw.documents", parsed.texts.docs, {"corpus": corpus}),

@@ -43,11 +43,11 @@ import re
 
 import polars as pl
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, Source
 from ingest.datasets.corpora import corpus_frames
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec, dataset
 

@@ -32,9 +32,9 @@ import duckdb
 import pyarrow as pa
 
 from ingest.sources.catalog import by_path
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.raw import now_utc
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources.fetch import verified_path
 from ingest.scoring import store
 

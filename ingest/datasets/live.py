@@ -1,6 +1,6 @@
 """The live games' answers (issue 24) as `raw.live_players`, `raw.live_top1_answers`, `raw.live_pairwise_answers`.
 
-The dashboard's game pages append answers to the live store (`predictabase/live.py`: SQLite in
+The dashboard's game pages append answers to the live store (`predictabase/core/live.py`: SQLite in
 `<warehouse>/live/`, validated there). This job copies the whole store into the warehouse, replacing the three
 tables: the store only grows, so replacing is appending what is new, and re-running never duplicates. `build`
 runs it first whenever the store changed since it last ran; `refresh` re-ingests it when the store's digest
@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 import polars as pl
 
 from ingest.sources.fetch import record_input
-from predictabase import live
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core import live
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 INPUT_KEY = "warehouse:live/answers.sqlite"  # how raw.ingest_log records the store among the job's inputs
 SOURCE_PATH = f"{live.STORE_DIR}/{live.STORE_FILE}"

@@ -15,10 +15,10 @@ from itertools import accumulate
 
 import polars as pl
 
-from predictabase.config import Paths
-from ingest.datasets._common import (DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row,
-                                     whitespace_words)
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from ingest.datasets._common import DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row
+from ingest.text import whitespace_words
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -10,7 +10,7 @@ from dataclasses import asdict
 import polars as pl
 
 from ingest.scoring.model_table import MODELS
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 
 TABLE = "model_table"
 SOURCE = "ingest.scoring.model_table"

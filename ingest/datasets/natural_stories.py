@@ -8,10 +8,10 @@ character in 9 of 10 stories; story 2 differs in exactly one character: word zon
 """
 from __future__ import annotations
 
-from predictabase.config import Paths
-from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                                     join_with_spans, to_int)
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame, to_int
+from ingest.text import join_with_spans
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

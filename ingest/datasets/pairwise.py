@@ -42,8 +42,8 @@ from pathlib import Path
 
 import polars as pl
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.catalog import SourceFile
 from ingest.sources.definitions import dataset

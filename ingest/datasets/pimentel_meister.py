@@ -24,10 +24,10 @@ import re
 import polars as pl
 
 from ingest.scoring import model_table
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets._common import to_float, to_int
 from ingest.datasets.corpora import corpus_frames
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

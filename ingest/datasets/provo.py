@@ -21,10 +21,10 @@ import difflib
 import re
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
-from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                                     whitespace_words)
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
+from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame
+from ingest.text import whitespace_words
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -8,7 +8,7 @@ import polars as pl
 
 from ingest.sources import references as refs
 from ingest.sources.fetch import record_input
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 
 TABLE = "references"
 SOURCE = "ingest/sources/references.toml"

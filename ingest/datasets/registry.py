@@ -37,12 +37,12 @@ from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
 from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in
-from predictabase.db import transaction
-from predictabase.errors import IngestError
-from predictabase.failpoints import failpoint
+from predictabase.core.db import transaction
+from predictabase.core.errors import IngestError
+from predictabase.core.failpoints import failpoint
 from ingest.sources.fetch import recording_inputs, verify_raw
 from ingest.corpus_declarations import INPUT_KEY
 from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
@@ -189,7 +189,7 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
 CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
 #: single modules outside those packages that loaders read: the corpus and model tables
-CODE_MODULES = {"ingest.corpus_table", "ingest.scoring.model_table", "predictabase.live"}
+CODE_MODULES = {"ingest.corpus_table", "ingest.text", "ingest.scoring.model_table", "predictabase.core.live"}
 CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
 CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}
@@ -400,7 +400,7 @@ def ingest_corpora(paths: Paths, names: list[str] | None = None, show_progress: 
 def live_store_changed(paths: Paths) -> bool:
     """Whether the live games' answer store holds something the warehouse does not: its digest differs from the
     one the last `live` ingest recorded (or the job never ran). `build` runs the job first when it does."""
-    from predictabase.live import digest, store_path
+    from predictabase.core.live import digest, store_path
     path = store_path(paths.warehouse)
     row = read_ingest_log(paths).get("live")
     if row is None:

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets.corpora import corpus_frames
 from ingest.datasets._common import CorpusLoad, Source
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -33,8 +33,8 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

@@ -21,10 +21,11 @@ import math
 
 import polars as pl
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                                     join_with_spans, to_float, to_int)
+                                     to_float, to_int)
+from ingest.text import join_with_spans
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

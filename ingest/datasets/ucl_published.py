@@ -13,10 +13,10 @@ import math
 
 import polars as pl
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets import ucl
 from ingest.datasets._common import to_float, to_int
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

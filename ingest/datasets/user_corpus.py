@@ -35,10 +35,11 @@ import polars as pl
 from ingest import corpus_table
 from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
                                         declarations_sha256, load_declarations)
-from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame, whitespace_words
-from predictabase.config import Paths
-from predictabase.errors import IngestError
-from predictabase.fsutil import sha256_of
+from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
+from ingest.text import whitespace_words
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
+from predictabase.core.fsutil import sha256_of
 from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"

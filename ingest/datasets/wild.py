@@ -41,8 +41,8 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 from ingest.raw import replace_tables

@@ -34,9 +34,9 @@ from pathlib import Path
 import polars as pl
 
 from ingest import corpus_table
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.datasets.corpora import corpus_frames
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 

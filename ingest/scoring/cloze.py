@@ -60,9 +60,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest import corpus_table
-from predictabase.config import Paths
-from predictabase.errors import OptionError, ScoringError, WarehouseError
-from predictabase.fsutil import atomic_dir
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.raw import now_iso
 from ingest.scoring.word_search import (PredictorSpec, Question, Segment, WordPredictor, WordTrie, _logsumexp,

@@ -260,7 +260,7 @@ WORD_SCHEMA = pa.schema([
 def word_rows() -> pa.Table:
     """The whitespace-delimited words of every enumerated text (the reading corpora's definition), with
     the text's context (key, text, note) and the end-of-text token string (to find p(eot | c) in top-k)."""
-    from ingest.datasets._common import whitespace_words
+    from ingest.text import whitespace_words
 
     cols: dict[str, list] = {f.name: [] for f in WORD_SCHEMA}
     for t in enumerate_texts():
@@ -284,7 +284,7 @@ def mart_sql(macro_text: str | None = None) -> str:
     """`mart_word_probability_sums.sql` rendered with jinja2 over the relations named as its two refs,
     with the macro `word_surprisal_sql` from macros/word_surprisal.sql (or `macro_text`: the tests
     render a changed macro to see the check fail)."""
-    from predictabase.config import DBT_PROJECT_DIR
+    from predictabase.core.config import DBT_PROJECT_DIR
     from ingest.scoring.sentence import render_with_macros
     mart = (DBT_PROJECT_DIR / "models" / "marts" / "words" / f"{MART_MODEL}.sql").read_text(encoding="utf-8")
     return render_with_macros(mart, macro_text, ref=lambda name: name)

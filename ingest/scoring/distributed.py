@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from predictabase.errors import OptionError, PredictabaseError, ScoringError
+from predictabase.core.errors import OptionError, PredictabaseError, ScoringError
 
 RESTARTS = 3  # a replica killed this many times in one run ends the run with an error
 

@@ -9,10 +9,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.errors import ModelLoadError
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import atomic_dir, sha256_of
+from predictabase.core.config import Paths
+from predictabase.core.errors import ModelLoadError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import atomic_dir, sha256_of
 
 from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 

@@ -13,10 +13,10 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from ingest.raw import now_utc
-from predictabase.errors import OptionError, ScoringError, WarehouseError
-from predictabase.failpoints import failpoint
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
 from ingest.scoring.models import LoadedModel, load_model

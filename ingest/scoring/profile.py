@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from predictabase.errors import ModelLoadError, ScoringError
+from predictabase.core.errors import ModelLoadError, ScoringError
 from ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
 
 

@@ -14,8 +14,8 @@ from functools import lru_cache
 import duckdb
 import polars as pl
 
-from predictabase.config import DBT_PROJECT_DIR, Paths
-from predictabase.errors import OptionError
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.core.errors import OptionError
 
 MACRO_FILE = DBT_PROJECT_DIR / "macros" / "word_surprisal.sql"
 MAX_CHARS = 2000  # a sentence box, not a corpus: keeps one request to one short window
@@ -45,7 +45,7 @@ def word_surprisal_sql(tokens: str, words: str) -> str:
 
 def words_of(text: str) -> pl.DataFrame:
     """The text's whitespace-delimited words with their spans (the reading corpora's word definition)."""
-    from ingest.datasets._common import whitespace_words
+    from ingest.text import whitespace_words
     rows = [(i, w, a, b) for i, (w, a, b) in enumerate(whitespace_words(text))]
     return pl.DataFrame(rows, schema={"word_index": pl.Int32, "word": pl.String, "char_start": pl.Int32,
                                       "char_end": pl.Int32}, orient="row").with_columns(

@@ -33,8 +33,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from predictabase.errors import WarehouseError
-from predictabase.fsutil import atomic_path, temp_prefix
+from predictabase.core.errors import WarehouseError
+from predictabase.core.fsutil import atomic_path, temp_prefix
 
 # One row per real token of a document (the BOS is never a row).
 SCHEMA = pa.schema([

@@ -25,9 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest.raw import now_iso
-from predictabase.config import Paths
-from predictabase.errors import OptionError, ScoringError, WarehouseError
-from predictabase.fsutil import atomic_dir
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.fsutil import atomic_dir
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.word_search import (PredictorSpec, Question, SearchSettings, WordPredictor, build_trie, is_word_token,
                                         predict_documents_with)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from predictabase.errors import OptionError, ScoringError
+from predictabase.core.errors import OptionError, ScoringError
 from ingest.scoring.profile import TokenizerProfile
 
 

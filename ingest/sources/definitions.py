@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from predictabase.errors import IngestError
+from predictabase.core.errors import IngestError
 from ingest.sources.catalog import SourceFile, load_catalog
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")

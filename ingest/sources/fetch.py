@@ -25,12 +25,12 @@ import polars as pl
 from rich.progress import Progress
 
 from ingest.sources.catalog import SourceFile, files_for
-from predictabase.config import Paths, mirror_dir
-from predictabase.errors import ChecksumError, IngestError
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import atomic_path, sha256_of
+from predictabase.core.config import Paths, mirror_dir
+from predictabase.core.errors import ChecksumError, IngestError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import atomic_path, sha256_of
 from ingest.raw import connect, now_utc
-from predictabase.db import transaction
+from predictabase.core.db import transaction
 
 __all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "record_input", "recording_inputs",
            "verified_path", "sha256_of"]

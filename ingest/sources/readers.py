@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.errors import IngestError
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 from ingest.sources.catalog import SourceFile, by_path
 from ingest.sources.definitions import FileSpec
 from ingest.sources.fetch import verified_path

@@ -19,8 +19,8 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 
 from ingest.datasets.registry import writers
 from ingest.scoring.steps import STEPS
-from predictabase.config import DBT_PROJECT_DIR
-from predictabase.config import paths as default_paths
+from predictabase.core.config import DBT_PROJECT_DIR
+from predictabase.core.config import paths as default_paths
 from predictabase.orchestrate.resources import PredictabaseResource
 from predictabase.warehouse.dbt import _env, dbt_env
 

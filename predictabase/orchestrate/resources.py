@@ -7,9 +7,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from predictabase.config import Paths, mirror_dir, models_config_path
-from predictabase.config import paths as default_paths
-from predictabase.errors import WarehouseError
+from predictabase.core.config import Paths, mirror_dir, models_config_path
+from predictabase.core.config import paths as default_paths
+from predictabase.core.errors import WarehouseError
 from ingest.sources.catalog import CATALOG_FILE
 from ingest.sources.references import REFERENCES_FILE
 

@@ -10,9 +10,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ingest.scoring.steps import STEPS
-from predictabase.config import DBT_PROJECT_DIR, Paths
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import atomic_path
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import atomic_path
 from predictabase.refresh.state import STATE, STATE_DIR, connect_ro, digest, read_json, utc_now, write_json
 
 #: marts that describe the build itself (row counts, invocation): rebuilt whenever dbt runs

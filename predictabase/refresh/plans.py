@@ -2,13 +2,13 @@
 ingest jobs must run again and why."""
 from __future__ import annotations
 
-from predictabase.config import Paths
+from predictabase.core.config import Paths
 from predictabase.refresh.state import connect_ro
 
 
 def fetch_plan(paths: Paths) -> list[str]:
     """Catalog paths a fetch would copy or download (missing, or not the catalog's sha256)."""
-    from predictabase.fsutil import sha256_of
+    from predictabase.core.fsutil import sha256_of
     from ingest.sources.catalog import load_catalog
     out = []
     for sf in load_catalog():
@@ -37,7 +37,7 @@ def plan_ingest(paths: Paths) -> dict[str, str]:
     catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
     catalog[REFERENCES_KEY] = references_sha256()  # the references beside the catalog (ingest/sources/references.toml)
     from ingest.datasets.live import INPUT_KEY as LIVE_KEY
-    from predictabase.live import digest, store_path
+    from predictabase.core.live import digest, store_path
     catalog[LIVE_KEY] = digest(store_path(paths.warehouse))  # the live games' answers (the dashboard appends them)
     tables = _raw_tables(paths)
     todo: dict[str, str] = {}

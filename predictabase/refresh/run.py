@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ingest.scoring.steps import STEPS
 from predictabase import runs
-from predictabase.config import Paths, mirror_dir
-from predictabase.failpoints import failpoint
+from predictabase.core.config import Paths, mirror_dir
+from predictabase.core.failpoints import failpoint
 from predictabase.plan import PLAN
 from predictabase.refresh.build import build_step, built_models
 from predictabase.refresh.plans import fetch_plan, plan_ingest

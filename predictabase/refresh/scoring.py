@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ingest.scoring import model_table
 from ingest.scoring.steps import STEPS
-from predictabase.config import Paths
-from predictabase.failpoints import failpoint
+from predictabase.core.config import Paths
+from predictabase.core.failpoints import failpoint
 from predictabase.models_config import ModelEntry, load_models_config
 from predictabase.refresh.state import LEDGER, STATE_DIR, connect_ro, digest, read_json, utc_now, write_json
 
@@ -130,7 +130,7 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
     for e in _models(models):
         if e.name == task.model:
             return e
-    from predictabase.errors import OptionError
+    from predictabase.core.errors import OptionError
     raise OptionError("--models", f"no model {task.model!r} in the models file")
 
 

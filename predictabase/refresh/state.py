@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.fsutil import atomic_path
+from predictabase.core.fsutil import atomic_path
 
 STATE_DIR = "refresh"          # <warehouse>/refresh/: the ledger and the build state
 LEDGER = "scored.json"

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.failpoints import failpoint
-from predictabase.errors import BuildError
+from predictabase.core.config import Paths
+from predictabase.core.failpoints import failpoint
+from predictabase.core.errors import BuildError
 from predictabase.warehouse.dbt import dbt_build
 from predictabase.warehouse.docs import docs_enabled, generate_docs
 from predictabase.warehouse.freshness import source_freshness

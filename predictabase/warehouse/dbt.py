@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-from predictabase.config import DBT_PROJECT_DIR, Paths
-from predictabase.errors import BuildError, OptionError
-from predictabase.failpoints import failpoint
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.core.errors import BuildError, OptionError
+from predictabase.core.failpoints import failpoint
 
 _ENV_LOCK = threading.Lock()
 
@@ -270,7 +270,7 @@ def kept_unless_built(paths: Paths) -> Iterator[None]:
     keeps its partial parsing valid stay those of every other dbt command. Needs the writer lock (every caller
     holds it) and room for the copy: about 0.2 s and 195 MB for the main job's warehouse (README)."""
     import duckdb
-    from predictabase.fsutil import temp_prefix
+    from predictabase.core.fsutil import temp_prefix
     live, backup = paths.duckdb, paths.warehouse / BACKUP
     restore_interrupted_build(paths)
     saved = False

@@ -8,9 +8,9 @@ import os
 import shutil
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.errors import BuildError
-from predictabase.fsutil import atomic_path
+from predictabase.core.config import Paths
+from predictabase.core.errors import BuildError
+from predictabase.core.fsutil import atomic_path
 from predictabase.warehouse.dbt import run_dbt
 
 DOCS_FILE = "dbt_docs.html"

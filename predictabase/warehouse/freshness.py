@@ -17,8 +17,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.fsutil import atomic_path
+from predictabase.core.config import Paths
+from predictabase.core.fsutil import atomic_path
 
 #: the columns of the snapshot's `source_freshness` table, in order (publish creates it from these)
 COLUMNS = (("source_name", "VARCHAR"), ("table_name", "VARCHAR"), ("loaded_at_field", "VARCHAR"),

@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.config import Paths
-from predictabase.errors import EXIT_BUSY, WarehouseError
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import file_mode, pid_alive, pid_of_temp, size_of
+from predictabase.core.config import Paths
+from predictabase.core.errors import EXIT_BUSY, WarehouseError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
 LOCK_NAME = ".writer.lock"
 

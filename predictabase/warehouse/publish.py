@@ -11,10 +11,10 @@ from pathlib import Path
 
 import duckdb
 
-from predictabase.config import Paths
-from predictabase.errors import BuildError
-from predictabase.failpoints import failpoint
-from predictabase.fsutil import file_mode, temp_prefix
+from predictabase.core.config import Paths
+from predictabase.core.errors import BuildError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import file_mode, temp_prefix
 from predictabase.warehouse import freshness
 
 MARTS_SCHEMA = "marts"  # schema of the marts in predictabase.duckdb (see macros/generate_schema_name.sql)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from predictabase import resources
-from predictabase.config import PROJECT_ROOT, Paths
+from predictabase.core import resources
+from predictabase.core.config import PROJECT_ROOT, Paths
 
 APP = resources.dashboard_app()
 

@@ -6,7 +6,7 @@ PREDICTABASE_MIRROR     local mirror of the upstream sources; when unset, files 
 PREDICTABASE_MODEL_CACHE  converted-model cache (default: $PREDICTABASE_WAREHOUSE/models)
 PREDICTABASE_MODELS     the models `predictabase refresh` keeps scored (default: the models.toml shipped with the package)
 
-The dbt project, the dashboard app and the default models.toml are found by `predictabase.resources`.
+The dbt project, the dashboard app and the default models.toml are found by `predictabase.core.resources`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from predictabase import resources
+from predictabase.core import resources
 
 PROJECT_ROOT = resources.project_root()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-CHECKOUT_ROOT = Path(__file__).resolve().parent.parent
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]  # predictabase/core/resources.py -> the repository
 
 
 def _packaged() -> Path | None:

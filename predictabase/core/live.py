@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from predictabase.db import transaction
+from predictabase.core.db import transaction
 
 STORE_DIR = "live"
 STORE_FILE = "answers.sqlite"

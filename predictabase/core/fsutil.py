@@ -119,7 +119,7 @@ def refuse_inside_warehouse(option: str, path: Path, warehouse: Path, allowed: t
     """An output option's path must lie outside the warehouse, whose files only its own commands write (through
     their lock, temporaries and checks): `sql -o warehouse/marts.duckdb` would replace the published snapshot.
     `allowed`: folders inside the warehouse that the option may name (its own default). OptionError else."""
-    from predictabase.errors import OptionError
+    from predictabase.core.errors import OptionError
     if not inside(path, warehouse) or any(inside(path, a) for a in allowed):
         return
     raise OptionError(option, f"{path} is inside the warehouse {warehouse}; write the file outside it (the "

@@ -4,6 +4,7 @@ line, `error: <subject>: <problem>`, and exits with the error's `exit_code`. Eac
 written, or leaves the warehouse and the published snapshot as they were."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -70,13 +71,26 @@ class BuildError(PredictabaseError):
     """dbt failed (a model or a schema test), or a publish was refused or failed."""
 
 
+#: the source files' catalog paths, given by whoever knows the catalog (`ingest` registers its catalog when it is
+#: imported: `name_files_by`); this foundation imports nothing of the project
+_CATALOG_PATHS: Callable[[], frozenset[str]] | None = None
+
+
+def name_files_by(catalog_paths: Callable[[], frozenset[str]]) -> None:
+    """Name source files in errors by their catalog paths, as `catalog_paths()` (called on the first error that
+    names a file) lists them."""
+    global _CATALOG_PATHS
+    _CATALOG_PATHS = catalog_paths
+
+
 def catalog_name(file: str | Path) -> str:
     """A source file by its catalog path (`ucl_devarda/all_measures.csv`) wherever it lies (under
     warehouse/raw/, in a mirror), so errors name it the same way; anything else unchanged."""
     text = str(file)
+    if _CATALOG_PATHS is None:
+        return text
     try:
-        from ingest.sources.catalog import load_catalog
-        known = _catalog_paths(load_catalog())
+        known = _CATALOG_PATHS()
     except ImportError:  # a scoring-only environment (a GPU box without polars): the path as given
         return text
     parts = Path(text).parts
@@ -85,13 +99,3 @@ def catalog_name(file: str | Path) -> str:
         if candidate in known:
             return candidate
     return text
-
-
-_KNOWN: dict[int, frozenset] = {}
-
-
-def _catalog_paths(catalog) -> frozenset:
-    key = id(catalog)
-    if key not in _KNOWN:
-        _KNOWN[key] = frozenset(f.path for f in catalog)
-    return _KNOWN[key]
