@@ -9,6 +9,7 @@ opens the file through ATTACH and keys its cache on the id stored inside the fil
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -31,6 +32,17 @@ def data_module(tmp_path: Path, monkeypatch):
     data.st.cache_data.clear()
 
 
+@contextmanager
+def _held_open(marts: Path):
+    """Another session holding the published file open (read-only) meanwhile: DuckDB's instance cache then hands
+    a plain `connect` that file, even after a publish replaced it."""
+    holder = duckdb.connect(str(marts), read_only=True)
+    try:
+        yield holder
+    finally:
+        holder.close()
+
+
 def _built_at(df) -> str:
     return str(df["built_at"].iloc[0])[:19]
 
@@ -38,16 +50,13 @@ def _built_at(df) -> str:
 def test_plain_connect_sees_the_replaced_file_while_a_connection_is_open(tmp_path: Path):
     marts = tmp_path / "marts.duckdb"
     create_marts(marts, built_at="2025-11-23 09:41:07")
-    holder = duckdb.connect(str(marts), read_only=True)
-    try:
+    with _held_open(marts):
         create_marts(marts, built_at="2025-11-24 10:00:00")
         con = duckdb.connect(str(marts), read_only=True)
         try:  # DuckDB's instance cache: still the first file
             assert str(con.execute("SELECT built_at FROM mart_build_info").fetchone()[0]).startswith("2025-11-23")
         finally:
             con.close()
-    finally:
-        holder.close()
 
 
 def test_read_layer_sees_each_publish_while_another_connection_is_open(tmp_path: Path, data_module):
@@ -56,15 +65,12 @@ def test_read_layer_sees_each_publish_while_another_connection_is_open(tmp_path:
     create_marts(marts, built_at="2025-11-23 09:41:07", snapshot_id="a" * 32)
     assert data.snapshot().snapshot_id == "a" * 32
     assert _built_at(data.table("mart_build_info")) == "2025-11-23 09:41:07"
-    holder = duckdb.connect(str(marts), read_only=True)  # another session, mid-query on the old file
-    try:
+    with _held_open(marts):  # another session, mid-query on the old file
         create_marts(marts, built_at="2025-11-24 10:00:00", scale=1.1, snapshot_id="b" * 32)
         assert data.snapshot().snapshot_id == "b" * 32
         assert _built_at(data.table("mart_build_info")) == "2025-11-24 10:00:00"
         create_marts(marts, built_at="2025-11-25 11:00:00", scale=1.2, snapshot_id="c" * 32)
         assert _built_at(data.table("mart_build_info")) == "2025-11-25 11:00:00"
-    finally:
-        holder.close()
 
 
 def test_a_read_never_caches_another_snapshot_under_its_key(tmp_path: Path, data_module):
@@ -93,11 +99,8 @@ def test_two_page_sessions_see_the_new_snapshot_after_a_publish(tmp_path: Path, 
 
     first = AppTest.from_file(str(HOME), default_timeout=60).run()
     assert last_build(first).startswith("2025-11-23 09:41")
-    holder = duckdb.connect(str(marts), read_only=True)
-    try:
+    with _held_open(marts):
         create_marts(marts, built_at="2025-11-24 10:00:00", scale=1.1)
         second = AppTest.from_file(str(HOME), default_timeout=60).run()
         assert last_build(second).startswith("2025-11-24 10:00")
         assert last_build(first.run()).startswith("2025-11-24 10:00")
-    finally:
-        holder.close()

@@ -141,25 +141,27 @@ def test_word_argmax_equals_brute_force_llama(tiny_llama, game):
     assert checked == 8
 
 
+def _one_document_against_brute_force(tiny, game, n_single: int, n_multi: int, seed: int, doc_id: int,
+                                      n_questions: int) -> dict:
+    """`check_against_brute_force` on one document's first questions; every one of them checked."""
+    model, profile = tiny
+    vocab, docs = game
+    words = choice_sample(vocab, profile, n_single, n_multi, seed=seed)
+    results, checked = check_against_brute_force(model, profile, words, {doc_id: docs[doc_id]}, n_questions,
+                                                 Top1Settings(max_expansions=100_000))
+    assert checked == n_questions
+    return results
+
+
 def test_multi_token_winners(tiny_llama, game):
     """A choice set of multi-token words only: the winner must be reached through the trie's depth."""
-    model, profile = tiny_llama
-    vocab, docs = game
-    words = choice_sample(vocab, profile, 0, 120, seed=3)
-    results, checked = check_against_brute_force(model, profile, words, {5190: docs[5190]}, 3,
-                                                 Top1Settings(max_expansions=100_000))
-    assert checked == 3
+    results = _one_document_against_brute_force(tiny_llama, game, 0, 120, seed=3, doc_id=5190, n_questions=3)
     assert all(r["candidate_token_counts"][0] >= 2 for r in results.values())
 
 
 def test_sliding_window_mask_gemma(tiny_gemma, game):
     """Contexts longer than the 6-position window: the sliding layers' own mask must be honoured."""
-    model, profile = tiny_gemma
-    vocab, docs = game
-    words = choice_sample(vocab, profile, 60, 60, seed=5)
-    _, checked = check_against_brute_force(model, profile, words, {1003: docs[1003]}, 4,
-                                           Top1Settings(max_expansions=100_000))
-    assert checked == 4
+    _one_document_against_brute_force(tiny_gemma, game, 60, 60, seed=5, doc_id=1003, n_questions=4)
 
 
 def test_packing_and_batching_change_nothing(tiny_llama, game):
