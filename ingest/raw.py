@@ -38,7 +38,9 @@ def replace_partitions_in(con: duckdb.DuckDBPyConnection,
     """Replace the rows of each `table` matching `where` with `frame`, inside the caller's transaction.
 
     Idempotent: re-running with the same frames leaves the same rows. A table is created from
-    its frame's schema the first time. Returns the rows written.
+    its frame's schema the first time; a column the frame has and the table lacks (a warehouse
+    ingested before the column existed) is added, NULL in the rows of the other partitions until
+    they are re-ingested. Returns the rows written.
     """
     for table, frame, where in parts:
         for col, val in where.items():
@@ -49,11 +51,22 @@ def replace_partitions_in(con: duckdb.DuckDBPyConnection,
     for table, frame, where in parts:
         con.register("_incoming", frame.to_arrow())
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM _incoming LIMIT 0")
+        _add_missing_columns(con, table)
         cond = " AND ".join(f"{c} = ?" for c in where) or "TRUE"
         con.execute(f"DELETE FROM {table} WHERE {cond}", list(where.values()))
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
         con.unregister("_incoming")
     return sum(frame.height for _, frame, _ in parts)
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Add to `table` (schema.name) every column of the registered `_incoming` frame it lacks, with its type."""
+    schema, name = table.split(".", 1)
+    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
+                                      "AND table_name = ?", [schema, name]).fetchall()}
+    for column, dtype, *_ in con.execute("DESCRIBE SELECT * FROM _incoming").fetchall():
+        if column not in have:
+            con.execute(f'ALTER TABLE {table} ADD COLUMN "{column}" {dtype}')
 
 
 def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
