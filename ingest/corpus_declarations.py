@@ -5,6 +5,7 @@ user's catalog: ingest reads a file only when its sha256 still matches) and how 
 
     [brown]
     title = "Brown"
+    language = "en"                          # ISO 639-1 (default en): wordfreq's list for it gives frequencies
     added_at = "2026-11-25T10:00:00+00:00"
     encoding = "utf-8"                       # of every file of the corpus
     published = "pimentel_meister:brown"     # optional: the catalog's published results on this corpus
@@ -43,6 +44,7 @@ from predictabase.core.errors import OptionError
 FILE_NAME = "corpora.toml"
 USER_DIR = "user"  # under raw/: raw/user/NAME/...
 NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+LANGUAGE_RE = re.compile(r"[a-z]{2,3}")  # an ISO 639 code (wordfreq's are 639-1, `fil` 639-2)
 #: the reading measures a user file can hold; the names are int_reading_observations' measures
 MEASURES = {
     "spr": "self-paced reading time per word",
@@ -79,6 +81,7 @@ class Declaration:
     cloze: DeclaredFile | None = None
     frequencies: DeclaredFile | None = None
     published: str | None = None
+    language: str = "en"    # ISO 639-1: the language of the texts (wordfreq's list for it)
     extra: dict = field(default_factory=dict, compare=False)
 
     @property
@@ -94,6 +97,8 @@ class Declaration:
         """sha256 of the declaration (its files' sha256s and reading options; not where they came from)."""
         body = {"title": self.title, "encoding": self.encoding, "published": self.published,
                 "files": [[k, f.path, f.sha256, list(f.measures), f.units] for k, f in self.files()]}
+        if self.language != "en":  # an English corpus's digest as before languages were declared
+            body["language"] = self.language
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -122,6 +127,9 @@ def load_declarations(paths: Paths) -> dict[str, Declaration]:
         where = f"{f} [{name}]"
         if not NAME_RE.fullmatch(name) or name in corpus_table.CORPORA:
             raise OptionError(where, "not a valid user corpus name")
+        language = str(d.get("language", "en"))
+        if not LANGUAGE_RE.fullmatch(language):
+            raise OptionError(where, f"language {language!r} is not an ISO 639-1 code such as en, de, nl")
         rts = tuple(_file(r, f"{where} reading_times") for r in d.get("reading_times", []))
         for r in rts:
             bad = [m for m in r.measures if m not in MEASURES] + ([r.units] if r.units not in UNITS else [])
@@ -132,7 +140,7 @@ def load_declarations(paths: Paths) -> dict[str, Declaration]:
             encoding=str(d.get("encoding", "utf-8")), added_at=str(d.get("added_at", "")), reading_times=rts,
             cloze=_file(d["cloze"], f"{where}.cloze") if "cloze" in d else None,
             frequencies=_file(d["frequencies"], f"{where}.frequencies") if "frequencies" in d else None,
-            published=d.get("published"))
+            published=d.get("published"), language=language)
     return out
 
 
@@ -147,7 +155,7 @@ def render(decls: dict[str, Declaration]) -> str:
              "# ingest/corpus_declarations.py for the format). Files live under raw/user/NAME/ with their sha256.", ""]
     for d in decls.values():
         lines.append(f"[{d.name}]")
-        for k in ("title", "added_at", "encoding", "published"):
+        for k in ("title", "language", "added_at", "encoding", "published"):
             if getattr(d, k) is not None:
                 lines.append(f"{k} = {_toml_value(getattr(d, k))}")
         lines.append("")
@@ -189,6 +197,13 @@ def declarations_sha256(paths: Paths) -> str:
 
 def user_corpora(paths: Paths) -> tuple[str, ...]:
     return tuple(load_declarations(paths))
+
+
+def languages(paths: Paths) -> dict[str, str]:
+    """corpus -> the language of its texts (ISO 639-1): the shipped corpora's (ingest/corpora.toml), then the
+    user's (their declarations)."""
+    return {**{k: c.language for k, c in corpus_table.CORPORA.items() if c.texts},
+            **{n: d.language for n, d in load_declarations(paths).items()}}
 
 
 def scored_corpora(paths: Paths) -> tuple[str, ...]:

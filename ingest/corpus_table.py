@@ -19,12 +19,13 @@ class Corpus:
     reading: tuple[str, ...]
     cloze: bool
     game: bool
+    language: str = "en"  # ISO 639-1
 
 
 def _load() -> dict[str, Corpus]:
     data = tomllib.loads(TABLE_FILE.read_text(encoding="utf-8"))
     out = {key: Corpus(key=key, title=v["title"], texts=v["texts"], reading=tuple(v["reading"]), cloze=v["cloze"],
-                       game=v["game"]) for key, v in data.items()}
+                       game=v["game"], language=v.get("language", "en")) for key, v in data.items()}
     for c in out.values():
         unknown = set(c.reading) - set(READING_MEASURES)
         if unknown:  # pragma: no cover - a typo in corpora.toml

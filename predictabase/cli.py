@@ -518,6 +518,7 @@ def corpus_add(
     frequencies: Annotated[Optional[Path], typer.Option("--frequencies", help="CSV/TSV/JSONL: text_id, word_id, zipf_frequency (default: wordfreq)")] = None,
     encoding: Annotated[str, typer.Option("--encoding", help="encoding of every file, e.g. utf-8, latin-1")] = "utf-8",
     title: Annotated[Optional[str], typer.Option("--title", help="the corpus's name for people (default: from NAME)")] = None,
+    language: Annotated[str, typer.Option("--language", help="the texts' language, ISO 639-1 (en, de, nl, ...): wordfreq's word list for it gives the frequencies")] = "en",
     published: Annotated[Optional[str], typer.Option("--published", help="published results on this same corpus to import next to yours: pimentel_meister:brown")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="replace the files of a corpus added before")] = False,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False,
@@ -529,7 +530,7 @@ def corpus_add(
     from predictabase import corpora
     with writing("corpus add", warehouse, wait, create=True) as p:
         added = corpora.add(p, name, texts, reading_times or [], measure or [], units, cloze_file, frequencies,
-                            encoding, title, published, replace)
+                            encoding, title, published, replace, language)
     _set_rows(added["words"], added["words"])
     if as_json:
         emit_json({"command": "corpus add", **added})
@@ -550,9 +551,9 @@ def corpus_list(warehouse: WarehouseOpt = None, as_json: JsonOpt = False) -> Non
         emit_json({"command": "corpus list", "corpora": rows})
         return
     from rich.table import Table
-    t = Table("corpus", "title", "origin", "texts", "words", "reading measures", "cloze", "frequencies")
+    t = Table("corpus", "title", "language", "origin", "texts", "words", "reading measures", "cloze", "frequencies")
     for r in rows:
-        t.add_row(r["corpus"], r["title"], r["origin"], "" if r["texts"] is None else str(r["texts"]),
+        t.add_row(r["corpus"], r["title"], r["language"], r["origin"], "" if r["texts"] is None else str(r["texts"]),
                   "" if r["words"] is None else str(r["words"]), ", ".join(r["measures"]) or "-",
                   "yes" if r["cloze"] else "-", r["frequencies"])
     Console().print(t)

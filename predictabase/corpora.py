@@ -62,7 +62,7 @@ def _copy(src: Path, tmp: Path, base: str, role: str, sha: str) -> DeclaredFile:
 
 def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measures: list[str], units: str,
         cloze: Path | None, frequencies: Path | None, encoding: str, title: str | None, published: str | None,
-        replacing: bool) -> dict:
+        replacing: bool, language: str = "en") -> dict:
     """Validate every file, then copy and declare them (see the module docstring). Returns what was added."""
     import codecs
 
@@ -81,6 +81,7 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
         other = next((n for n, d in decls.items() if d.published == published and n != name), None)
         if other:
             raise OptionError("--published", f"{published} is already linked to corpus {other!r}")
+    check_language(language)
     pairs = _pair_measures(reading_times, measures)
     for opt, f in [("--texts", texts)] + [("--reading-times", f) for f, _ in pairs] + \
             [(o, f) for o, f in (("--cloze", cloze), ("--frequencies", frequencies)) if f is not None]:
@@ -117,10 +118,12 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
     d = Declaration(name=name, title=title or (decls[name].title if name in decls else name.replace("_", " ").title()),
                     texts=declared["texts"], encoding=encoding,
                     added_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), reading_times=tuple(rts),
-                    cloze=declared.get("cloze"), frequencies=declared.get("frequencies"), published=published)
+                    cloze=declared.get("cloze"), frequencies=declared.get("frequencies"), published=published,
+                    language=language)
     save_declarations(paths, {**decls, name: d})
     shutil.rmtree(old, ignore_errors=True)
-    return {"corpus": name, "title": d.title, "texts": parsed.texts.docs.height, "words": parsed.texts.words.height,
+    return {"corpus": name, "title": d.title, "language": d.language, "texts": parsed.texts.docs.height,
+            "words": parsed.texts.words.height,
             "layout": parsed.texts.layout, "measures": list(d.measures),
             "reading_time_rows": sum(df.height for df in parsed.reading_times),
             "cloze_rows": parsed.cloze.height if parsed.cloze is not None else 0,
@@ -144,16 +147,32 @@ def remove(paths: Paths, name: str) -> dict:
     return {"corpus": name, "removed_scoring_runs": len(runs)}
 
 
+def check_language(language: str) -> None:
+    """`--language`: a language wordfreq has a word list for, whose tokenizer runs here (Japanese, Chinese and
+    Korean need wordfreq's optional tokenizers: `pip install wordfreq[cjk]`)."""
+    import wordfreq
+    known = sorted(wordfreq.available_languages("best"))
+    if language not in known:
+        raise OptionError("--language", f"{language!r} is not allowed; an ISO 639-1 code wordfreq has a word list "
+                                        f"for: {', '.join(known)}")
+    try:
+        wordfreq.lossy_tokenize("a", language)
+    except ImportError as exc:
+        raise OptionError("--language", f"{language}: wordfreq's tokenizer for it is not installed ({exc}); "
+                                        "pip install 'wordfreq[cjk]'") from None
+
+
 def listing(paths: Paths) -> list[dict]:
     """Every corpus of the warehouse: the shipped ones and the user's, with what each has."""
     from ingest.datasets.user_corpus import SHIPPED_MEASURES
     counts = _ingested_counts(paths)
-    out = [{"corpus": c.key, "title": c.title, "origin": "shipped",
+    out = [{"corpus": c.key, "title": c.title, "origin": "shipped", "language": c.language,
             "measures": [m for r in c.reading for m in SHIPPED_MEASURES[r]], "cloze": c.cloze,
             "frequencies": "wordfreq", **counts.get(c.key, {"texts": None, "words": None})}
            for c in corpus_table.CORPORA.values()]
     for d in load_declarations(paths).values():
-        out.append({"corpus": d.name, "title": d.title, "origin": "user", "measures": list(d.measures),
+        out.append({"corpus": d.name, "title": d.title, "origin": "user", "language": d.language,
+                    "measures": list(d.measures),
                     "cloze": d.cloze is not None, "frequencies": "user" if d.frequencies else "wordfreq",
                     **counts.get(d.name, {"texts": None, "words": None})})
     return out

@@ -94,14 +94,15 @@ def dbt_fixture_built(mirror, tmp_path_factory):
 @pytest.fixture(scope="session")
 def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
     """A warehouse refreshed once from nothing with the real CLI (read-only use; copy it to change it): Brown added
-    first through the user's path (`corpus add`, README "Worked example: Brown"), then one `refresh`: every
-    catalog file fetched, every ingest job, UCL and Brown scored by the tiny GPT-2 of the models file and Brown by
-    SmolLM2 (its `corpora` is empty: a model scores every user corpus), a full dbt build, published.
+    first through the user's path (`corpus add`, README "Worked example: Brown"), and MECO's German texts with
+    `--language de` (a corpus in another language by declaration alone), then one `refresh`: every catalog file
+    fetched, every ingest job, UCL, Brown and MECO German scored by the tiny GPT-2 of the models file, Brown and
+    MECO German by SmolLM2 (its `corpora` is empty: a model scores every user corpus), a full dbt build, published.
     tests/test_refresh.py checks what the refresh did; tests/test_user_corpus.py what Brown got."""
     from types import SimpleNamespace
 
     from tests.test_faults import cli, cli_env
-    from tests.user_corpus_helpers import add_brown_args, brown_files
+    from tests.user_corpus_helpers import add_brown_args, add_meco_german_args, brown_files, meco_german_files
     root = tmp_path_factory.mktemp("refreshed")
     models = root / "models.toml"
     models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n\n'
@@ -109,6 +110,9 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
     wh = make_paths(root / "warehouse")
     env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
     added = cli(*add_brown_args(*brown_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
+    assert added.returncode == 0, added.stderr
+    # a corpus in another language by declaration alone (issue 34): MECO's German texts and eye-tracking means
+    added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
     assert added.returncode == 0, added.stderr
     res = cli("refresh", "--warehouse", str(wh.warehouse), "--models", str(models), "--mirror", str(mirror),
               env=env, timeout=1500)

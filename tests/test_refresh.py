@@ -151,15 +151,17 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     s = ok(res)
     assert s["fetch"].split(None, 2)[2].startswith(f"fetched {len(load_catalog())} file(s)")
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
-    assert "ran 3 task(s)" in s["score"] and f"{tiny_gpt2_dir} / score ucl: scored" in s["score"]
-    assert "smollm2-135m / score brown: scored" in s["score"]  # the user corpus: every model scores it
+    # the user corpora: every model scores them (the step lists the first four tasks)
+    assert s["score"].split(None, 2)[2] == (
+        f"ran 5 task(s): {tiny_gpt2_dir} / score ucl: scored, {tiny_gpt2_dir} / score brown: scored, "
+        f"{tiny_gpt2_dir} / score meco_de: scored, smollm2-135m / score brown: scored and 1 more")
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
     n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
                  tiny_gpt2_dir.name)
-    assert [c for c, _ in n_tokens] == ["brown", "ucl"]
+    assert [c for c, _ in n_tokens] == ["brown", "meco_de", "ucl"]
     assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
                     "ORDER BY 1") == n_tokens
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())
@@ -218,7 +220,8 @@ def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(w
     assert [line.split(None, 2)[2] for line in s.values()] == [
         "nothing to do: every catalog file present with its sha256",
         "nothing to do: every job's inputs, code and tables are as ingested",
-        f"would score 2 task(s): {tiny_llama_dir} / score ucl, {tiny_llama_dir} / score brown",
+        f"would score 3 task(s): {tiny_llama_dir} / score ucl, {tiny_llama_dir} / score brown, "
+        f"{tiny_llama_dir} / score meco_de",
         "would build and publish: new complete runs in token_scores; dbt build --select "
         "source:scores.token_scores+ source:scores.run_registry+ mart_build_info mart_warehouse_tables"]
     assert {p: sha256_of(p) for p in files} == files
@@ -239,8 +242,8 @@ def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tin
     ingest = s["ingest"].split(None, 2)[2]
     assert ingest.startswith("would ingest") and "declared_corpora" in ingest, ingest
     assert s["score"].split(None, 2)[2] == (
-        f"would score 4 task(s): {tiny_gpt2_dir} / score lab, {tiny_llama_dir} / score ucl, "
-        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score lab")
+        f"would score 5 task(s): {tiny_gpt2_dir} / score lab, {tiny_llama_dir} / score ucl, "
+        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score meco_de and 1 more")
     assert {p: sha256_of(p) for p in files} == files
     assert not list(wh.token_scores.rglob("corpus=lab"))
 

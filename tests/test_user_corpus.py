@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.user_corpus_helpers import BROWN_TITLE, brown_frames
+from tests.user_corpus_helpers import BROWN_TITLE, MECO_GERMAN_TITLE, MECO_MEASURES, brown_frames, meco_german_frames
 from tests.helpers import q
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
@@ -72,6 +72,65 @@ def test_brown_has_smollm2_word_surprisal(brown):
     assert {"smollm2-135m", *PM_MODELS} <= set(by)  # (and the tiny GPT-2 of the session's models file)
     assert q(brown["marts"], "SELECT title, origin FROM mart_corpora WHERE corpus = 'brown'") == \
         [(BROWN_TITLE, "user")]
+
+
+def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkeypatch):
+    """Issue 34: MECO's German texts and eye-tracking means, added with `corpus add --language de` and no code
+    (tests/conftest.py `refreshed`): declared German in the marts, word frequencies from wordfreq's German list
+    (checked word by word against wordfreq itself), every model's word surprisal, delta log-likelihood per
+    measure, and on every page that offers a corpus."""
+    import wordfreq
+    marts, db = brown["marts"], brown["w"] / "predictabase.duckdb"
+    words = meco_german_frames(mirror)
+    assert words.height == 2026
+    assert q(marts, "SELECT title, language, origin, n_texts, n_words, reading_measures, frequency_source "
+                    "FROM mart_corpora WHERE corpus = 'meco_de'") == [
+        (MECO_GERMAN_TITLE, "de", "user", 12, 2026, list(MECO_MEASURES.values()), "wordfreq")]
+    assert q(marts, "SELECT DISTINCT language FROM mart_corpora WHERE origin = 'shipped' OR corpus = 'brown'") == \
+        [("en",)]
+    # every word's frequency is wordfreq's German one (not its English one: "der" is common in German only)
+    rows = q(db, "SELECT w.word, f.zipf_frequency, f.wordfreq_language, f.wordfreq_wordlist FROM raw.words w "
+                 "JOIN raw.word_frequencies f USING (corpus, doc_id, word_index) WHERE corpus = 'meco_de' "
+                 "ORDER BY doc_id, word_index")
+    assert len(rows) == 2026 and {(r[2], r[3]) for r in rows} == {("de", "large")}
+    assert [r[1] for r in rows] == [wordfreq.zipf_frequency(r[0], "de", "large")
+                                    if wordfreq.lossy_tokenize(r[0], "de") else None for r in rows]
+    der = [r[1] for r in rows if r[0] == "der"]
+    assert der and der[0] > 6.5 > wordfreq.zipf_frequency("der", "en", "large")
+    # every model's word surprisal on every word; delta log-likelihood on each of its measures
+    by_model = dict(q(marts, "SELECT model_key, count(surprisal_wt_nats) FROM mart_word_surprisal "
+                             "WHERE corpus = 'meco_de' AND run_source = 'scored' GROUP BY 1"))
+    assert by_model.get("smollm2-135m") == 2026 and len(by_model) == 2, by_model
+    dll = q(marts, "SELECT DISTINCT measure FROM mart_delta_loglik WHERE corpus = 'meco_de' "
+                   "AND model_key = 'smollm2-135m' AND method = 'cv_means' ORDER BY 1")
+    assert [m for (m,) in dll] == sorted(MECO_MEASURES.values())
+    # on every page that offers a corpus, by its title
+    offered = _corpus_options(brown["w"], monkeypatch)
+    assert set(offered) == {"perplexity", "reading_times", "word_surprisal"}, offered
+    assert all(MECO_GERMAN_TITLE in options for options in offered.values()), offered
+
+
+def _corpus_options(warehouse: Path, monkeypatch) -> dict[str, list[str]]:
+    """page -> the options of its corpus selector(s), for every page of the dashboard that has one (AppTest on the
+    published snapshot; the games, whose pages need a player, aside)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    root = Path(__file__).resolve().parent.parent / "dashboards"
+    monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(warehouse))
+    monkeypatch.syspath_prepend(str(root))
+    out: dict[str, list[str]] = {}
+    for page in sorted((root / "app_pages").glob("*.py")):
+        if page.stem.startswith("play_"):
+            continue
+        st.cache_data.clear()
+        for m in ("data", "labels"):
+            sys.modules.pop(m, None)
+        at = AppTest.from_file(str(page), default_timeout=180).run()
+        assert not at.exception, (page.stem, [e.message for e in at.exception])
+        options = [o for w in (*at.selectbox, *at.multiselect) if w.label in ("Corpus", "Corpora") for o in w.options]
+        if options:
+            out[page.stem] = options
+    return out
 
 
 def test_brown_delta_loglik_next_to_published(brown):

@@ -27,3 +27,39 @@ def brown_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
 def add_brown_args(words: Path, rt: Path) -> list[str]:
     return ["corpus", "add", "brown", "--texts", str(words), "--reading-times", str(rt), "--measure", "spr",
             "--title", BROWN_TITLE, "--published", "pimentel_meister:brown"]
+
+
+MECO_GERMAN = "wilcox_xlang/merged_data/ge.csv"
+MECO_GERMAN_TITLE = "MECO German (Siegelman et al. 2022)"
+#: MECO's eye-tracking means (ms) -> the user-corpus measure names
+MECO_MEASURES = {"firstfix_rt": "first_fixation", "gaze_rt": "gaze_duration", "total_rt": "total_reading_time"}
+
+
+def meco_german_frames(mirror: Path) -> pl.DataFrame:
+    """MECO German's words (text, position, the word as printed) and its readers' mean eye-tracking measures (ms),
+    once per word (the file repeats every word for each of Wilcox et al.'s four models). A mean of 0 ms is a word
+    no reader fixated: skipped, so empty here (never 0 ms)."""
+    df = pl.read_csv(mirror / MECO_GERMAN, null_values="NA", infer_schema_length=0)
+    first = df["model"][0]
+    return (df.filter(pl.col("model") == first)
+            .select(pl.col("trialid").cast(pl.Int32).alias("text_id"), pl.col("ianum").cast(pl.Int32).alias("word_id"),
+                    pl.col("ia").alias("word"), *(pl.when(pl.col(c).cast(pl.Float64) > 0).then(pl.col(c).cast(pl.Float64)).alias(m)
+                      for c, m in MECO_MEASURES.items()))
+            .sort("text_id", "word_id"))
+
+
+def meco_german_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
+    """meco_de_words.csv (text_id, word_id, word) and meco_de_rt.csv (text_id, word_id, one column per measure;
+    empty where no reader fixated the word) in `folder`."""
+    df = meco_german_frames(mirror)
+    words, rt = folder / "meco_de_words.csv", folder / "meco_de_rt.csv"
+    df.select("text_id", "word_id", "word").write_csv(words)
+    df.select("text_id", "word_id", *MECO_MEASURES.values()).write_csv(rt)
+    return words, rt
+
+
+def add_meco_german_args(words: Path, rt: Path) -> list[str]:
+    """A corpus in another language by declaration alone: `corpus add` with `--language de` (no code)."""
+    return ["corpus", "add", "meco_de", "--texts", str(words), "--reading-times", str(rt),
+            *(a for m in MECO_MEASURES.values() for a in ("--measure", m)), "--title", MECO_GERMAN_TITLE,
+            "--language", "de"]

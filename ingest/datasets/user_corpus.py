@@ -53,7 +53,7 @@ CLOZE_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32
                 "source_sha256": pl.String}
 FREQ_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "zipf_frequency": pl.Float64,
                "source_path": pl.String, "source_sha256": pl.String}
-CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
+CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
                   "reading_measures": pl.List(pl.String), "has_cloze": pl.Boolean, "is_game": pl.Boolean,
                   "published": pl.String, "declared_at": pl.Datetime("us", "UTC"), "declaration_sha256": pl.String,
                   "source_path": pl.String, "source_sha256": pl.String}
@@ -451,13 +451,13 @@ def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
     """raw.corpora: every corpus, shipped (ingest/corpora.toml) and the user's."""
     from datetime import datetime
     shipped = hashlib.sha256(corpus_table.TABLE_FILE.read_bytes()).hexdigest()
-    rows = [dict(corpus=c.key, title=c.title, origin="shipped", has_texts=c.texts,
+    rows = [dict(corpus=c.key, title=c.title, language=c.language, origin="shipped", has_texts=c.texts,
                  reading_measures=[m for r in c.reading for m in SHIPPED_MEASURES[r]], has_cloze=c.cloze,
                  is_game=c.game, published=None, declared_at=None, declaration_sha256=shipped,
                  source_path="ingest/corpora.toml", source_sha256=shipped)
             for c in corpus_table.CORPORA.values()]
     for d in decls.values():
-        rows.append(dict(corpus=d.name, title=d.title, origin="user", has_texts=True, reading_measures=list(d.measures),
+        rows.append(dict(corpus=d.name, title=d.title, language=d.language, origin="user", has_texts=True, reading_measures=list(d.measures),
                          has_cloze=d.cloze is not None, is_game=False, published=d.published,
                          declared_at=datetime.fromisoformat(d.added_at) if d.added_at else None,
                          declaration_sha256=d.digest(), source_path=d.texts.path, source_sha256=d.texts.sha256))

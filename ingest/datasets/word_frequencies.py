@@ -1,6 +1,8 @@
 """Word frequency of every corpus word -> raw.word_frequencies (one row per raw.words row).
 
-wordfreq (Speer, rspeer/wordfreq; its version is recorded in every row): English, wordlist 'large'.
+wordfreq (Speer, rspeer/wordfreq; its version is recorded in every row), in each corpus's language (declared:
+ingest/corpora.toml, `corpus add --language`; the shipped corpora are English), wordlist 'large' where wordfreq
+has one for the language, else 'best' (wordfreq_language and wordfreq_wordlist say which, per row).
 - lookup_form = wordfreq's own tokenization of the corpus word (`wordfreq.lossy_tokenize(word, 'en')`,
   the tokens `word_frequency` looks up), tokens joined by one space: lowercased, surrounding
   punctuation stripped ("England," -> england, '"Hello' -> hello). Apostrophes inside a word stay
@@ -43,8 +45,8 @@ from ingest.sources.definitions import dataset
 NAME = "word_frequencies"
 TABLE = "word_frequencies"
 CORPORA = list(corpus_table.SCORED)  # the shipped corpora; a warehouse's user corpora are added by `corpora`
-LANGUAGE = "en"
-WORDLIST = "large"
+LANGUAGE = "en"    # the shipped corpora's
+WORDLIST = "large"  # wordfreq's largest list; 'best' for a language that has no large one
 GOOGLE_BOOKS = dataset(NAME).file("google_books_unigrams")
 
 SCHEMA = {
@@ -57,28 +59,41 @@ SCHEMA = {
 }
 
 
-def wordlist_file() -> tuple[str, str, str]:
+def wordlist_of(language: str) -> str:
+    """wordfreq's list for a language: 'large' where it has one, else 'best' (IngestError: none at all)."""
+    import wordfreq
+    if language in wordfreq.available_languages(WORDLIST):
+        return WORDLIST
+    if language in wordfreq.available_languages("best"):
+        return "best"
+    raise IngestError(NAME, f"wordfreq has no word list for language {language!r}; one of "
+                            f"{', '.join(sorted(wordfreq.available_languages('best')))}")
+
+
+def wordlist_file(language: str = LANGUAGE) -> tuple[str, str, str]:
     """(wordfreq version, the wordlist file as 'wordfreq==V:data/NAME', its sha256): the rows' provenance."""
     version = importlib.metadata.version("wordfreq")
     spec = importlib.util.find_spec("wordfreq")
-    path = Path(spec.origin).parent / "data" / f"{WORDLIST}_{LANGUAGE}.msgpack.gz"
+    wordlist = wordlist_of(language)
+    path = Path(spec.origin).parent / "data" / f"{wordlist}_{language}.msgpack.gz"
     if not path.exists():
-        raise IngestError(NAME, f"wordfreq {version} has no {WORDLIST} wordlist for {LANGUAGE} ({path})")
+        raise IngestError(NAME, f"wordfreq {version} has no {wordlist} wordlist for {language} ({path})")
     return version, f"wordfreq=={version}:data/{path.name}", hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def lookup(words: list[str]) -> pl.DataFrame:
-    """wordfreq's lookup form and frequencies of each distinct word."""
+def lookup(words: list[str], language: str = LANGUAGE) -> pl.DataFrame:
+    """wordfreq's lookup form and frequencies of each distinct word, in its list for `language`."""
     import wordfreq
+    wordlist = wordlist_of(language)
     out = {"word": [], "lookup_form": [], "n_lookup_tokens": [], "wordfreq_frequency": [], "zipf_frequency": []}
     for w in words:
-        tokens = wordfreq.lossy_tokenize(w, LANGUAGE)
+        tokens = wordfreq.lossy_tokenize(w, language)
         out["word"].append(w)
         if tokens:
             out["lookup_form"].append(" ".join(tokens))
             out["n_lookup_tokens"].append(len(tokens))
-            out["wordfreq_frequency"].append(wordfreq.word_frequency(w, LANGUAGE, WORDLIST))
-            out["zipf_frequency"].append(wordfreq.zipf_frequency(w, LANGUAGE, WORDLIST))
+            out["wordfreq_frequency"].append(wordfreq.word_frequency(w, language, wordlist))
+            out["zipf_frequency"].append(wordfreq.zipf_frequency(w, language, wordlist))
         else:
             for k in ("lookup_form", "n_lookup_tokens", "wordfreq_frequency", "zipf_frequency"):
                 out[k].append(None)
@@ -137,22 +152,29 @@ def corpora(paths: Paths) -> list[str]:
     return CORPORA + list(user_corpora(paths))
 
 
+def _wordfreq_columns(words: pl.DataFrame, language: str) -> pl.DataFrame:
+    """The words of the corpora in one language with wordfreq's frequencies and provenance."""
+    version, wl_path, wl_sha = wordlist_file(language)
+    freqs = lookup(words["word"].unique().sort().to_list(), language)
+    return words.join(freqs, on="word", how="left").with_columns(
+        wordfreq_language=pl.lit(language), wordfreq_wordlist=pl.lit(wordlist_of(language)),
+        wordfreq_version=pl.lit(version), source_path=pl.lit(wl_path), source_sha256=pl.lit(wl_sha))
+
+
 def load(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
+    from ingest.corpus_declarations import languages
     prepared = prepared or {}
+    language = languages(paths)
     words = pl.concat([corpus_frames(paths, prepared, c)[1].select("corpus", "doc_id", "word_index", "native_id", "word")
-                       for c in corpora(paths)])
-    version, wl_path, wl_sha = wordlist_file()
-    freqs = lookup(words["word"].unique().sort().to_list())
+                       .with_columns(language=pl.lit(language[c])) for c in corpora(paths)])
     src = readers.source(GOOGLE_BOOKS, paths)
     ns_words = words.filter(pl.col("corpus") == "natural_stories")
     gb = google_books_counts(parse_google_books(src.data, src.path), ns_words, src.path)
     gb = gb.with_columns(corpus=pl.lit("natural_stories"), google_books_source_path=pl.lit(src.path),
                          google_books_source_sha256=pl.lit(src.sha256))
-    table = (words.join(freqs, on="word", how="left")
+    table = (pl.concat([_wordfreq_columns(group.drop("language"), lang)
+                        for (lang,), group in words.group_by("language", maintain_order=True)])
              .join(gb, on=["corpus", "doc_id", "native_id"], how="left")
-             .with_columns(wordfreq_language=pl.lit(LANGUAGE), wordfreq_wordlist=pl.lit(WORDLIST),
-                           wordfreq_version=pl.lit(version), source_path=pl.lit(wl_path), source_sha256=pl.lit(wl_sha))
              .select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
              .sort("corpus", "doc_id", "word_index"))
     return {TABLE: table}
-

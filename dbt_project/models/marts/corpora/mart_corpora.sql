@@ -59,6 +59,7 @@ final as (
     select
         c.corpus,
         coalesce(d.title, c.corpus) as title,
+        d.language,
         d.origin,
         coalesce(d.is_game, c.corpus = 'lm_game') as is_game,
         c.corpus in (select corpus from word_level) as has_word_analyses,
