@@ -2,8 +2,9 @@
 writes its runs, its Dagster asset, which models it runs for, its code version and how it runs.
 
 `score` (token log-probabilities per corpus), `top1` (the top-1 game's most probable next word) and `cloze`
-(the probability of every cloze response). The CLI's `all`, `refresh` (its plan keys and task runner), the
-Dagster assets (keys, upstream ingest jobs, partitions) and the dbt sources' writers iterate these objects; a
+(the probability of every cloze response). `refresh` (its plan keys and task runner), the Dagster assets (keys,
+upstream ingest jobs, partitions) and the dbt sources' writers iterate these objects (the CLI's `all` runs each
+step's own command, in the pipeline's order); a
 fourth step is one more entry here plus its scorer module's `code_version()` and `run_step()`. Light on purpose:
 the scorer module is imported only when a step's code version is asked for or the step runs (no torch here).
 """
@@ -38,9 +39,13 @@ class ModelStep:
     corpora: tuple[str, ...]   # score: one run per corpus; the others: one run over these corpora
     dbt_schema: str            # the dbt source schema that reads its runs
     description: str
-    asset: str                 # its Dagster asset's key (= its Parquet folder)
     selects: str | None        # the models.toml flag choosing its models (None: every model, on each of its corpora)
     module: str                # its scorer: `code_version()` and `run_step(paths, entry, corpora, ...)`
+
+    @property
+    def asset(self) -> str:
+        """Its Dagster asset's key: its Parquet folder's name."""
+        return self.output
 
     def _scorer(self):
         return importlib.import_module(self.module)
@@ -66,13 +71,13 @@ class ModelStep:
 
 STEPS: dict[str, ModelStep] = {s.name: s for s in (
     ModelStep("score", ("raw.documents",), "token_scores", "*/*/*/_run.json", corpus_table.SCORED, "scores",
-              "Token log-probabilities of one corpus by one model", "token_scores", None, "ingest.scoring.pipeline"),
+              "Token log-probabilities of one corpus by one model", None, "ingest.scoring.pipeline"),
     ModelStep("top1", ("raw.documents", "raw.top1_guesses", "raw.game_doc_tokens", "raw.game_vocabulary"),
               "top1_predictions", "*/*/_run.json", (corpus_table.GAME,), "top1_scores",
-              "The model's most probable next word on the top-1 game's questions", "top1_predictions", "top1",
+              "The model's most probable next word on the top-1 game's questions", "top1",
               "ingest.scoring.top1"),
     ModelStep("cloze", ("raw.documents", "raw.words", "raw.cloze_responses", "raw.cloze_norms"),
               "cloze_model_scores", "*/*/_run.json", corpus_table.CLOZE, "cloze_model_scores",
-              "The model's probability of every human cloze response", "cloze_model_scores", "cloze",
+              "The model's probability of every human cloze response", "cloze",
               "ingest.scoring.cloze"),
 )}
