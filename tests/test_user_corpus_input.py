@@ -159,6 +159,15 @@ def test_missing_column_and_unknown_file_type(warehouse, tmp_path, files):
                         "--measure", "spr", "--units", "minutes"], "--units", "'minutes' is not allowed")
 
 
+@pytest.mark.parametrize("language, needle", [
+    ("xx", "'xx' is not allowed; an ISO 639-1 code wordfreq has a word list for: ar, bg"),
+    ("EN", "'EN' is not allowed"),
+    ("", "'' is not allowed"),
+])
+def test_a_language_wordfreq_has_no_list_for_is_refused(warehouse, files, language, needle):
+    refused(warehouse, ["mine", "--texts", str(files["words"]), "--language", language], "--language", needle)
+
+
 def test_the_layouts_and_files_parse_as_declared(warehouse, tmp_path, files):
     """Texts as rows, as words with `after`, as a folder of .txt; per-reader times in seconds with a skipped word
     (empty cell; an eye tracker's 0); per-word means; cloze counts; the user's frequencies."""
