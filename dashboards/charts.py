@@ -1,14 +1,15 @@
 """Every chart of the dashboard goes through `show`: a title in plain words (with units), a one-sentence
 description for readers and screen readers (Vega-Lite's `description`, which the chart's renderer exposes as
 its ARIA label), and Streamlit's theme, so the chart follows the user's light or dark theme. Under it, SVG and
-PNG download buttons (dashboards/downloads.py); the collect hook (dashboards/collect.py) records it."""
+PNG download buttons (dashboards/downloads.py); the collect hook (predictabase/collect.py) records it."""
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-import collect
+from predictabase import collect
+
 import downloads
 
 

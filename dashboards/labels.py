@@ -8,11 +8,11 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
-import collect
 import data
 import downloads
 from ingest import corpus_table
 from ingest.scoring import model_table
+from predictabase import collect
 
 CORPORA_MART = "mart_corpora"  # one row per corpus: corpus, title, origin ('shipped' | 'user'), ...
 

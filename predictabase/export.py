@@ -12,7 +12,7 @@ and scoring settings) is a header of `# ` lines in a CSV (R: `read.csv(f, commen
 file. The Word surprisal page downloads the same table (`words_csv`).
 
 `predictabase export --out DIR` (`export_all`): every chart and table of the dashboard, as the pages draw them at
-their default view (run headless with Streamlit's AppTest, recorded by the dashboard's collect hook), written as
+their default view (run headless with Streamlit's AppTest, recorded through the collect hook, predictabase/collect.py), written as
 paper-ready files (predictabase/paper_files.py) with a manifest.
 """
 from __future__ import annotations
@@ -20,14 +20,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import importlib
 import io
 import json
 import logging
 import os
 import re
 import shutil
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,7 +35,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from predictabase import paper_files
+from predictabase import citations, collect, paper_files
 from predictabase.core import resources
 from predictabase.core.errors import OptionError, WarehouseError
 from predictabase.core.failpoints import failpoint
@@ -194,15 +192,13 @@ def dashboard_pages(app: Path) -> list[dict]:
 
 
 @contextlib.contextmanager
-def _dashboard(app: Path, marts: Path) -> Iterator:
-    """The dashboard's own modules importable, reading `marts`; yields its collect hook (dashboards/collect.py)."""
-    old_env, old_path = os.environ.get("PREDICTABASE_WAREHOUSE"), list(sys.path)
+def _reading(marts: Path) -> Iterator[None]:
+    """The dashboard reading `marts` (PREDICTABASE_WAREHOUSE) for the time of the export."""
+    old_env = os.environ.get("PREDICTABASE_WAREHOUSE")
     os.environ["PREDICTABASE_WAREHOUSE"] = str(marts)
-    sys.path.insert(0, str(app.parent))
     try:
-        yield importlib.import_module("collect")
+        yield
     finally:
-        sys.path[:] = old_path
         if old_env is None:
             os.environ.pop("PREDICTABASE_WAREHOUSE", None)
         else:
@@ -210,9 +206,11 @@ def _dashboard(app: Path, marts: Path) -> Iterator:
 
 
 def _run_pages(app: Path, marts: Path, pages: list[dict]) -> Iterator[tuple[dict, list]]:
-    """Each page run headless (Streamlit's AppTest) at its default view, with what it drew: (page, items)."""
+    """Each page run headless (Streamlit's AppTest, which runs app.py as Streamlit does, its folder first on the
+    path) at its default view, with what it drew and the references it offered (the collect hook:
+    predictabase/collect.py): (page, items)."""
     from streamlit.testing.v1 import AppTest
-    with _dashboard(app, marts) as collect:
+    with _reading(marts):
         quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
         level = quiet.level
         quiet.setLevel(logging.ERROR)  # AppTest's own session state warns that it runs without a server
@@ -266,12 +264,13 @@ def _write_item(root: Path, folder: Path, n: int, item, prov: dict) -> Iterator[
                  **meta, kind="table", format="tex", **shape)
 
 
-def _references(app: Path, url_path: str) -> str | None:
-    """The page's BibTeX from dashboards/citations.py's `page_bibtex`, where that module exists."""
-    if not (app.parent / "citations.py").is_file():
-        return None
-    page_bibtex = getattr(importlib.import_module("citations"), "page_bibtex", None)
-    return page_bibtex(url_path) if callable(page_bibtex) else None
+def _references(marts: Path):
+    """The snapshot's mart_references (None where it has none), for each page's references.bib."""
+    with _snapshot(marts) as con:
+        if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'snap' "
+                       "AND table_name = ?", [citations.MART]).fetchone()[0] == 0:
+            return None
+        return con.execute(f"SELECT * FROM {citations.MART}").df()
 
 
 def _check_out(out: Path) -> None:
@@ -303,11 +302,12 @@ def _progress(show: bool):
 def _export_pages(app: Path, marts: Path, root: Path, prov: dict, show_progress: bool) -> list[dict]:
     """Every page's charts and tables (and references.bib) written under `root`; their manifest entries."""
     pages, files = dashboard_pages(app), []
+    refs = _references(marts)
     with _progress(show_progress) as bar:
         tasks = {p["url_path"]: bar.add_task(p["title"], total=None) for p in pages}
         for page, items in _run_pages(app, marts, pages):
             task, folder = tasks[page["url_path"]], root / page["url_path"]
-            bib = _references(app, page["url_path"])  # while the dashboard's modules are importable
+            bib = citations.page_bibtex(refs, page["url_path"])
             bar.update(task, total=2 * len(items) + (1 if bib else 0))
             if items or bib:
                 folder.mkdir()

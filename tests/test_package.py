@@ -160,6 +160,49 @@ def test_the_layers_import_only_downwards():
     assert len(edges[("ingest", "foundation")]) > 40 and len(edges[("application", "ingest")]) > 20
 
 
+def path_changes_and_dashboard_imports(tree: ast.AST, dashboard_modules: set[str]) -> list[str]:
+    """What in a module changes `sys.path` (an assignment, a call of one of its methods) or imports one of the
+    dashboard's own modules (the files beside dashboards/app.py), by an import or `importlib.import_module`."""
+    found = []
+    for node in ast.walk(tree):
+        target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        for t in ([target] if target is not None else []) + (node.targets if isinstance(node, ast.Assign) else []):
+            while isinstance(t, ast.Subscript):
+                t = t.value
+            if isinstance(t, ast.Attribute) and t.attr == "path" and isinstance(t.value, ast.Name) \
+                    and t.value.id == "sys":
+                found.append(f"line {node.lineno}: sys.path changed")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"line {node.lineno}: imports the dashboard's {n}" for n in names
+                      if n.split(".")[0] in dashboard_modules | {"dashboards"}]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module" \
+                and node.args and isinstance(node.args[0], ast.Constant) \
+                and str(node.args[0].value).split(".")[0] in dashboard_modules:
+            found.append(f"line {node.lineno}: loads the dashboard's {node.args[0].value}")
+    return found
+
+
+def test_path_changes_and_dashboard_imports_are_seen():
+    planted = ("import sys, importlib\nsys.path.insert(0, 'x')\nsys.path[:] = []\nimportlib.import_module('collect')\n"
+               "import charts\nfrom labels import show\nimportlib.import_module(name)\n")
+    assert len(path_changes_and_dashboard_imports(ast.parse(planted), {"charts", "labels", "collect"})) == 5
+    assert path_changes_and_dashboard_imports(ast.parse("import os\nos.path.join('a')\n"), {"charts"}) == []
+
+
+def test_the_packages_reach_the_dashboard_only_through_its_hook():
+    """Issue 34 (4): `predictabase export` runs the dashboard's pages (Streamlit's AppTest) and hears what they draw
+    through the application's collect hook (predictabase/collect.py, which the dashboard imports); the pages'
+    references come from predictabase/citations.py. No module of the packages changes `sys.path` or imports
+    one of the dashboard's own modules. (Before: export put dashboards/ first on `sys.path` and imported its
+    `collect` and `citations` by name.)"""
+    dashboard_modules = {f.stem for f in (ROOT / "dashboards").glob("*.py")}
+    assert {"charts", "labels", "data", "citations"} <= dashboard_modules
+    found = {str(f.relative_to(ROOT)): hits for pkg in PACKAGES for f in sorted((ROOT / pkg).rglob("*.py"))
+             if (hits := path_changes_and_dashboard_imports(ast.parse(f.read_text()), dashboard_modules))}
+    assert found == {}
+
+
 def test_no_function_over_80_lines():
     long = []
     for root in ("ingest", "predictabase", "dashboards", "dbt_project/python", "scripts"):

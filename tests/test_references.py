@@ -127,9 +127,8 @@ def test_mart_references_holds_every_reference_with_its_bibtex(real_warehouse):
                                               "chrispaton.org).")
 
 
-def test_every_page_cites_references_of_the_file(monkeypatch):
-    monkeypatch.syspath_prepend(str(DASHBOARDS))
-    from citations import ALL, PAGE_REFERENCES
+def test_every_page_cites_references_of_the_file():
+    from predictabase.citations import ALL, PAGE_REFERENCES
     keys = [r.key for r in refs.load_references()]
     assert set(_pages()) | {"scoreboard"} == set(PAGE_REFERENCES)
     assert ALL == keys and PAGE_REFERENCES["home"] == PAGE_REFERENCES["sql"] == ALL
@@ -138,12 +137,16 @@ def test_every_page_cites_references_of_the_file(monkeypatch):
 
 
 def test_page_bibtex_holds_exactly_the_page_references(real_warehouse, monkeypatch):
-    citations = _citations(monkeypatch, real_warehouse.warehouse)
-    for page, cited in citations.PAGE_REFERENCES.items():
-        entries = refs.parse_bib(citations.page_bibtex(page))
+    shown = _citations(monkeypatch, real_warehouse.warehouse)
+    table = shown.data.table(shown.MART)  # what the dashboard reads; `predictabase export` reads the same mart
+
+    def page_bibtex(page: str) -> str | None:
+        return shown.page_bibtex(table, page)
+    for page, cited in shown.PAGE_REFERENCES.items():
+        entries = refs.parse_bib(page_bibtex(page))
         assert [e.key for e in entries] == cited, page
-    assert citations.page_bibtex("") == citations.page_bibtex("home")  # streamlit's url_path of the default page
-    wild = refs.parse_bib(citations.page_bibtex("wild"))
+    assert page_bibtex("") == page_bibtex("home")  # streamlit's url_path of the default page
+    wild = refs.parse_bib(page_bibtex("wild"))
     assert wild[0].fields["doi"] == "10.1609/aaai.v36i5.20466"
 
 
@@ -171,8 +174,8 @@ def test_show_lists_the_references_in_plain_words_with_a_bib_download(real_wareh
 def test_show_asks_for_a_rebuild_when_the_snapshot_has_no_references(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
     create_marts(tmp_path / "marts.duckdb")
-    citations = _citations(monkeypatch, tmp_path)
-    assert citations.page_bibtex("wild") is None
+    shown = _citations(monkeypatch, tmp_path)
+    assert shown.page_bibtex(shown.data.table(shown.MART), "wild") is None
     at = AppTest.from_function(_show_wild, default_timeout=60).run()
     assert not at.exception, [e.message for e in at.exception]
     [caption] = at.caption

@@ -1,6 +1,8 @@
-"""The collect hook: while switched on (`predictabase export`, predictabase/export.py), every chart `charts.show`
-draws and every table `labels.show` draws is recorded here, in drawing order, with the page it is on. Off, as in
-the served dashboard, nothing is kept."""
+"""The collect hook between the dashboard and `predictabase export` (predictabase/export.py): while switched on,
+every chart the dashboard's `charts.show` draws and every table its `labels.show` draws are recorded here, in
+drawing order, with the page they are on. Off, as in the served
+dashboard, nothing is kept. The dashboard imports this module (the application's, not one of its own), so the
+export reaches the pages' output without importing the dashboard's modules or changing `sys.path`."""
 from __future__ import annotations
 
 import threading
@@ -58,3 +60,4 @@ def table(title: str, df: pd.DataFrame, headers: dict[str, str], formats: dict[s
     with _lock:
         if _page is not None:
             _items.append(Table(_page, title, df.copy(), dict(headers), dict(formats)))
+
