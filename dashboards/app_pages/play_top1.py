@@ -19,6 +19,7 @@ import data
 import labels
 import live_games
 import url_state
+from ingest import corpus_table
 from predictabase.core import live
 
 STATE = "top1_game"
@@ -44,7 +45,7 @@ me = live_games.require_player()
 
 corpora = labels.sorted_corpora(passages["corpus"].unique())
 c1, c2 = st.columns(2)
-corpus = url_state.selectbox("Texts", corpora, key="t1_corpus", param="corpus", default="lm_game", where=c1,
+corpus = url_state.selectbox("Texts", corpora, key="t1_corpus", param="corpus", default=corpus_table.GAME, where=c1,
                              format_func=labels.corpus_name,
                              help="The LM game's documents are the study's own questions (every token). Other corpora "
                                   "ask only for the words that are a single GPT-2 token.")

@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ingest import corpus_table
 from ingest.raw import now_iso
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError, ScoringError, WarehouseError
@@ -85,9 +86,10 @@ def read_inputs(paths: Paths) -> Top1Inputs:
     con = duckdb.connect(str(paths.duckdb), read_only=True)
     try:
         try:
-            docs = dict(con.execute("SELECT doc_id, text FROM raw.documents WHERE corpus = 'lm_game'").fetchall())
-            version = con.execute("SELECT any_value(corpus_version) FROM raw.documents "
-                                  "WHERE corpus = 'lm_game'").fetchone()[0]
+            docs = dict(con.execute("SELECT doc_id, text FROM raw.documents WHERE corpus = ?",
+                                    [corpus_table.GAME]).fetchall())
+            version = con.execute("SELECT any_value(corpus_version) FROM raw.documents WHERE corpus = ?",
+                                  [corpus_table.GAME]).fetchone()[0]
             rows = con.execute("""
                 SELECT DISTINCT g.doc_id, g.position, t.token, t.char_start, n.token
                 FROM raw.top1_guesses g
@@ -189,7 +191,7 @@ def predict_top1(paths: Paths, lm, profile: TokenizerProfile, settings: Top1Sett
                tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, dtype=lm.dtype, device=lm.device,
                bos_token_id=profile.bos.token_id, bos_token=profile.bos.token,
                end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
-               corpus="lm_game", corpus_version=version, choice_set_sha256=choice_sha,
+               corpus=corpus_table.GAME, corpus_version=version, choice_set_sha256=choice_sha,
                n_choice_words=len(words), n_choice_words_without_path=len(trie.skipped),
                context_length=context_length, predictor_version=PREDICTOR_VERSION, **asdict(settings),
                n_docs=len(doc_ids), n_questions=n_q, n_expanded=int(sum(r["n_expanded"] for r in results)),
