@@ -54,6 +54,17 @@ MEASURES = {
     "total_reading_time": "total reading time",
 }
 EYE_MEASURES = ("first_fixation", "gaze_duration", "go_past", "total_reading_time")
+#: each measure's name for people: in full (sentences, axes, the scoreboard's rows) and short (its grids' titles)
+MEASURE_LABELS = {"spr": ("self-paced reading time", "self-paced reading"),
+                  "first_fixation": ("first fixation duration", "first fixation"),
+                  "gaze_duration": ("gaze duration", "gaze duration"),
+                  "go_past": ("go-past time", "go-past time"),
+                  "total_reading_time": ("total reading time", "total reading time")}
+#: the measures the pages show first, in this preference: gaze duration where a corpus has eye tracking, else its
+#: self-paced reading times
+DEFAULT_MEASURES = ("gaze_duration", "spr")
+#: the measures of each reading kind a shipped corpus declares (ingest/corpora.toml's `reading`)
+SHIPPED_MEASURES = {"eye_tracking": list(EYE_MEASURES), "self_paced_reading": ["spr"]}
 UNITS = {"ms": 1.0, "s": 1000.0}
 #: the published results a user corpus can be linked to: (dataset, their corpus name)
 PUBLISHED = {"pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "

@@ -164,7 +164,7 @@ def check_language(language: str) -> None:
 
 def listing(paths: Paths) -> list[dict]:
     """Every corpus of the warehouse: the shipped ones and the user's, with what each has."""
-    from ingest.datasets.user_corpus import SHIPPED_MEASURES
+    from ingest.corpus_declarations import SHIPPED_MEASURES
     counts = _ingested_counts(paths)
     out = [{"corpus": c.key, "title": c.title, "origin": "shipped", "language": c.language,
             "measures": [m for r in c.reading for m in SHIPPED_MEASURES[r]], "cloze": c.cloze,

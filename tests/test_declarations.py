@@ -1,6 +1,8 @@
 """Issue 34: a shipped corpus's or a reading measure's name is written in its declaration, not in the code that
-reads it. The declarations: `ingest/corpora.toml` (the corpora), `ingest/corpus_declarations.py`'s `MEASURES`
-(the reading measures), `ingest/sources/*.toml` (the catalog). The tests and the docs may name them.
+reads it. The declarations: `ingest/corpora.toml` (the corpora), `ingest/corpus_declarations.py` (the reading
+measures, their names for people, the defaults), `ingest/sources/*.toml` (the catalog). The tests and the docs may
+name them. The dbt project reads them through macros/declarations.sql (PREDICTABASE_DECLARATIONS), the pages and
+the packages by importing them.
 
 Every other place that still writes one as a quoted literal is listed in `ALLOWED`, with how many it writes
 and why. A new literal anywhere (in a listed file too: its count changes) fails the test; so does a listed
@@ -17,16 +19,14 @@ SUFFIXES = (".py", ".sql")
 
 ADAPTER = "a shipped corpus's adapter: it reads that corpus's upstream files, whose format is its own"
 REPLAY = "a published result replayed: the paper's own analysis of that corpus and measure, checked against its table"
-GAME = ("the LM-game study (paper 000): its games are that corpus's; the dbt models read raw.corpora's is_game "
-        "only where the declared_corpora job has run, which the tests' partial warehouses skip (not yet moved)")
 NOT_YET = "not yet moved to the declarations (issue 34, left open): "
 
 #: file -> (quoted shipped-corpus or measure names it writes, why)
 ALLOWED: dict[str, tuple[int, str]] = {
     # the declarations themselves
-    "ingest/corpus_declarations.py": (10, "the reading measures' declaration (MEASURES, EYE_MEASURES) and the "
-                                          "example declaration in its docstring"),
-    "ingest/datasets/user_corpus.py": (1, "the measure of the self_paced_reading kind a shipped corpus declares"),
+    "ingest/corpus_declarations.py": (18, "the reading measures' declaration (MEASURES, EYE_MEASURES, their names "
+                                          "for people, the defaults, the measures of each kind a shipped corpus "
+                                          "declares) and the example declaration in its docstring"),
     # adapters: one per shipped corpus's upstream format, and the jobs that run them
     "ingest/datasets/corpora.py": (4, ADAPTER + " (the loader of each)"),
     "ingest/datasets/registry.py": (11, ADAPTER + " (the ingest jobs that run each adapter, and their order)"),
@@ -51,13 +51,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "dbt_project/models/marts/regression/mart_reading_vs_published.sql": (4, REPLAY),
     "dbt_project/models/marts/reading/mart_reading_measures_agreement.sql": (4, REPLAY + " (UCL's published "
                                                                               "per-word measures)"),
-    # the LM game
-    "dbt_project/models/intermediate/live/int_live_top1_questions.sql": (2, GAME),
-    "dbt_project/models/intermediate/top1/int_top1_guesses.sql": (1, GAME),
-    "dbt_project/models/intermediate/top1/int_top1_model_predictions.sql": (2, GAME),
-    "dbt_project/macros/word_surprisal.sql": (1, GAME),
-    "dbt_project/models/marts/corpora/mart_corpora.sql": (6, GAME + "; the measures' order (" + NOT_YET
-                                                          + "a declared order)"),
     # rules of one corpus's data, written in the SQL that applies them
     "dbt_project/models/intermediate/regression/int_reading_observations.sql": (
         4, NOT_YET + "Natural Stories' comprehension filter and sentence-edge exclusion, UCL's text edges, the "
@@ -72,16 +65,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "dbt_project/models/marts/cloze/mart_cloze_calibration.sql": (2, NOT_YET + "the two cloze corpora"),
     "dbt_project/models/marts/cloze/mart_cloze_vs_model.sql": (3, NOT_YET + "Provo's published probabilities, "
                                                                             "UCL's empty responses"),
-    # the scoreboard and the export: wide columns per corpus and measure, under a fixed contract
-    "dbt_project/macros/scoreboard.sql": (22, NOT_YET + "the wide scoreboard's columns (its contract is written "
-                                                        "in _scoreboard__models.yml)"),
-    "dbt_project/models/marts/scoreboard/mart_scoreboard_long.sql": (13, NOT_YET + "corpus and measure order and "
-                                                                                   "labels, the game's comparisons"),
-    "dbt_project/models/marts/words/mart_words_export.sql": (10, NOT_YET + "one column per measure"),
+    # the scoreboard
+    "dbt_project/models/marts/scoreboard/mart_scoreboard_long.sql": (1, NOT_YET + "UCL, the corpus whose cloze "
+                                                                                  "norms keep every response"),
     # the pages
-    "dashboards/app_pages/reading_times.py": (13, NOT_YET + "the measures' labels and each corpus's default "
-                                                            "measure"),
-    "dashboards/app_pages/scoreboard.py": (7, NOT_YET + "the measures' labels and the default measures"),
     "dashboards/app_pages/next_word.py": (3, NOT_YET + "the page shows UCL's cloze response distributions, the "
                                                        "one corpus whose responses are kept"),
     "dashboards/app_pages/perplexity.py": (1, NOT_YET + "the default corpus on a tie"),

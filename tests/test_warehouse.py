@@ -1,9 +1,12 @@
 """predictabase.warehouse.publish: an atomic, read-only-friendly snapshot of the marts (no dbt needed)."""
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
+from ingest import corpus_table
 from predictabase.core.config import DBT_PROJECT_DIR
 
 from predictabase.core.errors import BuildError
@@ -64,7 +67,16 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
                    "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
                    "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
                    # the regression statistics the dbt Python models import (profiles.yml module_paths)
-                   "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
+                   "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
+                   # the shipped corpora and the reading measures (macros/declarations.sql)
+                   "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"]}
+    decl = json.loads(env["PREDICTABASE_DECLARATIONS"])
+    assert [c["key"] for c in decl["corpora"]] == list(corpus_table.CORPORA)
+    assert {c["key"]: c["measures"] for c in decl["corpora"]} == {
+        "lm_game": [], "natural_stories": ["spr"], "provo": ["first_fixation", "gaze_duration", "go_past",
+                                                             "total_reading_time"],
+        "ucl": ["spr", "first_fixation", "gaze_duration", "go_past", "total_reading_time"]}
+    assert [c["key"] for c in decl["corpora"] if c["game"]] == [corpus_table.GAME]
     assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
     args = dbt_args(tmp_paths, "build", "mart_models")
     assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]

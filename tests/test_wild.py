@@ -21,6 +21,7 @@ from ingest.sources.catalog import by_path, files_for
 from predictabase.core.config import DBT_PROJECT_DIR, Paths, paths as make_paths
 from predictabase.core.errors import ChecksumError, IngestError
 from ingest.sources.fetch import fetch_one
+from predictabase.warehouse.dbt import dbt_env
 from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
 from tests.helpers import q as _q
 
@@ -67,8 +68,7 @@ def built(mirror: Path, tmp_path_factory):
     p = make_paths(root / "warehouse")
     _fetch_wild(p, mirror)
     ingest_wild(p)
-    env = dict(os.environ, PREDICTABASE_DUCKDB=str(p.duckdb), PREDICTABASE_TOKEN_SCORES=str(p.token_scores),
-               DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    env = dict(os.environ, **dbt_env(p), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     dbt = Path(sys.executable).with_name("dbt")
     res = subprocess.run(
         [str(dbt), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),

@@ -15,16 +15,14 @@ import charts
 import data
 import labels
 import url_state
+from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 DLL = "mart_delta_loglik"
 PPL = "mart_perplexity_vs_delta_loglik"
 WTLW = "mart_delta_loglik_wt_vs_lw"
 SHAPE = "mart_surprisal_effect_shape"
 PUBLISHED = "mart_reading_vs_published"
-MEASURES = {"spr": "self-paced reading time", "first_fixation": "first fixation duration",
-            "gaze_duration": "gaze duration", "go_past": "go-past time", "total_reading_time": "total reading time"}
-DEFAULT_MEASURE = {"natural_stories": "spr", "provo": "gaze_duration", "ucl": "gaze_duration"}
-PREFERRED_MEASURE = ["gaze_duration", "spr"]  # the default of another corpus (a user's): the first it has
+MEASURES = {m: full for m, (full, _short) in MEASURE_LABELS.items()}  # declared order and names for people
 METHODS = {"cv_means": "cross-validated, per-word means (default)",
            "readers": "cross-validated, every reader's times with a reader intercept",
            "lmer": "Oh & Schuler's (2024) mixed model in R (lme4), in sample"}
@@ -83,8 +81,8 @@ corpus = url_state.selectbox("Corpus", corpora, format_func=labels.corpus_name, 
                              where=c1)
 measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]
 measure = url_state.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure",
-                              param="measure", where=c2, default=DEFAULT_MEASURE.get(corpus) or next(
-                                  (m for m in PREFERRED_MEASURE if m in measures), None))
+                              param="measure", where=c2,
+                              default=next((m for m in DEFAULT_MEASURES if m in measures), None))
 methods = [m for m in METHODS if m in set(ok.loc[(ok["corpus"] == corpus) & (ok["measure"] == measure), "method"])]
 method = url_state.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method", param="regression",
                              where=c3)

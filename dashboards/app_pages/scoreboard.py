@@ -11,6 +11,7 @@ import data
 import findings
 import labels
 import url_state
+from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 LONG = "mart_scoreboard_long"
 GAPS = "mart_scoreboard_gaps"
@@ -19,8 +20,7 @@ FAMILIES = {"bits_per_byte": "Bits per byte (texts)", "top1_accuracy": "Top-1 ga
             "pnc": "Correlation with cloze surprisal (PNC)", "delta_loglik": "Reading times (ΔLL)"}
 KINDS = {"humans": "humans", "scored": "scored here", "imported": "imported (published scores)",
          "reference": "reported by the LM-game authors"}
-MEASURES = {"spr": "self-paced reading", "first_fixation": "first fixation", "gaze_duration": "gaze duration",
-            "go_past": "go-past time", "total_reading_time": "total reading time"}
+MEASURES = {m: short for m, (_full, short) in MEASURE_LABELS.items()}  # declared order, short names
 STUDY_PAGES = [("app_pages/perplexity.py", "Perplexity: bits per byte of each model on each corpus"),
                ("app_pages/top1.py", "Top-1 game: guessing the next token"),
                ("app_pages/human_perplexity.py", "Human perplexity: the pairwise game"),
@@ -100,7 +100,7 @@ with left:
 with mid:
     measures = url_state.multiselect("Reading measures (ΔLL)", [m for m in MEASURES if m in set(long["measure"])],
                                      key="sb_measures", param="measure", format_func=MEASURES.get,
-                                     default=[m for m in ("spr", "gaze_duration") if m in set(long["measure"])])
+                                     default=[m for m in MEASURES if m in DEFAULT_MEASURES and m in set(long["measure"])])
 with right:
     kinds = url_state.multiselect("Predictors", [k for k in KINDS if k in set(long["predictor_kind"])],
                                   key="sb_kinds", param="kind", format_func=KINDS.get)

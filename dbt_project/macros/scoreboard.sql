@@ -41,13 +41,10 @@ end
    mart has a contract. A user's corpus adds rows to mart_scoreboard_long only. #}
 {% macro scoreboard_wide_comparisons() -%}
 {%- set out = [] -%}
-{%- for corpus in ['lm_game', 'natural_stories', 'provo', 'ucl'] -%}{%- do out.append('bits_per_byte_' ~ corpus) -%}{%- endfor -%}
+{%- for corpus in shipped_corpora('texts') -%}{%- do out.append('bits_per_byte_' ~ corpus) -%}{%- endfor -%}
 {%- do out.extend(['top1_accuracy_token', 'top1_accuracy_word', 'pairwise_perplexity', 'cloze_modal_agreement_ucl']) -%}
-{%- for corpus in ['provo', 'ucl'] -%}{%- for d in ['lw', 'wt'] -%}{%- do out.append('pnc_' ~ corpus ~ '_' ~ d ~ '_r') -%}{%- endfor -%}{%- endfor -%}
-{%- set measures = {'natural_stories': ['spr'],
-                    'provo': ['first_fixation', 'gaze_duration', 'go_past', 'total_reading_time'],
-                    'ucl': ['spr', 'first_fixation', 'gaze_duration', 'go_past', 'total_reading_time']} -%}
-{%- for corpus in ['natural_stories', 'provo', 'ucl'] -%}{%- for m in measures[corpus] -%}{%- for d in ['lw', 'wt'] -%}
+{%- for corpus in shipped_corpora('cloze') -%}{%- for d in ['lw', 'wt'] -%}{%- do out.append('pnc_' ~ corpus ~ '_' ~ d ~ '_r') -%}{%- endfor -%}{%- endfor -%}
+{%- for corpus in shipped_corpora('measures') -%}{%- for m in corpus_measures(corpus) -%}{%- for d in ['lw', 'wt'] -%}
 {%- do out.append('delta_loglik_' ~ corpus ~ '_' ~ m ~ '_' ~ d ~ '_nats_per_word') -%}
 {%- endfor -%}{%- endfor -%}{%- endfor -%}
 {{ return(out) }}

@@ -128,5 +128,5 @@ from aligned
     `where corpus in {{ reading_corpora() }}` (dbt only: it refs models). -#}
 {% macro reading_corpora() -%}
 (select distinct corpus from {{ ref('stg_words') }}
- where corpus <> 'lm_game' and corpus not in (select corpus from {{ ref('stg_corpora') }} where is_game and corpus is not null))
+ where corpus <> {{ game_corpus() }} and corpus not in (select corpus from {{ ref('stg_corpora') }} where is_game and corpus is not null))
 {%- endmacro %}

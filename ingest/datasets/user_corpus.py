@@ -33,8 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from ingest import corpus_table
-from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
-                                        declarations_sha256, load_declarations)
+from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, SHIPPED_MEASURES, UNITS, Declaration,
+                                        DeclaredFile, declarations_sha256, load_declarations)
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
@@ -57,7 +57,6 @@ CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String
                   "reading_measures": pl.List(pl.String), "has_cloze": pl.Boolean, "is_game": pl.Boolean,
                   "published": pl.String, "declared_at": pl.Datetime("us", "UTC"), "declaration_sha256": pl.String,
                   "source_path": pl.String, "source_sha256": pl.String}
-SHIPPED_MEASURES = {"eye_tracking": list(EYE_MEASURES), "self_paced_reading": ["spr"]}
 #: a cell that says "no value" (a word not read, no frequency). `NaN` is not one: it is what a failed computation
 #: writes, so it is refused as not a number (README "Your own corpus"), like `null` and `none`.
 MISSING = {"", "na"}

@@ -42,12 +42,27 @@ def _env(values: dict[str, str]) -> Iterator[None]:
         yield
 
 
+def declarations() -> dict:
+    """The shipped corpora (ingest/corpora.toml) and the reading measures (ingest/corpus_declarations.py), in
+    their declared order, as the dbt project reads them (macros/declarations.sql): its SQL names no corpus or
+    measure of its own. A user's corpora reach dbt as rows of raw.corpora instead."""
+    from ingest import corpus_table
+    from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES
+    return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
+                         "cloze": c.cloze, "game": c.game,
+                         "measures": [m for m in MEASURES if any(m in SHIPPED_MEASURES[k] for k in c.reading)]}
+                        for c in corpus_table.CORPORA.values()],
+            "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES}}
+
+
 def dbt_env(paths: Paths) -> dict[str, str]:
-    """The environment the dbt project reads (profiles.yml, the token-score and top-1 sources)."""
+    """The environment the dbt project reads (profiles.yml, the token-score and top-1 sources, the
+    declarations)."""
     return {"PREDICTABASE_DUCKDB": str(paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(paths.token_scores),
             "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
             "PREDICTABASE_CLOZE_SCORES": str(paths.cloze_model_scores),
-            "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python")}
+            "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
+            "PREDICTABASE_DECLARATIONS": json.dumps(declarations(), sort_keys=True)}
 
 
 def dbt_args(paths: Paths, command: str = "build", select: str | None = None,

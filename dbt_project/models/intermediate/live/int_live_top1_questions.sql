@@ -8,7 +8,7 @@
 --            position = word_index + 1.
 with study as (
     select
-        'lm_game' as corpus, doc_id, position, 'study_position' as question_kind, true_token, true_char_start,
+        {{ game_corpus() }} as corpus, doc_id, position, 'study_position' as question_kind, true_token, true_char_start,
         true_char_end, is_word_token, is_impossible, n_guesses_in_analysis as n_study_answers,
         n_correct_in_analysis as n_study_correct
     from {{ ref('int_top1_questions') }}
@@ -23,7 +23,7 @@ words as (
     select w.corpus, w.doc_id, w.word_index, w.word, w.char_start, w.char_end, d.text
     from {{ ref('stg_words') }} as w
     inner join {{ ref('stg_documents') }} as d on d.corpus = w.corpus and d.doc_id = w.doc_id
-    where w.corpus <> 'lm_game'
+    where w.corpus <> {{ game_corpus() }}
 ),
 
 word_questions as (

@@ -23,7 +23,7 @@ doc_lengths as (
 documents as (
     select doc_id, text
     from {{ ref('stg_documents') }}
-    where corpus = 'lm_game'
+    where corpus = {{ game_corpus() }}
 ),
 
 excluded as (

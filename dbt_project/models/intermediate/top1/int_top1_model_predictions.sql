@@ -28,14 +28,14 @@ vocab as (
 
 lm_game_runs as (
     select run_id, model_key from {{ ref('int_runs') }}
-    where corpus = 'lm_game' and used_in_marts
+    where corpus = {{ game_corpus() }} and used_in_marts
 ),
 
 lm_game_tokens as (
     select t.*
     from {{ ref('int_token_scores') }} as t
     inner join lm_game_runs as r on r.run_id = t.run_id and r.model_key = t.model_key
-    where t.corpus = 'lm_game'
+    where t.corpus = {{ game_corpus() }}
 ),
 
 game_tokenizer_runs as (

@@ -21,8 +21,8 @@ word_level as (
 measures as (
     select
         corpus,
-        list(measure order by case measure when 'spr' then 1 when 'first_fixation' then 2 when 'gaze_duration' then 3
-                                           when 'go_past' then 4 when 'total_reading_time' then 5 else 6 end, measure)
+        list(measure order by case measure {%- for m in reading_measures() %} when '{{ m }}' then {{ loop.index }}
+                                           {%- endfor %} else {{ reading_measures() | length + 1 }} end, measure)
             as reading_measures,
         count(*) as n_reading_measures
     from (select distinct corpus, measure from {{ ref('int_reading_word_means') }})
@@ -61,7 +61,7 @@ final as (
         coalesce(d.title, c.corpus) as title,
         d.language,
         d.origin,
-        coalesce(d.is_game, c.corpus = 'lm_game') as is_game,
+        coalesce(d.is_game, c.corpus = {{ game_corpus() }}) as is_game,
         c.corpus in (select corpus from word_level) as has_word_analyses,
         d.published,
         d.declared_at,

@@ -22,17 +22,17 @@
 --                               mart_delta_loglik, method cv_means: held-out ΔLL per word (paper 004 eq. 5),
 --                               95% t interval over folds; LW/WT word surprisal (paper 001 eqs. 5-6)
 {% set dll_method = 'cv_means' %}
+{% set game = shipped_corpora('game')[0] %}
 with corpora as (
     select corpus, title, has_cloze, reading_measures,
-           case corpus when 'lm_game' then 1 when 'natural_stories' then 2 when 'provo' then 3 when 'ucl' then 4
-                       else 5 end as corpus_order
+           case corpus {%- for c in shipped_corpora() %} when '{{ c }}' then {{ loop.index }}{% endfor %}
+                       else {{ shipped_corpora() | length + 1 }} end as corpus_order
     from {{ ref('mart_corpora') }}
 ),
 
 measure_names as (
-    select * from (values ('spr', 'self-paced reading time', 1), ('first_fixation', 'first fixation duration', 2),
-                          ('gaze_duration', 'gaze duration', 3), ('go_past', 'go-past time', 4),
-                          ('total_reading_time', 'total reading time', 5)) t(measure, measure_label, measure_order)
+    select * from (values {%- for m in reading_measures() %} ('{{ m }}', '{{ measure_label(m) }}', {{ loop.index }})
+                          {%- if not loop.last %},{% endif %}{% endfor %}) t(measure, measure_label, measure_order)
 ),
 
 definitions as (
@@ -54,15 +54,15 @@ comparisons as (
            100 + corpus_order as sort_order
     from corpora
     union all
-    select 'top1_accuracy_token', 'top1_accuracy', 'lm_game', 'LM game', null, null,
+    select 'top1_accuracy_token', 'top1_accuracy', '{{ game }}', '{{ corpus_title(game) }}', null, null,
            'Top-1 accuracy, next token (all questions)', 'share correct', true, 'Wilson 95% interval', 'answers',
            'top1', 201
     union all
-    select 'top1_accuracy_word', 'top1_accuracy', 'lm_game', 'LM game', null, null,
+    select 'top1_accuracy_word', 'top1_accuracy', '{{ game }}', '{{ corpus_title(game) }}', null, null,
            'Top-1 accuracy, next word (whole-word questions)', 'share correct', true, 'Wilson 95% interval',
            'answers', 'top1', 202
     union all
-    select 'pairwise_perplexity', 'pairwise_perplexity', 'lm_game', 'LM game', null, null,
+    select 'pairwise_perplexity', 'pairwise_perplexity', '{{ game }}', '{{ corpus_title(game) }}', null, null,
            'Perplexity in the pairwise game (importance-sampled, 11 choices)', 'perplexity per token', false,
            '±2 standard errors (paper 000 sec. 4.1.3)', 'questions', 'human-perplexity', 301
     union all

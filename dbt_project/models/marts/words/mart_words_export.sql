@@ -30,7 +30,7 @@ predictors as (
 reading as (
     select
         corpus, doc_id, word_index,
-        {%- for m in ['spr', 'first_fixation', 'gaze_duration', 'go_past', 'total_reading_time'] %}
+        {%- for m in reading_measures() %}
         max(mean_rt_ms) filter (where measure = '{{ m }}') as mean_rt_{{ m }}_ms{{ "," if not loop.last }}
         {%- endfor %}
     from {{ ref('int_reading_word_means') }}
@@ -67,7 +67,7 @@ final as (
         p.length_chars,
         p.log_frequency as zipf_frequency,
         p.frequency_source,
-        {%- for m in ['spr', 'first_fixation', 'gaze_duration', 'go_past', 'total_reading_time'] %}
+        {%- for m in reading_measures() %}
         rt.mean_rt_{{ m }}_ms,
         {%- endfor %}
         cl.cloze_probability,
