@@ -59,8 +59,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
                                                                                   "comprehension filter"),
     "dbt_project/models/marts/reading/mart_self_paced_reading_agreement.sql": (2, NOT_YET + "Natural Stories' "
                                                                                            "comprehension filter"),
-    "dbt_project/models/marts/reading/mart_self_paced_reading_word_means.sql": (2, NOT_YET + "the corpora with "
-                                                                                            "self-paced reading"),
     "dbt_project/models/marts/cloze/mart_cloze.sql": (4, NOT_YET + "Provo's published probabilities and smoothing"),
     "dbt_project/models/marts/cloze/mart_cloze_calibration.sql": (2, NOT_YET + "the two cloze corpora"),
     "dbt_project/models/marts/cloze/mart_cloze_vs_model.sql": (3, NOT_YET + "Provo's published probabilities, "

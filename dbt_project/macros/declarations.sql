@@ -20,6 +20,12 @@
 {{ return(out) }}
 {%- endmacro %}
 
+{#- The keys of the shipped corpora with a kind of reading data ('eye_tracking', 'self_paced_reading'), in
+    declared order, as a SQL list: ('a', 'b'). -#}
+{% macro shipped_corpora_reading(kind) -%}
+({%- for c in declarations()['corpora'] if kind in c['reading'] -%}'{{ c['key'] }}'{{ ', ' if not loop.last }}{%- endfor -%})
+{%- endmacro %}
+
 {#- The reading measures of a shipped corpus, in the measures' declared order. -#}
 {% macro corpus_measures(corpus) -%}
 {%- for c in declarations()['corpora'] if c['key'] == corpus -%}{{ return(c['measures']) }}{%- endfor -%}

@@ -49,7 +49,7 @@ def declarations() -> dict:
     from ingest import corpus_table
     from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES
     return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
-                         "cloze": c.cloze, "game": c.game,
+                         "cloze": c.cloze, "game": c.game, "reading": list(c.reading),
                          "measures": [m for m in MEASURES if any(m in SHIPPED_MEASURES[k] for k in c.reading)]}
                         for c in corpus_table.CORPORA.values()],
             "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES}}

@@ -1,8 +1,8 @@
--- Per corpus word of the self-paced reading corpora (natural_stories, ucl): the mean RT over the rows kept by
--- mart_self_paced_reading (not excluded), with the word's frequency and length, and the published mean beside it.
+-- Per corpus word of the shipped self-paced reading corpora (ingest/corpora.toml: Natural Stories, UCL): the
+-- mean RT over the rows kept by mart_self_paced_reading (not excluded), with the word's frequency and length, and the published mean beside it.
 with words as (
     select * from {{ ref('stg_words') }}
-    where corpus in ('natural_stories', 'ucl')
+    where corpus in {{ shipped_corpora_reading('self_paced_reading') }}
 ),
 
 spr as (
