@@ -10,7 +10,6 @@ computes them from the bigram table alone, as the independent check.
 from __future__ import annotations
 
 import dataclasses
-import runpy
 
 import duckdb
 import numpy as np
@@ -213,19 +212,24 @@ def test_the_check_fails_without_end_of_text_in_b():
 
 # --- the warehouse ----------------------------------------------------------------------------------
 
-def test_python_models_return_the_module_tables():
-    folder = DBT_PROJECT_DIR / "models" / "intermediate" / "words"
-    tokens = runpy.run_path(str(folder / f"{D.TOKENS_MODEL}.py"))["model"](None, None)
-    words = runpy.run_path(str(folder / f"{D.WORDS_MODEL}.py"))["model"](None, None)
+def test_the_ingest_job_writes_the_module_tables():
+    """The ingest job `word_probability_sums` (ingest/datasets/word_probability_sums.py) writes the module's token
+    and word rows as they are; dbt only types them (stg_word_probability_sums_*): no dbt model imports the ingest
+    code (issue 34)."""
+    from ingest.datasets import word_probability_sums as job
     from ingest.scoring.store import SCHEMA
-    assert tokens.schema.equals(SCHEMA) and tokens.equals(D.token_rows())
+    frames = job.load(None)
+    tokens, words = frames[job.TOKENS].to_arrow(), frames[job.WORDS].to_arrow()
+    assert [f.name for f in tokens.schema] == SCHEMA.names and tokens.cast(SCHEMA).equals(D.token_rows())
     # the contexts have 1, 2 and 2 words, and each text one candidate after them
-    assert words.equals(D.word_rows()) and words.num_rows == (2 + 3 + 3) * 510
+    assert words.cast(D.WORD_SCHEMA).equals(D.word_rows()) and words.num_rows == (2 + 3 + 3) * 510
+    sources = {p.stem for p in (DBT_PROJECT_DIR / "models").rglob("*.py")}
+    assert not {s for s in sources if "word_probability" in s}
 
 
 def test_published_mart_after_the_real_build(real_warehouse, sums):
-    """The full dbt build of the session's real warehouse (tests/conftest.py) built the two Python models
-    and the mart with its schema tests (|total - 1| < 1e-6, LW > 1 in word_end) and published it; its rows
+    """The session's real warehouse (tests/conftest.py) ingested the diagnostic's rows, and its full dbt build
+    built the two staging models and the mart with its schema tests (|total - 1| < 1e-6, LW > 1 in word_end) and published it; its rows
     are the ones the same SQL gives in memory."""
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
         mart = con.sql(f"select * from main.{D.MART_MODEL} order by context_key, max_word_tokens").pl()

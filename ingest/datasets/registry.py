@@ -36,7 +36,7 @@ from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_storie
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
 from ingest.datasets import eye_tracking
-from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus
+from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus, word_probability_sums
 from predictabase.core.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
 from ingest.raw import connect, now_utc, replace_tables_in
@@ -139,6 +139,9 @@ _ALL: list[Job] = [
         after=(*pimentel_meister.CORPORA, "declared_corpora"), writes=("raw.pimentel_meister_words",)),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
+    # paper 001's word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer
+    Job("word_probability_sums", word_probability_sums.load, replace_tables_in,
+        writes=("raw.word_probability_sums_tokens", "raw.word_probability_sums_words")),
     # the BibTeX of the papers, datasets and models the numbers come from (ingest/sources/references.toml)
     Job("references", references.load, replace_tables_in, writes=("raw.references",)),
     Job("pimentel_meister_delta_llh", pimentel_meister.load_delta_llh, replace_tables_in, after=("declared_corpora",),
@@ -188,8 +191,9 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
 #: packages whose modules make up a job's loader (parsing, validation, declared read options); the fetch
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
 CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
-#: single modules outside those packages that loaders read: the corpus and model tables
-CODE_MODULES = {"ingest.corpus_table", "ingest.text", "ingest.scoring.model_table", "predictabase.core.live"}
+#: single modules outside those packages that loaders read: the corpus and model tables, the diagnostic
+CODE_MODULES = {"ingest.corpus_table", "ingest.text", "ingest.scoring.model_table", "ingest.scoring.diagnostics",
+                "predictabase.core.live"}
 CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
 CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}

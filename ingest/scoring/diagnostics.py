@@ -14,9 +14,9 @@ the continuation tokens "a", "b"; the logits after token t are ln BIGRAM[t, :] (
 backends compute it (`bigram_model`): a real `transformers` LlamaForCausalLM whose weights are set by
 hand (attention output and MLP down projections zero, so the residual stream is the token embedding;
 one-hot embeddings; the final RMSNorm weight undoes the norm's scale; the log table in the LM head),
-and a plain torch module with the same embedding and head. The warehouse (dbt) uses the plain one:
-importing transformers would add ~3 s to every build; the tests check that both give the same token
-rows through the Scorer. Every token is word-initial, end-of-text or a continuation token (no other
+and a plain torch module with the same embedding and head. The warehouse uses the plain one (the
+ingest job `word_probability_sums`, ingest/datasets/word_probability_sums.py, writes its rows to raw
+tables that dbt reads); the tests check that both give the same token rows through the Scorer. Every token is word-initial, end-of-text or a continuation token (no other
 special token), so the probability of continuing a word is exactly 1 - B, B = the mass on
 word-initial tokens plus end-of-text.
 
@@ -275,8 +275,8 @@ def word_rows() -> pa.Table:
 
 # --- the mart's SQL outside dbt (tests, and a quick look without a build) ---------------------------
 
-TOKENS_MODEL = "int_word_probability_sums_tokens"
-WORDS_MODEL = "int_word_probability_sums_words"
+TOKENS_MODEL = "stg_word_probability_sums_tokens"
+WORDS_MODEL = "stg_word_probability_sums_words"
 MART_MODEL = "mart_word_probability_sums"
 
 

@@ -13,17 +13,17 @@
 -- distribution at c (top-k = the whole vocabulary) on the candidate's first token. LW has no such
 -- identity: its sum exceeds 1 where new words run long (Theorem 1; context word_end).
 with tokens as (
-    select * from {{ ref('int_word_probability_sums_tokens') }}
+    select * from {{ ref('stg_word_probability_sums_tokens') }}
 ),
 
 words as (
     select corpus, doc_id, word_index, word, char_start, char_end
-    from {{ ref('int_word_probability_sums_words') }}
+    from {{ ref('stg_word_probability_sums_words') }}
 ),
 
 texts as (
     select distinct corpus, doc_id, context_key, context, context_note, end_of_text_token
-    from {{ ref('int_word_probability_sums_words') }}
+    from {{ ref('stg_word_probability_sums_words') }}
 ),
 
 surprisal as (
