@@ -14,6 +14,9 @@ GEMMA_STAMP := $(VENV)/.gemma-stamp
 # exists, else empty (download every file from its upstream).
 MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
 PORT ?= 8501
+# The tests run in pytest-xdist workers, a test file to each (its module fixtures built once); the session's
+# warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4.
+TEST_WORKERS ?= auto
 
 .PHONY: up test setup orchestrate gemma chromium r-engine clean-setup
 
@@ -21,7 +24,8 @@ up: setup
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
 test: setup orchestrate gemma chromium r-engine
-	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q
+	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q \
+	  --numprocesses $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 setup: $(STAMP)
 

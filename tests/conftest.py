@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import pickle
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import pytest
 
@@ -14,6 +19,25 @@ ROOT = Path(__file__).resolve().parent.parent
 # tests/test_dbt_conventions.py build it
 os.environ.setdefault("PREDICTABASE_DBT_DOCS", "0")
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data")).resolve()
+T = TypeVar("T")
+
+
+def once_per_run(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
+    """`build(root)` once per test run. Run by pytest-xdist's workers (`make test`), the first worker to need it
+    builds it under a file lock in the run's shared temporary folder and the others wait for it and read what it
+    returned (pickled); in one process, as a plain session fixture."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-N/, above each worker's popen-gwK/
+    done = shared / f"{name}.pickle"
+    with FileLock(str(shared / f"{name}.lock")):
+        if not done.exists():
+            root = shared / name
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            done.write_bytes(pickle.dumps(build(root)))
+    return pickle.loads(done.read_bytes())
 
 
 @pytest.fixture(scope="session")
@@ -32,31 +56,37 @@ def tmp_paths(tmp_path: Path) -> Paths:
 def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
     """A warehouse directory with every catalog file fetched from the mirror (shared, read-only use)."""
     from ingest.sources.fetch import fetch_and_record
-    p = make_paths(tmp_path_factory.mktemp("fetched") / "warehouse")
-    fetch_and_record(p, mirror, show_progress=False)
-    return p
+
+    def build(root: Path) -> Paths:
+        p = make_paths(root / "warehouse")
+        fetch_and_record(p, mirror, show_progress=False)
+        return p
+    return once_per_run(tmp_path_factory, "fetched", build)
 
 
 @pytest.fixture(scope="session")
 def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Paths:
     """A real warehouse, built once and published (read-only use; copy it to change it): fetched from the
-    mirror; UCL, Natural Stories, the GPT-3 import, the pairwise game and the references ingested; UCL scored by
+    mirror; UCL, Natural Stories, the GPT-3 import, the pairwise game, the references and the word-probability-sums
+    diagnostic ingested; UCL scored by
     the tiny GPT-2; dbt built. Every mart exists (the wild ones empty: their decrypted text is not needed)."""
-    import shutil
-
     from ingest.datasets.registry import run_ingest
     from ingest.scoring import ScoreSettings, score_corpora
     from ingest.sources.fetch import fetch_and_record
     from predictabase.warehouse import dbt_build, publish
-    p = make_paths(tmp_path_factory.mktemp("real") / "warehouse")
-    shutil.copytree(fetched_raw.raw, p.raw)
-    fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
-    run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise", "references"], show_progress=False)
-    score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
-                  show_progress=False)
-    assert dbt_build(p) == []  # no warning, by name: none is kept (issue 33)
-    publish(p)
-    return p
+
+    def build(root: Path) -> Paths:
+        p = make_paths(root / "warehouse")
+        shutil.copytree(fetched_raw.raw, p.raw)
+        fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
+        run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise", "references",
+                       "word_probability_sums"], show_progress=False)
+        score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
+                      show_progress=False)
+        assert dbt_build(p) == []  # no warning, by name: none is kept (issue 33)
+        publish(p)
+        return p
+    return once_per_run(tmp_path_factory, "real", build)
 
 
 @pytest.fixture(scope="session")
@@ -65,16 +95,17 @@ def real_warehouse_ucl_imports(real_warehouse, tmp_path_factory) -> Paths:
     (real_warehouse does not ingest them; its staging view was built as an empty placeholder), everything
     downstream of them rebuilt by dbt, published (read-only use; copy it to change it). Shared by
     tests/test_word_surprisal.py and tests/test_word_surprisal_dashboard.py."""
-    import shutil
-
     from ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
-    p = make_paths(tmp_path_factory.mktemp("ucl_imports") / "warehouse")
-    shutil.copytree(real_warehouse.warehouse, p.warehouse)
-    run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
-    assert dbt_build(p, select="stg_imported_word_surprisal+") == []  # no warning, by name: none is kept (issue 33)
-    publish(p)
-    return p
+
+    def build(root: Path) -> Paths:
+        p = make_paths(root / "warehouse")
+        shutil.copytree(real_warehouse.warehouse, p.warehouse)
+        run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
+        assert dbt_build(p, select="stg_imported_word_surprisal+") == []  # no warning by name (issue 33)
+        publish(p)
+        return p
+    return once_per_run(tmp_path_factory, "ucl_imports", build)
 
 
 @pytest.fixture(scope="session")
@@ -85,10 +116,13 @@ def dbt_fixture_built(mirror, tmp_path_factory):
     from predictabase.warehouse import dbt_build, publish
     from tests.dbt_fixtures import build_fixture
     from tests.test_dbt_marts import SELECT
-    fx = build_fixture(make_paths(tmp_path_factory.mktemp("dbt") / "warehouse"), mirror)
-    assert dbt_build(fx.paths, select=SELECT) == []  # no warning, by name: none is kept (issue 33)
-    publish(fx.paths)
-    return fx
+
+    def build(root: Path):
+        fx = build_fixture(make_paths(root / "warehouse"), mirror)
+        assert dbt_build(fx.paths, select=SELECT) == []  # no warning, by name: none is kept (issue 33)
+        publish(fx.paths)
+        return fx
+    return once_per_run(tmp_path_factory, "dbt", build)
 
 
 @pytest.fixture(scope="session")
@@ -103,20 +137,23 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
 
     from tests.test_faults import cli, cli_env
     from tests.user_corpus_helpers import add_brown_args, add_meco_german_args, brown_files, meco_german_files
-    root = tmp_path_factory.mktemp("refreshed")
-    models = root / "models.toml"
-    models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n\n'
-                      '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
-    wh = make_paths(root / "warehouse")
-    env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
-    added = cli(*add_brown_args(*brown_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
-    assert added.returncode == 0, added.stderr
-    # a corpus in another language by declaration alone (issue 34): MECO's German texts and eye-tracking means
-    added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
-    assert added.returncode == 0, added.stderr
-    res = cli("refresh", "--warehouse", str(wh.warehouse), "--models", str(models), "--mirror", str(mirror),
-              env=env, timeout=1500)
-    return SimpleNamespace(paths=wh, models=models, result=res, root=root, env=env)
+
+    def build(root: Path) -> SimpleNamespace:
+        models = root / "models.toml"
+        models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n\n'
+                          '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
+        wh = make_paths(root / "warehouse")
+        env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
+        added = cli(*add_brown_args(*brown_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
+        assert added.returncode == 0, added.stderr
+        # a corpus in another language by declaration alone (issue 34): MECO's German texts and eye-tracking means
+        added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse),
+                    env=env)
+        assert added.returncode == 0, added.stderr
+        res = cli("refresh", "--warehouse", str(wh.warehouse), "--models", str(models), "--mirror", str(mirror),
+                  env=env, timeout=1500)
+        return SimpleNamespace(paths=wh, models=models, result=res, root=root, env=env)
+    return once_per_run(tmp_path_factory, "refreshed", build)
 
 
 def gpt2_tokenizer_files() -> Path:
@@ -133,14 +170,33 @@ def tiny_gpt2_dir(tmp_path_factory) -> Path:
     n_positions=128 so that long documents exercise the sliding windows.
     """
     from tests.scoring_helpers import build_tiny_gpt2
-    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+    return once_per_run(tmp_path_factory, "tiny-gpt2", build_tiny_gpt2)
+
+
+FAULT_CASES_ENV = "PREDICTABASE_TEST_FAULT_CASES"
+
+
+def pytest_configure(config) -> None:
+    """The run's fault-case file (tests/test_faults.py's cases, one JSON line each), named in the environment
+    before pytest-xdist starts its workers so that they append to the same file."""
+    if not hasattr(config, "workerinput"):  # the controller, or a run in one process
+        fd, name = tempfile.mkstemp(prefix="predictabase-fault-cases-", suffix=".jsonl")
+        os.close(fd)
+        os.environ[FAULT_CASES_ENV] = name
+
+
+def record_fault_case(case: str, outcome: str) -> None:
+    with open(os.environ[FAULT_CASES_ENV], "a", encoding="utf-8") as f:
+        f.write(json.dumps([case, outcome]) + "\n")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The fault cases (tests/test_faults.py) with their outcomes, as a list at the end of the run."""
-    import sys
-    module = sys.modules.get("tests.test_faults")
-    cases = getattr(module, "FAULT_CASES", None)
+    log = Path(os.environ.get(FAULT_CASES_ENV, ""))
+    if hasattr(terminalreporter.config, "workerinput") or not log.is_file():
+        return
+    cases = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    log.unlink()
     if not cases:
         return
     terminalreporter.section("fault cases (real CLI in subprocesses)")

@@ -30,15 +30,17 @@ from ingest.sources.catalog import files_for
 from predictabase.core.config import paths as make_paths
 from predictabase.core.fsutil import sha256_of
 from predictabase.warehouse.lock import LOCK_NAME
+from tests.conftest import record_fault_case
 from tests.helpers import interruptible
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
-FAULT_CASES: list[tuple[str, str]] = []  # (case, outcome), printed by conftest.pytest_terminal_summary
 UCL_RUN_DOCS = 205
 
 
 def _record(case: str, outcome: str) -> None:
-    FAULT_CASES.append((case, outcome))
+    """One fault case and its outcome, for the list conftest.pytest_terminal_summary prints at the end (a line
+    of the run's file, so that cases held in pytest-xdist's workers reach the summary too)."""
+    record_fault_case(case, outcome)
 
 
 @pytest.fixture(scope="module")
