@@ -20,10 +20,10 @@ def test_every_role_names_catalog_files_and_every_file_belongs_to_its_first_data
 
 
 def test_ingest_names_and_dataset_names_are_one_vocabulary():
-    # every job is named after the dataset it loads, but for the model table and the references, which ship with the
-    # code, the user's corpora (`predictabase corpus add`: their files are declared in the warehouse, not in the
+    # every job is named after the dataset it loads, but for the model table, the references and the
+    # word-probability-sums diagnostic, which ship with the code, the user's corpora (`predictabase corpus add`: their files are declared in the warehouse, not in the
     # catalog) and the live games' answers (the store the dashboard writes in the warehouse)
-    own = {"model_table", "references", "declared_corpora", "live"}
+    own = {"model_table", "references", "word_probability_sums", "declared_corpora", "live"}
     assert set(JOBS) - own <= set(dataset_names()) and not own & set(dataset_names())
     counts = {d: sum(f.dataset == d for f in load_catalog()) for d in ("lm_game", "pairwise", "provo", "wild")}
     assert counts == {"lm_game": 469, "pairwise": 401, "provo": 55, "wild": 2}
