@@ -7,6 +7,7 @@ environment variable shows it in --help; `--json` prints a command's summary as 
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -14,6 +15,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Optional
@@ -660,7 +662,22 @@ def main() -> None:
         console.print(f"[bold red]internal error:[/] {escape(one_line(f'{type(exc).__name__}: {exc}'))} "
                       "(a bug; PREDICTABASE_DEBUG=1 shows the traceback)", highlight=False, soft_wrap=True)
         code = EXIT_INTERNAL
-    sys.exit(code if isinstance(code, int) else 0)
+    _exit(code if isinstance(code, int) else 0)
+
+
+def _exit(code: int) -> None:
+    """Exit with `code`. After an interrupt inside dbt, its other node threads may still be in native code (a
+    DuckDB query, a statistics library): the interpreter's shutdown ends such a thread by unwinding through C++
+    frames that swallow the unwinding, and the process aborts (exit -6, "FATAL: exception not rethrown"; 2 of 3
+    interrupted builds on a busy machine). Everything the command had to do is done by now (the one line said, the
+    runs log written, the warehouse restored), so an interrupted command with other threads alive runs the exit
+    handlers, flushes and leaves at once."""
+    if code == EXIT_INTERRUPTED and threading.active_count() > 1:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
