@@ -217,3 +217,15 @@ def _playwright_expect_waits_like_the_pages():
         return
     expect.set_options(timeout=60_000)
     yield
+
+
+#: the test files that take longest (their fixtures' builds and their own), started first: pytest-xdist hands the
+#: files out in this order (longest first keeps a worker from starting a long file while the others finish)
+LONG_FILES = ("test_refresh.py", "test_faults.py", "test_faults_destroy.py", "test_user_corpus.py",
+              "test_dashboard_browser.py", "test_live_games.py", "test_ray_engine.py", "test_paper_exports.py",
+              "test_top1_marts.py", "test_next_word_dashboard.py", "test_delta_loglik.py")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))  # stable: the rest in file order
