@@ -65,6 +65,11 @@ MEASURE_LABELS = {"spr": ("self-paced reading time", "self-paced reading"),
 DEFAULT_MEASURES = ("gaze_duration", "spr")
 #: the measures of each reading kind a shipped corpus declares (ingest/corpora.toml's `reading`)
 SHIPPED_MEASURES = {"eye_tracking": list(EYE_MEASURES), "self_paced_reading": ["spr"]}
+
+
+def shipped_measures(reading: tuple[str, ...] | list[str]) -> list[str]:
+    """The measures of a shipped corpus's reading kinds (ingest/corpora.toml's `reading`), kind by kind."""
+    return [m for kind in reading for m in SHIPPED_MEASURES[kind]]
 UNITS = {"ms": 1.0, "s": 1000.0}
 #: the published results a user corpus can be linked to: (dataset, their corpus name)
 PUBLISHED = {"pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "

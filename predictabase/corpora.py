@@ -164,10 +164,10 @@ def check_language(language: str) -> None:
 
 def listing(paths: Paths) -> list[dict]:
     """Every corpus of the warehouse: the shipped ones and the user's, with what each has."""
-    from ingest.corpus_declarations import SHIPPED_MEASURES
+    from ingest.corpus_declarations import shipped_measures
     counts = _ingested_counts(paths)
     out = [{"corpus": c.key, "title": c.title, "origin": "shipped", "language": c.language,
-            "measures": [m for r in c.reading for m in SHIPPED_MEASURES[r]], "cloze": c.cloze,
+            "measures": shipped_measures(c.reading), "cloze": c.cloze,
             "frequencies": "wordfreq", **counts.get(c.key, {"texts": None, "words": None})}
            for c in corpus_table.CORPORA.values()]
     for d in load_declarations(paths).values():

@@ -12,8 +12,8 @@ and scoring settings) is a header of `# ` lines in a CSV (R: `read.csv(f, commen
 file. The Word surprisal page downloads the same table (`words_csv`).
 
 `predictabase export --out DIR` (`export_all`): every chart and table of the dashboard, as the pages draw them at
-their default view (run headless with Streamlit's AppTest, recorded through the collect hook, predictabase/collect.py), written as
-paper-ready files (predictabase/paper_files.py) with a manifest.
+their default view (run headless with Streamlit's AppTest, recorded through the collect hook,
+predictabase/collect.py), written as paper-ready files (predictabase/paper_files.py) with a manifest.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 import re
 import shutil
 import time
@@ -40,6 +39,7 @@ from predictabase.core import resources
 from predictabase.core.errors import OptionError, WarehouseError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_path
+from predictabase.warehouse.dbt import environ
 
 MART = "mart_words_export"
 #: the word's own columns, in the file's order (those of measures the corpus lacks are dropped)
@@ -191,26 +191,11 @@ def dashboard_pages(app: Path) -> list[dict]:
     return pages
 
 
-@contextlib.contextmanager
-def _reading(marts: Path) -> Iterator[None]:
-    """The dashboard reading `marts` (PREDICTABASE_WAREHOUSE) for the time of the export."""
-    old_env = os.environ.get("PREDICTABASE_WAREHOUSE")
-    os.environ["PREDICTABASE_WAREHOUSE"] = str(marts)
-    try:
-        yield
-    finally:
-        if old_env is None:
-            os.environ.pop("PREDICTABASE_WAREHOUSE", None)
-        else:
-            os.environ["PREDICTABASE_WAREHOUSE"] = old_env
-
-
 def _run_pages(app: Path, marts: Path, pages: list[dict]) -> Iterator[tuple[dict, list]]:
     """Each page run headless (Streamlit's AppTest, which runs app.py as Streamlit does, its folder first on the
-    path) at its default view, with what it drew and the references it offered (the collect hook:
-    predictabase/collect.py): (page, items)."""
+    path) at its default view, with what it drew (the collect hook, predictabase/collect.py): (page, items)."""
     from streamlit.testing.v1 import AppTest
-    with _reading(marts):
+    with environ({"PREDICTABASE_WAREHOUSE": str(marts)}):  # the dashboard reads `marts`
         quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
         level = quiet.level
         quiet.setLevel(logging.ERROR)  # AppTest's own session state warns that it runs without a server

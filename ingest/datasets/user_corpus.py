@@ -33,8 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from ingest import corpus_table
-from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, SHIPPED_MEASURES, UNITS, Declaration,
-                                        DeclaredFile, declarations_sha256, load_declarations)
+from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
+                                        declarations_sha256, load_declarations, shipped_measures)
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
@@ -451,7 +451,7 @@ def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
     from datetime import datetime
     shipped = hashlib.sha256(corpus_table.TABLE_FILE.read_bytes()).hexdigest()
     rows = [dict(corpus=c.key, title=c.title, language=c.language, origin="shipped", has_texts=c.texts,
-                 reading_measures=[m for r in c.reading for m in SHIPPED_MEASURES[r]], has_cloze=c.cloze,
+                 reading_measures=shipped_measures(c.reading), has_cloze=c.cloze,
                  is_game=c.game, published=None, declared_at=None, declaration_sha256=shipped,
                  source_path="ingest/corpora.toml", source_sha256=shipped)
             for c in corpus_table.CORPORA.values()]

@@ -16,7 +16,8 @@ hand (attention output and MLP down projections zero, so the residual stream is 
 one-hot embeddings; the final RMSNorm weight undoes the norm's scale; the log table in the LM head),
 and a plain torch module with the same embedding and head. The warehouse uses the plain one (the
 ingest job `word_probability_sums`, ingest/datasets/word_probability_sums.py, writes its rows to raw
-tables that dbt reads); the tests check that both give the same token rows through the Scorer. Every token is word-initial, end-of-text or a continuation token (no other
+tables that dbt reads); the tests check that both give the same token rows through the Scorer. Every
+token is word-initial, end-of-text or a continuation token (no other
 special token), so the probability of continuing a word is exactly 1 - B, B = the mass on
 word-initial tokens plus end-of-text.
 
