@@ -458,9 +458,24 @@ def _tags(page, label: str) -> list[str]:
 
 
 def _choose(page, label: str, option: str) -> None:
-    """Pick `option` (another than the one shown) in the select box `label`; return once the run it started ended."""
-    page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
-    page.after_rerun(page.page.get_by_role("option", name=option, exact=True).click)
+    """Pick `option` (another than the one shown) in the select box `label`; return once the run it started ended.
+    A pick that started no run within 30 s while the box still shows another option (its list redrawn under the
+    click by a run that was still settling, on a loaded machine) is made again, at most twice."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    for attempt in range(3):
+        before = page._finished_runs()
+        page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+        page.page.get_by_role("option", name=option, exact=True).click()
+        try:
+            page.page.wait_for_function("n => window.__finishedRuns > n", arg=before,
+                                        timeout=30_000 if attempt < 2 else 120_000)
+        except PlaywrightTimeout:
+            if attempt == 2 or _selected(page, label)[label] == option:  # the run is under way: wait for it
+                page.page.wait_for_function("n => window.__finishedRuns > n", arg=before, timeout=120_000)
+            else:
+                continue
+        page.wait_idle()
+        return
 
 
 def _chart_titles(page, n: int) -> list[str]:

@@ -2,8 +2,9 @@
 
 `PREDICTABASE_FAILPOINT=<point>` makes the process SIGKILL itself when it reaches `<point>`;
 `<point>:stop` makes it SIGSTOP itself instead (it keeps what it holds, the writer lock
-included, until the test kills or continues it); `<point>:int` sends it SIGINT, as Ctrl-C in its
-terminal would (the signal is handled in the main thread, wherever the point is reached). Unset, a failpoint costs one dict lookup.
+included, until the test kills or continues it); `<point>:int` sends it SIGINT once, as one Ctrl-C in its
+terminal would (the signal is handled in the main thread, wherever the point is reached; a point reached again,
+say by another of dbt's threads while the first interrupt unwinds, sends nothing more). Unset, a failpoint costs one dict lookup.
 The points are listed in `POINTS` (and in docs/faults.md); an unknown name is an error, so
 a test cannot silently aim at a point that no longer exists.
 """
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+
+_interrupted = threading.Lock()  # held once `<point>:int` has sent its one SIGINT
 
 POINTS = {
     "lock.acquired": "a writer command holds the warehouse lock, before any work",
@@ -39,4 +43,8 @@ def failpoint(point: str) -> None:
         raise ValueError(f"PREDICTABASE_FAILPOINT={wanted!r}: unknown point; choose from {sorted(POINTS)}")
     if name != point:
         return
-    os.kill(os.getpid(), {"stop": signal.SIGSTOP, "int": signal.SIGINT}.get(action, signal.SIGKILL))
+    if action == "int":
+        if _interrupted.acquire(blocking=False):
+            os.kill(os.getpid(), signal.SIGINT)
+        return
+    os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGKILL)

@@ -169,23 +169,30 @@ class _Sink:
                 self.file.close()
 
 
-@contextlib.contextmanager
-def _dbt_console(paths: Paths) -> Iterator[object]:
+class _dbt_console:
     """dbt's console output (its event log, tracebacks of its threads, `--- Logging error ---` blocks when its
     log file cannot be written, what Python models print) goes to `<warehouse>/dbt/logs/dbt-console.log`, not
     the terminal: the terminal gets predictabase's progress and its one-line outcome. Yields the terminal's
-    stderr (for the progress bar)."""
-    import logging
-    terminal = sys.stderr
-    sink = _Sink(log_dir(paths) / CONSOLE_FILE)
-    saved = sys.stdout, sys.stderr, logging.raiseExceptions
-    sys.stdout = sys.stderr = sink
-    logging.raiseExceptions = False  # a log record that cannot be written is dropped, not printed
-    try:
-        yield terminal
-    finally:
-        sys.stdout, sys.stderr, logging.raiseExceptions = saved
-        sink.close()
+    stderr (for the progress bar). A class, not a generator: the terminal is given back as the first thing
+    its exit does, so that a second Ctrl-C arriving as the first unwinds cannot leave the command's one line
+    in dbt's log (a generator's exit runs contextlib's Python code before the restoring `finally`)."""
+
+    def __init__(self, paths: Paths):
+        self.paths = paths
+
+    def __enter__(self):
+        import logging
+        self.saved = sys.stdout, sys.stderr, logging.raiseExceptions
+        self.sink = _Sink(log_dir(self.paths) / CONSOLE_FILE)
+        sys.stdout = sys.stderr = self.sink
+        logging.raiseExceptions = False  # a log record that cannot be written is dropped, not printed
+        return self.saved[1]
+
+    def __exit__(self, *exc) -> None:
+        sys.stdout, sys.stderr = self.saved[:2]
+        import logging
+        logging.raiseExceptions = self.saved[2]
+        self.sink.close()
 
 
 class _Progress:
