@@ -61,3 +61,25 @@ def test_no_shipped_corpus_or_measure_name_outside_the_declarations():
     changed = {f: (found.get(f, 0), n) for f, (n, _why) in ALLOWED.items() if found.get(f, 0) != n}
     assert not changed, f"(found, allowed) literals changed in a listed file: {changed}"
     assert all(why.strip() for _n, why in ALLOWED.values())
+
+
+def test_reading_exclusions_are_declared_and_checked():
+    """Each corpus's reading-time exclusions live in ingest/corpora.toml (issue 34): the regressions and the
+    corpus's own cleaning read them there (macros/declarations.sql), and a rule that cannot be read is refused when
+    the table loads, naming the corpus and the kind."""
+    import pytest
+
+    from ingest import corpus_table
+    from predictabase.warehouse.dbt import declarations
+    rules = {(r["corpus"], r["kind"]): r for r in declarations()["exclusions"]}
+    # Natural Stories: process_RTs.R (more than 4 of 6 correct) and paper 001's appendix B (fewer than 4 out)
+    ns = rules[("natural_stories", "self_paced_reading")]
+    assert (ns["rt_min_ms"], ns["rt_max_ms"], ns["edges"], ns["min_correct_answers"],
+            ns["regression_min_correct_answers"], ns["comprehension_questions"]) == (100, 3000, "sentence", 5, 4, 6)
+    assert {k for k, c in corpus_table.CORPORA.items() for e in c.exclusions} == set(corpus_table.with_reading(
+        "eye_tracking")) | set(corpus_table.with_reading("self_paced_reading"))
+    for bad in ({"rt_ms": [3000, 100]}, {"edges": "line"}, {"min_correct_answers": "four"}, {"rt_max": 3000}):
+        with pytest.raises(ValueError, match=r"\[mine\.exclusions\.self_paced_reading\]"):
+            corpus_table._exclusions("mine", {"self_paced_reading": bad})
+    with pytest.raises(ValueError, match="not a valid exclusion rule"):
+        corpus_table._exclusions("mine", {"skimming": {"edges": "text"}})

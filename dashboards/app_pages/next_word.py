@@ -16,7 +16,10 @@ import charts
 import data
 import labels
 import url_state
+from ingest import corpus_table
 
+#: the corpus whose cloze norms keep every response (UCL): the page's sentences and response distributions
+CORPUS = corpus_table.CLOZE_RESPONSES[0]
 CONTEXTS = "mart_cloze_vs_model"
 RESPONSES = "mart_cloze_vs_model_responses"
 SUMMARY = "mart_cloze_vs_model_summary"
@@ -55,14 +58,14 @@ summary = data.page_table(SUMMARY, f"No human-vs-model comparison yet ({SUMMARY}
                                    "cloze` after ingesting the cloze norms, then `predictabase build`.")
 
 models = sorted(summary["model_key"].unique(), key=labels.model_rank)
-ucl = summary[summary["corpus"] == "ucl"].set_index("model_key")
+of_corpus = summary[summary["corpus"] == CORPUS].set_index("model_key")
 
 # ------------------------------------------------------------------ the finding, from the summary mart
-lead = models[0] if models[0] in ucl.index else None
+lead = models[0] if models[0] in of_corpus.index else None
 if lead is not None:
-    s = ucl.loc[lead]
+    s = of_corpus.loc[lead]
     st.markdown(
-        f"**On the UCL sentences, {labels.model_name(lead)} gives the word most people guessed a probability of "
+        f"**On the {labels.corpus_name(CORPUS)} sentences, {labels.model_name(lead)} gives the word most people guessed a probability of "
         f"{pct(s['model_probability_modal_wt_mean'])} on average (people: {pct(s['human_probability_modal_mean'])}), "
         f"and its favourite among the people's answers is their most frequent one in "
         f"{pct(s['model_top_is_human_modal_mean'], 0)} of the {int(s['n_contexts']):,} contexts.**")
@@ -80,9 +83,9 @@ st.caption("Probabilities are whole-word probabilities with the trailing whitesp
 st.subheader("A sentence, word by word")
 c1, c2 = st.columns([1, 1])
 model = url_state.selectbox("Model", models, key="nw_model", param="model", format_func=labels.model_name, where=c1)
-contexts = data.rows(CONTEXTS, where={"corpus": "ucl", "model_key": model})
+contexts = data.rows(CONTEXTS, where={"corpus": CORPUS, "model_key": model})
 if contexts is None or contexts.empty:
-    st.info(f"{CONTEXTS} has no UCL contexts for {labels.model_name(model)}.")
+    st.info(f"{CONTEXTS} has no {labels.corpus_name(CORPUS)} contexts for {labels.model_name(model)}.")
 else:
     docs = sorted(contexts["doc_id"].unique(), key=doc_key)
     last = contexts.sort_values("word_index").groupby("doc_id").last()
@@ -104,7 +107,7 @@ else:
     m3.metric("entropy, people vs model (bits)",
               f"{num(row['human_entropy_bits'])} vs {num(row['model_entropy_renormalised_bits'])}")
     m4.metric("Spearman's ρ / KL(people‖model)", f"{num(row['spearman_rho'])} / {num(row['kl_human_model_bits'])} bits")
-    resp = data.rows(RESPONSES, where={"corpus": "ucl", "model_key": model, "doc_id": doc, "word_index": int(pos)})
+    resp = data.rows(RESPONSES, where={"corpus": CORPUS, "model_key": model, "doc_id": doc, "word_index": int(pos)})
     if resp is None or resp.empty:
         st.info(f"{RESPONSES} has no responses here.")
     else:

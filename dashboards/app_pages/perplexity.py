@@ -8,13 +8,15 @@ import charts
 import data
 import labels
 import url_state
+from ingest import corpus_table
 
 st.title("Perplexity by model and corpus")
 _df = data.table("mart_model_perplexity")
 if _df is not None and not _df.empty and _df["bits_per_byte"].notna().any():
-    # the corpus scored by the most models (Natural Stories on a tie), its models from the most bits per byte
+    # the corpus scored by the most models (the featured corpus on a tie: Natural Stories), its models from the
+    # most bits per byte
     _n = _df.dropna(subset=["bits_per_byte"]).groupby("corpus")["model_key"].nunique()
-    _corpus = sorted(_n.index, key=lambda c: (-_n[c], c != "natural_stories", c))[0]
+    _corpus = sorted(_n.index, key=lambda c: (-_n[c], c != corpus_table.FEATURED, c))[0]
     _rows = _df[(_df["corpus"] == _corpus) & _df["bits_per_byte"].notna()].sort_values("bits_per_byte",
                                                                                        ascending=False)
     _first, *_rest = _rows.itertuples()

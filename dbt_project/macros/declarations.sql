@@ -1,7 +1,8 @@
 {#- The declarations the project reads instead of writing names of its own: the shipped corpora
-    (ingest/corpora.toml: key, title, language, texts, cloze, game, and the reading measures each has) and the
-    reading measures (ingest/corpus_declarations.py's MEASURES), in their declared order. `predictabase` passes
-    them to every dbt command as the environment variable PREDICTABASE_DECLARATIONS
+    (ingest/corpora.toml: key, title, language, texts, cloze and what its norms hold, game, the reading measures
+    each has, and each reading kind's exclusions) and the reading measures (ingest/corpus_declarations.py's
+    MEASURES, and the measures of each reading kind), in their declared order. `predictabase` passes them to
+    every dbt command as the environment variable PREDICTABASE_DECLARATIONS
     (predictabase.warehouse.dbt.declarations). A user's corpora reach dbt as rows of raw.corpora. -#}
 {% macro declarations() -%}
 {%- set text = env_var('PREDICTABASE_DECLARATIONS', '') -%}
@@ -51,4 +52,46 @@
 {#- The LM-game study's corpus (the shipped corpus whose `game` is true), as a SQL string literal. -#}
 {% macro game_corpus() -%}
 '{{ shipped_corpora('game')[0] }}'
+{%- endmacro %}
+
+{#- The measures of a reading kind ('eye_tracking', 'self_paced_reading'), in declared order. -#}
+{% macro kind_measures(kind) -%}
+{{ return(declarations()['kind_measures'][kind]) }}
+{%- endmacro %}
+
+{#- The shipped corpora's reading-time exclusion rules (ingest/corpora.toml [<corpus>.exclusions.<kind>]), one row
+    per (corpus, reading kind) that declares any, as a SQL query: corpus, kind, rt_min_ms, rt_max_ms, edges
+    ('sentence', 'text' or NULL), min_correct_answers, regression_min_correct_answers, comprehension_questions.
+    A corpus and kind without a row keeps every time. -#}
+{% macro reading_exclusions() -%}
+{%- set rules = declarations()['exclusions'] -%}
+select * from (values
+{%- for r in rules %}
+    ({{ declared_value(r['corpus'], 'varchar') }}, {{ declared_value(r['kind'], 'varchar') }}, {{ declared_value(r['rt_min_ms'], 'double') }}, {{ declared_value(r['rt_max_ms'], 'double') }}, {{ declared_value(r['edges'], 'varchar') }}, {{ declared_value(r['min_correct_answers'], 'integer') }}, {{ declared_value(r['regression_min_correct_answers'], 'integer') }}, {{ declared_value(r['comprehension_questions'], 'integer') }}){{ ',' if not loop.last }}
+{%- endfor %}
+) as exclusions (corpus, kind, rt_min_ms, rt_max_ms, edges, min_correct_answers, regression_min_correct_answers,
+    comprehension_questions)
+{%- endmacro %}
+
+{#- A declared value as a typed SQL literal (NULL when not declared). -#}
+{% macro declared_value(v, type) -%}
+{%- if v is none -%}cast(null as {{ type }}){%- elif type == 'varchar' -%}'{{ v }}'{%- else -%}cast({{ v }} as {{ type }}){%- endif -%}
+{%- endmacro %}
+
+{#- The keys of the shipped cloze corpora whose norms are `norms` ('responses': every response kept;
+    'published_probabilities': each word's published probability only), in declared order. -#}
+{% macro cloze_corpus_keys(norms) -%}
+{%- set out = [] -%}
+{%- for c in declarations()['corpora'] if c['cloze_norms'] == norms -%}{%- do out.append(c['key']) -%}{%- endfor -%}
+{{ return(out) }}
+{%- endmacro %}
+
+{#- The same as a SQL list: ('a', 'b'). -#}
+{% macro cloze_corpora(norms) -%}
+({{ sql_strings(cloze_corpus_keys(norms)) }})
+{%- endmacro %}
+
+{#- Strings as SQL string literals, comma-separated: 'a', 'b'. -#}
+{% macro sql_strings(values) -%}
+{%- for v in values -%}'{{ v }}'{{ ', ' if not loop.last }}{%- endfor -%}
 {%- endmacro %}

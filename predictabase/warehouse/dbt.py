@@ -47,12 +47,15 @@ def declarations() -> dict:
     their declared order, as the dbt project reads them (macros/declarations.sql): its SQL names no corpus or
     measure of its own. A user's corpora reach dbt as rows of raw.corpora instead."""
     from ingest import corpus_table
-    from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, shipped_measures
+    from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES, shipped_measures
     return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
-                         "cloze": c.cloze, "game": c.game, "reading": list(c.reading),
+                         "cloze": c.cloze, "cloze_norms": c.cloze_norms, "game": c.game, "reading": list(c.reading),
                          "measures": [m for m in MEASURES if m in shipped_measures(c.reading)]}
                         for c in corpus_table.CORPORA.values()],
-            "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES}}
+            "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES},
+            "kind_measures": SHIPPED_MEASURES,
+            "exclusions": [{"corpus": c.key, **vars(e)} for c in corpus_table.CORPORA.values()
+                           for e in c.exclusions]}
 
 
 def dbt_env(paths: Paths) -> dict[str, str]:

@@ -1,6 +1,7 @@
 -- The reading times the regressions model: one row per (corpus, measure, reader, word) kept after the
--- exclusions below. A skipped word has no duration (NULL upstream of here) and so no row: it never enters a
--- duration regression as 0 ms.
+-- exclusions each corpus declares for each kind of reading data (ingest/corpora.toml [<corpus>.exclusions.<kind>],
+-- through macros/declarations.sql's reading_exclusions()). A skipped word has no duration (NULL upstream of here)
+-- and so no row: it never enters a duration regression as 0 ms. What the shipped corpora declare:
 --   natural_stories / spr (paper 001 appendix B): 100 <= RT <= 3000 ms; sentence-initial and sentence-final
 --     words out; readers who answered fewer than 4 of the story's 6 comprehension questions correctly out.
 --   ucl / spr: 100 <= RT <= 3000 ms (pangoling's file is already cleaned by reader); the first and last word
@@ -10,27 +11,27 @@
 --     ingested; UCL sentences were shown on one line, so their line ends are their text ends); words not
 --     fixated (first-pass measures: skipped in first pass; total time: never fixated) have no row.
 --   user corpora (stg_user_reading_times rows with a reader_id), any measure: every row with rt_ms > 0 of a
---     word of the corpus; no other exclusion (no RT range, no sentence or text edges, no comprehension
+--     word of the corpus; they declare no exclusion (no RT range, no sentence or text edges, no comprehension
 --     criterion): the user's file is taken as the data the user wants modelled. Per-word means (no reader_id)
 --     enter int_reading_word_means directly.
 with words as (
     select * from {{ ref('int_reading_words') }}
 ),
 
+exclusions as (
+{{ reading_exclusions() }}
+),
+
 spr as (
     select
-        s.corpus, 'spr' as measure, s.reader_id, s.doc_id, s.word_index, cast(s.rt_ms as double) as rt_ms
-    from {{ ref('stg_self_paced_reading') }} as s
-    inner join words as w using (corpus, doc_id, word_index)
-    where s.rt_ms between 100 and 3000
-      and (s.corpus <> 'natural_stories' or s.reader_correct_answers >= 4)
-      and not (s.corpus = 'natural_stories' and (w.is_sentence_first or w.is_sentence_last))
-      and not (s.corpus = 'ucl' and (w.is_text_first or w.is_text_last))
+        corpus, 'self_paced_reading' as kind, '{{ kind_measures('self_paced_reading')[0] }}' as measure, reader_id,
+        doc_id, word_index, cast(rt_ms as double) as rt_ms, reader_correct_answers
+    from {{ ref('stg_self_paced_reading') }}
 ),
 
 eye as (
     unpivot (
-        select corpus, reader_id, doc_id, word_index,
+        select corpus, 'eye_tracking' as kind, reader_id, doc_id, word_index,
                first_fixation_ms as first_fixation, gaze_duration_ms as gaze_duration,
                go_past_ms as go_past, total_reading_time_ms as total_reading_time
         from {{ ref('int_eye_tracking_measures') }}
@@ -39,22 +40,30 @@ eye as (
     into name measure value rt_ms
 ),
 
-eye_kept as (
-    select e.corpus, e.measure, e.reader_id, e.doc_id, e.word_index, cast(e.rt_ms as double) as rt_ms
-    from eye as e
-    inner join words as w using (corpus, doc_id, word_index)
-    where e.rt_ms is not null and not (w.is_text_first or w.is_text_last)
+user_readers as (
+    select corpus, 'user' as kind, measure, reader_id, doc_id, word_index, rt_ms,
+           cast(null as integer) as reader_correct_answers
+    from {{ ref('stg_user_reading_times') }}
+    where reader_id is not null and rt_ms > 0
 ),
 
-user_readers as (
-    select u.corpus, u.measure, u.reader_id, u.doc_id, u.word_index, u.rt_ms
-    from {{ ref('stg_user_reading_times') }} as u
-    inner join words as w using (corpus, doc_id, word_index)
-    where u.reader_id is not null and u.rt_ms > 0
+observations as (
+    select * from spr
+    union all by name
+    select corpus, kind, measure, reader_id, doc_id, word_index, cast(rt_ms as double) as rt_ms,
+           cast(null as integer) as reader_correct_answers
+    from eye
+    where rt_ms is not null
+    union all by name
+    select * from user_readers
 )
 
-select * from spr
-union all
-select * from eye_kept
-union all
-select * from user_readers
+select o.corpus, o.measure, o.reader_id, o.doc_id, o.word_index, o.rt_ms
+from observations as o
+inner join words as w using (corpus, doc_id, word_index)
+left join exclusions as x on x.corpus = o.corpus and x.kind = o.kind
+where (x.rt_min_ms is null or o.rt_ms between x.rt_min_ms and x.rt_max_ms)
+  and (x.regression_min_correct_answers is null or o.reader_correct_answers >= x.regression_min_correct_answers)
+  and not (case x.edges when 'sentence' then w.is_sentence_first or w.is_sentence_last
+                        when 'text' then w.is_text_first or w.is_text_last
+                        else false end)

@@ -1,4 +1,5 @@
 -- Cloze probability, surprisal and entropy per corpus word with cloze norms: the published norms of Provo and UCL
+-- (a shipped corpus's cloze_norms in ingest/corpora.toml: published probabilities, as Provo's, or every response)
 -- and a user corpus's own (stg_user_cloze_norms). See _mart_cloze__models.yml for the definitions and the
 -- smoothing rules. Cloze surprisal = -ln p of the (smoothed) cloze probability (the human counterpart of a model's
 -- surprisal that PNC correlates with it, paper 004 sec. 3.3.2).
@@ -41,7 +42,7 @@ joined as (
         n.word,
         coalesce(n.n_responses, c.n_responses) as n_responses,
         case
-            when n.corpus = 'provo' then round(n.cloze_probability_published * n.n_responses)::integer
+            when n.corpus in {{ cloze_corpora('published_probabilities') }} then round(n.cloze_probability_published * n.n_responses)::integer
             when c.n_responses is not null then coalesce(w.response_count, 0)
         end as response_count,
         n.cloze_probability_published,
@@ -71,11 +72,11 @@ joined as (
 probabilities as (
     select
         *,
-        case when corpus = 'provo' then cloze_probability_published
+        case when corpus in {{ cloze_corpora('published_probabilities') }} then cloze_probability_published
              else response_count / n_responses end as cloze_probability,
-        case when corpus = 'provo' then (response_count + 1) / (n_responses + 2)
+        case when corpus in {{ cloze_corpora('published_probabilities') }} then (response_count + 1) / (n_responses + 2)
              else cloze_probability_published end as cloze_probability_smoothed,
-        case when corpus = 'provo' then 'add_one_binary' else 'laplace_upstream' end as smoothing
+        case when corpus in {{ cloze_corpora('published_probabilities') }} then 'add_one_binary' else 'laplace_upstream' end as smoothing
     from joined
 ),
 

@@ -14,7 +14,7 @@ ucl_unseen_true as (
     select t.model_key, t.corpus, t.doc_id, t.word_index, t.scored_text as word, 0.0 as human_probability,
            t.probability_wt as model_probability_wt, t.probability_lw as model_probability_lw
     from {{ ref('int_cloze_model_probabilities') }} t
-    where t.corpus = 'ucl' and t.candidate_kind = 'true_word' and t.status = 'ok'
+    where t.corpus in {{ cloze_corpora('responses') }} and t.candidate_kind = 'true_word' and t.status = 'ok'
       and not exists (
           select 1 from ucl_responses r
           where r.model_key = t.model_key and r.corpus = t.corpus and r.doc_id = t.doc_id
@@ -31,7 +31,7 @@ provo_true as (
            t.probability_wt as model_probability_wt, t.probability_lw as model_probability_lw
     from {{ ref('int_cloze_model_probabilities') }} t
     join {{ ref('int_cloze_norms') }} n on n.corpus = t.corpus and n.doc_id = t.doc_id and n.word_index = t.word_index
-    where t.corpus = 'provo' and t.candidate_kind = 'true_word' and t.status = 'ok'
+    where t.corpus in {{ cloze_corpora('published_probabilities') }} and t.candidate_kind = 'true_word' and t.status = 'ok'
 ),
 
 words as (

@@ -109,7 +109,7 @@ provo as (
         and n.modal_response = m.modal_response  -- int_cloze_norms keeps one norms row per word
     left join true_word t
         on t.model_key = m.model_key and t.corpus = m.corpus and t.doc_id = m.doc_id and t.word_index = m.word_index
-    where m.corpus = 'provo'
+    where m.corpus in {{ cloze_corpora('published_probabilities') }}
 ),
 
 contexts as (
@@ -139,13 +139,13 @@ select
     j.model_top_response = j.modal_response as model_top_is_human_modal,
     j.n_response_types,
     j.n_responses_words,
-    cast(case when j.corpus = 'ucl' then coalesce(e.n_responses_empty, 0) end as bigint) as n_responses_empty,
+    cast(case when j.corpus in {{ cloze_corpora('responses') }} then coalesce(e.n_responses_empty, 0) end as bigint) as n_responses_empty,
     j.human_probability_modal,
     j.model_probability_modal_wt,
     j.model_probability_modal_lw,
     j.model_probability_modal_renormalised,
     case
-        when j.corpus = 'provo' then n.cloze_probability_published
+        when j.corpus in {{ cloze_corpora('published_probabilities') }} then n.cloze_probability_published
         when t.true_word is not null then coalesce(r.human_probability, 0)
     end as human_probability_true_word,
     t.model_probability_true_word_wt,

@@ -1,4 +1,6 @@
--- Self-paced reading per reader and word, every ingested row, with the standard exclusions flagged (never dropped).
+-- Self-paced reading per reader and word, every ingested row, with the standard exclusions flagged (never dropped):
+-- each corpus's own cleaning, as it declares it (ingest/corpora.toml [<corpus>.exclusions.self_paced_reading]:
+-- RT <= rt_ms[0] or RT >= rt_ms[1], fewer than min_correct_answers correct comprehension answers).
 --   natural_stories: Futrell et al. (2021, LRE 55) naturalstories_RTS/process_RTs.R keeps RT > 100 and RT < 3000 ms
 --     and readers with more than 4 correct comprehension answers (of 6) on the story (`correct` of the file, per
 --     reader and story).
@@ -8,13 +10,20 @@ with spr as (
     select * from {{ ref('stg_self_paced_reading') }}
 ),
 
+exclusions as (
+    select * from ({{ reading_exclusions() }}) where kind = 'self_paced_reading'
+),
+
 flagged as (
     select
-        *,
-        rt_ms <= 100 as rt_too_short,
-        rt_ms >= 3000 as rt_too_long,
-        corpus = 'natural_stories' and reader_correct_answers <= 4 as comprehension_too_low
-    from spr
+        s.*,
+        s.rt_ms <= x.rt_min_ms as rt_too_short,
+        s.rt_ms >= x.rt_max_ms as rt_too_long,
+        x.min_correct_answers is not null and s.reader_correct_answers < x.min_correct_answers
+            as comprehension_too_low,
+        x.rt_min_ms, x.rt_max_ms, x.min_correct_answers, x.comprehension_questions
+    from spr as s
+    left join exclusions as x using (corpus)
 )
 
 select
@@ -22,8 +31,10 @@ select
     reader_correct_answers, reader_accuracy, trial_order, trial_answer_correct, upstream_sentence_id,
     rt_too_short or rt_too_long or comprehension_too_low as excluded,
     nullif(concat_ws('; ',
-        case when rt_too_short then 'rt_at_most_100_ms' end,
-        case when rt_too_long then 'rt_at_least_3000_ms' end,
-        case when comprehension_too_low then 'comprehension_at_most_4_of_6' end), '') as exclusion_reason,
+        case when rt_too_short then printf('rt_at_most_%d_ms', cast(rt_min_ms as integer)) end,
+        case when rt_too_long then printf('rt_at_least_%d_ms', cast(rt_max_ms as integer)) end,
+        case when comprehension_too_low
+            then printf('comprehension_at_most_%d_of_%d', min_correct_answers - 1, comprehension_questions) end),
+        '') as exclusion_reason,
     source_path, source_sha256
 from flagged

@@ -3,22 +3,30 @@
 -- One row per corpus and filter. Filters (rt_ms, reader_correct_answers of mart_self_paced_reading):
 --   mart_filter       the rows mart_self_paced_reading keeps (natural_stories: 100 < RT < 3000 ms and > 4 correct
 --                     answers on the story, as process_RTs.R; ucl: 100 < RT < 3000 ms)
---   rt_inclusive      natural_stories: 100 <= RT <= 3000 ms and > 4 correct answers
---   rt_only           100 < RT < 3000 ms, no comprehension criterion (natural_stories)
+--   rt_inclusive      a corpus whose cleaning has a comprehension criterion (natural_stories): the declared RT range
+--                     with its ends (100 <= RT <= 3000 ms) and the criterion (> 4 correct answers)
+--   rt_only           the same corpora: 100 < RT < 3000 ms, no comprehension criterion
 --   none              every row
 {%- set tolerance_ms = 1e-6 %}
 with spr as (
     select * from {{ ref('mart_self_paced_reading') }}
 ),
 
+exclusions as (  -- the corpora whose own cleaning has a comprehension criterion (ingest/corpora.toml)
+    select * from ({{ reading_exclusions() }})
+    where kind = 'self_paced_reading' and min_correct_answers is not null
+),
+
 variants as (
     select corpus, doc_id, word_index, 'mart_filter' as filter, rt_ms from spr where not excluded
     union all
-    select corpus, doc_id, word_index, 'rt_inclusive', rt_ms from spr
-    where corpus = 'natural_stories' and rt_ms between 100 and 3000 and reader_correct_answers > 4
+    select s.corpus, s.doc_id, s.word_index, 'rt_inclusive', s.rt_ms from spr as s
+    inner join exclusions as x using (corpus)
+    where s.rt_ms between x.rt_min_ms and x.rt_max_ms and s.reader_correct_answers >= x.min_correct_answers
     union all
-    select corpus, doc_id, word_index, 'rt_only', rt_ms from spr
-    where corpus = 'natural_stories' and rt_ms > 100 and rt_ms < 3000
+    select s.corpus, s.doc_id, s.word_index, 'rt_only', s.rt_ms from spr as s
+    inner join exclusions as x using (corpus)
+    where s.rt_ms > x.rt_min_ms and s.rt_ms < x.rt_max_ms
     union all
     select corpus, doc_id, word_index, 'none', rt_ms from spr
 ),

@@ -41,7 +41,8 @@ definitions as (
 ),
 
 cloze_agreement_corpora as (
-    select 'ucl' as corpus  -- the corpus whose cloze norms keep every response (UCL); others where a model has one
+    -- the corpora whose cloze norms keep every response (UCL); others where a model has one
+    select unnest([{{ sql_strings(cloze_corpus_keys('responses')) }}]) as corpus
     union
     select corpus from {{ ref('mart_cloze_vs_model_summary') }} where n_model_top_is_human_modal > 0
 ),
