@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -174,11 +175,16 @@ def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
     res = subprocess.run([CLI, "refresh", "--dry-run", "--worker-cpus", "2", "--warehouse", str(wh)], env=env(),
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "--worker-cpus: 2 is not allowed; only with --engine ray" in res.stderr, res.stderr
+    # a model path that does not exist is refused before a local cluster starts (it started one first, ~15 s): Ray
+    # writes nothing under its temporary folder
+    ray_tmp = Path(tempfile.mkdtemp(prefix="ray-"))  # short: Ray's socket paths under it must fit in 107 bytes
     res = subprocess.run([CLI, "score", "-m", str(tmp_path / "no-model"), "-c", CORPUS, "--engine", "ray",
-                          "--workers", "1", "--warehouse", str(wh)], env=env(), capture_output=True, text=True,
-                         timeout=300)
+                          "--workers", "1", "--warehouse", str(wh)], env={**env(), "RAY_TMPDIR": str(ray_tmp)},
+                         capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and res.stderr.strip().endswith("no-model: no such model directory"), res.stderr
     assert "Traceback" not in res.stderr and not make_paths(wh).token_scores.exists()
+    assert list(ray_tmp.iterdir()) == []
+    ray_tmp.rmdir()
 
 
 @pytest.fixture(scope="module")

@@ -154,6 +154,9 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
     options.check()
     ray = _ray()
     own = not ray.is_initialized()
+    if own and not options.address:  # a cluster of this machine: its workers read this machine's files
+        from ingest.scoring.models import check_spec
+        check_spec(model_spec)
     if own:
         kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         if options.address:

@@ -181,6 +181,25 @@ def _require_hub(spec: str) -> None:
                                    f"machine; use {' or '.join(sorted(ALIASES))}, a model directory or a .gguf file")
 
 
+def check_spec(spec: str) -> None:
+    """What `load_model` refuses before it reads any weights: a .gguf path that is not a file, a path that is not
+    a directory, a name that is not a hub id, a hub model neither cached nor reachable. Run before a local Ray
+    cluster starts, so that a typo costs no cluster start (its workers share this machine's files)."""
+    if spec in ALIASES:
+        return
+    if spec.endswith(".gguf"):
+        if not Path(spec).expanduser().is_file():
+            raise ModelLoadError(spec, "GGUF file not found")
+        return
+    if Path(spec).expanduser().is_dir():
+        return
+    if os.sep in spec and spec.startswith((".", "/", "~")):
+        raise ModelLoadError(spec, "no such model directory")
+    _check_hub_id(spec)
+    if not _in_hub_cache(spec):
+        _require_hub(spec)
+
+
 def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | None = None) -> LoadedModel:
     """Load `spec`; any failure becomes ModelLoadError(spec, reason)."""
     try:
