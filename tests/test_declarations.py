@@ -83,3 +83,28 @@ def test_reading_exclusions_are_declared_and_checked():
             corpus_table._exclusions("mine", {"self_paced_reading": bad})
     with pytest.raises(ValueError, match="not a valid exclusion rule"):
         corpus_table._exclusions("mine", {"skimming": {"edges": "text"}})
+
+
+def test_the_wide_scoreboard_contract_is_written_from_the_declarations(monkeypatch):
+    """mart_scoreboard's columns (its contract in _scoreboard__models.yml) are the lines
+    predictabase.warehouse.scoreboard_contract makes from the declarations, and dbt's comparisons are the same list:
+    a corpus declared without the contract rewritten fails here, naming the command that rewrites it."""
+    import dataclasses
+
+    from ingest import corpus_table
+    from predictabase.warehouse import scoreboard_contract as sc
+    from predictabase.warehouse.dbt import declarations
+    text = sc.YAML_FILE.read_text(encoding="utf-8")
+    assert sc.written_lines(text) == sc.contract_lines()
+    assert sc.main([]) == 0
+    names = [n for n, _ in sc.wide_comparisons()]
+    assert declarations()["scoreboard_wide"] == names and len(names) == len(set(names))
+    assert len(sc.written_lines(text)) == 5 * len(names)
+    # one more corpus with texts and eye tracking, declared: 1 + 4 measures x 2 definitions more comparisons
+    extra = dataclasses.replace(corpus_table.CORPORA["provo"], key="meco_de", title="MECO German", cloze=False,
+                                cloze_norms=None)
+    monkeypatch.setattr(corpus_table, "CORPORA", {**corpus_table.CORPORA, "meco_de": extra})
+    grown = [n for n, _ in sc.wide_comparisons()]
+    assert len(grown) == len(names) + 9 and "delta_loglik_meco_de_gaze_duration_wt_nats_per_word" in grown
+    assert sc.main([]) == 1  # the YAML no longer matches: rewrite it
+    assert sc.written_lines(sc.rewrite(text)) == sc.contract_lines()

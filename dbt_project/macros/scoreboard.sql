@@ -38,14 +38,8 @@ end
 {%- endmacro %}
 
 {# The comparisons of the wide mart_scoreboard (one column group each): those of the shipped corpora, fixed so the
-   mart has a contract. A user's corpus adds rows to mart_scoreboard_long only. #}
+   mart has a contract, made from the declarations by predictabase.warehouse.scoreboard_contract (which writes the
+   contract's columns too). A user's corpus adds rows to mart_scoreboard_long only. #}
 {% macro scoreboard_wide_comparisons() -%}
-{%- set out = [] -%}
-{%- for corpus in shipped_corpora('texts') -%}{%- do out.append('bits_per_byte_' ~ corpus) -%}{%- endfor -%}
-{%- do out.extend(['top1_accuracy_token', 'top1_accuracy_word', 'pairwise_perplexity', 'cloze_modal_agreement_ucl']) -%}
-{%- for corpus in shipped_corpora('cloze') -%}{%- for d in ['lw', 'wt'] -%}{%- do out.append('pnc_' ~ corpus ~ '_' ~ d ~ '_r') -%}{%- endfor -%}{%- endfor -%}
-{%- for corpus in shipped_corpora('measures') -%}{%- for m in corpus_measures(corpus) -%}{%- for d in ['lw', 'wt'] -%}
-{%- do out.append('delta_loglik_' ~ corpus ~ '_' ~ m ~ '_' ~ d ~ '_nats_per_word') -%}
-{%- endfor -%}{%- endfor -%}{%- endfor -%}
-{{ return(out) }}
+{{ return(declarations()['scoreboard_wide']) }}
 {%- endmacro %}

@@ -44,10 +44,12 @@ def _env(values: dict[str, str]) -> Iterator[None]:
 
 def declarations() -> dict:
     """The shipped corpora (ingest/corpora.toml) and the reading measures (ingest/corpus_declarations.py), in
-    their declared order, as the dbt project reads them (macros/declarations.sql): its SQL names no corpus or
-    measure of its own. A user's corpora reach dbt as rows of raw.corpora instead."""
+    their declared order, and what is made of them (the wide scoreboard's comparisons: scoreboard_contract), as
+    the dbt project reads them (macros/declarations.sql): its SQL names no corpus or measure of its own. A user's
+    corpora reach dbt as rows of raw.corpora instead."""
     from ingest import corpus_table
     from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES, shipped_measures
+    from predictabase.warehouse.scoreboard_contract import wide_comparisons
     return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
                          "cloze": c.cloze, "cloze_norms": c.cloze_norms, "game": c.game, "reading": list(c.reading),
                          "measures": [m for m in MEASURES if m in shipped_measures(c.reading)]}
@@ -55,7 +57,8 @@ def declarations() -> dict:
             "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES},
             "kind_measures": SHIPPED_MEASURES,
             "exclusions": [{"corpus": c.key, **vars(e)} for c in corpus_table.CORPORA.values()
-                           for e in c.exclusions]}
+                           for e in c.exclusions],
+            "scoreboard_wide": [name for name, _ in wide_comparisons()]}
 
 
 def dbt_env(paths: Paths) -> dict[str, str]:
