@@ -164,3 +164,43 @@ def test_publish_accepts_the_deliberate_dataset_renames(tmp_paths):
         con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['ucl']) AS dataset")
     with pytest.raises(BuildError, match="mart_sources lost dataset wild"):
         publish(tmp_paths)
+
+
+def test_a_new_or_copied_warehouse_reuses_the_machines_parse_of_the_project(tmp_path, monkeypatch):
+    """dbt runs in the warehouse's folder with the database and the Parquet roots named relative to it, and a
+    warehouse without a parse of its own starts from the machine's last one (PREDICTABASE_CACHE): a second, new
+    warehouse and a copy of the first each skip the project's full parse (11 s of CPU; before, every new or copied
+    warehouse parsed it whole: "saved manifest not found", "profile has changed"). A stale cached parse is only a
+    full parse again."""
+    import shutil
+
+    from predictabase.core.config import paths as make_paths
+    from predictabase.warehouse.dbt import PARSE_FILE, _parse_cache, run_dbt
+    monkeypatch.setenv("PREDICTABASE_CACHE", str(tmp_path / "cache"))
+
+    def parse_lines(p) -> list[str]:
+        text = (p.warehouse / "dbt" / "logs" / "dbt.log").read_text()
+        return [ln.split("]: ", 1)[1] for ln in text.splitlines()
+                if "Unable to do partial parsing" in ln or "Partial parsing enabled:" in ln]
+
+    first = make_paths(tmp_path / "first")
+    run_dbt(first, "parse")
+    assert parse_lines(first) == ["Unable to do partial parsing because saved manifest not found. Starting full "
+                                  "parse."]
+    assert _parse_cache(DBT_PROJECT_DIR).is_file()
+    second = make_paths(tmp_path / "second")
+    run_dbt(second, "parse")
+    shutil.copytree(first.warehouse, tmp_path / "copy")
+    (tmp_path / "copy" / "dbt" / "logs" / "dbt.log").unlink()
+    copy = make_paths(tmp_path / "copy")
+    run_dbt(copy, "parse")
+    for p in (second, copy):
+        assert parse_lines(p) == ["Partial parsing enabled: 0 files deleted, 0 files added, 0 files changed."], p
+    # a cached parse that is not one: dbt parses the project again and the run succeeds
+    _parse_cache(DBT_PROJECT_DIR).write_bytes(b"not a parse")
+    third = make_paths(tmp_path / "third")
+    run_dbt(third, "parse")
+    assert (third.warehouse / "dbt" / "target" / PARSE_FILE).stat().st_size > 1_000_000
+    log = (third.warehouse / "dbt" / "logs" / "dbt.log").read_text()
+    assert "Failed to load parsed file from disk" in log and parse_lines(third) == []  # then parsed whole
+    assert _parse_cache(DBT_PROJECT_DIR).stat().st_size > 1_000_000  # and the good parse is kept again

@@ -5,6 +5,8 @@ PREDICTABASE_WAREHOUSE  warehouse directory (default: $PREDICTABASE_HOME/warehou
 PREDICTABASE_MIRROR     local mirror of the upstream sources; when unset, files are downloaded
 PREDICTABASE_MODEL_CACHE  converted-model cache (default: $PREDICTABASE_WAREHOUSE/models)
 PREDICTABASE_MODELS     the models `predictabase refresh` keeps scored (default: the models.toml shipped with the package)
+PREDICTABASE_CACHE      this machine's cache shared by every warehouse: the dbt project's last parse (default:
+                        $XDG_CACHE_HOME/predictabase, else ~/.cache/predictabase)
 
 The dbt project, the dashboard app and the default models.toml are found by `predictabase.core.resources`.
 """
@@ -80,3 +82,11 @@ def models_config_path(explicit: str | Path | None = None) -> Path:
     """The models-to-keep-scored file (`--models`, else $PREDICTABASE_MODELS, else the shipped models.toml)."""
     value = explicit or os.environ.get("PREDICTABASE_MODELS")
     return Path(value).resolve() if value else resources.default_models_file()
+
+
+def cache_dir() -> Path:
+    """This machine's cache, shared by every warehouse (PREDICTABASE_CACHE)."""
+    explicit = os.environ.get("PREDICTABASE_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "predictabase"
