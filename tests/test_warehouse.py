@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import duckdb
 import pytest
@@ -167,11 +168,10 @@ def test_publish_accepts_the_deliberate_dataset_renames(tmp_paths):
 
 
 def test_a_new_or_copied_warehouse_reuses_the_machines_parse_of_the_project(tmp_path, monkeypatch):
-    """dbt runs in the warehouse's folder with the database and the Parquet roots named relative to it, and a
-    warehouse without a parse of its own starts from the machine's last one (PREDICTABASE_CACHE): a second, new
-    warehouse and a copy of the first each skip the project's full parse (11 s of CPU; before, every new or copied
-    warehouse parsed it whole: "saved manifest not found", "profile has changed"). A stale cached parse is only a
-    full parse again."""
+    """dbt runs in the warehouse's folder with the database named relative to it, and a warehouse without a parse of
+    its own starts from the machine's last one (PREDICTABASE_CACHE): a second, new warehouse and a copy of the first
+    each skip the project's full parse (11 s of CPU; before, every new or copied warehouse parsed it whole: "saved
+    manifest not found", "profile has changed"). A stale cached parse is only a full parse again."""
     import shutil
 
     from predictabase.core.config import paths as make_paths
@@ -194,8 +194,10 @@ def test_a_new_or_copied_warehouse_reuses_the_machines_parse_of_the_project(tmp_
     (tmp_path / "copy" / "dbt" / "logs" / "dbt.log").unlink()
     copy = make_paths(tmp_path / "copy")
     run_dbt(copy, "parse")
-    for p in (second, copy):
-        assert parse_lines(p) == ["Partial parsing enabled: 0 files deleted, 0 files added, 0 files changed."], p
+    for p in (second, copy):  # only the few files that read the warehouse's own Parquet roots are parsed again
+        [line] = parse_lines(p)
+        changed = re.fullmatch(r"Partial parsing enabled: 0 files deleted, 0 files added, (\d+) files changed\.", line)
+        assert changed and int(changed.group(1)) <= 12, (p, line)
     # a cached parse that is not one: dbt parses the project again and the run succeeds
     _parse_cache(DBT_PROJECT_DIR).write_bytes(b"not a parse")
     third = make_paths(tmp_path / "third")

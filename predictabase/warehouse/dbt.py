@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import threading
@@ -249,13 +248,12 @@ def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
         paths.duckdb.parent.mkdir(parents=True, exist_ok=True)
     paths.token_scores.mkdir(parents=True, exist_ok=True)
     args = dbt_args(paths, command, select, Path(project_dir).resolve(), dbt_vars, extra)
-    # dbt runs in the warehouse's folder, with the database and the Parquet roots named relative to it: dbt keys
-    # its saved parse to the profile (the database's path) and to the values of the env vars each file reads, so
-    # absolute names tied the parse to one warehouse, and a copied or moved warehouse (every fault test's) parsed
-    # the whole project again (11 s of CPU) instead of reusing the parse its target/ holds (1.2 s)
-    absolute = dbt_env(paths)
-    env = {k: os.path.relpath(v, paths.warehouse) if v.startswith(f"{paths.warehouse}{os.sep}") else v
-           for k, v in absolute.items()}
+    # dbt runs in the warehouse's folder, with the database named relative to it: dbt keys its saved parse to the
+    # profile, and the database's absolute path there tied the parse to one warehouse, so a copied or moved
+    # warehouse (every fault test's) parsed the whole project again (11 s of CPU) instead of reusing the parse its
+    # target/ holds. The Parquet roots stay absolute: the warehouse's views keep them (a query of the warehouse
+    # from any folder reads the same files), and dbt parses again only the files that read them.
+    env = {**dbt_env(paths), "PREDICTABASE_DUCKDB": paths.duckdb.name}
     target = paths.warehouse / "dbt" / "target"
     _seed_parse(target, project_dir)
     with _env(env), contextlib.chdir(paths.warehouse), _dbt_console(paths) as terminal, \
@@ -271,9 +269,6 @@ def run_dbt(paths: Paths, command: str = "build", select: str | None = None,
         raise KeyboardInterrupt
     if not res.success:
         where, problem = _failure(res, log_dir(paths) / LOG_FILE)
-        for name, value in env.items():  # a file named relative to the warehouse, as the user knows it
-            if value != absolute[name]:
-                problem = re.sub(rf"(?<![\w/.]){re.escape(value)}(?=/)", str(paths.warehouse / value), problem)
         raise BuildError(where, f"dbt {command} failed: {problem}")
     return res
 
