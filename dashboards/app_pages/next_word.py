@@ -65,8 +65,9 @@ lead = models[0] if models[0] in of_corpus.index else None
 if lead is not None:
     s = of_corpus.loc[lead]
     st.markdown(
-        f"**On the {labels.corpus_name(CORPUS)} sentences, {labels.model_name(lead)} gives the word most people guessed a probability of "
-        f"{pct(s['model_probability_modal_wt_mean'])} on average (people: {pct(s['human_probability_modal_mean'])}), "
+        f"**On the {labels.corpus_name(CORPUS)} sentences, {labels.model_name(lead)} gives the word most people "
+        f"guessed a probability of {pct(s['model_probability_modal_wt_mean'])} on average "
+        f"(people: {pct(s['human_probability_modal_mean'])}), "
         f"and its favourite among the people's answers is their most frequent one in "
         f"{pct(s['model_top_is_human_modal_mean'], 0)} of the {int(s['n_contexts']):,} contexts.**")
     st.markdown(

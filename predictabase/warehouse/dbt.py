@@ -178,8 +178,8 @@ class _Sink:
 class _dbt_console:
     """dbt's console output (its event log, tracebacks of its threads, `--- Logging error ---` blocks when its
     log file cannot be written, what Python models print) goes to `<warehouse>/dbt/logs/dbt-console.log`, not
-    the terminal: the terminal gets predictabase's progress and its one-line outcome. Yields the terminal's
-    stderr (for the progress bar). A class, not a generator: the terminal is given back as the first thing
+    the terminal: the terminal gets predictabase's progress and its one-line outcome. `with` gives the
+    terminal's stderr (for the progress bar). A class, not a generator: the terminal is given back as the first thing
     its exit does, so that a second Ctrl-C arriving as the first unwinds cannot leave the command's one line
     in dbt's log (a generator's exit runs contextlib's Python code before the restoring `finally`)."""
 
