@@ -110,8 +110,8 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     typed = " and" if "␣and" in caption.inner_text() else "and"  # no space after a newline
     reveals.append(_guess_and_reveal(page))
     # another corpus: UCL, which the tiny GPT-2 scored, so its candidates are shown
-    pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts").click()
-    page.after_rerun(pg.get_by_role("option", name=re.compile("UCL")).first.click)
+    page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts"),
+              pg.get_by_role("option", name=re.compile("UCL")), re.compile("UCL"))
     pg.get_by_text("picking a token").click()
     _pick_token(page, "the", "␣the")
     pg.get_by_role("button", name="Guess").click()
@@ -148,8 +148,8 @@ def _play_pairwise(page: Page, url: str) -> dict:
 
     training = [one("80%")]
     assert "points" in training[0] and "was the original" in training[0]
-    pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
-    page.after_rerun(pg.get_by_role("option", name="5", exact=True).click)  # 5, not the default 10
+    page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
+              pg.get_by_role("option", name="5", exact=True), re.compile(r"\b5\b"))  # 5, not the default 10
     pg.get_by_role("button", name="Start the real game").click()
     rounds = [one(c) for c in ("70%", "30%", "99%", "10%", "60%")]
     pg.get_by_text("Your perplexity").first.wait_for()
@@ -445,8 +445,8 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
             assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(
                 sum(w for _, w in expected), abs=0.051)
 
-            pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game").click()
-            page.after_rerun(pg.get_by_role("option", name="5", exact=True).click)
+            page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
+                      pg.get_by_role("option", name="5", exact=True), re.compile(r"\b5\b"))
             pg.get_by_role("button", name="Start the real game").click()
             for choice in ("70%", "30%", "99%", "10%", "60%"):
                 page.wait_idle()
