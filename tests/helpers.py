@@ -48,14 +48,16 @@ def marts_q(paths, sql: str, *params) -> list[tuple]:
 #: Streamlit's app root while no script runs
 APP_READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 #: JavaScript for page.evaluate: how many script runs (fragment runs too) have ended since its first call on the
-#: page. A MutationObserver counts each change of the app's script state away from "running".
+#: page. A MutationObserver counts each change of the app's script state away from "running", watching the whole
+#: document: an observer of the app's element itself missed every run once React had put a new element in its place
+#: (a full run ended with the URL written and the count still 0).
 FINISHED_RUNS = """() => {
     if (window.__finishedRuns === undefined) {
         window.__finishedRuns = 0;
         new MutationObserver(records => records.forEach(r => {
             if (r.oldValue === "running") window.__finishedRuns++;
-        })).observe(document.querySelector('[data-testid="stApp"]'),
-                    {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
+        })).observe(document.body, {attributes: true, attributeOldValue: true, subtree: true,
+                                    attributeFilter: ["data-test-script-state"]});
     }
     return window.__finishedRuns;
 }"""

@@ -173,7 +173,7 @@ class Page:
         """Open the select box `box`, click `option` (a locator; its first match) and wait for the script run it
         starts to end. A pick that started no run within 30 s while the box does not show `shown` yet (its list
         redrawn under the click by a run that was still settling, on a loaded machine: two full runs failed so) is
-        made again, at most twice; one the box shows is waited for."""
+        made again, at most twice; once the box shows it, the app settling is waited for."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
         for attempt in range(3):
             before = self._finished_runs()
@@ -185,9 +185,10 @@ class Page:
             except PlaywrightTimeout:
                 text = box.inner_text()
                 taken = shown.search(text) if isinstance(shown, re.Pattern) else shown in text
-                if attempt < 2 and not taken:
+                if not taken and attempt < 2:
                     continue
-                self.page.wait_for_function("n => window.__finishedRuns > n", arg=before, timeout=120_000)
+                assert taken, f"picking {shown!r} started no run 3 times; the box shows {text!r}"
+                # the box shows the pick: its run is under way or over (its end unseen), wait for the app to settle
             self.wait_idle()
             return
 
