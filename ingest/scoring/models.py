@@ -183,8 +183,9 @@ def _require_hub(spec: str) -> None:
 
 def check_spec(spec: str) -> None:
     """What `load_model` refuses before it reads any weights: a .gguf path that is not a file, a path that is not
-    a directory, a name that is not a hub id, a hub model neither cached nor reachable. Run before a local Ray
-    cluster starts, so that a typo costs no cluster start (its workers share this machine's files)."""
+    a directory, a name that is not a hub id, a hub model neither cached nor reachable. `load_model` runs it first;
+    so does a local Ray cluster before it starts, so that a typo costs no cluster start (its workers share this
+    machine's files)."""
     if spec in ALIASES:
         return
     if spec.endswith(".gguf"):
@@ -215,6 +216,7 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()  # our own progress bars; errors stay one line
     dev, dt = _resolve_device(device, dtype)
+    check_spec(spec)
     gguf: Path | None = None
     key = None
     if spec == "smollm2-135m":
@@ -223,8 +225,6 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
         gguf, key = gemma3_gguf(paths), spec
     elif spec.endswith(".gguf"):
         gguf = Path(spec).expanduser().resolve()
-        if not gguf.is_file():
-            raise ModelLoadError(spec, "GGUF file not found")
         key = _sanitize(gguf.stem.lower())
     revision = None
     if gguf is not None:
@@ -238,13 +238,8 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
             local = local.resolve()
             key, model_id, load_from = _sanitize(local.name), str(local), str(local)
             revision = _weights_sha256(local)
-        elif os.sep in spec and spec.startswith((".", "/", "~")):
-            raise ModelLoadError(spec, "no such model directory")
-        else:
-            _check_hub_id(spec)
+        else:  # a hub id, cached or reachable (check_spec)
             key, model_id, load_from = _sanitize(spec), spec, spec
-            if not _in_hub_cache(spec):
-                _require_hub(spec)
     tokenizer = AutoTokenizer.from_pretrained(load_from)
     if not getattr(tokenizer, "is_fast", False):
         raise ModelLoadError(spec, "needs a fast (Rust) tokenizer for character offsets")
