@@ -16,6 +16,7 @@
 # that fits in time and memory beside its float32 reference: ~27 GB fp32 + 13.5 GB bf16 on an 80 GB H100).
 # 236 s on an H100 on 2026-11-27 (bench/gpu_score_h100.log): setup (unpacking, GGUF conversion, ~15 s),
 # then the bench, stopped after 400 s (BENCH_TIMEOUT) with the table of the models finished by then.
+# 264 s on an H200 on 2026-11-28 (bench/gpu_score_h200.log); BIG_MODELS="" for the two small models only (142 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

@@ -36,6 +36,9 @@ cp "$MIRROR/ucl_devarda/all_measures.csv" .gpu/stage/data/ucl_devarda/
 cp "$MIRROR/natural_stories/naturalstories_RTS/all_stories.tok" .gpu/stage/data/natural_stories/naturalstories_RTS/
 GGUF_PKG=$("$PY" -c "import gguf, os; print(os.path.dirname(gguf.__file__))")
 cp -r "$GGUF_PKG" .gpu/stage/site/gguf
+# and its dist-info: transformers reads gguf's version from the package metadata ('N/A' without it, and then
+# refuses to load any GGUF: "InvalidVersion: Invalid version: 'N/A'", seen on the H200 on 2026-11-28)
+cp -r "$(dirname "$GGUF_PKG")"/gguf-*.dist-info .gpu/stage/site/
 find .gpu/stage/site -name __pycache__ -prune -exec rm -rf {} +
 
 # the twins (config + tokenizer of each pretrained model) and the GGUF paths
