@@ -11,8 +11,9 @@ Per answer it measures, from the click on an answer button: feedback = until the
 "Next question" button); redraw = from the click on "Next question" until the next question's answer buttons.
 Prints a table: players, answers, the 50th/95th percentile and max of each, and whether every answer was stored
 exactly once (the store's rows per player against the answers clicked). Also, from the moment every player
-is in: how long the answering took, and the CPU seconds the dashboard server used meanwhile (all its threads;
-per answer: with its "Next question" redraw), to tell the server's share from the browsers' on the same cores.
+is in: how long the answering took, the CPU seconds the dashboard server used meanwhile (all its threads;
+per answer: with its "Next question" redraw), and those of the whole machine (the server, the Chromium pages and
+this script), to tell the server's share from the browsers' on the same cores.
 """
 from __future__ import annotations
 
@@ -116,6 +117,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every process of the machine has spent so far, all cores (/proc/stat: user, nice, system,
+    irq, softirq, steal), to tell the browsers' share of the answering from the server's."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
@@ -132,14 +140,15 @@ async def run(url: str, players: int, answers: int, server_pid: int) -> tuple[li
 
         async def mark() -> None:  # the server's CPU and the clock from the moment everyone answers
             await start.wait()
-            marks.update(cpu=cpu_seconds(server_pid), t=time.perf_counter())
+            marks.update(cpu=cpu_seconds(server_pid), t=time.perf_counter(), busy=machine_busy_seconds())
         marker = asyncio.ensure_future(mark())
         results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start, logins)
                                          for i in range(players)))
         await marker
         server_cpu, wall = cpu_seconds(server_pid) - marks["cpu"], time.perf_counter() - marks["t"]
+        busy = machine_busy_seconds() - marks["busy"]
         await browser.close()
-    return results, server_cpu, wall
+    return results, server_cpu, wall, busy
 
 
 def main() -> None:
@@ -157,7 +166,7 @@ def main() -> None:
         try:
             for n in args.players:
                 t0 = time.perf_counter()
-                results, server_cpu, answering = asyncio.run(run(url, n, args.answers, proc.pid))
+                results, server_cpu, answering, busy = asyncio.run(run(url, n, args.answers, proc.pid))
                 wall = time.perf_counter() - t0
                 fb = [x for r in results for x in r["feedback"]]
                 rd = [x for r in results for x in r["redraw"]]
@@ -168,7 +177,7 @@ def main() -> None:
                 once = all(stored[r["code"]] == (r["clicked"], r["clicked"]) for r in results)
                 rows.append((n, len(fb), statistics.median(fb), pct(fb, 0.95), max(fb),
                              statistics.median(rd) if rd else float("nan"), pct(rd, 0.95) if rd else float("nan"),
-                             wall, server_cpu, answering, once))
+                             wall, server_cpu, answering, busy, once))
         finally:
             proc.terminate()
             proc.wait(timeout=15)
@@ -176,11 +185,11 @@ def main() -> None:
           "answering at once; localhost, headless Chromium")
     print("| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
           "redraw p95 (s) | wall (s) | answering (s) | server CPU (s) | server CPU per answer (s) | "
-          "every answer stored once |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for n, a, f50, f95, fmax, r50, r95, wall, cpu, answering, once in rows:
+          "machine CPU (s) | every answer stored once |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, a, f50, f95, fmax, r50, r95, wall, cpu, answering, busy, once in rows:
         print(f"| {n} | {a} | {f50:.2f} | {f95:.2f} | {fmax:.2f} | {r50:.2f} | {r95:.2f} | {wall:.0f} | "
-              f"{answering:.0f} | {cpu:.1f} | {cpu / a:.3f} | {'yes' if once else 'NO'} |")
+              f"{answering:.0f} | {cpu:.1f} | {cpu / a:.3f} | {busy:.1f} | {'yes' if once else 'NO'} |")
 
 
 if __name__ == "__main__":

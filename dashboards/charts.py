@@ -4,6 +4,8 @@ its ARIA label), and Streamlit's theme, so the chart follows the user's light or
 PNG download buttons (dashboards/downloads.py); the collect hook (predictabase/collect.py) records it."""
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -29,6 +31,12 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
         # the chart's height is its plotting area's, as in Vega-Lite: the title, axes and legend come on top (by
         # default Streamlit fits all of them into that height, which squeezed the marks and hid axis labels)
         drawn = drawn.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    # drawn without Altair's JSON-schema validation of the whole spec (a third of the Scoreboard's server time,
+    # py-spy, issue 32): every chart here is built by this code, and the same chart is validated where its paper
+    # file is made (paper_files.chart_spec: `predictabase export`, tested over every chart of every page). The
+    # instance's own to_dict wins over the class's; object.__setattr__, since SchemaBase's would store it as a
+    # chart property. A caller's explicit to_dict(validate=True) still validates.
+    object.__setattr__(drawn, "to_dict", functools.partial(type(drawn).to_dict, drawn, validate=False))
     where.altair_chart(drawn, theme="streamlit", width=width)
     collect.chart(title, drawn)
     downloads.chart_buttons(where, drawn, title)
