@@ -162,3 +162,91 @@ def test_cloze_entropy_against_upstream(cloze_warehouse, distributions):
     assert exact == 187 and r > 0.97
     assert q(p, "select count(*) from marts.mart_cloze "
                 "where corpus = 'provo' and cloze_entropy_bits is not null") == [(0,)]
+
+
+# --------------------------------------------------------------------------- a user corpus's norms, the same lane
+
+@pytest.fixture(scope="module")
+def user_cloze(cloze_warehouse, tmp_path_factory):
+    """Issue 34: a user's cloze norms are rows of raw.cloze_norms, as the shipped corpora's. Provo's first three
+    texts declared twice with `corpus add` (a copy of the cloze warehouse): `provo_counts` with Provo's norms as
+    counts (c = cp x N rounded, of N), `provo_p` with cp as a probability; the job declared_corpora, then dbt."""
+    import polars as pl
+    import shutil
+    from typer.testing import CliRunner
+    from ingest.datasets.registry import run_ingest
+    from predictabase.cli import app
+    from predictabase.warehouse import dbt_build
+    root = tmp_path_factory.mktemp("user_cloze")
+    shutil.copytree(cloze_warehouse[0].warehouse, root / "warehouse")
+    p = make_paths(root / "warehouse")
+    docs = ("1", "2", "3")
+    words = pl.DataFrame(q(p, "select doc_id, native_id, word from raw.words where corpus = 'provo' and doc_id in "
+                              "(?, ?, ?) order by doc_id, word_index", *docs),
+                         schema=["text_id", "word_id", "word"], orient="row")
+    norms = pl.DataFrame(q(p, "select doc_id, native_id, response_count, n_responses, cloze_probability "
+                              "from marts.mart_cloze where corpus = 'provo' and doc_id in (?, ?, ?)", *docs),
+                         schema=["text_id", "word_id", "response_count", "n_responses", "cloze_probability"],
+                         orient="row")
+    words.write_csv(root / "words.csv")
+    norms.select("text_id", "word_id", "response_count", "n_responses").write_csv(root / "counts.csv")
+    norms.select("text_id", "word_id", "cloze_probability").write_csv(root / "p.csv")
+    for name, f in (("provo_counts", "counts.csv"), ("provo_p", "p.csv")):
+        res = CliRunner().invoke(app, ["corpus", "add", name, "--texts", str(root / "words.csv"), "--cloze",
+                                       str(root / f), "--warehouse", str(p.warehouse)])
+        assert res.exit_code == 0, res.output
+    run_ingest(p, ["declared_corpora"], show_progress=False)
+    os.environ["DBT_INDIRECT_SELECTION"] = "cautious"
+    try:
+        dbt_build(p, "+mart_cloze")
+    finally:
+        os.environ.pop("DBT_INDIRECT_SELECTION", None)
+    return p, norms
+
+
+COLUMNS = ("doc_id, word_index, word, n_responses, response_count, cloze_probability, cloze_probability_smoothed, "
+           "smoothing, cloze_surprisal_bits, cloze_surprisal_nats, cloze_entropy_bits, n_upstream_rows")
+
+
+def test_a_users_cloze_norms_are_rows_of_the_shipped_table(user_cloze):
+    p, norms = user_cloze
+    assert q(p, "select table_name from information_schema.tables where table_schema = 'raw' "
+                "and table_name like '%cloze%' order by 1") == [("cloze_norms",), ("cloze_responses",)]
+    assert q(p, "select corpus, count(*), count(response_count), count(cloze_probability_published), "
+                "count(distinct smoothing) from raw.cloze_norms where corpus like 'provo_%' group by 1 order by 1") \
+        == [("provo_counts", norms.height, norms.height, 0, 1), ("provo_p", norms.height, 0, norms.height, 1)]
+
+
+def test_a_users_counts_give_what_provos_published_norms_give(user_cloze):
+    """The same words and counts by the user's lane and by Provo's: the same probabilities, smoothing and surprisal
+    (Provo's p is its published share cp, which Provo rounds to 9 decimals; the user's is c / N: equal to 5e-10)."""
+    p, norms = user_cloze
+    provo = q(p, f"select {COLUMNS} from marts.mart_cloze where corpus = 'provo' and doc_id in ('1', '2', '3') "
+                 "order by doc_id, word_index")
+    mine = q(p, f"select {COLUMNS} from marts.mart_cloze where corpus = 'provo_counts' order by doc_id, word_index")
+    assert len(mine) == len(provo) == norms.height > 100
+    for a, b in zip(mine, provo):
+        assert a[:5] == b[:5] and a[7] == b[7] == "add_one_binary" and a[10] is b[10] is None
+        assert a[5] == pytest.approx(b[5], abs=5e-10)
+        assert a[6] == b[6] and a[8] == b[8] and a[9] == b[9]  # (c + 1) / (N + 2), and its surprisal: the same SQL
+        assert a[11] == 1 and a[6] == (a[4] + 1) / (a[3] + 2)
+
+
+def test_a_users_probabilities_are_taken_as_given(user_cloze):
+    """A probability without N is not smoothed: p = 0 has no surprisal (NULL, the word leaves PNC), p = 1 has 0."""
+    p, norms = user_cloze
+    rows = q(p, "select m.doc_id, w.native_id, cloze_probability, cloze_probability_smoothed, smoothing, "
+                "cloze_surprisal_bits, cloze_surprisal_nats, n_responses, response_count from marts.mart_cloze m "
+                "join raw.words w using (corpus, doc_id, word_index) where corpus = 'provo_p'")
+    assert len(rows) == norms.height
+    given = dict(zip(zip(norms["text_id"], norms["word_id"]), norms["cloze_probability"]))
+    zeros = 0
+    for doc_id, word_id, prob, smoothed, smoothing, bits, nats, n, c in rows:
+        cp = given[(doc_id, word_id)]
+        assert prob == smoothed == cp and smoothing == "none" and n is None and c is None
+        if cp == 0:
+            zeros += 1
+            assert bits is None and nats is None
+        else:
+            assert bits == pytest.approx(-math.log2(cp), abs=1e-12) and nats == pytest.approx(-math.log(cp), abs=1e-12)
+    assert zeros > 10  # the NULL branch is exercised (Provo words no one guessed)

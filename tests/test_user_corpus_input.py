@@ -195,7 +195,10 @@ def test_the_layouts_and_files_parse_as_declared(warehouse, tmp_path, files):
     assert r.select("measure", "doc_id", "word_index", "rt_ms").rows() == [
         ("first_fixation", "a", 0, 200.0), ("first_fixation", "b", 3, 180.0),
         ("gaze_duration", "a", 0, 250.0), ("gaze_duration", "b", 3, 300.0)]  # skipped words: no row, never 0 ms
-    assert parsed.cloze.rows()[0][:6] == ("lab", "a", 2, None, 3, 40)
+    # a row of raw.cloze_norms, as the shipped corpora's: the counts c of N, the corpus word, the file's line
+    assert parsed.cloze.select("corpus", "doc_id", "word_index", "word", "cloze_probability_published",
+                               "response_count", "n_responses", "smoothing", "upstream_row").rows() == [
+        ("lab", "a", 2, "sat.", None, 3, 40, "none", 2)]
     assert parsed.frequencies.select("doc_id", "word_index", "zipf_frequency").rows() == [("a", 0, 7.2), ("b", 2, None)]
     # words with the characters between them
     f = write(tmp_path / "w.csv", 'text_id,word,after\n1,"Hello,"," "\n1,world,"\n"\n1,again.,\n')

@@ -56,6 +56,16 @@ WORD_SCHEMA = {
     "char_start": pl.Int32, "char_end": pl.Int32, "native_id": pl.String,
     "source_path": pl.String, "source_sha256": pl.String,
 }
+#: raw.cloze_norms: every corpus's cloze norms, the shipped ones' (cloze.py) and a user corpus's (user_corpus.py)
+CLOZE_NORMS_SCHEMA = {
+    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
+    "upstream_word": pl.String, "upstream_row": pl.Int32, "upstream_id": pl.String, "word_matches": pl.Boolean,
+    "n_responses": pl.Int32, "response_count": pl.Int32, "cloze_probability_published": pl.Float64,
+    "smoothing": pl.String, "modal_response": pl.String, "rating_mean": pl.Float64, "rating_sd": pl.Float64,
+    "cloze_surprisal_published_nats": pl.Float64, "entropy_published_nats": pl.Float64,
+    "competition_published": pl.Float64, "upstream_list": pl.Int32,
+    "source_path": pl.String, "source_sha256": pl.String,
+}
 TOKEN_SCHEMA = {
     "doc_id": pl.String, "token_index": pl.Int32, "token": pl.String, "char_start": pl.Int32,
     "char_end": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,

@@ -39,7 +39,7 @@ import polars as pl
 
 from predictabase.core.config import Paths
 from ingest.datasets import provo, ucl
-from ingest.datasets._common import CorpusLoad, to_float, to_int
+from ingest.datasets._common import CLOZE_NORMS_SCHEMA, CorpusLoad, to_float, to_int
 from ingest.datasets.corpora import prepared_or_loaded
 from predictabase.core.errors import IngestError
 from ingest.sources import readers
@@ -52,15 +52,7 @@ UCL_COLUMNS = ["sentence", "word", "sent_id", "item_id", "list", "rating_mean", 
                "cloze_p_smoothed", "cloze_s", "competition", "entropy"]
 UNSEEN = "unk"  # upstream's pseudo-response for unseen words (count 0 in every context)
 
-NORMS_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
-    "upstream_word": pl.String, "upstream_row": pl.Int32, "upstream_id": pl.String, "word_matches": pl.Boolean,
-    "n_responses": pl.Int32, "cloze_probability_published": pl.Float64, "smoothing": pl.String,
-    "modal_response": pl.String, "rating_mean": pl.Float64, "rating_sd": pl.Float64,
-    "cloze_surprisal_published_nats": pl.Float64, "entropy_published_nats": pl.Float64,
-    "competition_published": pl.Float64, "upstream_list": pl.Int32,
-    "source_path": pl.String, "source_sha256": pl.String,
-}
+NORMS_SCHEMA = CLOZE_NORMS_SCHEMA  # raw.cloze_norms (ingest/datasets/_common.py: user corpora write it too)
 RESPONSES_SCHEMA = {
     "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "context": pl.String,
     "context_match": pl.String, "response": pl.String, "probability_laplace": pl.Float64,

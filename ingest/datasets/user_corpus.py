@@ -35,6 +35,7 @@ import polars as pl
 from ingest import corpus_table
 from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
                                         declarations_sha256, load_declarations, shipped_measures)
+from ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
@@ -43,14 +44,15 @@ from predictabase.core.fsutil import sha256_of
 from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
-TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.user_cloze_norms",
+TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.cloze_norms",
           "raw.user_word_frequencies")
+#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's cloze norms are
+#: rows of raw.cloze_norms, the table of the shipped corpora's norms)
+RETIRED = ("raw.user_cloze_norms",)
 RT_SCHEMA = {"corpus": pl.String, "measure": pl.String, "reader_id": pl.String, "doc_id": pl.String,
              "word_index": pl.Int32, "rt_ms": pl.Float64, "n_readers": pl.Int32, "source_path": pl.String,
              "source_sha256": pl.String}
-CLOZE_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "cloze_probability": pl.Float64,
-                "response_count": pl.Int32, "n_responses": pl.Int32, "source_path": pl.String,
-                "source_sha256": pl.String}
+CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/cloze.py)
 FREQ_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "zipf_frequency": pl.Float64,
                "source_path": pl.String, "source_sha256": pl.String}
 CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
@@ -357,11 +359,16 @@ def _unique(t: Table, k: int, key: tuple, seen: dict) -> None:
 
 
 def parse_cloze(t: Table, corpus: str, texts: Texts, texts_name: str, source_path: str, sha256: str) -> pl.DataFrame:
+    """A cloze file -> rows of raw.cloze_norms (one per word): the probability as given
+    (cloze_probability_published, smoothing 'none') or the counts c of N (response_count, n_responses); the
+    corpus word and its id from the texts; upstream_row = the file's line. dbt derives p, its smoothing and
+    surprisal (mart_cloze)."""
     _require(t, "text_id", "word_id")
     probability = "cloze_probability" in t.columns
     if not probability:
         _require(t, "text_id", "word_id", "response_count", "n_responses")
-    out = {k: [] for k in CLOZE_SCHEMA}
+    out = {k: [] for k in ("doc_id", "word_index", "upstream_row", "cloze_probability_published", "response_count",
+                           "n_responses")}
     seen: dict = {}
     for k, r in enumerate(t.rows):
         doc_id, wi = _joined(t, k, texts, texts_name)
@@ -376,9 +383,17 @@ def parse_cloze(t: Table, corpus: str, texts: Texts, texts_name: str, source_pat
             n = _integer(t, k, "n_responses", r["n_responses"].strip(), 1)
             if c > n:
                 raise IngestError(t.name, f"line {t.lines[k]}: response_count {c} > n_responses {n}")
-        for col, val in zip(CLOZE_SCHEMA, (corpus, doc_id, wi, p, c, n, source_path, sha256)):
+        for col, val in zip(out, (doc_id, wi, t.lines[k], p, c, n)):
             out[col].append(val)
-    return frame(out, CLOZE_SCHEMA)
+    rows = pl.DataFrame(out, schema={c: NORMS_SCHEMA[c] for c in out}, strict=True)
+    words = texts.words.select("doc_id", "word_index", "native_id", "word")
+    return (rows.join(words, on=["doc_id", "word_index"], how="left")
+            .with_columns(corpus=pl.lit(corpus), smoothing=pl.lit("none"), source_path=pl.lit(source_path),
+                          source_sha256=pl.lit(sha256))
+            .select([pl.col(c) if c in rows.columns or c in ("corpus", "native_id", "word", "smoothing",
+                                                             "source_path", "source_sha256")
+                     else pl.lit(None).alias(c) for c in NORMS_SCHEMA])
+            .cast(NORMS_SCHEMA))
 
 
 def parse_frequencies(t: Table, corpus: str, texts: Texts, texts_name: str, source_path: str,
@@ -476,13 +491,12 @@ def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
         rts = pl.concat(parsed.reading_times) if parsed.reading_times else pl.DataFrame(schema=RT_SCHEMA)
         tables += [("raw.documents", parsed.texts.docs, part), ("raw.words", parsed.texts.words, part),
                    ("raw.user_reading_times", rts, part),
-                   ("raw.user_cloze_norms", parsed.cloze if parsed.cloze is not None else
+                   ("raw.cloze_norms", parsed.cloze if parsed.cloze is not None else
                     pl.DataFrame(schema=CLOZE_SCHEMA), part),
                    ("raw.user_word_frequencies", parsed.frequencies if parsed.frequencies is not None else
                     pl.DataFrame(schema=FREQ_SCHEMA), part)]
         notes[name] = parsed.notes
-    for table, schema in (("raw.user_reading_times", RT_SCHEMA), ("raw.user_cloze_norms", CLOZE_SCHEMA),
-                          ("raw.user_word_frequencies", FREQ_SCHEMA)):
+    for table, schema in (("raw.user_reading_times", RT_SCHEMA), ("raw.user_word_frequencies", FREQ_SCHEMA)):
         if not decls:  # the tables exist (empty) even before the first user corpus
             tables.append((table, pl.DataFrame(schema=schema), {"corpus": "\x00none"}))
     return CorpusLoad(JOB, tables, notes)
@@ -497,6 +511,8 @@ def write(con, load: CorpusLoad) -> int:
                    "AND table_name = 'corpora'").fetchall()[0][0]:
         had = {r[0] for r in con.execute("SELECT corpus FROM raw.corpora WHERE origin = 'user'").fetchall()}
     n = replace_partitions_in(con, load.tables)
+    for table in RETIRED:  # an older warehouse's copy; nothing reads it
+        con.execute(f"DROP TABLE IF EXISTS {table}")
     now = {f["corpus"][0] for t, f, _ in load.tables if t == "raw.documents" and f.height}
     existing = {r[0] for r in con.execute("SELECT table_schema || '.' || table_name FROM information_schema.tables "
                                           "WHERE table_schema = 'raw'").fetchall()}

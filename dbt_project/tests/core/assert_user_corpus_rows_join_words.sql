@@ -4,7 +4,7 @@
 -- mart_cloze. Lists each such row with the table it comes from. Passes when a staging view it reads was not built
 -- (a build of some domains only: the user tables' views belong to reading and cloze).
 {%- set missing = namespace(any=false) %}
-{%- for parent in [ref('stg_user_reading_times'), ref('stg_user_cloze_norms'), ref('stg_user_word_frequencies'),
+{%- for parent in [ref('stg_user_reading_times'), ref('stg_cloze_norms'), ref('stg_user_word_frequencies'),
                    ref('stg_words')] %}
   {%- if relation_is_missing(parent) %}{% set missing.any = true %}{% endif %}
 {%- endfor %}
@@ -14,7 +14,8 @@
 with user_rows as (
     select 'user_reading_times' as user_table, corpus, doc_id, word_index from {{ ref('stg_user_reading_times') }}
     union all
-    select 'user_cloze_norms', corpus, doc_id, word_index from {{ ref('stg_user_cloze_norms') }}
+    -- every corpus's cloze norms (the shipped ones are joined to raw.words at ingest too)
+    select 'cloze_norms', corpus, doc_id, word_index from {{ ref('stg_cloze_norms') }}
     union all
     select 'user_word_frequencies', corpus, doc_id, word_index from {{ ref('stg_user_word_frequencies') }}
 )

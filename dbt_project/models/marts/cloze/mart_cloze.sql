@@ -1,6 +1,6 @@
 -- Cloze probability, surprisal and entropy per corpus word with cloze norms: the published norms of Provo and UCL
 -- (a shipped corpus's cloze_norms in ingest/corpora.toml: published probabilities, as Provo's, or every response)
--- and a user corpus's own (stg_user_cloze_norms). See _mart_cloze__models.yml for the definitions and the
+-- and a user corpus's own (rows of the same stg_cloze_norms: a probability, or counts c of N). See _mart_cloze__models.yml for the definitions and the
 -- smoothing rules. Cloze surprisal = -ln p of the (smoothed) cloze probability (the human counterpart of a model's
 -- surprisal that PNC correlates with it, paper 004 sec. 3.3.2).
 --   user counts (c of N): p = c / N, smoothed like Provo's, (c + 1) / (N + 2) (smoothing add_one_binary).
@@ -42,6 +42,7 @@ joined as (
         n.word,
         coalesce(n.n_responses, c.n_responses) as n_responses,
         case
+            when n.response_count is not null then n.response_count  -- a user's counts
             when n.corpus in {{ cloze_corpora('published_probabilities') }} then round(n.cloze_probability_published * n.n_responses)::integer
             when c.n_responses is not null then coalesce(w.response_count, 0)
         end as response_count,
@@ -70,41 +71,26 @@ joined as (
 ),
 
 probabilities as (
+    -- shipped corpora by what their norms hold (ingest/corpora.toml cloze_norms); a user corpus by its file: a
+    -- probability taken as given (not smoothed), or counts c of N smoothed as Provo's
     select
         *,
         case when corpus in {{ cloze_corpora('published_probabilities') }} then cloze_probability_published
-             else response_count / n_responses end as cloze_probability,
-        case when corpus in {{ cloze_corpora('published_probabilities') }} then (response_count + 1) / (n_responses + 2)
+             when corpus in {{ cloze_corpora('responses') }} then response_count / n_responses
+             else coalesce(cloze_probability_published, response_count / n_responses) end as cloze_probability,
+        case when corpus in {{ cloze_corpora('responses') }} then cloze_probability_published
+             when corpus in {{ cloze_corpora('published_probabilities') }} or cloze_probability_published is null
+                 then (response_count + 1) / (n_responses + 2)
              else cloze_probability_published end as cloze_probability_smoothed,
-        case when corpus in {{ cloze_corpora('published_probabilities') }} then 'add_one_binary' else 'laplace_upstream' end as smoothing
+        case when corpus in {{ cloze_corpora('responses') }} then 'laplace_upstream'
+             when corpus in {{ cloze_corpora('published_probabilities') }} or cloze_probability_published is null
+                 then 'add_one_binary'
+             else 'none' end as smoothing
     from joined
-),
-
-user_norms as (
-    select
-        u.corpus,
-        u.doc_id,
-        u.word_index,
-        w.native_id,
-        w.word,
-        u.n_responses,
-        u.response_count,
-        coalesce(u.cloze_probability, u.response_count / u.n_responses) as cloze_probability,
-        case when u.cloze_probability is null then (u.response_count + 1) / (u.n_responses + 2)
-             else u.cloze_probability end as cloze_probability_smoothed,
-        case when u.cloze_probability is null then 'add_one_binary' else 'none' end as smoothing,
-        u.cloze_probability as cloze_probability_published,
-        'none' as smoothing_published,
-        u.source_path,
-        u.source_sha256
-    from {{ ref('stg_user_cloze_norms') }} as u
-    inner join {{ ref('stg_words') }} as w using (corpus, doc_id, word_index)
 ),
 
 all_norms as (
     select * from probabilities
-    union all by name
-    select * from user_norms
 )
 
 select
