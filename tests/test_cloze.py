@@ -191,9 +191,14 @@ def user_cloze(cloze_warehouse, tmp_path_factory):
     words.write_csv(root / "words.csv")
     norms.select("text_id", "word_id", "response_count", "n_responses").write_csv(root / "counts.csv")
     norms.select("text_id", "word_id", "cloze_probability").write_csv(root / "p.csv")
-    for name, f in (("provo_counts", "counts.csv"), ("provo_p", "p.csv")):
+    # provo_counts also brings its own frequencies: wordfreq's English Zipf values, the first word's left out
+    import wordfreq
+    words.slice(1).with_columns(zipf_frequency=pl.col("word").map_elements(
+        lambda w: wordfreq.zipf_frequency(w, "en"), return_dtype=pl.Float64)).drop("word").write_csv(root / "f.csv")
+    for name, f, more in (("provo_counts", "counts.csv", ["--frequencies", str(root / "f.csv")]),
+                          ("provo_p", "p.csv", [])):
         res = CliRunner().invoke(app, ["corpus", "add", name, "--texts", str(root / "words.csv"), "--cloze",
-                                       str(root / f), "--warehouse", str(p.warehouse)])
+                                       str(root / f), *more, "--warehouse", str(p.warehouse)])
         assert res.exit_code == 0, res.output
     run_ingest(p, ["declared_corpora"], show_progress=False)
     os.environ["DBT_INDIRECT_SELECTION"] = "cautious"
@@ -201,7 +206,7 @@ def user_cloze(cloze_warehouse, tmp_path_factory):
         dbt_build(p, "+mart_cloze")
     finally:
         os.environ.pop("DBT_INDIRECT_SELECTION", None)
-    return p, norms
+    return p, norms, words
 
 
 COLUMNS = ("doc_id, word_index, word, n_responses, response_count, cloze_probability, cloze_probability_smoothed, "
@@ -209,7 +214,7 @@ COLUMNS = ("doc_id, word_index, word, n_responses, response_count, cloze_probabi
 
 
 def test_a_users_cloze_norms_are_rows_of_the_shipped_table(user_cloze):
-    p, norms = user_cloze
+    p, norms, _ = user_cloze
     assert q(p, "select table_name from information_schema.tables where table_schema = 'raw' "
                 "and table_name like '%cloze%' order by 1") == [("cloze_norms",), ("cloze_responses",)]
     assert q(p, "select corpus, count(*), count(response_count), count(cloze_probability_published), "
@@ -220,7 +225,7 @@ def test_a_users_cloze_norms_are_rows_of_the_shipped_table(user_cloze):
 def test_a_users_counts_give_what_provos_published_norms_give(user_cloze):
     """The same words and counts by the user's lane and by Provo's: the same probabilities, smoothing and surprisal
     (Provo's p is its published share cp, which Provo rounds to 9 decimals; the user's is c / N: equal to 5e-10)."""
-    p, norms = user_cloze
+    p, norms, _ = user_cloze
     provo = q(p, f"select {COLUMNS} from marts.mart_cloze where corpus = 'provo' and doc_id in ('1', '2', '3') "
                  "order by doc_id, word_index")
     mine = q(p, f"select {COLUMNS} from marts.mart_cloze where corpus = 'provo_counts' order by doc_id, word_index")
@@ -234,7 +239,7 @@ def test_a_users_counts_give_what_provos_published_norms_give(user_cloze):
 
 def test_a_users_probabilities_are_taken_as_given(user_cloze):
     """A probability without N is not smoothed: p = 0 has no surprisal (NULL, the word leaves PNC), p = 1 has 0."""
-    p, norms = user_cloze
+    p, norms, _ = user_cloze
     rows = q(p, "select m.doc_id, w.native_id, cloze_probability, cloze_probability_smoothed, smoothing, "
                 "cloze_surprisal_bits, cloze_surprisal_nats, n_responses, response_count from marts.mart_cloze m "
                 "join raw.words w using (corpus, doc_id, word_index) where corpus = 'provo_p'")
@@ -250,3 +255,21 @@ def test_a_users_probabilities_are_taken_as_given(user_cloze):
         else:
             assert bits == pytest.approx(-math.log2(cp), abs=1e-12) and nats == pytest.approx(-math.log(cp), abs=1e-12)
     assert zeros > 10  # the NULL branch is exercised (Provo words no one guessed)
+
+
+def test_a_users_frequencies_are_rows_of_the_shipped_table(user_cloze):
+    """Issue 34: a user's own frequency file is the partition frequency_source 'user' of raw.word_frequencies (the
+    table wordfreq's values of every corpus are in), one row per word of the file, the value as given."""
+    import wordfreq
+    p, _, words = user_cloze
+    assert q(p, "select table_name from information_schema.tables where table_schema = 'raw' "
+                "and table_name like '%frequenc%'") == [("word_frequencies",)]
+    rows = q(p, "select f.doc_id, w.native_id, f.word, f.zipf_frequency, f.lookup_form, f.source_path "
+                "from raw.word_frequencies f join raw.words w using (corpus, doc_id, word_index) "
+                "where corpus = 'provo_counts' and frequency_source = 'user' order by f.doc_id, f.word_index")
+    assert len(rows) == words.height - 1 > 100
+    bad = [r for r in rows if not (r[3] == wordfreq.zipf_frequency(r[2], "en") and r[4] is None
+                                   and r[5] == "user/provo_counts/frequencies.csv")]  # the declared copy
+    assert not bad, bad[:3]
+    assert q(p, "select count(*) from raw.word_frequencies where corpus <> 'provo_counts' "
+                "or frequency_source <> 'user'") == [(0,)]  # the cloze warehouse ran no wordfreq job

@@ -66,6 +66,16 @@ CLOZE_NORMS_SCHEMA = {
     "competition_published": pl.Float64, "upstream_list": pl.Int32,
     "source_path": pl.String, "source_sha256": pl.String,
 }
+#: raw.word_frequencies: a frequency per corpus word and source: wordfreq's for every corpus (word_frequencies.py),
+#: a user corpus's own file (user_corpus.py, frequency_source "user"; only zipf_frequency and the provenance)
+WORD_FREQUENCIES_SCHEMA = {
+    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
+    "lookup_form": pl.String, "n_lookup_tokens": pl.Int32, "wordfreq_frequency": pl.Float64,
+    "zipf_frequency": pl.Float64, "wordfreq_language": pl.String, "wordfreq_wordlist": pl.String,
+    "wordfreq_version": pl.String, "google_books_count": pl.Int64, "google_books_token": pl.String,
+    "google_books_code": pl.String, "google_books_source_path": pl.String, "google_books_source_sha256": pl.String,
+    "frequency_source": pl.String, "source_path": pl.String, "source_sha256": pl.String,
+}
 TOKEN_SCHEMA = {
     "doc_id": pl.String, "token_index": pl.Int32, "token": pl.String, "char_start": pl.Int32,
     "char_end": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,

@@ -122,8 +122,9 @@ _ALL: list[Job] = [
     Job("natural_stories_spr", self_paced_reading.load_natural_stories, write_partitions, after=("natural_stories",),
         writes=("raw.self_paced_reading",)),
     Job("ucl_spr", self_paced_reading.load_ucl, write_partitions, after=("ucl",), writes=("raw.self_paced_reading",)),
-    # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies, the whole table)
-    Job("word_frequencies", word_frequencies.load, replace_tables_in,
+    # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies: its frequency_source 'wordfreq'
+    # rows; a user's own file is declared_corpora's, frequency_source 'user')
+    Job("word_frequencies", word_frequencies.load, word_frequencies.write,
         after=(*word_frequencies.CORPORA, "declared_corpora"), writes=("raw.word_frequencies",)),
     # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published

@@ -36,7 +36,7 @@ from ingest import corpus_table
 from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
                                         declarations_sha256, load_declarations, shipped_measures)
 from ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
-from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
+from ingest.datasets._common import DOC_SCHEMA, WORD_FREQUENCIES_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
@@ -44,17 +44,16 @@ from predictabase.core.fsutil import sha256_of
 from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
-TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.cloze_norms",
-          "raw.user_word_frequencies")
-#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's cloze norms are
-#: rows of raw.cloze_norms, the table of the shipped corpora's norms)
-RETIRED = ("raw.user_cloze_norms",)
+TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.cloze_norms", "raw.word_frequencies")
+#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's cloze norms and
+#: own frequencies are rows of raw.cloze_norms and raw.word_frequencies, the tables of the shipped corpora's)
+RETIRED = ("raw.user_cloze_norms", "raw.user_word_frequencies")
+USER_FREQUENCIES = {"frequency_source": "user"}  # the partition of raw.word_frequencies a user's file fills
 RT_SCHEMA = {"corpus": pl.String, "measure": pl.String, "reader_id": pl.String, "doc_id": pl.String,
              "word_index": pl.Int32, "rt_ms": pl.Float64, "n_readers": pl.Int32, "source_path": pl.String,
              "source_sha256": pl.String}
 CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/cloze.py)
-FREQ_SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "zipf_frequency": pl.Float64,
-               "source_path": pl.String, "source_sha256": pl.String}
+FREQ_SCHEMA = WORD_FREQUENCIES_SCHEMA  # raw.word_frequencies, every corpus's frequencies (frequency_source "user")
 CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
                   "reading_measures": pl.List(pl.String), "has_cloze": pl.Boolean, "is_game": pl.Boolean,
                   "published": pl.String, "declared_at": pl.Datetime("us", "UTC"), "declaration_sha256": pl.String,
@@ -386,29 +385,36 @@ def parse_cloze(t: Table, corpus: str, texts: Texts, texts_name: str, source_pat
         for col, val in zip(out, (doc_id, wi, t.lines[k], p, c, n)):
             out[col].append(val)
     rows = pl.DataFrame(out, schema={c: NORMS_SCHEMA[c] for c in out}, strict=True)
+    return _rows_of(NORMS_SCHEMA, rows, texts, corpus=corpus, smoothing="none", source_path=source_path,
+                    source_sha256=sha256)
+
+
+def _rows_of(schema: dict, rows: pl.DataFrame, texts: Texts, **constants) -> pl.DataFrame:
+    """`rows` (doc_id, word_index and some of a raw table's columns) as rows of that table, the one every corpus
+    writes: the corpus word and its id from the texts, `constants` in every row, the table's other columns NULL."""
     words = texts.words.select("doc_id", "word_index", "native_id", "word")
-    return (rows.join(words, on=["doc_id", "word_index"], how="left")
-            .with_columns(corpus=pl.lit(corpus), smoothing=pl.lit("none"), source_path=pl.lit(source_path),
-                          source_sha256=pl.lit(sha256))
-            .select([pl.col(c) if c in rows.columns or c in ("corpus", "native_id", "word", "smoothing",
-                                                             "source_path", "source_sha256")
-                     else pl.lit(None).alias(c) for c in NORMS_SCHEMA])
-            .cast(NORMS_SCHEMA))
+    out = rows.join(words, on=["doc_id", "word_index"], how="left", maintain_order="left").with_columns(
+        **{k: pl.lit(v) for k, v in constants.items()})
+    return out.select([pl.col(c) if c in out.columns else pl.lit(None).alias(c) for c in schema]).cast(schema)
 
 
 def parse_frequencies(t: Table, corpus: str, texts: Texts, texts_name: str, source_path: str,
                       sha256: str) -> pl.DataFrame:
+    """A frequencies file -> rows of raw.word_frequencies (frequency_source 'user'; zipf_frequency as given, NULL
+    for a word the file has no value for)."""
     _require(t, "text_id", "word_id", "zipf_frequency")
-    out = {k: [] for k in FREQ_SCHEMA}
+    out = {k: [] for k in ("doc_id", "word_index", "zipf_frequency")}
     seen: dict = {}
     for k, r in enumerate(t.rows):
         doc_id, wi = _joined(t, k, texts, texts_name)
         _unique(t, k, (doc_id, wi), seen)
         v = r["zipf_frequency"].strip()
         z = None if v.lower() in MISSING else _number(t, k, "zipf_frequency", v)
-        for col, val in zip(FREQ_SCHEMA, (corpus, doc_id, wi, z, source_path, sha256)):
+        for col, val in zip(out, (doc_id, wi, z)):
             out[col].append(val)
-    return frame(out, FREQ_SCHEMA)
+    rows = pl.DataFrame(out, schema={c: FREQ_SCHEMA[c] for c in out}, strict=True)
+    return _rows_of(FREQ_SCHEMA, rows, texts, corpus=corpus, source_path=source_path, source_sha256=sha256,
+                    **USER_FREQUENCIES)
 
 
 # --------------------------------------------------------------------------- a whole corpus
@@ -493,10 +499,10 @@ def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
                    ("raw.user_reading_times", rts, part),
                    ("raw.cloze_norms", parsed.cloze if parsed.cloze is not None else
                     pl.DataFrame(schema=CLOZE_SCHEMA), part),
-                   ("raw.user_word_frequencies", parsed.frequencies if parsed.frequencies is not None else
-                    pl.DataFrame(schema=FREQ_SCHEMA), part)]
+                   ("raw.word_frequencies", parsed.frequencies if parsed.frequencies is not None else
+                    pl.DataFrame(schema=FREQ_SCHEMA), {**part, **USER_FREQUENCIES})]
         notes[name] = parsed.notes
-    for table, schema in (("raw.user_reading_times", RT_SCHEMA), ("raw.user_word_frequencies", FREQ_SCHEMA)):
+    for table, schema in (("raw.user_reading_times", RT_SCHEMA),):
         if not decls:  # the tables exist (empty) even before the first user corpus
             tables.append((table, pl.DataFrame(schema=schema), {"corpus": "\x00none"}))
     return CorpusLoad(JOB, tables, notes)

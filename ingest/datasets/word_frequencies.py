@@ -37,6 +37,7 @@ import polars as pl
 
 from ingest import corpus_table
 from predictabase.core.config import Paths
+from ingest.datasets._common import WORD_FREQUENCIES_SCHEMA, CorpusLoad
 from ingest.datasets.corpora import corpus_frames
 from predictabase.core.errors import IngestError
 from ingest.sources import readers
@@ -49,14 +50,8 @@ LANGUAGE = "en"    # the shipped corpora's
 WORDLIST = "large"  # wordfreq's largest list; 'best' for a language that has no large one
 GOOGLE_BOOKS = dataset(NAME).file("google_books_unigrams")
 
-SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
-    "lookup_form": pl.String, "n_lookup_tokens": pl.Int32, "wordfreq_frequency": pl.Float64,
-    "zipf_frequency": pl.Float64, "wordfreq_language": pl.String, "wordfreq_wordlist": pl.String,
-    "wordfreq_version": pl.String, "google_books_count": pl.Int64, "google_books_token": pl.String,
-    "google_books_code": pl.String, "google_books_source_path": pl.String, "google_books_source_sha256": pl.String,
-    "source_path": pl.String, "source_sha256": pl.String,
-}
+SCHEMA = WORD_FREQUENCIES_SCHEMA  # raw.word_frequencies (ingest/datasets/_common.py: user corpora write it too)
+SOURCE = "wordfreq"  # frequency_source of the rows this job writes (a user's own file: "user", declared_corpora)
 
 
 def wordlist_of(language: str) -> str:
@@ -161,7 +156,7 @@ def _wordfreq_columns(words: pl.DataFrame, language: str) -> pl.DataFrame:
         wordfreq_version=pl.lit(version), source_path=pl.lit(wl_path), source_sha256=pl.lit(wl_sha))
 
 
-def load(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
+def load(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
     from ingest.corpus_declarations import languages
     prepared = prepared or {}
     language = languages(paths)
@@ -175,6 +170,16 @@ def load(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
     table = (pl.concat([_wordfreq_columns(group.drop("language"), lang)
                         for (lang,), group in words.group_by("language", maintain_order=True)])
              .join(gb, on=["corpus", "doc_id", "native_id"], how="left")
+             .with_columns(frequency_source=pl.lit(SOURCE))
              .select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
              .sort("corpus", "doc_id", "word_index"))
-    return {TABLE: table}
+    return CorpusLoad(NAME, [(f"raw.{TABLE}", table, {"frequency_source": SOURCE})], {})
+
+
+def write(con, load: CorpusLoad) -> int:
+    """Replace wordfreq's rows (every corpus's; a user's own frequencies, frequency_source 'user', stay). The rows
+    of a warehouse from before the column (NULL there, every one wordfreq's) are replaced too."""
+    from ingest.raw import replace_partitions_in
+    n = replace_partitions_in(con, load.tables)
+    con.execute(f"DELETE FROM raw.{TABLE} WHERE frequency_source IS NULL")
+    return n

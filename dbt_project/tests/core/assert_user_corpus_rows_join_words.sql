@@ -1,10 +1,11 @@
--- Every row of a user corpus's reading times, cloze norms and word frequencies names a word of the corpus
+-- Every row of a user corpus's reading times, and of every corpus's cloze norms and word frequencies, names a word of
+-- the corpus
 -- (stg_words: corpus, doc_id, word_index). The ingest checks this when a corpus is added; a row that does not
 -- join would silently drop out of int_reading_observations, int_reading_word_means, int_reading_words and
 -- mart_cloze. Lists each such row with the table it comes from. Passes when a staging view it reads was not built
 -- (a build of some domains only: the user tables' views belong to reading and cloze).
 {%- set missing = namespace(any=false) %}
-{%- for parent in [ref('stg_user_reading_times'), ref('stg_cloze_norms'), ref('stg_user_word_frequencies'),
+{%- for parent in [ref('stg_user_reading_times'), ref('stg_cloze_norms'), ref('stg_word_frequencies'),
                    ref('stg_words')] %}
   {%- if relation_is_missing(parent) %}{% set missing.any = true %}{% endif %}
 {%- endfor %}
@@ -17,7 +18,7 @@ with user_rows as (
     -- every corpus's cloze norms (the shipped ones are joined to raw.words at ingest too)
     select 'cloze_norms', corpus, doc_id, word_index from {{ ref('stg_cloze_norms') }}
     union all
-    select 'user_word_frequencies', corpus, doc_id, word_index from {{ ref('stg_user_word_frequencies') }}
+    select 'word_frequencies', corpus, doc_id, word_index from {{ ref('stg_word_frequencies') }}
 )
 
 select u.*

@@ -6,7 +6,7 @@
 --   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5);
 --     words with punctuation attached are kept (a choice; their punctuation is visible in has_punctuation).
 --   log_frequency: the Zipf frequency of the word (log10 of its frequency per billion words). A corpus whose user
---     gave a frequency file (stg_user_word_frequencies) takes the user's value (NULL where the file has none for
+--     gave a frequency file (stg_word_frequencies rows of frequency_source user) takes the user's value (NULL where the file has none for
 --     the word: the word then leaves the regressions); every other corpus takes wordfreq's (English 'large'
 --     list; 0 for a word wordfreq does not know: its own floor). frequency_source says which.
 --   sentences: a word whose last letter or digit is followed by . ? or ! (then any closing quotes or
@@ -17,17 +17,19 @@ with words as (
     where corpus in {{ reading_corpora() }}
 ),
 
+all_frequencies as (
+    select corpus, doc_id, word_index, zipf_frequency, frequency_source from {{ ref('stg_word_frequencies') }}
+),
+
 user_frequencies as (
-    select corpus, doc_id, word_index, zipf_frequency from {{ ref('stg_user_word_frequencies') }}
+    select * from all_frequencies where frequency_source = 'user'
 ),
 
 frequencies as (
     -- per corpus one source: the user's file where the corpus has one, else wordfreq
-    select corpus, doc_id, word_index, zipf_frequency, 'user' as frequency_source from user_frequencies
-    union all
-    select corpus, doc_id, word_index, zipf_frequency, 'wordfreq' as frequency_source
-    from {{ ref('stg_word_frequencies') }}
-    where corpus not in (select distinct corpus from user_frequencies)
+    select * from all_frequencies
+    where frequency_source = 'user'
+       or (frequency_source = 'wordfreq' and corpus not in (select distinct corpus from user_frequencies))
 ),
 
 described as (

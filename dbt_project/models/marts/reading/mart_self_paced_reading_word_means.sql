@@ -24,7 +24,7 @@ means as (
 ),
 
 freq as (
-    select * from {{ ref('stg_word_frequencies') }}
+    select * from {{ ref('stg_word_frequencies') }} where frequency_source = 'wordfreq'
 ),
 
 published as (

@@ -1,4 +1,5 @@
--- Word frequency per corpus word (wordfreq; Natural Stories' Google Books counts), typed (raw.word_frequencies).
+-- Word frequency per corpus word and source (wordfreq, with Natural Stories' Google Books counts; a user corpus's
+-- own file), typed (raw.word_frequencies).
 with source as (
 {{ select_source_or_empty('self_paced_reading', 'word_frequencies') }}
 ),
