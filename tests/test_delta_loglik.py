@@ -202,7 +202,7 @@ def test_natural_stories_exclusions_follow_paper_001(reg):
     assert lo >= 100 and hi <= 3000 and first_last == 0
     [(bad_readers,)] = q(reg, """
         select count(*) from intermediate.int_reading_observations o
-        join staging.stg_self_paced_reading s using (corpus, reader_id, doc_id, word_index)
+        join staging.stg_reading_times s using (corpus, measure, reader_id, doc_id, word_index)
         where o.corpus = 'natural_stories' and s.reader_correct_answers < 4""")
     assert bad_readers == 0 and n > 700000
 

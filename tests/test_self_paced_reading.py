@@ -16,7 +16,7 @@ from tests.helpers import q
 
 JOBS = ["natural_stories", "ucl", "natural_stories_spr_means", "ucl_published_measures",
         "natural_stories_spr", "ucl_spr", "word_frequencies"]
-DBT_SELECT = ("stg_words stg_ucl_published_word_measures stg_self_paced_reading stg_word_frequencies "
+DBT_SELECT = ("stg_words stg_ucl_published_word_measures stg_reading_times stg_word_frequencies "
               "stg_natural_stories_spr_means int_self_paced_reading_published_means mart_self_paced_reading "
               "mart_self_paced_reading_word_means mart_self_paced_reading_agreement "
               "assert_self_paced_reading_reproduces_natural_stories_means")
@@ -51,13 +51,13 @@ def test_row_counts_and_readers(warehouse):
     p, counts, again, notes = warehouse
     assert counts["natural_stories_spr"] == 1_013_377
     assert counts["ucl_spr"] == 64_320 == again["ucl_spr"]  # re-run: replaced, not duplicated
-    assert q(p, "select corpus, count(*), count(distinct reader_id) from raw.self_paced_reading group by 1 order by 1") \
+    assert q(p, "select corpus, count(*), count(distinct reader_id) from raw.reading_times group by 1 order by 1") \
         == [("natural_stories", 1_013_377, 181), ("ucl", 64_320, 54)]
     ns = notes["natural_stories_spr"]
     assert (ns["readers"], ns["reader_stories"], ns["word_mismatch_rows"],
             ns["duplicate_reader_word_keys"]) == (181, 988, 0, 0)
     # every row joined raw.words: word_index set, and the file's word is the corpus word
-    assert q(p, """select count(*) from raw.self_paced_reading s join raw.words w
+    assert q(p, """select count(*) from raw.reading_times s join raw.words w
                    on w.corpus = s.corpus and w.doc_id = s.doc_id and w.word_index = s.word_index
                    and w.native_id = s.native_id and w.word = s.word""") == [(1_013_377 + 64_320,)]
 
@@ -75,9 +75,9 @@ def test_ucl_readers_are_54_people_and_sentences_map_by_text(warehouse, mirror):
     assert df.select("subj", "sent_id", "word_n").is_duplicated().sum() == 0
     assert df["correct_perc"].min() > 0.8 and 43 not in df["sent_id"].to_list()  # the upstream cleaning
     assert q(p, "select count(*) from raw.documents where corpus = 'ucl' and doc_id = '43'") == [(1,)]
-    assert q(p, "select count(*) from raw.self_paced_reading where corpus = 'ucl' and doc_id = '43'") == [(0,)]
+    assert q(p, "select count(*) from raw.reading_times where corpus = 'ucl' and doc_id = '43'") == [(0,)]
     # a mapped sentence: pangoling's numbering differs from de Varda's, the texts are equal
-    rows = q(p, """select distinct s.upstream_sentence_id, d.text from raw.self_paced_reading s
+    rows = q(p, """select distinct s.upstream_sentence_id, d.text from raw.reading_times s
                    join raw.documents d on d.corpus = 'ucl' and d.doc_id = s.doc_id where s.corpus = 'ucl'""")
     texts = dict(df.select("sent_id", "word_n", "word").unique().group_by("sent_id")
                  .agg(pl.col("word").sort_by("word_n").str.join(" ")).rows())
@@ -186,3 +186,60 @@ def test_word_means_reproduce_natural_stories_meanitemrt(warehouse):
                    where corpus = 'natural_stories' and doc_id = '1' and word_index = 9 and not excluded""") \
         == q(p, """select round(mean_rt_ms, 9) from marts.mart_self_paced_reading_word_means
                    where corpus = 'natural_stories' and doc_id = '1' and word_index = 9""")
+
+
+def test_a_users_per_reader_times_take_the_shipped_lane(warehouse, tmp_path):
+    """Issue 34: a user corpus's per-reader reading times are rows of raw.reading_times, as the shipped corpora's, and
+    enter the regressions through the same query. Natural Stories' story 1 declared as a user's corpus (`corpus
+    add`) with five readers' self-paced reading times taken from the shipped rows: every row enters
+    int_reading_observations as given (a user corpus declares no exclusion), and int_reading_word_means is their
+    mean, computed here independently."""
+    import shutil
+    import statistics
+
+    from typer.testing import CliRunner
+    from ingest.datasets.registry import run_ingest
+    from predictabase.cli import app
+    from predictabase.warehouse.dbt import run_dbt
+    p0 = warehouse[0]
+    p = make_paths(tmp_path / "warehouse")
+    shutil.copytree(p0.warehouse, p.warehouse)
+    words = pl.DataFrame(q(p, "select doc_id, native_id, word from raw.words where corpus = 'natural_stories' "
+                              "and doc_id = '1' order by word_index"), schema=["text_id", "word_id", "word"],
+                         orient="row")
+    readers = [r for (r,) in q(p, "select distinct reader_id from raw.reading_times where corpus = 'natural_stories' "
+                                  "and doc_id = '1' order by reader_id limit 5")]
+    rts = pl.DataFrame(q(p, "select doc_id, native_id, reader_id, rt_ms from raw.reading_times "
+                            "where corpus = 'natural_stories' and doc_id = '1' and rt_ms > 0 and reader_id in "
+                            "(?, ?, ?, ?, ?)", *readers), schema=["text_id", "word_id", "reader_id", "spr"],
+                       orient="row")
+    words.write_csv(tmp_path / "words.csv")
+    rts.write_csv(tmp_path / "rt.csv")
+    res = CliRunner().invoke(app, ["corpus", "add", "story_one", "--texts", str(tmp_path / "words.csv"),
+                                   "--reading-times", str(tmp_path / "rt.csv"), "--measure", "spr",
+                                   "--warehouse", str(p.warehouse)])
+    assert res.exit_code == 0, res.output
+    run_ingest(p, ["declared_corpora"], show_progress=False)
+    assert q(p, "select table_name from information_schema.tables where table_schema = 'raw' "
+                "and table_name like '%reading%'") == [("reading_times",)]
+    assert q(p, "select measure, count(*), count(distinct reader_id) from raw.reading_times "
+                "where corpus = 'story_one' group by 1") == [("spr", rts.height, 5)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DBT_INDIRECT_SELECTION", "cautious")
+        run_dbt(p, "build", "+int_reading_word_means")
+    got = q(p, "select o.doc_id, w.native_id, o.reader_id, o.rt_ms from intermediate.int_reading_observations o "
+               "join raw.words w using (corpus, doc_id, word_index) where corpus = 'story_one' order by all")
+    assert got == sorted(rts.rows()) and len(got) > 3000
+    by_word: dict = {}
+    for _, word_id, _, rt in rts.rows():
+        by_word.setdefault(word_id, []).append(rt)
+    means = q(p, "select w.native_id, m.mean_rt_ms, m.n_observations, m.mean_source "
+                 "from intermediate.int_reading_word_means m join raw.words w using (corpus, doc_id, word_index) "
+                 "where corpus = 'story_one'")
+    assert len(means) == len(by_word)
+    for word_id, mean, n, source in means:
+        assert source == "readers" and n == len(by_word[word_id])
+        assert mean == pytest.approx(statistics.fmean(by_word[word_id]), rel=1e-12)
+    # the shipped story's rows are where they were (the exclusions of paper 001 appendix B still apply to them)
+    assert q(p, "select count(*) from intermediate.int_reading_observations where corpus = 'natural_stories' "
+                "and rt_ms < 100") == [(0,)]

@@ -76,6 +76,17 @@ WORD_FREQUENCIES_SCHEMA = {
     "google_books_code": pl.String, "google_books_source_path": pl.String, "google_books_source_sha256": pl.String,
     "frequency_source": pl.String, "source_path": pl.String, "source_sha256": pl.String,
 }
+#: raw.reading_times: every corpus's reading times per (measure, reader, word), or per-word means (reader_id NULL,
+#: n_readers where known): the shipped self-paced reading (self_paced_reading.py; with the upstream's reader and
+#: trial columns) and a user corpus's file (user_corpus.py). A word not read has no row (never 0 ms). Eye tracking
+#: upstream of its measures is raw.eye_tracking_fixations (dbt derives the measures).
+READING_TIMES_SCHEMA = {
+    "corpus": pl.String, "measure": pl.String, "reader_id": pl.String, "doc_id": pl.String, "word_index": pl.Int32,
+    "native_id": pl.String, "word": pl.String, "rt_ms": pl.Float64, "n_readers": pl.Int32,
+    "reader_correct_answers": pl.Int32, "reader_accuracy": pl.Float64, "trial_order": pl.Int32,
+    "trial_answer_correct": pl.Boolean, "upstream_sentence_id": pl.Int32,
+    "source_path": pl.String, "source_sha256": pl.String,
+}
 TOKEN_SCHEMA = {
     "doc_id": pl.String, "token_index": pl.Int32, "token": pl.String, "char_start": pl.Int32,
     "char_end": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,

@@ -118,10 +118,10 @@ _ALL: list[Job] = [
         writes=("raw.ucl_published_word_values",)),
     Job("ucl_published_results", _paths_only(ucl_published.load_results), replace_tables_in,
         writes=("raw.ucl_published_results",)),
-    # self-paced reading per reader (issue 11): raw.self_paced_reading, each job replacing its corpus's rows
-    Job("natural_stories_spr", self_paced_reading.load_natural_stories, write_partitions, after=("natural_stories",),
-        writes=("raw.self_paced_reading",)),
-    Job("ucl_spr", self_paced_reading.load_ucl, write_partitions, after=("ucl",), writes=("raw.self_paced_reading",)),
+    # self-paced reading per reader (issue 11): raw.reading_times (every corpus's), each job replacing its corpus's rows
+    Job("natural_stories_spr", self_paced_reading.load_natural_stories, self_paced_reading.write, after=("natural_stories",),
+        writes=("raw.reading_times",)),
+    Job("ucl_spr", self_paced_reading.load_ucl, self_paced_reading.write, after=("ucl",), writes=("raw.reading_times",)),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies: its frequency_source 'wordfreq'
     # rows; a user's own file is declared_corpora's, frequency_source 'user')
     Job("word_frequencies", word_frequencies.load, word_frequencies.write,

@@ -1,4 +1,4 @@
-"""Self-paced reading per reader -> raw.self_paced_reading (one row per upstream row, every row kept).
+"""Self-paced reading per reader -> raw.reading_times, measure spr (one row per upstream row, every row kept).
 
 Two jobs write the table, each replacing only its corpus's rows (partition `corpus`):
 
@@ -40,22 +40,20 @@ import polars as pl
 
 from predictabase.core.config import Paths
 from ingest.datasets.corpora import corpus_frames
-from ingest.datasets._common import CorpusLoad, Source
+from ingest.corpus_declarations import SHIPPED_MEASURES
+from ingest.datasets._common import READING_TIMES_SCHEMA, CorpusLoad, Source
 from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
 
-TABLE = "raw.self_paced_reading"
+TABLE = "raw.reading_times"
 NS_SPEC = dataset("natural_stories_spr").file("spr")
 UCL_SPEC = dataset("ucl_spr").file("spr")
 
-SCHEMA = {
-    "corpus": pl.String, "reader_id": pl.String, "doc_id": pl.String, "word_index": pl.Int32,
-    "native_id": pl.String, "word": pl.String, "rt_ms": pl.Int32, "reader_correct_answers": pl.Int32,
-    "reader_accuracy": pl.Float64, "trial_order": pl.Int32, "trial_answer_correct": pl.Boolean,
-    "upstream_sentence_id": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,
-}
+SCHEMA = READING_TIMES_SCHEMA  # raw.reading_times, every corpus's (ingest/datasets/_common.py)
+MEASURE = SHIPPED_MEASURES["self_paced_reading"][0]  # "spr"
 MAX_LISTED = 5
+RETIRED = "raw.self_paced_reading"  # this table's name until issue 34 (an older warehouse's copy, dropped)
 
 
 def read_frame(spec, paths: Paths) -> tuple[Source, pl.DataFrame]:
@@ -124,7 +122,8 @@ def build_natural_stories(src: Source, df: pl.DataFrame, words: pl.DataFrame) ->
     table = out.with_columns(pl.lit(None).alias("reader_accuracy"), pl.lit(None).alias("trial_order"),
                              pl.lit(None).alias("trial_answer_correct"), pl.lit(None).alias("upstream_sentence_id"),
                              pl.lit(src.path).alias("source_path"), pl.lit(src.sha256).alias("source_sha256"))
-    table = table.select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
+    table = table.with_columns(measure=pl.lit(MEASURE), n_readers=pl.lit(None)).select(
+        [pl.col(c).cast(t) for c, t in SCHEMA.items()])
     notes = dict(rows=table.height, readers=table["reader_id"].n_unique(),
                  reader_stories=per_story.height, duplicate_reader_word_keys=dupes, **_mismatches(out))
     return CorpusLoad("natural_stories_spr", [(TABLE, table, {"corpus": "natural_stories"})], notes)
@@ -199,7 +198,8 @@ def build_ucl(src: Source, df: pl.DataFrame, docs: pl.DataFrame, words: pl.DataF
     )
     out = _join_words(rows, words, name, "_id")
     table = out.with_columns(pl.lit(src.path).alias("source_path"), pl.lit(src.sha256).alias("source_sha256"))
-    table = table.select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
+    table = table.with_columns(measure=pl.lit(MEASURE), n_readers=pl.lit(None)).select(
+        [pl.col(c).cast(t) for c, t in SCHEMA.items()])
     unmatched = mapped.filter(pl.col("doc_id").is_null())
     docs_without = texts.filter(~pl.col("doc_id").is_in(matched["doc_id"].implode()))
     notes = dict(rows=table.height, rows_in_file=df.height, readers=table["reader_id"].n_unique(),
@@ -216,3 +216,12 @@ def load_ucl(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
     docs, words = corpus_frames(paths, prepared, "ucl")
     src, df = read_frame(UCL_SPEC, paths)
     return build_ucl(src, df, docs, words)
+
+
+def write(con, load: CorpusLoad) -> int:
+    """Replace the corpus's rows of raw.reading_times (write_partitions), and drop the table these jobs wrote before
+    every corpus's reading times were one table: nothing reads it, and it held a million rows."""
+    from ingest.datasets._common import write_partitions
+    n = write_partitions(con, load)
+    con.execute(f"DROP TABLE IF EXISTS {RETIRED}")
+    return n

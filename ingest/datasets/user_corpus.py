@@ -36,7 +36,8 @@ from ingest import corpus_table
 from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
                                         declarations_sha256, load_declarations, shipped_measures)
 from ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
-from ingest.datasets._common import DOC_SCHEMA, WORD_FREQUENCIES_SCHEMA, WORD_SCHEMA, CorpusLoad, doc_row, frame
+from ingest.datasets._common import (DOC_SCHEMA, READING_TIMES_SCHEMA, WORD_FREQUENCIES_SCHEMA, WORD_SCHEMA,
+                                     CorpusLoad, doc_row, frame)
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
@@ -44,14 +45,13 @@ from predictabase.core.fsutil import sha256_of
 from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
-TABLES = ("raw.documents", "raw.words", "raw.user_reading_times", "raw.cloze_norms", "raw.word_frequencies")
-#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's cloze norms and
-#: own frequencies are rows of raw.cloze_norms and raw.word_frequencies, the tables of the shipped corpora's)
-RETIRED = ("raw.user_cloze_norms", "raw.user_word_frequencies")
+TABLES = ("raw.documents", "raw.words", "raw.reading_times", "raw.cloze_norms", "raw.word_frequencies")
+#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's reading times,
+#: cloze norms and own frequencies are rows of raw.reading_times, raw.cloze_norms and raw.word_frequencies, the
+#: tables of the shipped corpora's)
+RETIRED = ("raw.user_reading_times", "raw.user_cloze_norms", "raw.user_word_frequencies")
 USER_FREQUENCIES = {"frequency_source": "user"}  # the partition of raw.word_frequencies a user's file fills
-RT_SCHEMA = {"corpus": pl.String, "measure": pl.String, "reader_id": pl.String, "doc_id": pl.String,
-             "word_index": pl.Int32, "rt_ms": pl.Float64, "n_readers": pl.Int32, "source_path": pl.String,
-             "source_sha256": pl.String}
+RT_SCHEMA = READING_TIMES_SCHEMA  # raw.reading_times, every corpus's (ingest/datasets/_common.py)
 CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/cloze.py)
 FREQ_SCHEMA = WORD_FREQUENCIES_SCHEMA  # raw.word_frequencies, every corpus's frequencies (frequency_source "user")
 CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
@@ -315,7 +315,7 @@ def parse_reading_times(t: Table, corpus: str, texts: Texts, texts_name: str, me
     cols = measure_columns(t, measures)
     per_reader = "reader_id" in t.columns
     scale = UNITS[units]
-    out = {k: [] for k in RT_SCHEMA}
+    out = {k: [] for k in ("measure", "reader_id", "doc_id", "word_index", "rt_ms", "n_readers")}
     seen: dict[tuple, int] = {}
     skipped = 0
     for k, r in enumerate(t.rows):
@@ -343,11 +343,13 @@ def parse_reading_times(t: Table, corpus: str, texts: Texts, texts_name: str, me
                                           + (f" reader {reader!r}" if per_reader else "")
                                           + f" appears twice (first on line {seen[key]})")
             seen[key] = t.lines[k]
-            for c, val in zip(RT_SCHEMA, (corpus, m, reader, doc_id, wi, x * scale, n, source_path, sha256)):
+            for c, val in zip(out, (m, reader, doc_id, wi, x * scale, n)):
                 out[c].append(val)
-    if not out["corpus"]:
+    if not out["measure"]:
         raise IngestError(t.name, "no reading time in the file")
-    return frame(out, RT_SCHEMA), {"per_reader": per_reader, "skipped": skipped, "rows": len(out["corpus"])}
+    rows = _rows_of(RT_SCHEMA, pl.DataFrame(out, schema={c: RT_SCHEMA[c] for c in out}, strict=True), texts,
+                    corpus=corpus, source_path=source_path, source_sha256=sha256)
+    return rows, {"per_reader": per_reader, "skipped": skipped, "rows": len(out["measure"])}
 
 
 def _unique(t: Table, k: int, key: tuple, seen: dict) -> None:
@@ -496,15 +498,12 @@ def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
         part = {"corpus": name}
         rts = pl.concat(parsed.reading_times) if parsed.reading_times else pl.DataFrame(schema=RT_SCHEMA)
         tables += [("raw.documents", parsed.texts.docs, part), ("raw.words", parsed.texts.words, part),
-                   ("raw.user_reading_times", rts, part),
+                   ("raw.reading_times", rts, part),
                    ("raw.cloze_norms", parsed.cloze if parsed.cloze is not None else
                     pl.DataFrame(schema=CLOZE_SCHEMA), part),
                    ("raw.word_frequencies", parsed.frequencies if parsed.frequencies is not None else
                     pl.DataFrame(schema=FREQ_SCHEMA), {**part, **USER_FREQUENCIES})]
         notes[name] = parsed.notes
-    for table, schema in (("raw.user_reading_times", RT_SCHEMA),):
-        if not decls:  # the tables exist (empty) even before the first user corpus
-            tables.append((table, pl.DataFrame(schema=schema), {"corpus": "\x00none"}))
     return CorpusLoad(JOB, tables, notes)
 
 

@@ -10,10 +10,13 @@
 --     last word of each text out (line starts and ends are not in the warehouse: Provo's word boxes are not
 --     ingested; UCL sentences were shown on one line, so their line ends are their text ends); words not
 --     fixated (first-pass measures: skipped in first pass; total time: never fixated) have no row.
---   user corpora (stg_user_reading_times rows with a reader_id), any measure: every row with rt_ms > 0 of a
---     word of the corpus; they declare no exclusion (no RT range, no sentence or text edges, no comprehension
+--   user corpora (stg_reading_times rows with a reader_id), any measure: every row with rt_ms > 0 of a word of
+--     the corpus; they declare no exclusion (no RT range, no sentence or text edges, no comprehension
 --     criterion): the user's file is taken as the data the user wants modelled. Per-word means (no reader_id)
 --     enter int_reading_word_means directly.
+-- Per-reader rows come from two canonical tables: reading times (stg_reading_times: every corpus's self-paced
+-- reading and a user's any measure) and eye-tracking fixations (the measures derived in int_eye_tracking_measures);
+-- a row's kind (which exclusions apply) is its measure's.
 with words as (
     select * from {{ ref('int_reading_words') }}
 ),
@@ -22,11 +25,14 @@ exclusions as (
 {{ reading_exclusions() }}
 ),
 
-spr as (
+timed as (
     select
-        corpus, 'self_paced_reading' as kind, '{{ kind_measures('self_paced_reading')[0] }}' as measure, reader_id,
-        doc_id, word_index, cast(rt_ms as double) as rt_ms, reader_correct_answers
-    from {{ ref('stg_self_paced_reading') }}
+        corpus,
+        case when measure in ({{ sql_strings(kind_measures('self_paced_reading')) }}) then 'self_paced_reading'
+             else 'eye_tracking' end as kind,
+        measure, reader_id, doc_id, word_index, rt_ms, reader_correct_answers
+    from {{ ref('stg_reading_times') }}
+    where reader_id is not null and rt_ms > 0
 ),
 
 eye as (
@@ -40,22 +46,13 @@ eye as (
     into name measure value rt_ms
 ),
 
-user_readers as (
-    select corpus, 'user' as kind, measure, reader_id, doc_id, word_index, rt_ms,
-           cast(null as integer) as reader_correct_answers
-    from {{ ref('stg_user_reading_times') }}
-    where reader_id is not null and rt_ms > 0
-),
-
 observations as (
-    select * from spr
+    select * from timed
     union all by name
     select corpus, kind, measure, reader_id, doc_id, word_index, cast(rt_ms as double) as rt_ms,
            cast(null as integer) as reader_correct_answers
     from eye
     where rt_ms is not null
-    union all by name
-    select * from user_readers
 )
 
 select o.corpus, o.measure, o.reader_id, o.doc_id, o.word_index, o.rt_ms

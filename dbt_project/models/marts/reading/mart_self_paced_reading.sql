@@ -7,7 +7,12 @@
 --   ucl: pangoling's file is already cleaned by reader and sentence (native speakers with > 80 % comprehension
 --     accuracy; typo sentences 43, 269, 337 dropped; no RT removed); here only the same RT range applies.
 with spr as (
-    select * from {{ ref('stg_self_paced_reading') }}
+    -- the shipped corpora's self-paced reading (their declared exclusions below); a user corpus's per-reader times
+    -- enter the regressions (int_reading_observations) but not this mart of upstream rows and their flags
+    select * exclude (rt_ms), cast(rt_ms as integer) as rt_ms  -- whole milliseconds, as recorded upstream
+    from {{ ref('stg_reading_times') }}
+    where measure in ({{ sql_strings(kind_measures('self_paced_reading')) }}) and reader_id is not null
+      and corpus in {{ shipped_corpora_reading('self_paced_reading') }}
 ),
 
 exclusions as (
