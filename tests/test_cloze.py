@@ -3,7 +3,6 @@ truncation, Laplace count recovery, the Provo / UCL joins and the dbt cloze mart
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -29,20 +28,22 @@ def cloze_warehouse(mirror: Path, tmp_path_factory):
     """The two corpora and the three cloze jobs ingested from the mirror, dbt tag:cloze built."""
     from ingest.datasets.registry import run_ingest
     from ingest.sources.fetch import fetch_and_record
-    from predictabase.warehouse import dbt_build
     p = make_paths(tmp_path_factory.mktemp("cloze") / "warehouse")
     for name in ["provo", "provo_cloze", "ucl", "ucl_cloze", "ucl_cloze_distributions"]:
         fetch_and_record(p, mirror, dataset=name, show_progress=False)
     counts = run_ingest(p, CLOZE_NAMES, show_progress=False)
     again = run_ingest(p, ["provo_cloze", "ucl_cloze", "ucl_cloze_distributions"], show_progress=False)
-    # the cloze norms and their parents, with only the tests whose parents are all built (tag:cloze also holds
-    # the model side, which needs scored runs; eager selection would pull in tests of models not built here)
-    os.environ["DBT_INDIRECT_SELECTION"] = "cautious"
-    try:
-        dbt_build(p, "+mart_cloze")
-    finally:
-        os.environ.pop("DBT_INDIRECT_SELECTION", None)
+    build_norms(p)
     return p, counts, again
+
+
+def build_norms(p) -> None:
+    """dbt: the cloze norms and their parents, with only the tests whose parents are all built (tag:cloze also
+    holds the model side, which needs scored runs; eager selection would pull in tests of models not built here)."""
+    from predictabase.warehouse import dbt_build
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DBT_INDIRECT_SELECTION", "cautious")
+        dbt_build(p, "+mart_cloze")
 
 
 # --------------------------------------------------------------------------- the parser
@@ -176,7 +177,6 @@ def user_cloze(cloze_warehouse, tmp_path_factory):
     from typer.testing import CliRunner
     from ingest.datasets.registry import run_ingest
     from predictabase.cli import app
-    from predictabase.warehouse import dbt_build
     root = tmp_path_factory.mktemp("user_cloze")
     shutil.copytree(cloze_warehouse[0].warehouse, root / "warehouse")
     p = make_paths(root / "warehouse")
@@ -201,11 +201,7 @@ def user_cloze(cloze_warehouse, tmp_path_factory):
                                        str(root / f), *more, "--warehouse", str(p.warehouse)])
         assert res.exit_code == 0, res.output
     run_ingest(p, ["declared_corpora"], show_progress=False)
-    os.environ["DBT_INDIRECT_SELECTION"] = "cautious"
-    try:
-        dbt_build(p, "+mart_cloze")
-    finally:
-        os.environ.pop("DBT_INDIRECT_SELECTION", None)
+    build_norms(p)
     return p, norms, words
 
 

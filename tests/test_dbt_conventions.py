@@ -51,7 +51,8 @@ DBT_UTILS_TESTS = {
 # names the project once used for a dbt_utils test: never again
 RENAMED = {"unique_combination": "unique_combination_of_columns"}
 # the project's generic tests dbt_utils has no equivalent of
-NO_DBT_UTILS_EQUIVALENT = {"row_count_between", "finite_or_null"}  # finite_or_null: every float column of a model, NaN and inf
+# finite_or_null: every float column of a model, NaN and inf; declared_corpus: the corpora ingest/corpora.toml declares
+NO_DBT_UTILS_EQUIVALENT = {"row_count_between", "finite_or_null", "declared_corpus"}
 # dbt's own generic tests (the project may override them: tests/generic/builtin_overrides.sql)
 BUILTIN_TESTS = {"not_null", "unique", "accepted_values", "relationships"}
 
