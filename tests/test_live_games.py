@@ -637,8 +637,10 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
             live.record_top1(store, catalog, player_id=code, session_id=f"s{k // 20:04d}abcdef", corpus="lm_game",
                              doc_id=doc, position=pos, guess=" the", input_mode="list")
         _pick_token(page, "the", "␣the")
-        pg.get_by_role("button", name="Guess").click()
-        pg.get_by_role("button", name="Next position").click()
+        # each click's run awaited before the next click (a full run on a loaded machine once timed out here: the
+        # click on "Next position" had landed while the guess's run was still settling, and started no run)
+        page.after_rerun(pg.get_by_role("button", name="Guess").click)
+        page.after_rerun(pg.get_by_role("button", name="Next position").click)
         pg.get_by_text("You answered every question of that passage: here is another one.").wait_for()
         page.wait_idle()
         main = pg.locator('[data-testid="stMain"]').inner_text()

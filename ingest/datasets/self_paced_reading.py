@@ -1,6 +1,7 @@
 """Self-paced reading per reader -> raw.reading_times, measure spr (one row per upstream row, every row kept).
 
-Two jobs write the table, each replacing only its corpus's rows (partition `corpus`):
+Two jobs write the shipped corpora's rows of the table (a user corpus's are declared_corpora's), each replacing
+only its corpus's rows (partition `corpus`):
 
 `natural_stories_spr` — pangoling/data_natural_spr.rda, 1,013,377 rows `subj, correct, item, word_n, RT,
 word`, unfiltered (pangoling's data-raw/DATASET.R rebuilds it from naturalstories' batch1_pro.csv and
