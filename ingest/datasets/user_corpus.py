@@ -52,7 +52,7 @@ TABLES = ("raw.documents", "raw.words", "raw.reading_times", "raw.cloze_norms", 
 RETIRED = ("raw.user_reading_times", "raw.user_cloze_norms", "raw.user_word_frequencies")
 USER_FREQUENCIES = {"frequency_source": "user"}  # the partition of raw.word_frequencies a user's file fills
 RT_SCHEMA = READING_TIMES_SCHEMA  # raw.reading_times, every corpus's (ingest/datasets/_common.py)
-CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/cloze.py)
+CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/_common.py)
 FREQ_SCHEMA = WORD_FREQUENCIES_SCHEMA  # raw.word_frequencies, every corpus's frequencies (frequency_source "user")
 CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
                   "reading_measures": pl.List(pl.String), "has_cloze": pl.Boolean, "is_game": pl.Boolean,

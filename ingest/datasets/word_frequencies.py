@@ -1,4 +1,4 @@
-"""Word frequency of every corpus word -> raw.word_frequencies (one row per raw.words row).
+"""Word frequency of every corpus word -> raw.word_frequencies, frequency_source 'wordfreq' (one row per raw.words row).
 
 wordfreq (Speer, rspeer/wordfreq; its version is recorded in every row), in each corpus's language (declared:
 ingest/corpora.toml, `corpus add --language`; the shipped corpora are English), wordlist 'large' where wordfreq
