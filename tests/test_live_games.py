@@ -637,12 +637,17 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
             live.record_top1(store, catalog, player_id=code, session_id=f"s{k // 20:04d}abcdef", corpus="lm_game",
                              doc_id=doc, position=pos, guess=" the", input_mode="list")
         _pick_token(page, "the", "␣the")
-        # each click's run awaited before the next click (a full run on a loaded machine once timed out here: the
-        # click on "Next position" had landed while the guess's run was still settling, and started no run)
+        # the page says so in a toast, which leaves after a few seconds: every toast text shown is recorded, so a
+        # loaded machine (two full runs timed out waiting for the toast itself) cannot hide it from the test;
+        # each click's run is awaited before the next click
+        pg.evaluate("""() => { window.__toasts = []; new MutationObserver(() => {
+            document.querySelectorAll('[data-testid="stToastText"]').forEach(t => {
+                if (!window.__toasts.includes(t.innerText)) window.__toasts.push(t.innerText); }); })
+            .observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
         page.after_rerun(pg.get_by_role("button", name="Guess").click)
         page.after_rerun(pg.get_by_role("button", name="Next position").click)
-        pg.get_by_text("You answered every question of that passage: here is another one.").wait_for()
-        page.wait_idle()
+        pg.wait_for_function("m => window.__toasts.some(t => t.includes(m))",
+                             arg="You answered every question of that passage: here is another one.", timeout=60_000)
         main = pg.locator('[data-testid="stMain"]').inner_text()
         new_doc = re.search(r"passage (\S+?)\*?\*?, question (\d+)", main).group(1)
         assert new_doc != doc, main[:600]
