@@ -6,9 +6,10 @@
 --   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5);
 --     words with punctuation attached are kept (a choice; their punctuation is visible in has_punctuation).
 --   log_frequency: the Zipf frequency of the word (log10 of its frequency per billion words). A corpus whose user
---     gave a frequency file (stg_word_frequencies rows of frequency_source user) takes the user's value (NULL where the file has none for
---     the word: the word then leaves the regressions); every other corpus takes wordfreq's (English 'large'
---     list; 0 for a word wordfreq does not know: its own floor). frequency_source says which.
+--     gave a frequency file (stg_word_frequencies rows of frequency_source user) takes the user's value (NULL
+--     where the file has none for the word: the word then leaves the regressions); every other corpus takes
+--     wordfreq's (English 'large' list; 0 for a word wordfreq does not know: its own floor). frequency_source says
+--     which.
 --   sentences: a word whose last letter or digit is followed by . ? or ! (then any closing quotes or
 --     brackets) ends a sentence, but not a title (Mr. Mrs. Ms. Dr. St. Jr. Sr. Prof. Mt.); UCL texts are single
 --     sentences.
