@@ -67,9 +67,10 @@ DEFAULT_MEASURES = ("gaze_duration", "spr")
 SHIPPED_MEASURES = {"eye_tracking": list(EYE_MEASURES), "self_paced_reading": ["spr"]}
 
 
-def shipped_measures(reading: tuple[str, ...] | list[str]) -> list[str]:
-    """The measures of a shipped corpus's reading kinds (ingest/corpora.toml's `reading`), kind by kind."""
-    return [m for kind in reading for m in SHIPPED_MEASURES[kind]]
+def shipped_measures(c: corpus_table.Corpus) -> list[str]:
+    """The measures of a shipped corpus (ingest/corpora.toml): its declared `measures`, else every measure of its
+    reading kinds (`reading`), kind by kind."""
+    return list(c.measures) if c.measures else [m for kind in c.reading for m in SHIPPED_MEASURES[kind]]
 UNITS = {"ms": 1.0, "s": 1000.0}
 #: the published results a user corpus can be linked to: (dataset, their corpus name)
 PUBLISHED = {"pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "

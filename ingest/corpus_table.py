@@ -40,6 +40,10 @@ class Corpus:
     exclusions: tuple[Exclusions, ...] = ()  # one per reading kind that declares any
     cloze_norms: str | None = None  # a cloze corpus's: "responses" or "published_probabilities"
     featured: bool = False
+    measures: tuple[str, ...] = ()  # the reading measures it has, when not every measure of its reading kinds
+    collection: str | None = None  # the corpora made the same way in several languages (MECO), one per language
+    adapter: str | None = None  # the loader that reads its upstream files, when it shares one (ingest/datasets)
+    upstream: str | None = None  # the upstream's name for it (the adapter's file: MECO's "du" is meco_nl)
 
 
 def _exclusions(key: str, data: dict) -> tuple[Exclusions, ...]:
@@ -63,7 +67,9 @@ def _load() -> dict[str, Corpus]:
     out = {key: Corpus(key=key, title=v["title"], texts=v["texts"], reading=tuple(v["reading"]), cloze=v["cloze"],
                        game=v["game"], language=v.get("language", "en"),
                        exclusions=_exclusions(key, v.get("exclusions", {})), cloze_norms=v.get("cloze_norms"),
-                       featured=v.get("featured", False)) for key, v in data.items()}
+                       featured=v.get("featured", False), measures=tuple(v.get("measures", ())),
+                       collection=v.get("collection"), adapter=v.get("adapter"), upstream=v.get("upstream"))
+           for key, v in data.items()}
     for c in out.values():
         unknown = set(c.reading) - set(READING_MEASURES)
         if unknown:  # pragma: no cover - a typo in corpora.toml
@@ -84,6 +90,11 @@ GAME: str = next(k for k, c in CORPORA.items() if c.game)
 CLOZE_RESPONSES: tuple[str, ...] = tuple(k for k, c in CORPORA.items() if c.cloze_norms == "responses")
 #: the corpus a page shows first where others tie
 FEATURED: str = next(k for k, c in CORPORA.items() if c.featured)
+
+
+def adapted(adapter: str) -> dict[str, "Corpus"]:
+    """The corpora one adapter loads (corpora.toml's `adapter`), in declared order."""
+    return {k: c for k, c in CORPORA.items() if c.adapter == adapter}
 
 
 def title(key: str) -> str:

@@ -19,7 +19,7 @@ ALL = ["shlegeris2024language", "oh2024leading", "casares2022general", "perplexi
        "futrell2021natural", "luke2018provo", "frank2013reading", "frank2015erp", "devarda2023cloze",
        "pimentel2024compute", "smith2013effect", "nicenboim2023pangoling", "gokaslan2019openwebtext",
        "allal2025smollm2", "gemmateam2025gemma3", "radford2019language", "brown2020language", "black2021gptneo",
-       "biderman2023pythia"]
+       "biderman2023pythia", "wilcox2023testing", "siegelman2022meco"]
 PAGE_REFERENCES: dict[str, list[str]] = {
     HOME: ALL,
     "perplexity": ["perplexity_glossary", *_GAME, *_CORPORA, *_SCORED, "brown2020language"],
@@ -31,7 +31,8 @@ PAGE_REFERENCES: dict[str, list[str]] = {
     "next-word": ["oh2024leading", "luke2018provo", "frank2013reading", "devarda2023cloze", "nicenboim2023pangoling",
                   "allal2025smollm2", "gemmateam2025gemma3"],
     "reading-times": ["hao2020probabilistic", "oh2024leading", "pimentel2024compute", *_CORPORA, "smith2013effect",
-                      "nicenboim2023pangoling", *_SCORED, "black2021gptneo", "biderman2023pythia"],
+                      "nicenboim2023pangoling", *_SCORED, "black2021gptneo", "biderman2023pythia",
+                      "wilcox2023testing", "siegelman2022meco"],
     "wild": ["casares2022general", "brown2020language"],
     "scoreboard": [*_GAME, "perplexity_glossary", "oh2024leading", "luke2018provo", "frank2013reading",
                    "devarda2023cloze", *_SCORED],

@@ -167,7 +167,7 @@ def listing(paths: Paths) -> list[dict]:
     from ingest.corpus_declarations import shipped_measures
     counts = _ingested_counts(paths)
     out = [{"corpus": c.key, "title": c.title, "origin": "shipped", "language": c.language,
-            "measures": shipped_measures(c.reading), "cloze": c.cloze,
+            "measures": shipped_measures(c), "cloze": c.cloze,
             "frequencies": "wordfreq", **counts.get(c.key, {"texts": None, "words": None})}
            for c in corpus_table.CORPORA.values()]
     for d in load_declarations(paths).values():

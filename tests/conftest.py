@@ -140,7 +140,7 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
 
     def build(root: Path) -> SimpleNamespace:
         models = root / "models.toml"
-        models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n\n'
+        models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl", "meco_ko"]\ntop_k = 3\n\n'
                           '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
         wh = make_paths(root / "warehouse")
         env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy

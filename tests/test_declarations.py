@@ -101,10 +101,10 @@ def test_the_wide_scoreboard_contract_is_written_from_the_declarations(monkeypat
     assert declarations()["scoreboard_wide"] == names and len(names) == len(set(names))
     assert len(sc.written_lines(text)) == 5 * len(names)
     # one more corpus with texts and eye tracking, declared: 1 + 4 measures x 2 definitions more comparisons
-    extra = dataclasses.replace(corpus_table.CORPORA["provo"], key="meco_de", title="MECO German", cloze=False,
+    extra = dataclasses.replace(corpus_table.CORPORA["provo"], key="extra_de", title="Extra German", cloze=False,
                                 cloze_norms=None)
-    monkeypatch.setattr(corpus_table, "CORPORA", {**corpus_table.CORPORA, "meco_de": extra})
+    monkeypatch.setattr(corpus_table, "CORPORA", {**corpus_table.CORPORA, "extra_de": extra})
     grown = [n for n, _ in sc.wide_comparisons()]
-    assert len(grown) == len(names) + 9 and "delta_loglik_meco_de_gaze_duration_wt_nats_per_word" in grown
+    assert len(grown) == len(names) + 9 and "delta_loglik_extra_de_gaze_duration_wt_nats_per_word" in grown
     assert sc.main([]) == 1  # the YAML no longer matches: rewrite it
     assert sc.written_lines(sc.rewrite(text)) == sc.contract_lines()

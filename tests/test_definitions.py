@@ -24,6 +24,10 @@ def test_ingest_names_and_dataset_names_are_one_vocabulary():
     # word-probability-sums diagnostic, which ship with the code, the user's corpora (`predictabase corpus add`: their files are declared in the warehouse, not in the
     # catalog) and the live games' answers (the store the dashboard writes in the warehouse)
     own = {"model_table", "references", "word_probability_sums", "declared_corpora", "live"}
+    # ... and a collection's corpus jobs, named after their corpus (MECO's languages: meco_nl, ...), which read
+    # their adapter's dataset (wilcox_xlang)
+    from ingest import corpus_table
+    own |= {k for k, c in corpus_table.CORPORA.items() if c.adapter}
     assert set(JOBS) - own <= set(dataset_names()) and not own & set(dataset_names())
     counts = {d: sum(f.dataset == d for f in load_catalog()) for d in ("lm_game", "pairwise", "provo", "wild")}
     assert counts == {"lm_game": 469, "pairwise": 401, "provo": 55, "wild": 2}

@@ -52,4 +52,5 @@ def test_the_cli_prints_the_entry_brackets_as_written(tmp_path):
     res = CliRunner().invoke(app, ["refresh", "--models", str(f), "--warehouse", str(tmp_path / "wh")])
     assert res.exit_code == 2
     assert " ".join(res.output.split()) == (f"error: --models {f} [[model]] #1: `corpora` must be a list drawn "
-                                            "from lm_game, natural_stories, provo, ucl")
+                                            "from lm_game, natural_stories, provo, ucl, meco_nl, meco_en, meco_fi, "
+                                            "meco_de, meco_el, meco_he, meco_it, meco_ko, meco_ru, meco_es, meco_tr")

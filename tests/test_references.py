@@ -38,7 +38,7 @@ def _citations(monkeypatch, warehouse: Path):
 def test_the_references_parse_and_cover_every_catalog_dataset():
     loaded = refs.load_references()
     by_key = {r.key: r for r in loaded}
-    assert len(by_key) == len(loaded) == 20
+    assert len(by_key) == len(loaded) == 22
     covered = {d for r in loaded for d in r.datasets}
     assert covered == set(catalog_datasets()) - UNCITED
     for r in loaded:

@@ -36,7 +36,9 @@ PERFS_JOB = "lm_game_model_perfs"  # a small job with a small downstream (raw.to
 
 
 def models_file(path: Path, *model_dirs: Path) -> Path:
-    path.write_text("".join(f'[[model]]\nname = "{d}"\ncorpora = ["ucl"]\ntop_k = 3\n\n' for d in model_dirs))
+    """A models file: the first model on the refreshed warehouse's corpora (UCL, MECO Korean), the others on UCL."""
+    corpora = ['["ucl", "meco_ko"]'] + ['["ucl"]'] * (len(model_dirs) - 1)
+    path.write_text("".join(f'[[model]]\nname = "{d}"\ncorpora = {c}\ntop_k = 3\n\n' for d, c in zip(model_dirs, corpora)))
     return path
 
 
@@ -154,14 +156,14 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     # the user corpora: every model scores them (the step lists the first four tasks)
     assert s["score"].split(None, 2)[2] == (
         f"ran 5 task(s): {tiny_gpt2_dir} / score ucl: scored, {tiny_gpt2_dir} / score brown: scored, "
-        f"{tiny_gpt2_dir} / score meco_de: scored, smollm2-135m / score brown: scored and 1 more")
+        f"{tiny_gpt2_dir} / score meco_german: scored, smollm2-135m / score brown: scored and 1 more")
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
     n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
                  tiny_gpt2_dir.name)
-    assert [c for c, _ in n_tokens] == ["brown", "meco_de", "ucl"]
+    assert [c for c, _ in n_tokens] == ["brown", "meco_german", "ucl"]
     assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
                     "ORDER BY 1") == n_tokens
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())
@@ -221,7 +223,7 @@ def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(w
         "nothing to do: every catalog file present with its sha256",
         "nothing to do: every job's inputs, code and tables are as ingested",
         f"would score 3 task(s): {tiny_llama_dir} / score ucl, {tiny_llama_dir} / score brown, "
-        f"{tiny_llama_dir} / score meco_de",
+        f"{tiny_llama_dir} / score meco_german",
         "would build and publish: new complete runs in token_scores; dbt build --select "
         "source:scores.token_scores+ source:scores.run_registry+ mart_build_info mart_warehouse_tables"]
     assert {p: sha256_of(p) for p in files} == files
@@ -243,7 +245,7 @@ def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tin
     assert ingest.startswith("would ingest") and "declared_corpora" in ingest, ingest
     assert s["score"].split(None, 2)[2] == (
         f"would score 5 task(s): {tiny_gpt2_dir} / score lab, {tiny_llama_dir} / score ucl, "
-        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score meco_de and 1 more")
+        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score meco_german and 1 more")
     assert {p: sha256_of(p) for p in files} == files
     assert not list(wh.token_scores.rglob("corpus=lab"))
 

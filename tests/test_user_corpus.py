@@ -84,13 +84,13 @@ def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkey
     words = meco_german_frames(mirror)
     assert words.height == 2026
     assert q(marts, "SELECT title, language, origin, n_texts, n_words, reading_measures, frequency_source "
-                    "FROM mart_corpora WHERE corpus = 'meco_de'") == [
+                    "FROM mart_corpora WHERE corpus = 'meco_german'") == [
         (MECO_GERMAN_TITLE, "de", "user", 12, 2026, list(MECO_MEASURES.values()), "wordfreq")]
     assert q(marts, "SELECT DISTINCT language FROM mart_corpora WHERE origin = 'shipped' OR corpus = 'brown'") == \
         [("en",)]
     # every word's frequency is wordfreq's German one (not its English one: "der" is common in German only)
     rows = q(db, "SELECT w.word, f.zipf_frequency, f.wordfreq_language, f.wordfreq_wordlist FROM raw.words w "
-                 "JOIN raw.word_frequencies f USING (corpus, doc_id, word_index) WHERE corpus = 'meco_de' "
+                 "JOIN raw.word_frequencies f USING (corpus, doc_id, word_index) WHERE corpus = 'meco_german' "
                  "ORDER BY doc_id, word_index")
     assert len(rows) == 2026 and {(r[2], r[3]) for r in rows} == {("de", "large")}
     assert [r[1] for r in rows] == [wordfreq.zipf_frequency(r[0], "de", "large")
@@ -99,9 +99,9 @@ def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkey
     assert der and der[0] > 6.5 > wordfreq.zipf_frequency("der", "en", "large")
     # every model's word surprisal on every word; delta log-likelihood on each of its measures
     by_model = dict(q(marts, "SELECT model_key, count(surprisal_wt_nats) FROM mart_word_surprisal "
-                             "WHERE corpus = 'meco_de' AND run_source = 'scored' GROUP BY 1"))
+                             "WHERE corpus = 'meco_german' AND run_source = 'scored' GROUP BY 1"))
     assert by_model.get("smollm2-135m") == 2026 and len(by_model) == 2, by_model
-    dll = q(marts, "SELECT DISTINCT measure FROM mart_delta_loglik WHERE corpus = 'meco_de' "
+    dll = q(marts, "SELECT DISTINCT measure FROM mart_delta_loglik WHERE corpus = 'meco_german' "
                    "AND model_key = 'smollm2-135m' AND method = 'cv_means' ORDER BY 1")
     assert [m for (m,) in dll] == sorted(MECO_MEASURES.values())
     # on every page that offers a corpus, by its title

@@ -60,6 +60,6 @@ def meco_german_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
 
 def add_meco_german_args(words: Path, rt: Path) -> list[str]:
     """A corpus in another language by declaration alone: `corpus add` with `--language de` (no code)."""
-    return ["corpus", "add", "meco_de", "--texts", str(words), "--reading-times", str(rt),
+    return ["corpus", "add", "meco_german", "--texts", str(words), "--reading-times", str(rt),
             *(a for m in MECO_MEASURES.values() for a in ("--measure", m)), "--title", MECO_GERMAN_TITLE,
             "--language", "de"]

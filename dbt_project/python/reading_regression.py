@@ -262,3 +262,45 @@ def typed_frame(rows: list[dict], columns: list[str], text: tuple[str, ...], int
         else:
             out[c] = out[c].astype("float64")
     return out
+
+
+# --------------------------------------------------------------------------- Wilcox et al. 2023's procedure
+
+def lm_heldout_log_densities(y: np.ndarray, X: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
+    """Wilcox et al. 2023's `model_cross_val` with `lm` (xlang-processing analysis/analysis_surp.Rmd): for each
+    fold, OLS with an intercept on the other folds' rows, sd = R's sigma() = sqrt(SSE / (n_train - p)) (the
+    residual standard error, not the MLE), and log(dnorm(y, mean = prediction, sd)) of each held-out row.
+    Returned per row (the same order as y). The fit is a least-squares solve on the rows (SVD, as stable as lm's
+    QR), not on sufficient statistics, so that the result matches R's to 1e-9 nats."""
+    Xi = with_intercept(X)
+    out = np.empty(len(y))
+    p = Xi.shape[1]
+    for f in range(k):
+        test = folds == f
+        train = ~test
+        beta, *_ = np.linalg.lstsq(Xi[train], y[train], rcond=None)
+        resid = y[train] - Xi[train] @ beta
+        sd = math.sqrt(float(resid @ resid) / (int(train.sum()) - p))
+        z = (y[test] - Xi[test] @ beta) / sd
+        out[test] = -0.5 * LOG_2PI - math.log(sd) - 0.5 * z * z
+    return out
+
+
+def word_delta_summary(delta: np.ndarray, draws: int = 10_000, seed: int = 444) -> dict:
+    """Wilcox et al.'s summary of per-word ΔLL values: the mean, the standard error sd / sqrt(n) (plotrix's
+    std.error), the interval mean ± 1.96 SE; and a two-sided paired sign-flip permutation p-value from `draws`
+    seeded random sign patterns (theirs is jmuOutlier's perm.test with 500 draws of R's random numbers: not
+    replayed)."""
+    d = np.asarray(delta, dtype=float)
+    d = d[~np.isnan(d)]
+    n = len(d)
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    rng, hits = np.random.default_rng(seed), 0
+    for start in range(0, draws, 1000):  # 1,000 patterns at a time (a pattern is a row of n signs)
+        signs = rng.choice((-1.0, 1.0), size=(min(1000, draws - start), n))
+        hits += int((np.abs(signs @ d) / n >= abs(mean) - 1e-15).sum())
+    p = float((1 + hits) / (draws + 1))
+    return {"n_words": n, "delta_loglik_nats_per_word": mean, "delta_loglik_se_nats_per_word": se,
+            "delta_loglik_ci_low_nats_per_word": mean - 1.96 * se, "delta_loglik_ci_high_nats_per_word": mean + 1.96 * se,
+            "p_value": p}

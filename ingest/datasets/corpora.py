@@ -14,7 +14,7 @@ from collections.abc import Callable
 import polars as pl
 
 from predictabase.core.config import Paths
-from ingest.datasets import lm_game, natural_stories, provo, ucl
+from ingest.datasets import lm_game, meco, natural_stories, provo, ucl
 from ingest.datasets._common import CorpusLoad
 
 LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
@@ -23,6 +23,7 @@ LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     "provo": provo.load,
     "ucl": ucl.load,
     "ucl_imported_surprisal": ucl.load_imported,
+    **meco.loaders(),  # one per language (ingest/corpora.toml: adapter = "meco")
 }
 NAMES = list(LOADERS)
 

@@ -35,7 +35,7 @@ from rich.progress import Progress
 from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
 from ingest.datasets import ucl_published
 from ingest.datasets import self_paced_reading, word_frequencies
-from ingest.datasets import eye_tracking
+from ingest.datasets import eye_tracking, meco
 from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus, word_probability_sums
 from predictabase.core.config import Paths
 from ingest.datasets._common import CorpusLoad, write_partitions
@@ -66,6 +66,7 @@ class Job:
 CORPUS_WRITES = {name: ("raw.documents", "raw.words") for name in corpora.NAMES}
 CORPUS_WRITES["lm_game"] = ("raw.documents", "raw.game_doc_tokens", "raw.words")
 CORPUS_WRITES["ucl_imported_surprisal"] = ("raw.imported_word_surprisal",)
+CORPUS_WRITES.update({name: ("raw.documents", "raw.reading_times", "raw.words") for name in meco.corpora()})
 
 
 def _corpus_job(name: str) -> Job:
@@ -138,6 +139,10 @@ _ALL: list[Job] = [
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
     Job("pimentel_meister_surprisal", pimentel_meister.load_surprisal, replace_tables_in,
         after=(*pimentel_meister.CORPORA, "declared_corpora"), writes=("raw.pimentel_meister_words",)),
+    # Wilcox et al. 2023 (issue 35): their rows of MECO's 11 languages (four models' surprisal and entropy, their
+    # frequencies and lengths, the eye-tracking means as they merged them) and their fitted link curves
+    Job("wilcox_xlang", meco.load_wilcox, replace_tables_in, after=tuple(meco.corpora()),
+        writes=(f"raw.{meco.WORDS_TABLE}", f"raw.{meco.CURVES_TABLE}")),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
     # paper 001's word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer

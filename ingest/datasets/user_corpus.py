@@ -474,7 +474,7 @@ def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
     from datetime import datetime
     shipped = hashlib.sha256(corpus_table.TABLE_FILE.read_bytes()).hexdigest()
     rows = [dict(corpus=c.key, title=c.title, language=c.language, origin="shipped", has_texts=c.texts,
-                 reading_measures=shipped_measures(c.reading), has_cloze=c.cloze,
+                 reading_measures=shipped_measures(c), has_cloze=c.cloze,
                  is_game=c.game, published=None, declared_at=None, declaration_sha256=shipped,
                  source_path="ingest/corpora.toml", source_sha256=shipped)
             for c in corpus_table.CORPORA.values()]

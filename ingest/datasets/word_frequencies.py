@@ -55,12 +55,12 @@ SOURCE = "wordfreq"  # frequency_source of the rows this job writes (a user's ow
 
 
 def wordlist_of(language: str) -> str:
-    """wordfreq's list for a language: 'large' where it has one, else 'best' (IngestError: none at all)."""
+    """wordfreq's list for a language: 'large' where it has one, else 'small' (Greek, Korean, Turkish; IngestError:
+    none at all)."""
     import wordfreq
-    if language in wordfreq.available_languages(WORDLIST):
-        return WORDLIST
-    if language in wordfreq.available_languages("best"):
-        return "best"
+    for wordlist in (WORDLIST, "small"):
+        if language in wordfreq.available_languages(wordlist):
+            return wordlist
     raise IngestError(NAME, f"wordfreq has no word list for language {language!r}; one of "
                             f"{', '.join(sorted(wordfreq.available_languages('best')))}")
 

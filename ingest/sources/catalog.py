@@ -7,6 +7,7 @@ with internet downloads it, `path` where it sits in a local mirror and in
 from __future__ import annotations
 
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,13 +36,14 @@ class SourceFile:
 
     @property
     def url(self) -> str:
-        return f"https://raw.githubusercontent.com/{self.repo.repo}/{self.repo.commit}/{self.upstream_path}"
+        return (f"https://raw.githubusercontent.com/{self.repo.repo}/{self.repo.commit}/"
+                f"{urllib.parse.quote(self.upstream_path)}")
 
 
 @lru_cache(maxsize=1)
 def load_catalog() -> tuple[SourceFile, ...]:
     data = tomllib.loads(CATALOG_FILE.read_text())
-    repos = {r["folder"]: Repo(**r) for r in data["repo"]}
+    repos = {r["folder"]: Repo(**{k: r[k] for k in Repo.__dataclass_fields__}) for r in data["repo"]}
     return tuple(
         SourceFile(path=f["path"], repo=repos[f["repo_folder"]], upstream_path=f["upstream_path"],
                    sha256=f["sha256"], bytes=f["bytes"], dataset=f["dataset"])

@@ -52,7 +52,7 @@ def declarations() -> dict:
     from predictabase.warehouse.scoreboard_contract import wide_comparisons
     return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
                          "cloze": c.cloze, "cloze_norms": c.cloze_norms, "game": c.game, "reading": list(c.reading),
-                         "measures": [m for m in MEASURES if m in shipped_measures(c.reading)]}
+                         "measures": [m for m in MEASURES if m in shipped_measures(c)]}
                         for c in corpus_table.CORPORA.values()],
             "measures": list(MEASURES), "measure_labels": {m: MEASURE_LABELS[m][0] for m in MEASURES},
             "kind_measures": SHIPPED_MEASURES,

@@ -2,7 +2,8 @@
 
 `mart_scoreboard` has one column group per comparison of the shipped corpora: bits per byte on each corpus with
 texts, the LM game's top-1 and pairwise results, cloze agreement on each corpus whose norms keep every response,
-PNC on each cloze corpus, and ΔLL on each reading measure of each corpus, LW and WT. The list is made here from
+PNC on each cloze corpus, and ΔLL on each reading measure of each corpus, LW and WT; not a collection's corpora
+(MECO's languages: mart_scoreboard_long has their rows). The list is made here from
 `ingest/corpora.toml` and the reading measures; dbt reads it through the declarations
 (`macros/scoreboard.sql` scoreboard_wide_comparisons), and the mart's contract (its columns in
 `_scoreboard__models.yml`, between the generated markers) is written from it:
@@ -28,7 +29,9 @@ def wide_comparisons() -> list[tuple[str, str]]:
     """(comparison, its description) of every column group of the wide scoreboard, in column order."""
     from ingest import corpus_table
     from ingest.corpus_declarations import MEASURES, shipped_measures
-    corpora = corpus_table.CORPORA.values()
+    # a collection's corpora (MECO's 11 languages, one corpus each) are rows of mart_scoreboard_long only: 77
+    # comparisons more would make the wide mart 385 columns wider (its page groups them by language instead)
+    corpora = [c for c in corpus_table.CORPORA.values() if c.collection is None]
     out = [(f"bits_per_byte_{c.key}", f"bits per byte on {c.key} (mart_model_perplexity)") for c in corpora if c.texts]
     out += [("top1_accuracy_token", "top-1 accuracy on all possible questions of the top-1 game, share correct "
                                     "(mart_top1_summary)"),
@@ -42,7 +45,7 @@ def wide_comparisons() -> list[tuple[str, str]]:
             for c in corpora if c.cloze for d in DEFINITIONS]
     out += [(f"delta_loglik_{c.key}_{m}_{d}_nats_per_word",
              f"ΔLL, nats per word, {c.key}_{m}_{d} (mart_delta_loglik, cv_means)")
-            for c in corpora for m in MEASURES if m in shipped_measures(c.reading) for d in DEFINITIONS]
+            for c in corpora for m in MEASURES if m in shipped_measures(c) for d in DEFINITIONS]
     return out
 
 

@@ -3,8 +3,10 @@
 -- frequency and their product for the word and its 3 previous words (spillover), NULL across a text start (never
 -- the previous text's words), with where the word stands in its text and sentence (the exclusions of
 -- int_reading_observations use them).
---   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5);
---     words with punctuation attached are kept (a choice; their punctuation is visible in has_punctuation).
+--   length_chars: characters of the word without the punctuation attached to its ends ("moors," -> 5, "москва,"
+--     -> 6): a letter, digit or mark is one of any script (\p{L}, \p{N}, \p{M}; RE2's [:alnum:] is ASCII only and
+--     gave Cyrillic, Greek, Hebrew and Hangul words 0); words with punctuation attached are kept (a choice; their
+--     punctuation is visible in has_punctuation).
 --   log_frequency: the Zipf frequency of the word (log10 of its frequency per billion words). A corpus whose user
 --     gave a frequency file (stg_word_frequencies rows of frequency_source user) takes the user's value (NULL
 --     where the file has none for the word: the word then leaves the regressions); every other corpus takes
@@ -36,13 +38,13 @@ frequencies as (
 described as (
     select
         w.corpus, w.doc_id, w.word_index, w.word,
-        length(regexp_replace(w.word, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) as length_chars,
-        regexp_matches(w.word, '^[^[:alnum:]]|[^[:alnum:]]$') as has_punctuation,
+        length(regexp_replace(w.word, '^[^\p{L}\p{N}\p{M}]+|[^\p{L}\p{N}\p{M}]+$', '', 'g')) as length_chars,
+        regexp_matches(w.word, '^[^\p{L}\p{N}\p{M}]|[^\p{L}\p{N}\p{M}]$') as has_punctuation,
         f.zipf_frequency as log_frequency,
         coalesce(f.frequency_source,
                  case when w.corpus in (select corpus from user_frequencies) then 'user' else 'wordfreq' end)
             as frequency_source,
-        regexp_matches(w.word, '[.?!][^[:alnum:]]*$')
+        regexp_matches(w.word, '[.?!\x{037E}][^\p{L}\p{N}\p{M}]*$')  -- U+037E: the Greek question mark
             and not regexp_matches(w.word, '^(Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt)\.$') as ends_sentence_mark,
         w.word_index = 0 as is_text_first,
         w.word_index = max(w.word_index) over (partition by w.corpus, w.doc_id) as is_text_last

@@ -8,7 +8,11 @@
 -- and have no row for the first word of a sentence (upstream has none); Pimentel & Meister's 11 models
 -- (GPT-2 small to xl, Pythia 70m to 12b) on Natural Stories, Provo and a user corpus declared with their Brown
 -- files (published = 'pimentel_meister:brown') carry both definitions as their authors computed them (wordsprobability: WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our
--- words by key. mart_word_surprisal publishes this table; the reading-time regressions read it.
+-- words by key; Wilcox et al. 2023's four models on MECO's 11 languages (mGPT with short and long context, their
+-- monolingual models on 30M words and on all data) carry their word surprisal as LW (the word's tokens from the
+-- one that starts with its space marker, summed: their scripts/get_predictors.py), joined to our words by
+-- (trialid, ianum); a text's first word has 0 bits there (no context: they start without BOS). mart_word_surprisal
+-- publishes this table; the reading-time regressions read it.
 with words as (
     select * from {{ ref('int_word_surprisal') }}
 ),
@@ -86,12 +90,32 @@ pimentel_meister as (
     left join native as n using (corpus, doc_id, word_index)
 ),
 
+wilcox_xlang as (
+    select
+        x.corpus, x.model_key, x.upstream_model as model_id, 'wilcox-xlang:' || x.model_key as run_id,
+        'imported_words' as run_source, 'LW only (as given)' as definitions, true as used_in_marts,
+        cast(null as varchar) as end_of_text_tokens,
+        x.doc_id, x.word_index, n.native_id as native_word_id, sw.word,
+        x.word_index = 0 as is_first_word, x.word_index = lw.last_word_index as is_last_word,
+        cast(null as bigint) as n_tokens, cast(null as boolean) as is_multitoken, cast(null as boolean) as is_aligned,
+        x.surprisal_bits * ln(2) as surprisal_lw_nats, x.surprisal_bits as surprisal_lw_bits,
+        cast(null as double) as surprisal_wt_nats, cast(null as double) as surprisal_wt_bits,
+        cast(null as double) as surprisal_wt_minus_lw_bits,
+        cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
+    from {{ ref('stg_wilcox_xlang_words') }} as x
+    inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
+    inner join last_words as lw using (corpus, doc_id)
+    left join native as n using (corpus, doc_id, word_index)
+),
+
 all_words as (
     select * from scored
     union all by name
     select * from imported_words
     union all by name
     select * from pimentel_meister
+    union all by name
+    select * from wilcox_xlang
 )
 
 select

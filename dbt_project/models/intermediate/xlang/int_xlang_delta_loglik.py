@@ -1,0 +1,127 @@
+"""Delta log-likelihood of MECO's eye-tracking means in 11 languages as Wilcox, Meister, Cotterell & Pimentel
+(2023) compute it (xlang-processing analysis/analysis_surp.Rmd), one row per (corpus, measure, model, definition).
+
+Their procedure, replayed on their own rows (stg_wilcox_xlang_words: their four models' surprisal, their `freq`
+and `len`, the previous words' values as they merged them):
+  1. a language's file: keep rows with freq, prev_freq and prev2_freq > 0 and finite (R's filter drops NA);
+  2. per model, drop every row with any missing column (tidyr's drop_na over the whole row: the entropies and all
+     three measures included, so the same rows serve every measure); the means' 0s (a word no reader fixated)
+     stay 0 ms, as in their data;
+  3. per measure: OLS `rt ~ surp + prev_surp + prev2_surp + freq + len + prev_freq + prev_len + prev2_freq +
+     prev2_len` against the baseline `rt ~ freq + len + prev_freq + prev_len + prev2_freq + prev2_len`, 10 folds
+     unshuffled, R's `cut(seq(1, n), breaks = 10)` over the rows in file order; each held-out word's log density
+     with the training fit's residual standard error (sigma(), n - p degrees of freedom);
+  4. ΔLL = the mean over words of (target - baseline) log density, nats per word; the interval mean ± 1.96 SE,
+     SE = sd / sqrt(n) over words. Their p-value (500 random permutations) is not replayed: ours is a seeded
+     sign-flip test over the words (reading_regression.word_delta_summary).
+  tests/test_xlang.py runs the same steps in R (tests/r/wilcox_dll.R) and requires every ΔLL equal to 1e-9.
+
+The same procedure with our models' surprisal (run_source 'scored', definitions lw and wt, bits): on the same
+language's words (their freq, len and means; every model's rows agree on them), the previous words' values taken
+from the text's previous words, the rows kept by steps 1-2 over the columns the fits read; so theirs and ours
+differ only in where the surprisal comes from.
+"""
+import numpy as np
+import pandas as pd
+
+import r_rng
+import reading_regression as rr
+
+COLUMNS = ["corpus", "measure", "model_key", "run_id", "run_source", "definition", "method", "n_words", "n_folds",
+           "delta_loglik_nats_per_word", "delta_loglik_se_nats_per_word", "delta_loglik_ci_low_nats_per_word",
+           "delta_loglik_ci_high_nats_per_word", "p_value", "fold_delta_nats_per_word"]
+TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", "method")
+METHOD = "wilcox_2023"
+#: the means' columns (<measure>_ms: ingest/datasets/meco.py names them after the declared measures) -> measure
+MEASURE_SUFFIX = "_ms"
+BASE = ["unigram_surprisal_bits", "length_chars", "prev1_unigram_surprisal_bits", "prev1_length_chars",
+        "prev2_unigram_surprisal_bits", "prev2_length_chars"]
+SURP = ["surprisal_bits", "prev1_surprisal_bits", "prev2_surprisal_bits"]
+FREQS = ["unigram_surprisal_bits", "prev1_unigram_surprisal_bits", "prev2_unigram_surprisal_bits"]
+#: every column of their rows that drop_na sees (besides the keys, never missing)
+THEIR_COLUMNS = [*SURP, *BASE, "entropy_bits", "prev1_entropy_bits", "prev2_entropy_bits", "model_word",
+                 "mismatch", "word"]  # and the means (measure_columns)
+K = 10
+
+
+def frequency_filter(g: pd.DataFrame) -> np.ndarray:
+    """Step 1: freq, prev_freq, prev2_freq > 0 and finite (NA fails)."""
+    f = g[FREQS].to_numpy(float)
+    return (np.isfinite(f) & (f > 0)).all(axis=1)
+
+
+def complete(g: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Step 2: no missing value (NULL or NaN) in any of `columns`."""
+    return g[columns].notna().all(axis=1).to_numpy()  # pandas: NaN is missing too, as R's is.na
+
+
+def measure_columns(df: pd.DataFrame) -> dict[str, str]:
+    """The columns of the eye-tracking means -> their measure."""
+    return {c: c[:-len(MEASURE_SUFFIX)] for c in df.columns if c.endswith(MEASURE_SUFFIX)}
+
+
+def fits(rows: pd.DataFrame, measures: dict[str, str], **keys) -> list[dict]:
+    """Steps 3-4 for every measure over `rows` (kept rows, in file order)."""
+    out = []
+    n = len(rows)
+    if n < K:
+        return out
+    folds = r_rng.r_cut_folds(n, K) - 1
+    Xb = rows[BASE].to_numpy(float)
+    Xf = np.column_stack([rows[SURP].to_numpy(float), Xb])
+    for col, measure in measures.items():
+        y = rows[col].to_numpy(float)
+        delta = rr.lm_heldout_log_densities(y, Xf, folds, K) - rr.lm_heldout_log_densities(y, Xb, folds, K)
+        s = rr.word_delta_summary(delta)
+        per_fold = [float(delta[folds == f].mean()) for f in range(K)]
+        out.append({**keys, "measure": measure, "method": METHOD, "n_folds": K, **s,
+                    "fold_delta_nats_per_word": per_fold})
+    return out
+
+
+def our_words(theirs: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
+    """One row per word of each MECO corpus: their freq, len and means (the same in every model's row)."""
+    return (theirs.sort_values(["corpus", "doc_id", "word_index", "model_key"])
+            .drop_duplicates(["corpus", "doc_id", "word_index"])
+            [["corpus", "doc_id", "word_index", "trialid", "ianum", "unigram_surprisal_bits", "length_chars",
+              *measures]])
+
+
+def with_previous(w: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The previous two words' values of `columns` within each text (NULL across a text's start)."""
+    w = w.sort_values(["corpus", "trialid", "ianum"]).copy()
+    by_text = w.groupby(["corpus", "doc_id"], sort=False)
+    for c in columns:
+        w["prev1_" + c] = by_text[c].shift(1)
+        w["prev2_" + c] = by_text[c].shift(2)
+    return w
+
+
+def model(dbt, session):
+    theirs = dbt.ref("stg_wilcox_xlang_words").df()
+    measures = measure_columns(theirs)
+    rows = []
+    for (corpus, model_key), g in theirs.groupby(["corpus", "model_key"], sort=True):
+        g = g.sort_values("file_row")
+        g = g[frequency_filter(g)]
+        g = g[complete(g, [*THEIR_COLUMNS, *measures])]
+        rows += fits(g, measures, corpus=corpus, model_key=model_key, run_id=f"wilcox-xlang:{model_key}",
+                     run_source="imported_words", definition="as given")
+    corpora = sorted(theirs["corpus"].unique())
+    if corpora:
+        words = our_words(theirs, measures)
+        ours = dbt.ref("int_word_surprisal_runs").filter(
+            "run_source = 'scored' and used_in_marts and corpus in (" + ", ".join(f"'{c}'" for c in corpora) + ")"
+        ).df()
+        for (corpus, model_key, run_id), r in ours.groupby(["corpus", "model_key", "run_id"], sort=True):
+            for definition in ("lw", "wt"):
+                s = r[["doc_id", "word_index", f"surprisal_{definition}_bits"]].rename(
+                    columns={f"surprisal_{definition}_bits": "surprisal_bits"})
+                w = words[words["corpus"] == corpus].merge(s, on=["doc_id", "word_index"], how="left")
+                w = with_previous(w, ["surprisal_bits", "unigram_surprisal_bits", "length_chars"])
+                w = w[frequency_filter(w)]
+                w = w[complete(w, [*SURP, *BASE, *measures])]
+                rows += fits(w, measures, corpus=corpus, model_key=model_key, run_id=run_id, run_source="scored",
+                             definition=definition)
+    return rr.typed_frame(rows, COLUMNS, text=TEXT, integers=("n_words", "n_folds"),
+                          lists=("fold_delta_nats_per_word",))

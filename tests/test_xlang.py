@@ -1,0 +1,173 @@
+"""Issue 35: MECO's eye-tracking means in 11 languages as shipped corpora (ingest/datasets/meco.py, one corpus per
+language), Wilcox et al. (2023)'s four models imported as runs, and their delta log-likelihood replayed
+(int_xlang_delta_loglik) equal to their steps run in R (tests/r/wilcox_dll.R) to 1e-9 nats; word lengths counted
+in every script. The warehouse is the session's `refreshed` one (tests/conftest.py): every ingest job, a full dbt
+build, the tiny GPT-2 scoring MECO Korean and Hebrew among others.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import q
+
+R_SCRIPT = Path(__file__).with_name("r") / "wilcox_dll.R"
+MERGED = "wilcox_xlang/merged_data"
+#: corpus -> Wilcox et al.'s language code
+UPSTREAM = {"meco_nl": "du", "meco_en": "en", "meco_fi": "fi", "meco_de": "ge", "meco_el": "gr", "meco_he": "he",
+            "meco_it": "it", "meco_ko": "ko", "meco_ru": "ru", "meco_es": "sp", "meco_tr": "tr"}
+MEASURES = {"firstfix_rt": "first_fixation", "gaze_rt": "gaze_duration", "total_rt": "total_reading_time"}
+MODELS = {"mgpt_sc": "mgpt-sc", "mgpt_lc": "mgpt-lc", "monot_30m": "monot-30m", "monot_all": "monot-all"}
+
+
+def their_rows(mirror: Path, code: str) -> list[dict[str, str]]:
+    with open(mirror / MERGED / f"{code}.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def their_words(rows: list[dict[str, str]]) -> dict[tuple[int, int], dict[str, str]]:
+    """(trialid, ianum) -> a row of the word (every model's row of a word agrees on the word and its means)."""
+    return {(int(r["trialid"]), int(r["ianum"])): r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def wh(refreshed):
+    assert refreshed.result.returncode == 0, refreshed.result.stderr[-3000:]
+    return refreshed.paths
+
+
+@pytest.mark.parametrize("corpus", list(UPSTREAM))
+def test_each_language_is_a_corpus_of_its_words_and_means(corpus, wh, mirror):
+    """Its 12 texts are its words in order joined by single spaces (every model's words: the mGPT rows miss
+    some), declared in its language; every mean > 0 ms is a row, a mean of 0 ms (nobody fixated the word) none."""
+    words = their_words(their_rows(mirror, UPSTREAM[corpus]))
+    texts = {}
+    for (trial, ia), r in sorted(words.items()):
+        texts.setdefault(str(trial), []).append(r["ia"])
+    db = wh.duckdb
+    assert dict(q(db, "SELECT doc_id, text FROM raw.documents WHERE corpus = ?", corpus)) == \
+        {t: " ".join(ws) for t, ws in texts.items()}
+    assert len(texts) == 12
+    got = q(db, "SELECT doc_id, word_index, native_id, word FROM raw.words WHERE corpus = ? "
+                "ORDER BY doc_id::int, word_index", corpus)
+    assert got == [(str(t), i, str(ia), r["ia"]) for t in sorted(int(x) for x in texts)
+                   for i, ((_, ia), r) in enumerate(sorted((k, v) for k, v in words.items() if k[0] == t))]
+    for col, measure in MEASURES.items():
+        want = sorted((str(t), str(ia), float(r[col])) for (t, ia), r in words.items()
+                      if r[col] != "NA" and float(r[col]) > 0)
+        rts = q(db, "SELECT doc_id, native_id, rt_ms FROM raw.reading_times WHERE corpus = ? AND measure = ? "
+                    "AND reader_id IS NULL ORDER BY ALL", corpus, measure)
+        assert rts == want, (corpus, measure)
+    zeros = sum(1 for r in words.values() if r["gaze_rt"] != "NA" and float(r["gaze_rt"]) == 0)
+    assert len(words) - zeros == len(q(db, "SELECT 1 FROM raw.reading_times WHERE corpus = ? AND "
+                                           "measure = 'gaze_duration'", corpus))
+    language = {"meco_nl": "nl", "meco_de": "de", "meco_el": "el", "meco_es": "es"}.get(corpus, corpus[5:])
+    assert q(wh.marts, "SELECT language, origin, n_texts, n_words, reading_measures FROM mart_corpora "
+                       "WHERE corpus = ?", corpus) == \
+        [(language, "shipped", 12, len(words), ["first_fixation", "gaze_duration", "total_reading_time"])]
+
+
+def test_the_odd_words_are_kept_as_printed(wh, mirror):
+    """Korean's one interest area with a no-break space inside stays one word; trial 3 of every language lacks a
+    word position, so native_id skips it while word_index does not; Russian's mGPT (short context) rows cover a
+    third of the words, but the corpus has all of them."""
+    db = wh.duckdb
+    assert q(db, "SELECT native_id, word FROM raw.words WHERE corpus = 'meco_ko' AND word LIKE '%' || chr(160) || '%'") \
+        == [("157", "많다.\u00a0다만")]
+    for corpus in UPSTREAM:
+        gaps = q(db, "SELECT count(*) FROM (SELECT native_id::int - word_index - 1 AS skipped FROM raw.words "
+                     "WHERE corpus = ? AND doc_id = '3') WHERE skipped > 0", corpus)
+        assert gaps[0][0] > 0, corpus
+    assert q(db, "SELECT count(*) FROM raw.wilcox_xlang_words WHERE corpus = 'meco_ru' AND model_key = 'mgpt-sc'") \
+        == [(618,)]
+    assert q(db, "SELECT count(*) FROM raw.words WHERE corpus = 'meco_ru'") == [(1830,)]
+
+
+def _length(word: str) -> int:
+    """Independently: the characters between the first and the last letter, digit or mark of any script."""
+    keep = [i for i, ch in enumerate(word) if unicodedata.category(ch)[0] in "LNM"]
+    return keep[-1] - keep[0] + 1 if keep else 0
+
+
+def test_word_length_counts_the_letters_of_every_script(wh):
+    """The regressions' word length: Cyrillic, Greek, Hebrew and Hangul letters count (RE2's [:alnum:] is ASCII
+    only and gave them 0), the punctuation at a word's ends does not, for every word of every language."""
+    rows = q(wh.duckdb, "SELECT corpus, word, length_chars FROM intermediate.int_reading_words "
+                        "WHERE corpus LIKE 'meco_%'")
+    assert len(rows) == q(wh.duckdb, "SELECT count(*) FROM raw.words WHERE corpus LIKE 'meco_%'")[0][0] > 20_000
+    wrong = [(c, w, n, _length(w)) for c, w, n in rows if n != _length(w)]
+    assert not wrong, wrong[:10]
+    by_word = {w: n for _, w, n in rows}
+    assert [by_word[w] for w in ("мифологии.", "μυθολογία,", "העתיקה,", "여겨졌다.", "—")] == [9, 9, 6, 4, 0]
+    assert {c for c, _, _ in rows} == set(UPSTREAM)
+
+
+def test_their_models_are_imported_runs(wh, mirror):
+    """Each language has Wilcox et al.'s four models as runs of word surprisal (LW, as given: bits = their surp),
+    one per word they have; and our pipeline's delta log-likelihood for them on every measure."""
+    marts = wh.marts
+    for corpus, code in UPSTREAM.items():
+        rows = their_rows(mirror, code)
+        n = {m: sum(1 for r in rows if r["model"] == m) for m in MODELS}
+        got = dict(q(marts, "SELECT model_key, count(*) FROM mart_word_surprisal WHERE corpus = ? "
+                            "AND run_source = 'imported_words' GROUP BY 1", corpus))
+        assert got == {MODELS[m]: k for m, k in n.items()}, corpus
+    one = their_rows(mirror, "gr")[100]
+    got = q(marts, "SELECT surprisal_lw_bits, surprisal_wt_bits, definitions FROM mart_word_surprisal "
+                   "WHERE corpus = 'meco_el' AND run_id = ? AND native_word_id = ? AND doc_id = ?",
+            f"wilcox-xlang:{MODELS[one['model']]}", one["ianum"], one["trialid"])
+    assert got == [(pytest.approx(float(one["surp"]), abs=1e-12), None, "LW only (as given)")]
+    dll = q(marts, "SELECT count(DISTINCT corpus), count(DISTINCT measure), count(DISTINCT model_key) "
+                   "FROM mart_delta_loglik WHERE corpus LIKE 'meco_%' AND method = 'cv_means' "
+                   "AND run_source = 'imported_words'")
+    assert dll == [(11, 3, 4)]
+
+
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs Rscript (make r-engine)")
+def test_their_delta_loglik_equals_their_script_run_in_r(wh, mirror, tmp_path):
+    """Every (language, model, measure) of their ΔLL (11 x 4 x 3): the words kept, the mean per word, its standard
+    error and each fold's mean equal their steps run in R on their files, to 1e-9 nats."""
+    out = tmp_path / "r.csv"
+    res = subprocess.run(["Rscript", "--vanilla", str(R_SCRIPT), str(mirror / MERGED), str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    with open(out, newline="") as fh:
+        want = {(r["lang"], MODELS[r["model"]], MEASURES[r["psychometric"]]): r for r in csv.DictReader(fh)}
+    assert len(want) == 132
+    code_of = {v: k for k, v in UPSTREAM.items()}
+    got = q(wh.marts, "SELECT corpus, model_key, measure, n_words, delta_loglik_nats_per_word, "
+                      "delta_loglik_se_nats_per_word, delta_loglik_ci_low_nats_per_word, fold_delta_nats_per_word "
+                      "FROM mart_xlang_delta_loglik WHERE run_source = 'imported_words'")
+    assert len(got) == 132
+    worst = 0.0
+    for corpus, model, measure, n, mean, se, low, folds in got:
+        r = want[(UPSTREAM[corpus], model, measure)]
+        assert n == int(r["n"]), (corpus, model, measure)
+        theirs = [float(x) for x in r["fold_means"].split(";")]
+        diffs = [abs(mean - float(r["mean"])), abs(se - float(r["se"]))] + [abs(a - b) for a, b in zip(folds, theirs)]
+        assert max(diffs) < 1e-9, (corpus, model, measure, diffs)
+        assert low == pytest.approx(mean - 1.96 * se, abs=1e-15)
+        worst = max(worst, *diffs)
+    assert set(code_of) == set(UPSTREAM.values())
+    print(f"their ΔLL replayed: 132 of 132 within {worst:.1e} nats of R")
+    # the result is theirs: surprisal helps gaze duration in every language for mGPT with long context
+    pos = q(wh.marts, "SELECT count(*) FROM mart_xlang_delta_loglik WHERE model_key = 'mgpt-lc' "
+                      "AND measure = 'gaze_duration' AND delta_loglik_ci_low_nats_per_word > 0")
+    assert pos == [(11,)]
+    assert math.isfinite(worst)
+
+
+def test_ours_on_their_words(wh):
+    """Our scored runs on a MECO corpus get the same procedure on the same words (their frequency and length), LW
+    and WT; the tiny GPT-2 scores MECO Korean and Hebrew in the session's models file."""
+    rows = q(wh.marts, "SELECT corpus, measure, definition, n_words FROM mart_xlang_delta_loglik "
+                       "WHERE run_source = 'scored' ORDER BY ALL")
+    corpora = {r[0] for r in rows}
+    assert {"meco_ko", "meco_he"} <= corpora
+    assert {r[2] for r in rows} == {"lw", "wt"} and {r[1] for r in rows} == set(MEASURES.values())
