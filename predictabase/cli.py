@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
+from ingest.corpus_declarations import main_job_corpora
 from predictabase.core.config import Paths
 from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
@@ -481,15 +482,17 @@ def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
             serve_after: Annotated[bool, typer.Option("--serve/--no-serve", help="serve the dashboard afterwards")] = True,
             port: PortOpt = 8501,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
-    """The main job: fetch, ingest, score with the default model, dbt build, serve."""
+    """The main job: fetch, ingest, score with the default model (every corpus but MECO's languages, which
+    `predictabase refresh` scores: models.toml), dbt build, serve."""
     with _errors():
         check_port(port)  # before the long job, not after it
     where = {"warehouse": warehouse, "wait": wait}
     commands = {  # each stage of the pipeline plan (predictabase.plan), as its command with the defaults
         "fetch": lambda: fetch(mirror=mirror, dataset=None, **where),
         "ingest": lambda: ingest_cmd(names=None, **where),
-        "score": lambda: score(model=model, corpus=["all"], limit=None, full=False, context_length=None, stride=None,
-                               top_k=10, batch_tokens=None, device=None, dtype=None, **where),
+        "score": lambda: score(model=model, corpus=main_job_corpora(get_paths(warehouse)), limit=None, full=False,
+                               context_length=None, stride=None, top_k=10, batch_tokens=None, device=None, dtype=None,
+                               **where),
         "top1": lambda: top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None, **where),
         "cloze": lambda: cloze(model=model, limit=None, device=None, dtype=None, **where),
         "build": lambda: build(select=None, allow_shrink=False, lmer=False, docs=True, **where),

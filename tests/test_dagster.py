@@ -63,8 +63,9 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     assert set(INGEST_WRITERS.values()) and {j for js in INGEST_WRITERS.values() for j in js} <= set(JOBS)
     parents = lambda k: {p.to_user_string() for p in graph.get(dg.AssetKey.from_user_string(k)).parent_keys}
     # the shipped corpora's jobs and the user's corpora (`corpus add`: job declared_corpora)
+    from ingest.datasets import meco
     assert parents("stg_documents") == {"ingest/lm_game", "ingest/natural_stories", "ingest/provo", "ingest/ucl",
-                                        "ingest/declared_corpora"}
+                                        "ingest/declared_corpora", *(f"ingest/{k}" for k in meco.corpora())}
     assert parents("stg_source_files") == {"fetch"}
     assert parents("stg_token_scores") == {"token_scores", "ingest/gpt3_natural_stories"}
     assert parents("stg_top1_word_predictions") == {"top1_predictions"}

@@ -155,15 +155,15 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
     # the user corpora: every model scores them (the step lists the first four tasks)
     assert s["score"].split(None, 2)[2] == (
-        f"ran 5 task(s): {tiny_gpt2_dir} / score ucl: scored, {tiny_gpt2_dir} / score brown: scored, "
-        f"{tiny_gpt2_dir} / score meco_german: scored, smollm2-135m / score brown: scored and 1 more")
+        f"ran 6 task(s): {tiny_gpt2_dir} / score ucl: scored, {tiny_gpt2_dir} / score meco_ko: scored, "
+        f"{tiny_gpt2_dir} / score brown: scored, {tiny_gpt2_dir} / score meco_german: scored and 2 more")
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
     n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
                  tiny_gpt2_dir.name)
-    assert [c for c, _ in n_tokens] == ["brown", "meco_german", "ucl"]
+    assert [c for c, _ in n_tokens] == ["brown", "meco_german", "meco_ko", "ucl"]
     assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
                     "ORDER BY 1") == n_tokens
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())

@@ -86,8 +86,11 @@ def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkey
     assert q(marts, "SELECT title, language, origin, n_texts, n_words, reading_measures, frequency_source "
                     "FROM mart_corpora WHERE corpus = 'meco_german'") == [
         (MECO_GERMAN_TITLE, "de", "user", 12, 2026, list(MECO_MEASURES.values()), "wordfreq")]
-    assert q(marts, "SELECT DISTINCT language FROM mart_corpora WHERE origin = 'shipped' OR corpus = 'brown'") == \
-        [("en",)]
+    # the shipped corpora's languages are their declarations' (MECO's 11), Brown's English
+    from ingest import corpus_table
+    assert q(marts, "SELECT corpus, language FROM mart_corpora WHERE origin = 'shipped' OR corpus = 'brown' "
+                    "ORDER BY 1") == sorted([(k, c.language) for k, c in corpus_table.CORPORA.items()]
+                                            + [("brown", "en")])
     # every word's frequency is wordfreq's German one (not its English one: "der" is common in German only)
     rows = q(db, "SELECT w.word, f.zipf_frequency, f.wordfreq_language, f.wordfreq_wordlist FROM raw.words w "
                  "JOIN raw.word_frequencies f USING (corpus, doc_id, word_index) WHERE corpus = 'meco_german' "

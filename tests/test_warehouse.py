@@ -72,11 +72,15 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
                    # the shipped corpora and the reading measures (macros/declarations.sql)
                    "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"]}
     decl = json.loads(env["PREDICTABASE_DECLARATIONS"])
+    from ingest.datasets import meco
+    assert len(meco.corpora()) == 11
     assert [c["key"] for c in decl["corpora"]] == list(corpus_table.CORPORA)
     assert {c["key"]: c["measures"] for c in decl["corpora"]} == {
         "lm_game": [], "natural_stories": ["spr"], "provo": ["first_fixation", "gaze_duration", "go_past",
                                                              "total_reading_time"],
-        "ucl": ["spr", "first_fixation", "gaze_duration", "go_past", "total_reading_time"]}
+        "ucl": ["spr", "first_fixation", "gaze_duration", "go_past", "total_reading_time"],
+        # MECO's 11 languages: their declared measures (no go-past time)
+        **{k: ["first_fixation", "gaze_duration", "total_reading_time"] for k in meco.corpora()}}
     assert [c["key"] for c in decl["corpora"] if c["game"]] == [corpus_table.GAME]
     assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
     args = dbt_args(tmp_paths, "build", "mart_models")

@@ -127,14 +127,22 @@ view = view.assign(
 # with a value there (the others are named under it)
 groups = (view.assign(group=view["comparison_family"] + "|" + view["measure"].fillna(""))
           .sort_values("sort_order").drop_duplicates("group")["group"].tolist())
-for group in groups:
-    family, measure = group.split("|")
-    part = view[(view["comparison_family"] == family) & (view["measure"].fillna("") == measure)]
+GRID_COLUMNS = 7  # at most this many comparisons side by side: 7 x 76 px and the row labels fit a 940 px column
+
+
+def grid_parts(group_view: pd.DataFrame) -> list[pd.DataFrame]:
+    """A group's comparisons in pieces of at most GRID_COLUMNS, in column order (MECO's 11 languages make a
+    family of 15 corpora)."""
+    cols = [c for c in columns if c in set(group_view["column"])]
+    return [group_view[group_view["column"].isin(cols[i:i + GRID_COLUMNS])] for i in range(0, len(cols), GRID_COLUMNS)]
+
+
+def draw_grid(part: pd.DataFrame, family: str, measure: str, piece: str) -> None:
     has_value = set(part.loc[part["value"].notna(), "display_name"])
     rows_here = [o for o in order if o in has_value]
     absent = [o for o in order if o in set(part["display_name"]) and o not in has_value]
     if not rows_here:
-        continue
+        return
     part = part[part["display_name"].isin(has_value)]
     cols_here = [c for c in columns if c in set(part["column"])]
     # the data once, on the layer (not on each of its three charts: Altair then compares their frames by their
@@ -161,7 +169,7 @@ for group in groups:
         text="shown:N",  # white on the darkest third of the colour scale, black elsewhere
         color=alt.condition("(datum.rank_in_comparison - 1) <= 0.33 * (datum.worst - 1)", alt.value("white"),
                             alt.value("black")))
-    name = FAMILIES.get(family, family) + (f", {MEASURES.get(measure, measure)}" if measure else "")
+    name = FAMILIES.get(family, family) + (f", {MEASURES.get(measure, measure)}" if measure else "") + piece
     chart = alt.layer(empty, cells, text, data=part).properties(height=alt.Step(24), width=alt.Step(76))
     charts.show(chart, f"The scoreboard: {name}",
                 f"A grid of the predictors with a value on {name.lower()} (rows) against its comparisons (columns): "
@@ -169,6 +177,13 @@ for group in groups:
                 "and what it is counted over, or for why it is empty.",
                 subtitle="colour: rank within the comparison (darker = better)"
                          + (f"; no value here: {len(absent)} more predictors" if absent else ""), width="content")
+
+
+for group in groups:
+    family, measure = group.split("|")
+    pieces = grid_parts(view[(view["comparison_family"] == family) & (view["measure"].fillna("") == measure)])
+    for k, part in enumerate(pieces, start=1):
+        draw_grid(part, family, measure, f" ({k} of {len(pieces)})" if len(pieces) > 1 else "")
 
 wide = view.pivot_table(index="display_name", columns="column", values="value", aggfunc="first", dropna=False)
 wide = wide.reindex(index=order, columns=columns).astype(float).reset_index().rename(columns={"display_name": "predictor"})
