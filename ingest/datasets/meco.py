@@ -46,12 +46,12 @@ WORDS_TABLE = "wilcox_xlang_words"
 CURVES_TABLE = "wilcox_xlang_link_curves"
 #: their numeric columns -> our raw column (unit in the name); R's NA is NULL, Inf stays inf (their analysis
 #: filters on is.finite)
+_WORD_NUMBERS = {"surp": "surprisal_bits", "ent": "entropy_bits", "freq": "unigram_surprisal_bits",
+                 "len": "length_chars"}
 NUMBERS = {
-    "surp": "surprisal_bits", "ent": "entropy_bits", "freq": "unigram_surprisal_bits", "len": "length_chars",
-    "prev_surp": "prev1_surprisal_bits", "prev2_surp": "prev2_surprisal_bits",
-    "prev_freq": "prev1_unigram_surprisal_bits", "prev2_freq": "prev2_unigram_surprisal_bits",
-    "prev_len": "prev1_length_chars", "prev2_len": "prev2_length_chars",
-    "prev_ent": "prev1_entropy_bits", "prev2_ent": "prev2_entropy_bits",
+    **_WORD_NUMBERS,
+    # the previous two words' values as they merged them: prev_surp, prev2_surp, ... -> prev1_..., prev2_...
+    **{f"prev{'' if k == 1 else k}_{col}": f"prev{k}_{ours}" for k in (1, 2) for col, ours in _WORD_NUMBERS.items()},
     **{col: f"{measure}_ms" for col, measure in MEASURES.items()},  # the means' columns, named after our measures
 }
 WORDS_SCHEMA = {

@@ -52,57 +52,35 @@ scored as (
     left join native as n on n.corpus = w.corpus and n.doc_id = w.doc_id and n.word_index = w.word_index
 ),
 
+imported as (
+    -- the imported runs' word surprisals in one shape: UCL's precomputed (bits as given), Pimentel & Meister's
+    -- (both definitions, nats), Wilcox et al.'s (LW, bits)
+    select corpus, model as model_key, model as model_id, 'ucl-precomputed:' || model as run_id,
+           'LW only (as given)' as definitions, doc_id, word_index, is_multitoken,
+           surprisal_nats as surprisal_lw_nats, surprisal_bits as surprisal_lw_bits,
+           cast(null as double) as surprisal_wt_nats
+    from {{ ref('stg_imported_word_surprisal') }}
+    union all
+    select corpus, model_key, model_id, 'pimentel-meister:' || model_key, 'LW and WT (as given)', doc_id, word_index,
+           cast(null as boolean), surprisal_lw_nats, surprisal_lw_nats / ln(2), surprisal_wt_nats
+    from {{ ref('stg_pimentel_meister_words') }}
+    union all
+    select corpus, model_key, upstream_model, 'wilcox-xlang:' || model_key, 'LW only (as given)', doc_id, word_index,
+           cast(null as boolean), surprisal_bits * ln(2), surprisal_bits, cast(null as double)
+    from {{ ref('stg_wilcox_xlang_words') }}
+),
+
 imported_words as (
     select
-        i.corpus, i.model as model_key, i.model as model_id,
-        'ucl-precomputed:' || i.model as run_id, 'imported_words' as run_source,
-        'LW only (as given)' as definitions, true as used_in_marts,
-        cast(null as varchar) as end_of_text_tokens,
+        i.corpus, i.model_key, i.model_id, i.run_id, 'imported_words' as run_source, i.definitions,
+        true as used_in_marts, cast(null as varchar) as end_of_text_tokens,
         i.doc_id, i.word_index, n.native_id as native_word_id, sw.word,
-        i.word_index = 0 as is_first_word,
-        i.word_index = lw.last_word_index as is_last_word,
+        i.word_index = 0 as is_first_word, i.word_index = lw.last_word_index as is_last_word,
         cast(null as bigint) as n_tokens, i.is_multitoken, cast(null as boolean) as is_aligned,
-        i.surprisal_nats as surprisal_lw_nats, i.surprisal_bits as surprisal_lw_bits,
-        cast(null as double) as surprisal_wt_nats, cast(null as double) as surprisal_wt_bits,
-        cast(null as double) as surprisal_wt_minus_lw_bits,
+        i.surprisal_lw_nats, i.surprisal_lw_bits, i.surprisal_wt_nats, i.surprisal_wt_nats / ln(2) as surprisal_wt_bits,
+        (i.surprisal_wt_nats - i.surprisal_lw_nats) / ln(2) as surprisal_wt_minus_lw_bits,
         cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
-    from {{ ref('stg_imported_word_surprisal') }} as i
-    inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
-    inner join last_words as lw using (corpus, doc_id)
-    left join native as n using (corpus, doc_id, word_index)
-),
-
-pimentel_meister as (
-    select
-        p.corpus, p.model_key, p.model_id, 'pimentel-meister:' || p.model_key as run_id,
-        'imported_words' as run_source, 'LW and WT (as given)' as definitions, true as used_in_marts,
-        cast(null as varchar) as end_of_text_tokens,
-        p.doc_id, p.word_index, n.native_id as native_word_id, sw.word,
-        p.word_index = 0 as is_first_word, p.word_index = lw.last_word_index as is_last_word,
-        cast(null as bigint) as n_tokens, cast(null as boolean) as is_multitoken, cast(null as boolean) as is_aligned,
-        p.surprisal_lw_nats, p.surprisal_lw_nats / ln(2) as surprisal_lw_bits,
-        p.surprisal_wt_nats, p.surprisal_wt_nats / ln(2) as surprisal_wt_bits,
-        (p.surprisal_wt_nats - p.surprisal_lw_nats) / ln(2) as surprisal_wt_minus_lw_bits,
-        cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
-    from {{ ref('stg_pimentel_meister_words') }} as p
-    inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
-    inner join last_words as lw using (corpus, doc_id)
-    left join native as n using (corpus, doc_id, word_index)
-),
-
-wilcox_xlang as (
-    select
-        x.corpus, x.model_key, x.upstream_model as model_id, 'wilcox-xlang:' || x.model_key as run_id,
-        'imported_words' as run_source, 'LW only (as given)' as definitions, true as used_in_marts,
-        cast(null as varchar) as end_of_text_tokens,
-        x.doc_id, x.word_index, n.native_id as native_word_id, sw.word,
-        x.word_index = 0 as is_first_word, x.word_index = lw.last_word_index as is_last_word,
-        cast(null as bigint) as n_tokens, cast(null as boolean) as is_multitoken, cast(null as boolean) as is_aligned,
-        x.surprisal_bits * ln(2) as surprisal_lw_nats, x.surprisal_bits as surprisal_lw_bits,
-        cast(null as double) as surprisal_wt_nats, cast(null as double) as surprisal_wt_bits,
-        cast(null as double) as surprisal_wt_minus_lw_bits,
-        cast(null as double) as logprob_boundary_before_nats, cast(null as double) as logprob_boundary_after_nats
-    from {{ ref('stg_wilcox_xlang_words') }} as x
+    from imported as i
     inner join {{ ref('stg_words') }} as sw using (corpus, doc_id, word_index)
     inner join last_words as lw using (corpus, doc_id)
     left join native as n using (corpus, doc_id, word_index)
@@ -112,10 +90,6 @@ all_words as (
     select * from scored
     union all by name
     select * from imported_words
-    union all by name
-    select * from pimentel_meister
-    union all by name
-    select * from wilcox_xlang
 )
 
 select
