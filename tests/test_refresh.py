@@ -38,7 +38,8 @@ PERFS_JOB = "lm_game_model_perfs"  # a small job with a small downstream (raw.to
 def models_file(path: Path, *model_dirs: Path) -> Path:
     """A models file: the first model on the refreshed warehouse's corpora (UCL, MECO Korean), the others on UCL."""
     corpora = ['["ucl", "meco_ko"]'] + ['["ucl"]'] * (len(model_dirs) - 1)
-    path.write_text("".join(f'[[model]]\nname = "{d}"\ncorpora = {c}\ntop_k = 3\n\n' for d, c in zip(model_dirs, corpora)))
+    path.write_text("".join(f'[[model]]\nname = "{d}"\ncorpora = {c}\ntop_k = 3\n\n'
+                            for d, c in zip(model_dirs, corpora)))
     return path
 
 

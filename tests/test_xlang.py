@@ -78,8 +78,8 @@ def test_the_odd_words_are_kept_as_printed(wh, mirror):
     word position (trial 3 of most), so native_id skips it while word_index does not; Russian's mGPT (short
     context) rows cover a third of the words, but the corpus has all of them."""
     db = wh.duckdb
-    assert q(db, "SELECT native_id, word FROM raw.words WHERE corpus = 'meco_ko' AND word LIKE '%' || chr(160) || '%'") \
-        == [("157", "많다.\u00a0다만")]
+    assert q(db, "SELECT native_id, word FROM raw.words WHERE corpus = 'meco_ko' "
+                 "AND word LIKE '%' || chr(160) || '%'") == [("157", "많다.\u00a0다만")]
     for corpus in UPSTREAM:
         gaps = q(db, "SELECT count(*) FROM (SELECT native_id::int - word_index - 1 AS skipped FROM raw.words "
                      "WHERE corpus = ?) WHERE skipped > 0", corpus)

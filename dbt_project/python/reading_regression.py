@@ -302,5 +302,6 @@ def word_delta_summary(delta: np.ndarray, draws: int = 10_000, seed: int = 444) 
         hits += int((np.abs(signs @ d) / n >= abs(mean) - 1e-15).sum())
     p = float((1 + hits) / (draws + 1))
     return {"n_words": n, "delta_loglik_nats_per_word": mean, "delta_loglik_se_nats_per_word": se,
-            "delta_loglik_ci_low_nats_per_word": mean - 1.96 * se, "delta_loglik_ci_high_nats_per_word": mean + 1.96 * se,
+            "delta_loglik_ci_low_nats_per_word": mean - 1.96 * se,
+            "delta_loglik_ci_high_nats_per_word": mean + 1.96 * se,
             "p_value": p}

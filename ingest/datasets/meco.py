@@ -116,7 +116,8 @@ def _word_table(src: readers.Source, rows: list[dict[str, str]]) -> dict[tuple[i
     """(trialid, ianum) -> the word and its means, checked to agree across the models' rows."""
     words: dict[tuple[int, int], dict] = {}
     for k, r in enumerate(rows, start=2):
-        key = (_whole(r["trialid"], src.path, f"line {k} trialid", 1), _whole(r["ianum"], src.path, f"line {k} ianum", 1))
+        key = (_whole(r["trialid"], src.path, f"line {k} trialid", 1),
+               _whole(r["ianum"], src.path, f"line {k} ianum", 1))
         w = r["ia"]
         if not w or w != w.strip() or any(ch.isspace() and ch != "\u00a0" for ch in w):
             raise IngestError(src.path, f"line {k}: word {w!r} is empty or holds a space, tab or line break")
