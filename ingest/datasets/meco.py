@@ -26,7 +26,7 @@ import polars as pl
 
 from ingest import corpus_table
 from ingest.datasets._common import (DOC_SCHEMA, READING_TIMES_SCHEMA, WORD_SCHEMA, CorpusLoad, check_word_spans,
-                                     corpus_version, doc_row, frame)
+                                     corpus_version, doc_row, frame, to_float, to_int)
 from ingest.sources import readers
 from ingest.sources.catalog import SourceFile
 from ingest.sources.definitions import dataset
@@ -94,19 +94,11 @@ def _rows(paths: Paths, corpus: str) -> tuple[readers.Source, list[dict[str, str
 def _number(value: str, path: str, what: str) -> float | None:
     """R's reading of a numeric field: NA or empty is missing; Inf, -Inf and numbers as written."""
     v = value.strip()
-    if v in (_NA, ""):
-        return None
-    try:
-        return float(v)
-    except ValueError:
-        raise IngestError(path, f"{what}: {value!r} is not a number") from None
+    return None if v in (_NA, "") else to_float(v, path, what)
 
 
 def _whole(value: str, path: str, what: str, low: int) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise IngestError(path, f"{what}: {value!r} is not a whole number") from None
+    n = to_int(value, path, what)
     if n < low:
         raise IngestError(path, f"{what}: {n} is below {low}")
     return n
@@ -132,14 +124,18 @@ def _word_table(src: readers.Source, rows: list[dict[str, str]]) -> dict[tuple[i
     return words
 
 
+def _texts(words: dict[tuple[int, int], dict]) -> dict[int, list[tuple[int, int]]]:
+    """trialid -> its words' keys in order (their position in the list is word_index)."""
+    return {t: sorted(k for k in words if k[0] == t) for t in sorted({t for t, _ in words})}
+
+
 def load_corpus(paths: Paths, corpus: str) -> CorpusLoad:
     """One language's documents, words and reading times (the module docstring)."""
     src, rows = _rows(paths, corpus)
     words = _word_table(src, rows)
     version = corpus_version([src])
     doc_rows, word_rows, rt_rows, skipped = [], [], [], {m: 0 for m in MEASURES.values()}
-    for d, trial in enumerate(sorted({t for t, _ in words})):
-        keys = sorted(k for k in words if k[0] == trial)
+    for d, (trial, keys) in enumerate(_texts(words).items()):
         text, spans = join_with_spans([words[k]["word"] for k in keys])
         doc_id = str(trial)
         doc_rows.append(doc_row(corpus, doc_id, d, text, src, version))
@@ -155,9 +151,7 @@ def load_corpus(paths: Paths, corpus: str) -> CorpusLoad:
                                     word=w["word"], rt_ms=w[m], source_path=src.path, source_sha256=src.sha256))
     docs, wordf = frame(doc_rows, DOC_SCHEMA), frame(word_rows, WORD_SCHEMA)
     check_word_spans(docs, wordf, src.path)
-    rts = pl.DataFrame(rt_rows, schema={c: READING_TIMES_SCHEMA[c] for c in rt_rows[0]}, strict=True)
-    rts = rts.with_columns(*(pl.lit(None, dtype=t).alias(c) for c, t in READING_TIMES_SCHEMA.items()
-                             if c not in rts.columns)).select(list(READING_TIMES_SCHEMA))
+    rts = frame(rt_rows, READING_TIMES_SCHEMA)  # a column a row does not name is NULL (reader, trial, ...)
     where = {"corpus": corpus}
     return CorpusLoad(corpus, [("raw.documents", docs, where), ("raw.words", wordf, where),
                                ("raw.reading_times", rts, where)],
@@ -171,7 +165,7 @@ def loaders() -> dict:
 
 
 def _their_rows(src: readers.Source, rows: list[dict[str, str]], corpus: str,
-                index: dict[tuple[str, str], int]) -> pl.DataFrame:
+                index: dict[tuple[int, int], int]) -> pl.DataFrame:
     out = {k: [] for k in WORDS_SCHEMA}
     seen: set[tuple[str, int, int]] = set()
     for k, r in enumerate(rows):
@@ -186,7 +180,7 @@ def _their_rows(src: readers.Source, rows: list[dict[str, str]], corpus: str,
             raise IngestError(src.path, f"line {line}: mismatch {r['mismatch']!r} is not TRUE, FALSE or NA")
         row = {"corpus": corpus, "upstream_language": r["lang"], "model_key": MODELS[r["model"]],
                "upstream_model": r["model"], "file_row": k, "upstream_row": r[""], "doc_id": str(trial),
-               "word_index": index[(str(trial), str(ia))], "trialid": trial, "ianum": ia, "word": r["ia"],
+               "word_index": index[(trial, ia)], "trialid": trial, "ianum": ia, "word": r["ia"],
                "model_word": None if r["model_ia"] == _NA else r["model_ia"],
                "mismatch": None if r["mismatch"] == _NA else r["mismatch"] == "TRUE",
                "source_path": src.path, "source_sha256": src.sha256}
@@ -219,15 +213,12 @@ def _curves(paths: Paths) -> pl.DataFrame:
     return pl.DataFrame(out, schema=CURVES_SCHEMA, strict=True)
 
 
-def load_wilcox(paths: Paths, prepared: dict | None = None) -> dict[str, pl.DataFrame]:
-    """raw.wilcox_xlang_words (every language's rows, joined to its corpus's words: this command's corpus job's,
-    else read again) and their link curves."""
+def load_wilcox(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.DataFrame]:
+    """raw.wilcox_xlang_words (every language's rows, joined to its corpus's words by the same word order the corpus
+    job gives them, from the same file read once) and their link curves."""
     frames = []
     for corpus in corpora():
         src, rows = _rows(paths, corpus)
-        load = (prepared or {}).get(corpus)
-        words = next(f for t, f, _ in (load if isinstance(load, CorpusLoad) else load_corpus(paths, corpus)).tables
-                     if t == "raw.words")
-        index = {(d, n): i for d, n, i in words.select("doc_id", "native_id", "word_index").iter_rows()}
+        index = {key: i for keys in _texts(_word_table(src, rows)).values() for i, key in enumerate(keys)}
         frames.append(_their_rows(src, rows, corpus, index))
     return {WORDS_TABLE: pl.concat(frames), CURVES_TABLE: _curves(paths)}
