@@ -354,6 +354,7 @@ def cloze(
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
           lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
+          gam: Annotated[bool, typer.Option("--gam", help="also fit the link-shape GAMs in R (mgcv: linear vs smooth surprisal per corpus and model; a minute or two, only for inputs that changed; needs Rscript)")] = False,
           docs: Annotated[bool, typer.Option("--docs/--no-docs", envvar="PREDICTABASE_DBT_DOCS", help="also publish dbt's documentation site beside the snapshot (<warehouse>/dbt_docs.html)")] = True,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Run `dbt build` (models and schema tests) and publish the marts snapshot for the dashboard."""
@@ -366,12 +367,14 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         inputs = fingerprints(p)  # what this build reads; recorded for `refresh` when it builds everything
         if lmer and shutil.which("Rscript") is None:
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
+        if gam and shutil.which("Rscript") is None:
+            raise OptionError("--gam", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-mgcv)")
         from ingest.datasets.registry import live_store_changed, run_ingest
         if live_store_changed(p):  # the live games' new answers join the warehouse with this build (issue 24)
             run_ingest(p, ["live"], show_progress=False)
             inputs = fingerprints(p)
         result = build_and_publish(p, select=select, allow_shrink=allow_shrink, docs=docs,
-                                     extra_dbt_args=["--vars", json.dumps({"lmer": True})] if lmer else None)
+                                     extra_dbt_args=r_engine_vars(lmer=lmer, gam=gam))
         if select is None:
             record_full_build(p, inputs)
         rows = _table_rows(p)
@@ -381,6 +384,12 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
                    "raw_rows": rows[0], "mart_rows": rows[1], "dbt_warnings": result.warnings})
     else:
         console.print(f"built and published {p.marts}")
+
+
+def r_engine_vars(**on: bool) -> list[str] | None:
+    """dbt's --vars turning on the R analyses asked for (var lmer, var gam), or None."""
+    wanted = {name: True for name, flag in on.items() if flag}
+    return ["--vars", json.dumps(wanted)] if wanted else None
 
 
 def _table_rows(p: Paths) -> tuple[int | None, int | None]:
@@ -495,7 +504,8 @@ def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
                                **where),
         "top1": lambda: top1(model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None, **where),
         "cloze": lambda: cloze(model=model, limit=None, device=None, dtype=None, **where),
-        "build": lambda: build(select=None, allow_shrink=False, lmer=False, docs=True, **where),
+        "build": lambda: build(select=None, allow_shrink=False, lmer=False, gam=shutil.which("Rscript") is not None,
+                               docs=True, **where),
     }
     with writing("all", warehouse, wait, create=True):  # one lock over every stage
         for stage in PLAN:

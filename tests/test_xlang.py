@@ -196,3 +196,91 @@ def test_a_bad_meco_row_is_a_one_line_error_naming_the_file(mirror):
         assert str(err.value).startswith(path) and "\n" not in str(err.value)
     with pytest.raises(IngestError, match="truncated"):
         readers.delimited(data[:-40], path, meco.MERGED)
+
+
+LINK_R_SCRIPT = Path(__file__).with_name("r") / "wilcox_link.R"
+#: the columns their link analysis reads
+LINK_COLUMNS = ["model", "gaze_rt", "freq", "len", "prev_freq", "prev_len", "prev2_freq", "surp", "prev_surp"]
+
+
+def exact_copy(src: Path, dest: Path) -> None:
+    """Their file's columns that the link analysis reads, every number as the double Python parses (correctly
+    rounded) written in hex, which R reads back exactly: R's decimal parser is off by an ulp on some of their
+    numbers, and a GAM's smoothing parameter moves with an ulp where GCV is flat."""
+    def exact(v: str) -> str:
+        if v in ("", "NA"):
+            return "NA"
+        x = float(v)
+        return "Inf" if x == float("inf") else "-Inf" if x == float("-inf") else x.hex()
+    with open(src, newline="", encoding="utf-8") as fh, open(dest, "w", newline="", encoding="utf-8") as out:
+        w = csv.writer(out)
+        w.writerow(LINK_COLUMNS)
+        for r in csv.DictReader(fh):
+            w.writerow([r["model"]] + [exact(r[c]) for c in LINK_COLUMNS[1:]])
+
+
+@pytest.fixture(scope="module")
+def link_wh(wh, tmp_path_factory):
+    """The session's warehouse with int_link_fits' GAMs fitted for MECO Korean and UCL (var gam names them)."""
+    from predictabase.core.config import paths as make_paths
+    from predictabase.warehouse import dbt_build, publish
+    root = tmp_path_factory.mktemp("link")
+    shutil.copytree(wh.warehouse, root / "warehouse")
+    p = make_paths(root / "warehouse")
+    assert dbt_build(p, select="int_link_fits+", extra=["--vars", '{"gam": "meco_ko,ucl"}']) == []
+    publish(p)
+    return p
+
+
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs Rscript (make r-engine)")
+def test_link_shape_equals_their_script_run_in_r(link_wh, mirror, tmp_path):
+    """Their linear vs GAM comparison (analysis_link.Rmd) for MECO Korean's four models: the words kept (their
+    outlier rule), the mean ΔLL per word of each link and its standard error equal their steps run in R with
+    mgcv (tests/r/wilcox_link.R) on the same doubles, to 1e-9 nats."""
+    src = tmp_path / "ko.csv"
+    exact_copy(mirror / MERGED / "ko.csv", src)
+    out = tmp_path / "r.csv"
+    res = subprocess.run(["Rscript", "--vanilla", str(LINK_R_SCRIPT), str(tmp_path), str(out), "ko"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    with open(out, newline="") as fh:
+        want = {MODELS[r["model"]]: r for r in csv.DictReader(fh)}
+    got = q(link_wh.marts, "SELECT model_key, status, n_words, linear_delta_loglik_nats_per_word, "
+                           "linear_delta_loglik_se_nats_per_word, gam_delta_loglik_nats_per_word, "
+                           "gam_delta_loglik_se_nats_per_word, gam_minus_linear_delta_loglik_nats_per_word "
+                           "FROM mart_link_shape WHERE corpus = 'meco_ko' AND run_source = 'imported_words'")
+    assert sorted(r[0] for r in got) == sorted(want)
+    for model, status, n, lin, lin_se, gam, gam_se, gain in got:
+        r = want[model]
+        assert status == "ok" and n == int(r["n"]), (model, status, n, r["n"])
+        diffs = [abs(lin - float(r["linear"])), abs(lin_se - float(r["linear_se"])),
+                 abs(gam - float(r["nonlinear"])), abs(gam_se - float(r["nonlinear_se"]))]
+        assert max(diffs) < 1e-9, (model, diffs)
+        assert gain == pytest.approx(gam - lin, abs=1e-15)
+
+
+def test_link_curves_and_the_published_ones(link_wh):
+    """Every fitted set has its two curves on the 0-20 bit grid (0 ms at 0 bits, band around the curve) next to
+    their published curves; the linear curve is a straight line; the corpora var gam did not name keep a status
+    saying why and no numbers."""
+    rows = q(link_wh.marts, "SELECT corpus, status, linear_delta_loglik_nats_per_word FROM mart_link_shape")
+    fitted = {r[0] for r in rows if r[1] == "ok"}
+    assert fitted == {"meco_ko", "ucl"}
+    assert all(r[2] is None and r[1].startswith("not run") for r in rows if r[0] not in fitted)
+    n = q(link_wh.marts, "SELECT curve_source, link, count(DISTINCT surprisal_bits), min(surprisal_bits), "
+                         "max(surprisal_bits) FROM mart_link_curves WHERE corpus = 'meco_ko' GROUP BY ALL ORDER BY ALL")
+    assert n == [("ours", "gam", 201, 0.0, 20.0), ("ours", "linear", 201, 0.0, 20.0),
+                 ("published", "gam", 201, 0.0, 20.0), ("published", "linear", 201, 0.0, 20.0)]
+    at0 = q(link_wh.marts, "SELECT max(abs(effect_ms)), max(effect_high_ms - effect_low_ms) FROM mart_link_curves "
+                           "WHERE curve_source = 'ours' AND surprisal_bits = 0")
+    assert at0[0][0] < 1e-9 and at0[0][1] < 1e-9
+    # linear: effect(s) = slope x s, so effect(20) = 2 x effect(10)
+    lin = q(link_wh.marts, "SELECT run_id, surprisal_bits, effect_ms FROM mart_link_curves WHERE curve_source = 'ours' "
+                           "AND link = 'linear' AND surprisal_bits IN (10, 20) ORDER BY ALL")
+    by_run: dict[str, list[float]] = {}
+    for run, _, e in lin:
+        by_run.setdefault(run, []).append(e)
+    assert len(by_run) >= 5 and all(e20 == pytest.approx(2 * e10, rel=1e-9) for e10, e20 in by_run.values())
+    bands = q(link_wh.marts, "SELECT count(*) FROM mart_link_curves WHERE NOT (effect_low_ms <= effect_ms "
+                             "AND effect_ms <= effect_high_ms)")
+    assert bands == [(0,)]

@@ -26,38 +26,25 @@ import pandas as pd
 
 import r_rng
 import reading_regression as rr
+from xlang_design import frequency_filter, measure_columns, our_surprisal_words, our_words, scored_runs
 
 COLUMNS = ["corpus", "measure", "model_key", "run_id", "run_source", "definition", "method", "n_words", "n_folds",
            "delta_loglik_nats_per_word", "delta_loglik_se_nats_per_word", "delta_loglik_ci_low_nats_per_word",
            "delta_loglik_ci_high_nats_per_word", "p_value", "fold_delta_nats_per_word"]
 TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", "method")
 METHOD = "wilcox_2023"
-#: the means' columns (<measure>_ms: ingest/datasets/meco.py names them after the declared measures) -> measure
-MEASURE_SUFFIX = "_ms"
 BASE = ["unigram_surprisal_bits", "length_chars", "prev1_unigram_surprisal_bits", "prev1_length_chars",
         "prev2_unigram_surprisal_bits", "prev2_length_chars"]
 SURP = ["surprisal_bits", "prev1_surprisal_bits", "prev2_surprisal_bits"]
-FREQS = ["unigram_surprisal_bits", "prev1_unigram_surprisal_bits", "prev2_unigram_surprisal_bits"]
 #: every column of their rows that drop_na sees (besides the keys, never missing)
 THEIR_COLUMNS = [*SURP, *BASE, "entropy_bits", "prev1_entropy_bits", "prev2_entropy_bits", "model_word",
                  "mismatch", "word"]  # and the means (measure_columns)
 K = 10
 
 
-def frequency_filter(g: pd.DataFrame) -> np.ndarray:
-    """Step 1: freq, prev_freq, prev2_freq > 0 and finite (NA fails)."""
-    f = g[FREQS].to_numpy(float)
-    return (np.isfinite(f) & (f > 0)).all(axis=1)
-
-
 def complete(g: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """Step 2: no missing value (NULL or NaN) in any of `columns`."""
     return g[columns].notna().all(axis=1).to_numpy()  # pandas: NaN is missing too, as R's is.na
-
-
-def measure_columns(df: pd.DataFrame) -> dict[str, str]:
-    """The columns of the eye-tracking means -> their measure."""
-    return {c: c[:-len(MEASURE_SUFFIX)] for c in df.columns if c.endswith(MEASURE_SUFFIX)}
 
 
 def fits(rows: pd.DataFrame, measures: dict[str, str], **keys) -> list[dict]:
@@ -79,24 +66,6 @@ def fits(rows: pd.DataFrame, measures: dict[str, str], **keys) -> list[dict]:
     return out
 
 
-def our_words(theirs: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
-    """One row per word of each MECO corpus: their freq, len and means (the same in every model's row)."""
-    return (theirs.sort_values(["corpus", "doc_id", "word_index", "model_key"])
-            .drop_duplicates(["corpus", "doc_id", "word_index"])
-            [["corpus", "doc_id", "word_index", "trialid", "ianum", "unigram_surprisal_bits", "length_chars",
-              *measures]])
-
-
-def with_previous(w: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """The previous two words' values of `columns` within each text (NULL across a text's start)."""
-    w = w.sort_values(["corpus", "trialid", "ianum"]).copy()
-    by_text = w.groupby(["corpus", "doc_id"], sort=False)
-    for c in columns:
-        w["prev1_" + c] = by_text[c].shift(1)
-        w["prev2_" + c] = by_text[c].shift(2)
-    return w
-
-
 def model(dbt, session):
     theirs = dbt.ref("stg_wilcox_xlang_words").df()
     measures = measure_columns(theirs)
@@ -110,15 +79,10 @@ def model(dbt, session):
     corpora = sorted(theirs["corpus"].unique())
     if corpora:
         words = our_words(theirs, measures)
-        ours = dbt.ref("int_word_surprisal_runs").filter(
-            "run_source = 'scored' and used_in_marts and corpus in (" + ", ".join(f"'{c}'" for c in corpora) + ")"
-        ).df()
+        ours = scored_runs(dbt.ref("int_word_surprisal_runs"), corpora)
         for (corpus, model_key, run_id), r in ours.groupby(["corpus", "model_key", "run_id"], sort=True):
             for definition in ("lw", "wt"):
-                s = r[["doc_id", "word_index", f"surprisal_{definition}_bits"]].rename(
-                    columns={f"surprisal_{definition}_bits": "surprisal_bits"})
-                w = words[words["corpus"] == corpus].merge(s, on=["doc_id", "word_index"], how="left")
-                w = with_previous(w, ["surprisal_bits", "unigram_surprisal_bits", "length_chars"])
+                w = our_surprisal_words(words, r, corpus, definition)
                 w = w[frequency_filter(w)]
                 w = w[complete(w, [*SURP, *BASE, *measures])]
                 rows += fits(w, measures, corpus=corpus, model_key=model_key, run_id=run_id, run_source="scored",
