@@ -7,7 +7,7 @@ with d as (
          printf('%.2f [%.2f, %.2f]', 100 * delta_loglik_nats_per_word, 100 * delta_loglik_ci_low_nats_per_word,
                 100 * delta_loglik_ci_high_nats_per_word) as cell
   from mart_xlang_delta_loglik
-  where measure = 'gaze_duration' and definition in ('as given', 'wt'))
+  where measure = 'gaze_duration' and comparison = 'surprisal' and definition in ('as given', 'wt'))
 select corpus_title as "language (MECO)",
        coalesce(max(cell) filter (where model_key = 'mgpt-sc'), '—') as "mGPT, short context",
        coalesce(max(cell) filter (where model_key = 'mgpt-lc'), '—') as "mGPT, long context",

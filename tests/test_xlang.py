@@ -130,42 +130,45 @@ def test_their_models_are_imported_runs(wh, mirror):
 
 @pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs Rscript (make r-engine)")
 def test_their_delta_loglik_equals_their_script_run_in_r(wh, mirror, tmp_path):
-    """Every (language, model, measure) of their ΔLL (11 x 4 x 3): the words kept, the mean per word, its standard
-    error and each fold's mean equal their steps run in R on their files, to 1e-9 nats."""
+    """Every (language, model, measure, comparison) of their ΔLL (11 x 4 x 3 x 3: surprisal over the baseline,
+    entropy added to surprisal, entropy in place of it): the words kept, the mean per word, its standard error and
+    each fold's mean equal their steps run in R on their files, to 1e-9 nats."""
     out = tmp_path / "r.csv"
     res = subprocess.run(["Rscript", "--vanilla", str(R_SCRIPT), str(mirror / MERGED), str(out)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     with open(out, newline="") as fh:
-        want = {(r["lang"], MODELS[r["model"]], MEASURES[r["psychometric"]]): r for r in csv.DictReader(fh)}
-    assert len(want) == 132
-    got = q(wh.marts, "SELECT corpus, model_key, measure, n_words, delta_loglik_nats_per_word, "
+        want = {(r["lang"], MODELS[r["model"]], MEASURES[r["psychometric"]], r["comparison"]): r
+                for r in csv.DictReader(fh)}
+    assert len(want) == 3 * 132
+    got = q(wh.marts, "SELECT corpus, model_key, measure, comparison, n_words, delta_loglik_nats_per_word, "
                       "delta_loglik_se_nats_per_word, delta_loglik_ci_low_nats_per_word, fold_delta_nats_per_word "
                       "FROM mart_xlang_delta_loglik WHERE run_source = 'imported_words'")
-    assert len(got) == 132
+    assert len(got) == 3 * 132
     worst = 0.0
-    for corpus, model, measure, n, mean, se, low, folds in got:
-        r = want[(UPSTREAM[corpus], model, measure)]
-        assert n == int(r["n"]), (corpus, model, measure)
+    for corpus, model, measure, comparison, n, mean, se, low, folds in got:
+        r = want[(UPSTREAM[corpus], model, measure, comparison)]
+        assert n == int(r["n"]), (corpus, model, measure, comparison)
         theirs = [float(x) for x in r["fold_means"].split(";")]
         diffs = [abs(mean - float(r["mean"])), abs(se - float(r["se"]))] + [abs(a - b) for a, b in zip(folds, theirs)]
-        assert max(diffs) < 1e-9, (corpus, model, measure, diffs)
+        assert max(diffs) < 1e-9, (corpus, model, measure, comparison, diffs)
         assert low == pytest.approx(mean - 1.96 * se, abs=1e-15)
         worst = max(worst, *diffs)
-    print(f"their ΔLL replayed: 132 of 132 within {worst:.1e} nats of R")
+    print(f"their ΔLL replayed: 396 of 396 within {worst:.1e} nats of R")
     # the result is theirs: surprisal helps gaze duration in every language for mGPT with long context
-    pos = q(wh.marts, "SELECT count(*) FROM mart_xlang_delta_loglik WHERE model_key = 'mgpt-lc' "
-                      "AND measure = 'gaze_duration' AND delta_loglik_ci_low_nats_per_word > 0")
+    pos = q(wh.marts, "SELECT count(*) FROM mart_xlang_delta_loglik WHERE model_key = 'mgpt-lc' AND comparison = "
+                      "'surprisal' AND measure = 'gaze_duration' AND delta_loglik_ci_low_nats_per_word > 0")
     assert pos == [(11,)]
 
 
 def test_ours_on_their_words(wh):
     """Our scored runs on a MECO corpus get the same procedure on the same words (their frequency and length), LW
     and WT; the tiny GPT-2 scores MECO Korean in the session's models file."""
-    rows = q(wh.marts, "SELECT corpus, measure, definition, n_words FROM mart_xlang_delta_loglik "
+    rows = q(wh.marts, "SELECT corpus, measure, definition, comparison, n_words FROM mart_xlang_delta_loglik "
                        "WHERE run_source = 'scored' ORDER BY ALL")
-    assert {r[0] for r in rows} == {"meco_ko"} and len(rows) == 6
+    assert {r[0] for r in rows} == {"meco_ko"} and len(rows) == 18
     assert {r[2] for r in rows} == {"lw", "wt"} and {r[1] for r in rows} == set(MEASURES.values())
+    assert {r[3] for r in rows} == {"surprisal", "entropy_added", "entropy_replaces"}
 
 
 def test_a_bad_meco_row_is_a_one_line_error_naming_the_file(mirror):
@@ -284,3 +287,28 @@ def test_link_curves_and_the_published_ones(link_wh):
     bands = q(link_wh.marts, "SELECT count(*) FROM mart_link_curves WHERE NOT (effect_low_ms <= effect_ms "
                              "AND effect_ms <= effect_high_ms)")
     assert bands == [(0,)]
+
+
+def test_our_entropy_is_the_first_tokens():
+    """Our models' word entropy (xlang_design.first_token_entropy): the entropy at the word's first token, in bits;
+    NULL for a word that is not aligned or whose first token was not scored; a later token of the word never
+    counts (theirs would sum them)."""
+    import math
+    import sys
+
+    import duckdb
+    sys.path.insert(0, str(Path(__file__).parents[1] / "dbt_project" / "python"))
+    from xlang_design import first_token_entropy
+    con = duckdb.connect()
+    con.execute("CREATE TABLE w AS SELECT * FROM (VALUES ('r', 'meco_ko', '1', 0, 0, true), ('r', 'meco_ko', '1', 1, 1, "
+                "true), ('r', 'meco_ko', '1', 2, 3, false), ('r', 'meco_ko', '1', 3, 4, true), ('r', 'provo', '1', 0, "
+                "0, true)) t(run_id, corpus, doc_id, word_index, first_token_index, is_aligned)")
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('r', 'meco_ko', '1', 0, 2.0, true), ('r', 'meco_ko', '1', 1, "
+                "1.0, true), ('r', 'meco_ko', '1', 2, 9.0, true), ('r', 'meco_ko', '1', 3, 4.0, true), ('r', "
+                "'meco_ko', '1', 4, 3.0, false), ('r', 'provo', '1', 0, 5.0, true)) "
+                "t(run_id, corpus, doc_id, token_index, entropy_nats, is_scored)")
+    out = first_token_entropy(con.table("w"), con.table("t"), ["meco_ko"]).sort_values("word_index")
+    assert list(out["word_index"]) == [0, 1, 3]  # word 2 is not aligned; provo is not asked for
+    got = out["entropy_bits"].tolist()
+    assert got[0] == pytest.approx(2.0 / math.log(2)) and got[1] == pytest.approx(1.0 / math.log(2))
+    assert math.isnan(got[2])  # its first token (4) was not scored

@@ -50,10 +50,34 @@ def scored_runs(word_surprisal_runs, corpora: list[str]) -> pd.DataFrame:
     ).df()
 
 
-def our_surprisal_words(words: pd.DataFrame, run: pd.DataFrame, corpus: str, definition: str) -> pd.DataFrame:
-    """A MECO corpus's words (their freq, len, means) with one of our runs' surprisal (`definition`, bits) and the
-    previous two words' values of surprisal, freq and len."""
-    s = run[["doc_id", "word_index", f"surprisal_{definition}_bits"]].rename(
+def our_surprisal_words(words: pd.DataFrame, run: pd.DataFrame, corpus: str, definition: str,
+                        extra: list[str] = ()) -> pd.DataFrame:
+    """A MECO corpus's words (their freq, len, means) with one of our runs' surprisal (`definition`, bits) and
+    the `extra` columns of the run, and the previous two words' values of all of them, freq and len."""
+    s = run[["doc_id", "word_index", f"surprisal_{definition}_bits", *extra]].rename(
         columns={f"surprisal_{definition}_bits": "surprisal_bits"})
     w = words[words["corpus"] == corpus].merge(s, on=["doc_id", "word_index"], how="left")
-    return with_previous(w, ["surprisal_bits", "unigram_surprisal_bits", "length_chars"])
+    return with_previous(w, ["surprisal_bits", "unigram_surprisal_bits", "length_chars", *extra])
+
+
+def first_token_entropy(word_surprisal, token_scores, corpora: list[str]) -> pd.DataFrame:
+    """Our models' entropy of a word (issue 35), bits: the entropy of the next-token distribution the word's first
+    token is drawn from, H(T | the text before the word), one softmax's exact value (int_token_scores'
+    entropy_nats at the word's first token; the relations of int_word_surprisal and int_token_scores, which the
+    model file refs). It is the reader's uncertainty before the word, what anticipation is about, and a lower
+    bound on the entropy of the next word (the word fixes its first token); the next word's own entropy needs
+    a sum over every word, out of reach. Wilcox et al. sum the entropies at each of the word's tokens, which adds
+    the uncertainty inside the word after its first part is read and grows with the tokenizer's splits. NULL for
+    a word that is not aligned or whose first token was not scored."""
+    cols = ["run_id", "corpus", "doc_id", "word_index", "entropy_bits"]
+    if not corpora:
+        return pd.DataFrame(columns=cols)
+    within = "corpus in (" + ", ".join(f"'{c}'" for c in corpora) + ")"
+    w = word_surprisal.filter(within + " and is_aligned").df()[
+        ["run_id", "corpus", "doc_id", "word_index", "first_token_index"]]
+    t = token_scores.filter(within + " and is_scored").df()[["run_id", "corpus", "doc_id", "token_index",
+                                                             "entropy_nats"]]
+    out = w.merge(t, left_on=["run_id", "corpus", "doc_id", "first_token_index"],
+                  right_on=["run_id", "corpus", "doc_id", "token_index"], how="left")
+    out["entropy_bits"] = out["entropy_nats"] / np.log(2.0)
+    return out[cols]

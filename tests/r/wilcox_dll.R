@@ -5,7 +5,8 @@
 #
 #   Rscript tests/r/wilcox_dll.R <merged_data folder> <out.csv> [language codes ...]
 #
-# Writes one row per (language, model, measure): n words, the mean of the per-word ΔLL (nats), its standard error
+# Writes one row per (language, model, measure, comparison: surprisal over the baseline, analysis_surp.Rmd;
+# entropy added to surprisal and entropy in place of it, against the surprisal model, analysis_ent.Rmd): n words, the mean of the per-word ΔLL (nats), its standard error
 # (sd / sqrt(n), plotrix's std.error) and the mean of each of the 10 folds.
 args <- commandArgs(trailingOnly = TRUE)
 folder <- args[1]
@@ -39,16 +40,26 @@ for (lang in langs) {
     df_eval <- df[df$model == m, ]
     df_eval <- df_eval[complete.cases(df_eval), ]
     for (psychometric in psychometrics) {
-      target <- model_cross_val(paste0(psychometric, " ~ surp + prev_surp + prev2_surp + freq + len + prev_freq + prev_len + prev2_freq + prev2_len"), df_eval, psychometric)
-      baseline <- model_cross_val(paste0(psychometric, " ~ freq + len + prev_freq + prev_len + prev2_freq + prev2_len"), df_eval, psychometric)
-      dll <- target$estimates - baseline$estimates
-      ok <- !is.na(dll)
-      folds <- target$folds[ok]
-      dll <- dll[ok]
-      fold_means <- sapply(1:10, function(i) mean(dll[folds == i]))
-      rows[[length(rows) + 1]] <- data.frame(
-        lang = lang, model = m, psychometric = psychometric, n = length(dll), mean = mean(dll),
-        se = sd(dll) / sqrt(length(dll)), fold_means = paste(sprintf("%.17g", fold_means), collapse = ";"))
+      # analysis_surp.Rmd: surprisal over the baseline; analysis_ent.Rmd: entropy added to surprisal ("add") and
+      # in place of it ("replace"), each against the surprisal model (their "baseline" there)
+      forms <- list(
+        base = " ~ freq + len + prev_freq + prev_len + prev2_freq + prev2_len",
+        surp = " ~ surp + prev_surp + prev2_surp + freq + len + prev_freq + prev_len + prev2_freq + prev2_len",
+        add = " ~ ent + prev_ent + prev2_ent + surp + prev_surp + prev2_surp + freq + len + prev_freq + prev_len + prev2_freq + prev2_len",
+        replace = " ~ ent + prev_ent + prev2_ent + freq + len + prev_freq + prev_len + prev2_freq + prev2_len")
+      ll <- lapply(forms, function(f) model_cross_val(paste0(psychometric, f), df_eval, psychometric))
+      for (comp in list(c("surprisal", "surp", "base"), c("entropy_added", "add", "surp"),
+                        c("entropy_replaces", "replace", "surp"))) {
+        dll <- ll[[comp[2]]]$estimates - ll[[comp[3]]]$estimates
+        ok <- !is.na(dll)
+        folds <- ll[[comp[2]]]$folds[ok]
+        dll <- dll[ok]
+        fold_means <- sapply(1:10, function(i) mean(dll[folds == i]))
+        rows[[length(rows) + 1]] <- data.frame(
+          lang = lang, model = m, psychometric = psychometric, comparison = comp[1], n = length(dll),
+          mean = mean(dll), se = sd(dll) / sqrt(length(dll)),
+          fold_means = paste(sprintf("%.17g", fold_means), collapse = ";"))
+      }
     }
   }
 }
