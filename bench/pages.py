@@ -29,7 +29,7 @@ from players import start_server  # noqa: E402
 from tests.helpers import APP_READY, FINISHED_RUNS  # noqa: E402
 
 PAGES = ["/", "/scoreboard", "/perplexity", "/human-perplexity", "/top1", "/play-top1", "/play-pairwise",
-         "/word-surprisal", "/next-word", "/reading-times", "/wild", "/sql"]
+         "/word-surprisal", "/next-word", "/reading-times", "/languages", "/wild", "/sql"]
 
 
 def idle_at(page) -> float:

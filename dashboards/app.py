@@ -29,6 +29,7 @@ pages = [
     st.Page("app_pages/next_word.py", title="Humans vs models: next word", icon=":material/compare_arrows:",
             url_path="next-word"),
     st.Page("app_pages/reading_times.py", title="Reading times", icon=":material/menu_book:", url_path="reading-times"),
+    st.Page("app_pages/languages.py", title="Languages", icon=":material/translate:", url_path="languages"),
     st.Page("app_pages/wild.py", title="Prompts in the wild", icon=":material/forum:", url_path="wild"),
     st.Page("app_pages/sql.py", title="SQL", icon=":material/database:", url_path="sql"),
 ]

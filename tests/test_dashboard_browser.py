@@ -38,11 +38,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 PAGES = {"home": "/", "scoreboard": "/scoreboard", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
          "play_top1": "/play-top1", "play_pairwise": "/play-pairwise",
-         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times", "wild": "/wild",
-         "sql": "/sql"}
+         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times",
+         "languages": "/languages", "wild": "/wild", "sql": "/sql"}
 NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game", "Play: next token",
        "Play: which came next", "Word surprisal", "Humans vs models: next word",
-       "Reading times", "Prompts in the wild", "SQL"]
+       "Reading times", "Languages", "Prompts in the wild", "SQL"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -924,6 +924,21 @@ FINDING_NUMBERS = {
     "top1": """
         SELECT n, accuracy, human_accuracy_same_questions FROM mart_top1_summary
         WHERE predictor_kind = 'model' AND subset = 'word_tokens' AND n IS NOT NULL""",
+    "languages": """
+        WITH v AS (SELECT * FROM mart_xlang_delta_loglik WHERE measure = 'gaze_duration' AND comparison = 'surprisal'
+                   AND definition IN ('as given', 'wt')),
+             m AS (SELECT model_key, count(*) FILTER (WHERE delta_loglik_ci_low_nats_per_word > 0) AS k,
+                          count(*) AS n, avg(delta_loglik_nats_per_word) AS a, any_value(model_name) AS name
+                   FROM v GROUP BY model_key),
+             best AS (SELECT * FROM m ORDER BY k DESC, a DESC, name LIMIT 1),
+             worst AS (SELECT * FROM m ORDER BY k, a, name DESC LIMIT 1),
+             g AS (SELECT * FROM mart_link_shape WHERE status = 'ok' AND measure = 'gaze_duration'
+                   AND definition IN ('as given', 'wt')
+                   AND corpus IN (SELECT corpus FROM mart_xlang_delta_loglik))
+        SELECT (SELECT count(DISTINCT corpus) FROM v), best.k, best.n, best.a, worst.k, worst.n,
+               (SELECT count(*) FILTER (WHERE gam_minus_linear_delta_loglik_ci_low_nats_per_word > 0) FROM g),
+               (SELECT count(*) FROM g)
+        FROM best, worst""",
     "reading_times": """
         WITH v AS (SELECT * FROM mart_delta_loglik WHERE status = 'ok' AND corpus = 'natural_stories'
                    AND measure = 'spr' AND method = 'cv_means'),
@@ -987,9 +1002,10 @@ def test_every_page_opens_with_a_sentence_holding_a_number_from_its_marts(real_a
     """Every page on the real warehouse. The pages whose data this warehouse lacks (it stops at its "nothing yet"
     note) are checked on snapshots that have it: the reading-times and top-1 pages below, the next-word page in
     tests/test_next_word_dashboard.py (its finding, `at.markdown[0]`, on a warehouse with a model's cloze scores),
-    the live top-1 game in tests/test_live_games.py (on a warehouse with the LM game's documents)."""
+    the live top-1 game in tests/test_live_games.py (on a warehouse with the LM game's documents), the languages page
+    in tests/test_xlang.py (on the refreshed warehouse, which has MECO and GAM fits)."""
     for name, path in PAGES.items():
-        if name in ("top1", "next_word", "reading_times", "play_top1"):
+        if name in ("top1", "next_word", "reading_times", "play_top1", "languages"):
             continue
         _assert_opens_with_finding(real_page, real_app["url"] + path, name, real_app["paths"].marts)
 

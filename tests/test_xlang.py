@@ -224,13 +224,13 @@ def exact_copy(src: Path, dest: Path) -> None:
 
 @pytest.fixture(scope="module")
 def link_wh(wh, tmp_path_factory):
-    """The session's warehouse with int_link_fits' GAMs fitted for MECO Korean and UCL (var gam names them)."""
+    """The session's warehouse with int_link_fits' GAMs fitted for MECO Korean, UCL and Brown (var gam names them)."""
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse import dbt_build, publish
     root = tmp_path_factory.mktemp("link")
     shutil.copytree(wh.warehouse, root / "warehouse")
     p = make_paths(root / "warehouse")
-    assert dbt_build(p, select="int_link_fits+", extra=["--vars", '{"gam": "meco_ko,ucl"}']) == []
+    assert dbt_build(p, select="int_link_fits+", extra=["--vars", '{"gam": "meco_ko,ucl,brown"}']) == []
     publish(p)
     return p
 
@@ -268,7 +268,7 @@ def test_link_curves_and_the_published_ones(link_wh):
     saying why and no numbers."""
     rows = q(link_wh.marts, "SELECT corpus, status, linear_delta_loglik_nats_per_word FROM mart_link_shape")
     fitted = {r[0] for r in rows if r[1] == "ok"}
-    assert fitted == {"meco_ko", "ucl"}
+    assert fitted == {"meco_ko", "ucl", "brown"}
     assert all(r[2] is None and r[1].startswith("not run") for r in rows if r[0] not in fitted)
     n = q(link_wh.marts, "SELECT curve_source, link, count(DISTINCT surprisal_bits), min(surprisal_bits), "
                          "max(surprisal_bits) FROM mart_link_curves WHERE corpus = 'meco_ko' GROUP BY ALL ORDER BY ALL")
@@ -312,3 +312,62 @@ def test_our_entropy_is_the_first_tokens():
     got = out["entropy_bits"].tolist()
     assert got[0] == pytest.approx(2.0 / math.log(2)) and got[1] == pytest.approx(1.0 / math.log(2))
     assert math.isnan(got[2])  # its first token (4) was not scored
+
+
+# ----------------------------------------------------------------------------- the Languages page, in a browser
+
+@pytest.fixture(scope="module")
+def languages_app(link_wh, tmp_path_factory):
+    from tests.test_dashboard_browser import serving
+    tmp = tmp_path_factory.mktemp("languages_app")
+    with serving(link_wh, tmp) as url:
+        yield {"url": url, "paths": link_wh, "tmp": tmp}
+
+
+@pytest.fixture
+def languages_page(languages_app):
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_dashboard_browser import CHROMIUM_ARGS, Page
+    exe = shutil.which("chromium")
+    if exe is None:
+        pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        pg = Page(b, languages_app["tmp"])
+        try:
+            yield pg
+        finally:
+            pg.close()
+            b.close()
+        assert pg.outbound() == [], pg.outbound()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_languages_page_in_a_browser(languages_app, languages_page):
+    """The Languages page on the refreshed warehouse (MECO's 11 languages; GAMs fitted for Korean, UCL and Brown):
+    it opens with its finding (every number from its marts), draws the ΔLL, entropy, GAM-gain and curve charts,
+    shows a text in its script (Hangul; Hebrew right to left), and every pick a reader can make runs."""
+    from tests.test_dashboard_browser import PAGES, _assert_opens_with_finding, _charts
+    pg, url = languages_page, languages_app["url"]
+    sentence = _assert_opens_with_finding(pg, url + PAGES["languages"], "languages", languages_app["paths"].marts)
+    assert "Across MECO's 11 languages" in sentence and "language–model pairs" in sentence, sentence
+    assert _charts(pg) == 4  # ΔLL, entropy, GAM minus linear, the curves' small multiples
+    main = pg.page.inner_text('[data-testid="stMain"]')
+    for words in ("ΔLL by language and model", "Anticipation: does entropy help?", "Linear vs GAM link",
+                  "Slowdown in reading by surprisal under"):
+        assert words in main, words
+    text = pg.page.locator('div[lang="ko"]')
+    assert text.count() == 1 and any("\uac00" <= ch <= "\ud7a3" for ch in text.inner_text())  # Hangul syllables
+    pg.screenshot("languages")
+    # every branch a reader can take: the other comparison, measure and definition, a Hebrew text, each in the URL
+    pg.open(url + PAGES["languages"] + "?measure=total_reading_time&definition=lw&entropy=entropy_replaces"
+            "&text_language=meco_he&text=3")
+    pg.assert_no_exception()
+    main = pg.page.inner_text('[data-testid="stMain"]')
+    assert "total reading time" in main and "entropy in place of surprisal" in main
+    he = pg.page.locator('div[lang="he"]')
+    assert he.count() == 1 and he.get_attribute("dir") == "rtl"
+    assert any("\u05d0" <= ch <= "\u05ea" for ch in he.inner_text())  # Hebrew letters
+    assert "Text 3 of 12 of MECO Hebrew" in main

@@ -151,7 +151,10 @@ def draw_grid(part: pd.DataFrame, family: str, measure: str, piece: str) -> None
                  "rank_in_comparison"]]
     grid = alt.Chart().encode(
         x=alt.X("column:N", title=None, sort=cols_here,
-                axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=230, labelAlign="left")),
+                # upright labels, every one drawn: at -30 degrees neighbours' boxes overlapped and Vega left out
+                # every other comparison's name (seen with MECO's 11 languages side by side)
+                axis=alt.Axis(orient="top", labelAngle=-90, labelLimit=330, labelAlign="left",
+                              labelBaseline="middle", labelOverlap=False)),
         y=alt.Y("display_name:N", title=None, sort=rows_here, axis=alt.Axis(labelLimit=330)),
         tooltip=[alt.Tooltip("display_name:N", title="predictor"), alt.Tooltip("kind:N", title="kind"),
                  alt.Tooltip("column:N", title="comparison"), alt.Tooltip("shown:N", title="value"),
