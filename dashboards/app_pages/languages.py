@@ -190,7 +190,8 @@ else:
         panels = sorted(cv["panel"].unique())
         colour = alt.Color("curve:N", title="curve", sort=list(CURVE_KINDS.values()),
                            scale=alt.Scale(domain=list(CURVE_KINDS.values()), range=CURVE_COLORS),
-                           legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3))
+                           legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3,
+                                             symbolOpacity=1))
         base = alt.Chart(cv).encode(x=alt.X("surprisal_bits:Q", title="word surprisal (bits)"), color=colour)
         band = base.transform_filter(alt.datum.curve == "GAM, ours").mark_area(opacity=0.2).encode(
             y=alt.Y("effect_low_ms:Q", title="slowdown (ms)"), y2="effect_high_ms:Q")
@@ -217,6 +218,8 @@ else:
                   "gam_minus_linear_delta_loglik_ci_low_nats_per_word",
                   "gam_minus_linear_delta_loglik_ci_high_nats_per_word", "gam_minus_linear_p_value",
                   "gam_surprisal_edf"]].sort_values(["language_name", "corpus_title", "model"])
+    table = table.assign(measure=table["measure"].map(lambda m: MEASURE_LABELS.get(m, (m,))[0]),
+                         definition=table["definition"].map({"wt": "WT", "lw": "LW"}).fillna(table["definition"]))
     labels.frame(table, title="Linear vs GAM link per corpus and model", key="lang_link_table", column_config={
         "language_name": "language", "corpus_title": "corpus", "measure": "reading measure", "model": "model", "definition": "word surprisal",
         "n_words": ("words", "%d"), "linear_delta_loglik_nats_per_word": ("ΔLL linear (nats per word)", "%.4f"),

@@ -24,10 +24,8 @@
 # Bases run in parallel over PREDICTABASE_R_CORES processes (default: every core). A bad input is one line on
 # stderr and exit status 2.
 
-fail <- function(...) {
-  message(sprintf(...))
-  quit(save = "no", status = 2)
-}
+script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(script_dir, "r_common.R"))  # fail(), read_input()
 
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) != 3) fail("usage: Rscript fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv")
@@ -37,14 +35,8 @@ suppressPackageStartupMessages({
   library(parallel)
 })
 
-d <- tryCatch(read.csv(args[1], stringsAsFactors = FALSE), error = function(e) fail("%s: %s", args[1], conditionMessage(e)))
 need <- c("set", "rt", "freq", "len", "prev_freq", "prev_len", "surp", "prev_surp")
-missing <- setdiff(need, names(d))
-if (length(missing) > 0) fail("%s: missing column(s) %s", args[1], paste(missing, collapse = ", "))
-for (col in setdiff(need, "set")) {
-  if (!is.numeric(d[[col]]) && !all(is.na(d[[col]]))) fail("%s: column %s is not numeric", args[1], col)
-}
-if (nrow(d) == 0) fail("%s: no rows", args[1])
+d <- read_input(args[1], need, text = "set")
 
 forms <- list(
   baseline = rt ~ te(freq, len, bs = "cr") + te(prev_freq, prev_len, bs = "cr"),

@@ -12,10 +12,8 @@
 # OUTPUT.csv: set, n_obs, n_subjects, n_items, loglik_baseline, loglik_full, delta_ll_total, converged, warning.
 # A bad input is one line on stderr and exit status 2.
 
-fail <- function(...) {
-  message(sprintf(...))
-  quit(save = "no", status = 2)
-}
+script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(script_dir, "r_common.R"))  # fail(), read_input()
 
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) != 3) fail("usage: Rscript fit_lmer.R INPUT.csv OUTPUT.csv SET1,SET2,...")
@@ -25,16 +23,10 @@ suppressPackageStartupMessages({
   library(splines)
 })
 
-d <- tryCatch(read.csv(args[1], stringsAsFactors = FALSE), error = function(e) fail("%s: %s", args[1], conditionMessage(e)))
 need <- c("subject", "item", "rt", "length", "index", "freq", "freq_prev1", "freq_prev2")
 sets <- strsplit(args[3], ",", fixed = TRUE)[[1]]
 surp_cols <- as.vector(outer(c("surp", "surp_prev1", "surp_prev2"), sets, paste, sep = "__"))
-missing <- setdiff(c(need, surp_cols), names(d))
-if (length(missing) > 0) fail("%s: missing column(s) %s", args[1], paste(missing, collapse = ", "))
-for (col in setdiff(c(need, surp_cols), c("subject", "item"))) {
-  if (!is.numeric(d[[col]])) fail("%s: column %s is not numeric", args[1], col)
-}
-if (nrow(d) == 0) fail("%s: no rows", args[1])
+d <- read_input(args[1], c(need, surp_cols), text = c("subject", "item"))
 
 base_formula <- rt ~ ns(length, df = 3) + freq + freq_prev1 + freq_prev2 + ns(index, df = 3) +
   (1 | subject) + (1 | item)

@@ -247,16 +247,17 @@ def typed_frame(rows: list[dict], columns: list[str], text: tuple[str, ...], int
                 lists: tuple[str, ...] = (), booleans: tuple[str, ...] = ()):
     """A pandas frame of `rows` with every column typed even when there are no rows (dbt-duckdb then creates
     the table with those types): `text` columns as strings, `integers` as nullable Int64, `booleans` as
-    nullable booleans, `lists` as lists of doubles (left as they are), the rest as float64."""
+    nullable booleans, `lists` as lists of doubles (Arrow's list type), the rest as float64."""
     import pandas as pd
+    import pyarrow as pa
     out = pd.DataFrame(rows, columns=columns)
     for c in columns:
         if c in text:
             out[c] = out[c].astype("string")
         elif c in integers:
             out[c] = out[c].astype("Int64")
-        elif c in lists:
-            continue
+        elif c in lists:  # typed even when every value is NULL (an object column of None is DuckDB's NULL type)
+            out[c] = pd.Series(out[c].tolist(), index=out.index, dtype=pd.ArrowDtype(pa.list_(pa.float64())))
         elif c in booleans:
             out[c] = out[c].astype("boolean")
         else:

@@ -48,20 +48,14 @@ published as (
         on f.corpus = p.corpus and f.run_id = 'wilcox-xlang:' || p.model_key and f.predictors = 'wilcox_2023'
 ),
 
-corpora as (
-    select corpus, title as corpus_title, language from {{ ref('stg_corpora') }}
-),
-
-sizes as (
-    select * from {{ ref('stg_model_table') }}
-)
+{{ names_ctes() }}
 
 select
     u.corpus, c.corpus_title, c.language, u.measure, u.model_key,
-    coalesce(s.display_name, u.model_key) as model_name, u.run_id, u.run_source, u.definition, u.predictors,
+    coalesce(m.model_name, u.model_key) as model_name, u.run_id, u.run_source, u.definition, u.predictors,
     u.curve_source, u.link, cast(u.surprisal_bits as double) as surprisal_bits, u.effect_ms, u.effect_low_ms,
     u.effect_high_ms, u.in_data_range
 from (select * from ours_long union all select * from published) as u
 inner join corpora as c using (corpus)
-left join sizes as s using (model_key)
+left join model_names as m using (model_key)
 order by u.corpus, u.run_id, u.definition, u.predictors, u.curve_source, u.link, u.surprisal_bits

@@ -7,17 +7,11 @@ with fits as (
     select * from {{ ref('int_link_fits') }}
 ),
 
-corpora as (
-    select corpus, title as corpus_title, language from {{ ref('stg_corpora') }}
-),
-
-sizes as (
-    select * from {{ ref('stg_model_table') }}
-)
+{{ names_ctes() }}
 
 select
     f.corpus, c.corpus_title, c.language, f.measure, f.model_key,
-    coalesce(s.display_name, f.model_key) as model_name, s.family as model_family, s.n_parameters,
+    coalesce(m.model_name, f.model_key) as model_name, m.model_family, m.n_parameters,
     f.run_id, f.run_source, f.definition, f.predictors, f.status, f.input_sha256, f.n_rows, f.n_words,
     f.n_outlier_words,
     f.linear_delta_loglik_nats_per_word, f.linear_delta_loglik_se_nats_per_word,
@@ -29,5 +23,5 @@ select
     f.gam_minus_linear_p_value, f.gam_surprisal_edf, f.surprisal_p01_bits, f.surprisal_p99_bits
 from fits as f
 inner join corpora as c using (corpus)
-left join sizes as s using (model_key)
+left join model_names as m using (model_key)
 order by c.language, f.corpus, f.run_source, f.model_key, f.definition

@@ -6,22 +6,16 @@ with fits as (
     select * from {{ ref('int_xlang_delta_loglik') }}
 ),
 
-corpora as (
-    select corpus, title as corpus_title, language from {{ ref('stg_corpora') }}
-),
-
-sizes as (
-    select * from {{ ref('stg_model_table') }}
-)
+{{ names_ctes() }}
 
 select
     f.corpus, c.corpus_title, c.language, f.measure, f.model_key,
-    coalesce(s.display_name, f.model_key) as model_name, s.family as model_family, s.n_parameters,
+    coalesce(m.model_name, f.model_key) as model_name, m.model_family, m.n_parameters,
     f.run_id, f.run_source, f.definition, f.comparison, f.method, f.n_words, f.n_folds,
     f.delta_loglik_nats_per_word, f.delta_loglik_se_nats_per_word,
     f.delta_loglik_ci_low_nats_per_word, f.delta_loglik_ci_high_nats_per_word, f.p_value,
     cast(f.fold_delta_nats_per_word as double[]) as fold_delta_nats_per_word
 from fits as f
 inner join corpora as c using (corpus)
-left join sizes as s using (model_key)
+left join model_names as m using (model_key)
 order by c.language, f.measure, f.comparison, f.run_source, f.model_key, f.definition
