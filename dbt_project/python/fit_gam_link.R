@@ -1,7 +1,7 @@
 # The shape of the surprisal-reading time link (issue 35), for the dbt model int_link_fits: Wilcox, Pimentel,
 # Meister, Cotterell & Levy (2023), xlang-processing analysis/analysis_link.Rmd, with mgcv.
 #
-#   Rscript --vanilla fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv
+#   Rscript --vanilla fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv ERRORS.csv
 #
 # INPUT.csv: one row per word, columns set, rt, freq, len, prev_freq, prev_len, surp, prev_surp (surprisal in
 # bits), a set's rows in the order its folds are cut (file order), and optionally base: sets with the same base
@@ -21,6 +21,7 @@
 # WORDS.csv: set, row (1-based within the set), fold, ll_baseline, ll_linear, ll_gam (nats).
 # CURVES.csv: set, link (linear, gam), surprisal_bits, effect_ms, se_ms, edf (the term's effective degrees of
 # freedom; 1 for the linear term).
+# ERRORS.csv: set, error: a set with fewer than 100 rows, or one mgcv could not fit (its message); the others go on.
 # Bases run in parallel over PREDICTABASE_R_CORES processes (default: every core). A bad input is one line on
 # stderr and exit status 2.
 
@@ -28,7 +29,7 @@ script_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), v
 source(file.path(script_dir, "r_common.R"))  # fail(), read_input()
 
 args <- commandArgs(trailingOnly = TRUE)
-if (length(args) != 3) fail("usage: Rscript fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv")
+if (length(args) != 4) fail("usage: Rscript fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv ERRORS.csv")
 if (!requireNamespace("mgcv", quietly = TRUE)) fail("R package mgcv is not installed (apt-get install r-cran-mgcv)")
 suppressPackageStartupMessages({
   library(mgcv)
@@ -93,26 +94,37 @@ one_set <- function(s, ll_baseline) {
 one_base <- function(b) {
   sets <- unique(d$set[d$base == b])
   out <- list()
+  errors <- data.frame(set = character(0), error = character(0))
   ll <- NULL
   for (s in sets) {
     n <- sum(d$set == s)
-    if (n < 10 * K) return(list(error = sprintf("%s: set %s has %d rows", args[1], s, n)))
-    r <- one_set(s, ll)
+    r <- if (n < 10 * K) sprintf("%d words, fewer than %d", n, 10 * K) else
+      tryCatch(one_set(s, ll), error = function(e) conditionMessage(e))
+    if (is.character(r)) {  # a set mgcv cannot fit is reported, the others go on
+      errors <- rbind(errors, data.frame(set = s, error = gsub("[\r\n]+", " ", r)))
+      next
+    }
     ll <- r$words$ll_baseline
     out[[length(out) + 1]] <- r
   }
-  list(words = do.call(rbind, lapply(out, `[[`, "words")), curves = do.call(rbind, lapply(out, `[[`, "curves")))
+  list(words = do.call(rbind, lapply(out, `[[`, "words")), curves = do.call(rbind, lapply(out, `[[`, "curves")),
+       errors = errors)
 }
 
 if (!("base" %in% names(d))) d$base <- d$set
 bases <- unique(d$base)
 cores <- suppressWarnings(as.integer(Sys.getenv("PREDICTABASE_R_CORES", "")))
 if (is.na(cores) || cores < 1) cores <- detectCores()
-res <- mclapply(bases, function(b) tryCatch(one_base(b), error = function(e) list(error = sprintf("base %s: %s", b, conditionMessage(e)))),
-                mc.cores = min(cores, length(bases)), mc.preschedule = FALSE)
+res <- mclapply(bases, one_base, mc.cores = min(cores, length(bases)), mc.preschedule = FALSE)
 for (r in res) {
-  if (inherits(r, "try-error")) fail("%s", as.character(r))
-  if (!is.null(r$error)) fail("%s", r$error)
+  if (inherits(r, "try-error")) fail("%s", as.character(r))  # a worker that died (out of memory, say)
 }
-write.csv(do.call(rbind, lapply(res, `[[`, "words")), args[2], row.names = FALSE)
-write.csv(do.call(rbind, lapply(res, `[[`, "curves")), args[3], row.names = FALSE)
+empty <- list(words = data.frame(set = character(0), row = integer(0), fold = integer(0), ll_baseline = numeric(0),
+                                 ll_linear = numeric(0), ll_gam = numeric(0)),
+              curves = data.frame(set = character(0), link = character(0), surprisal_bits = numeric(0),
+                                  effect_ms = numeric(0), se_ms = numeric(0), edf = numeric(0)))
+for (part in c("words", "curves", "errors")) {
+  rows <- do.call(rbind, c(list(if (part == "errors") data.frame(set = character(0), error = character(0)) else
+    empty[[part]]), lapply(res, `[[`, part)))
+  write.csv(rows, args[match(part, c("words", "curves", "errors")) + 1], row.names = FALSE)
+}

@@ -147,20 +147,24 @@ def r_text(x: pd.DataFrame) -> str:
     return x[R_COLUMNS].apply(lambda col: col.map(exact_text)).to_csv(index=False)
 
 
-def run_r(sets: list[tuple[str, pd.DataFrame]], workdir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_r(sets: list[tuple[str, pd.DataFrame]], workdir: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(held-out densities, curves, {set: why it has no fit}) of the sets R could fit."""
     inp, words, curves = workdir / "gam_input.csv", workdir / "gam_words.csv", workdir / "gam_curves.csv"
+    errors = workdir / "gam_errors.csv"
     frames = []
     for name, x in sets:
         base = hashlib.sha256(x[BASELINE].to_csv(index=False, float_format="%.17g").encode()).hexdigest()[:16]
         frames.append(x[R_COLUMNS].apply(lambda col: col.map(exact_text)).assign(set=name, base="b" + base)
                       [["set", "base", *R_COLUMNS]])
     pd.concat(frames).to_csv(inp, index=False)
-    proc = subprocess.run(["Rscript", "--vanilla", str(SCRIPT), str(inp), str(words), str(curves)],
+    proc = subprocess.run(["Rscript", "--vanilla", str(SCRIPT), str(inp), str(words), str(curves), str(errors)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise RuntimeError(f"Rscript {SCRIPT.name} failed: {last}")
-    return pd.read_csv(words), pd.read_csv(curves)
+    failed = pd.read_csv(errors, dtype=str, keep_default_na=False)
+    return (pd.read_csv(words, dtype={"set": str}), pd.read_csv(curves, dtype={"set": str}),
+            dict(zip(failed["set"], failed["error"])))
 
 
 def summarize(words: pd.DataFrame, curves: pd.DataFrame, x: pd.DataFrame) -> dict:
@@ -227,9 +231,12 @@ def model(dbt, session):
     fit = [t for t in todo if have_r and enabled(t[0]["corpus"])]
     if fit:
         with tempfile.TemporaryDirectory() as tmp:
-            w, c = run_r([(f"s{i}", x) for i, (_, x, _) in enumerate(fit)], Path(tmp))
+            w, c, failed = run_r([(f"s{i}", x) for i, (_, x, _) in enumerate(fit)], Path(tmp))
         for i, (keys, x, sha) in enumerate(fit):
             name = f"s{i}"
+            if name in failed:  # no number, and refitted by the next build that fits this corpus
+                rows.append({**keys, "status": f"not fitted: {failed[name]}", "input_sha256": sha, "n_rows": len(x)})
+                continue
             rows.append({**keys, "status": "ok", "input_sha256": sha, "n_rows": len(x),
                          **summarize(w[w["set"] == name], c[c["set"] == name], x)})
     for keys, x, sha in todo:
