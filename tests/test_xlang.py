@@ -355,7 +355,8 @@ def test_languages_page_in_a_browser(languages_app, languages_page):
     assert "Across MECO's 11 languages" in sentence and "language–model pairs" in sentence, sentence
     assert _charts(pg) == 4  # ΔLL, entropy, GAM minus linear, the curves' small multiples
     main = pg.page.inner_text('[data-testid="stMain"]')
-    for words in ("ΔLL by language and model", "Anticipation: does entropy help?", "Linear vs GAM link",
+    for words in ("ΔLL by language and model", "Anticipation: does entropy help?",
+                  "Is the link between surprisal and reading time linear?",
                   "Slowdown in reading by surprisal under"):
         assert words in main, words
     text = pg.page.locator('div[lang="ko"]')
