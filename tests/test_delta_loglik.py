@@ -360,3 +360,19 @@ def test_reading_times_page_in_the_browser(reg, tmp_path):
         finally:
             pg.close()
             browser.close()
+
+
+def test_word_delta_summary_p_value_matches_the_exact_test():
+    """word_delta_summary's p-value (10,000 seeded random sign patterns) estimates the exact sign-flip p-value
+    (every 2^n pattern, sign_flip_p) within three of its Monte Carlo standard errors; its mean, SE and interval are
+    the plain ones."""
+    rng = np.random.default_rng(7)
+    for shift in (0.0, 0.3, 0.6, 1.0):
+        d = rng.normal(shift, 1.0, 12)
+        exact = rr.sign_flip_p(d)
+        s = rr.word_delta_summary(d)
+        mc_se = max(np.sqrt(exact * (1 - exact) / 10_000), 1e-4)
+        assert abs(s["p_value"] - exact) <= 3 * mc_se + 1 / 10_001, (shift, s["p_value"], exact)
+        assert s["delta_loglik_nats_per_word"] == pytest.approx(d.mean())
+        assert s["delta_loglik_se_nats_per_word"] == pytest.approx(d.std(ddof=1) / np.sqrt(12))
+        assert s["delta_loglik_ci_low_nats_per_word"] == pytest.approx(d.mean() - 1.96 * d.std(ddof=1) / np.sqrt(12))
