@@ -20,7 +20,7 @@ TEST_WORKERS ?= auto
 
 .PHONY: up test setup orchestrate gemma chromium r-engine clean-setup
 
-up: setup
+up: setup r-engine
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
 test: setup orchestrate gemma chromium r-engine
@@ -67,7 +67,7 @@ chromium:
 
 # Debian's R with lme4 and mgcv (their dependencies only, no recommended packages: 780 Debian packages and
 # 252 MB with them, issue 34): the R engine of the reading-time regressions (paper 001's LMER through
-# Rscript; `predictabase build --lmer`), which the tests run on small data.
+# Rscript, `predictabase build --lmer`; the link-shape GAMs with mgcv, which the main job fits, issue 35).
 r-engine:
 	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !(requireNamespace("lme4", quietly = TRUE) && requireNamespace("mgcv", quietly = TRUE)))' || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
