@@ -61,7 +61,6 @@ TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", 
         "input_sha256")
 INTEGERS = ("n_rows", "n_words", "n_outlier_words")
 LISTS = ("curve_surprisal_bits", "linear_effect_ms", "linear_effect_se_ms", "gam_effect_ms", "gam_effect_se_ms")
-KEYS = ["corpus", "measure", "run_id", "definition", "predictors"]
 
 
 def wilcox_sets(theirs: pd.DataFrame, ours: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
@@ -85,8 +84,8 @@ def wilcox_sets(theirs: pd.DataFrame, ours: pd.DataFrame) -> list[tuple[dict, pd
     return sets
 
 
-def natural_order(doc_id: pd.Series) -> pd.Series:
-    """Texts in their order: numeric ids as numbers, others as text."""
+def natural_order(doc_id: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Sort keys for texts in their order: numeric ids as numbers (then the others, as text)."""
     num = pd.to_numeric(doc_id, errors="coerce")
     return num.fillna(np.inf).astype(float), doc_id.astype(str)
 
