@@ -183,7 +183,7 @@ class Page:
                 self.page.wait_for_function("n => window.__finishedRuns > n", arg=before,
                                             timeout=30_000 if attempt < 2 else 120_000)
             except PlaywrightTimeout:
-                text = box.inner_text()
+                text = self.shows(box)
                 taken = shown.search(text) if isinstance(shown, re.Pattern) else shown in text
                 if not taken and attempt < 2:
                     continue
@@ -191,6 +191,15 @@ class Page:
                 # the box shows the pick: its run is under way or over (its end unseen), wait for the app to settle
             self.wait_idle()
             return
+
+    @staticmethod
+    def shows(box) -> str:
+        """What a select box shows: its text and its input's value (Streamlit draws a selectbox's choice as the
+        value of an <input>, which inner_text leaves out: the check of a pick read the label alone, "Metric", and
+        a pick that had been taken was made again until the test failed)."""
+        text = box.inner_text()
+        inputs = box.locator("input")
+        return text + ("\n" + inputs.first.input_value() if inputs.count() else "")
 
     def open(self, url: str) -> None:
         self.page.goto(url)

@@ -17,7 +17,7 @@ import charts
 import data
 import labels
 import url_state
-from ingest.corpus_declarations import MEASURE_LABELS
+from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 XDLL = "mart_xlang_delta_loglik"
 SHAPE = "mart_link_shape"
@@ -27,7 +27,7 @@ WORDS = "mart_words_export"
 LANGUAGES = {"nl": "Dutch", "en": "English", "fi": "Finnish", "de": "German", "el": "Greek", "he": "Hebrew",
              "it": "Italian", "ko": "Korean", "ru": "Russian", "es": "Spanish", "tr": "Turkish"}
 RIGHT_TO_LEFT = {"he", "ar", "fa", "ur", "yi"}
-MEASURES = {m: MEASURE_LABELS[m][0] for m in ("gaze_duration", "first_fixation", "total_reading_time")}
+MEASURES = {m: full for m, (full, _short) in MEASURE_LABELS.items()}  # declared order and names for people
 DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 COMPARISONS = {"entropy_added": "entropy added to surprisal", "entropy_replaces": "entropy in place of surprisal"}
 DLL_AXIS = "ΔLL (10⁻² nats per word)"
@@ -52,8 +52,7 @@ def models_in_order(frame: pd.DataFrame) -> list[str]:
     return [names[k] for k in keys]
 
 
-def dll_chart(view: pd.DataFrame, value: str, low: str, high: str, y_title: str, title: str, description: str,
-              subtitle: str) -> None:
+def dll_layers(view: pd.DataFrame, value: str, low: str, high: str, y_title: str) -> alt.LayerChart:
     """Points and 95% interval lines per language (x) and model (colour, side by side), a dashed zero line."""
     langs = sorted(view["language_name"].unique())
     order = models_in_order(view)
@@ -70,9 +69,8 @@ def dll_chart(view: pd.DataFrame, value: str, low: str, high: str, y_title: str,
     zero = alt.Chart(pd.DataFrame({"y": [0.0], "what": ["no improvement (0)"]})).mark_rule(
         strokeDash=[4, 4], color="#888888").encode(
         y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
-    chart = (enc.mark_rule().encode(y=alt.Y(f"{low}:Q", title=y_title), y2=f"{high}:Q")
-             + enc.mark_point(filled=True, size=45).encode(y=f"{value}:Q") + zero)
-    charts.show(chart.properties(height=340), title, description, subtitle=subtitle)
+    return (enc.mark_rule().encode(y=alt.Y(f"{low}:Q", title=y_title), y2=f"{high}:Q")
+            + enc.mark_point(filled=True, size=45).encode(y=f"{value}:Q") + zero).properties(height=340)
 
 
 st.title("Languages")
@@ -84,7 +82,8 @@ dll = dll.assign(model=dll["model_name"].fillna(dll["model_key"]),
 c1, c2 = st.columns(2)
 measures = [m for m in MEASURES if m in set(dll["measure"])]
 measure = url_state.selectbox("Reading measure", measures, format_func=MEASURES.get, key="lang_measure",
-                              param="measure", where=c1)
+                              param="measure", where=c1,
+                              default=next((m for m in DEFAULT_MEASURES if m in measures), None))
 definition = url_state.selectbox("Our models' word surprisal", DEFINITIONS, format_func=DEFINITIONS.get,
                                  key="lang_definition", param="definition", where=c2)
 sel = dll[(dll["measure"] == measure) & dll["definition"].isin(["as given", definition])]
@@ -100,9 +99,9 @@ per_model = (surp.groupby(["model_key", "model"], as_index=False)
 best, worst = per_model.iloc[0], per_model.iloc[-1]
 XL = set(dll["corpus"])  # MECO's languages
 shape_all = data.table(SHAPE)
-# the link is fitted on gaze duration in MECO (Wilcox et al.'s one measure there), on each other corpus's own
-fitted = (shape_all[(shape_all["status"] == "ok") & shape_all["definition"].isin(["as given", definition])
-                    & (~shape_all["corpus"].isin(XL) | (shape_all["measure"] == "gaze_duration"))]
+# the link is fitted on one measure per corpus: MECO's gaze duration (Wilcox et al.'s one measure there), each
+# other corpus's own (int_link_fits)
+fitted = (shape_all[(shape_all["status"] == "ok") & shape_all["definition"].isin(["as given", definition])]
           if shape_all is not None else pd.DataFrame())
 fitted_xl = fitted[fitted["corpus"].isin(XL)] if not fitted.empty else fitted
 link = ""
@@ -124,10 +123,11 @@ st.caption("ΔLL (delta log-likelihood): how much better a regression predicts h
 
 # ------------------------------------------------------------------ ΔLL by language
 st.subheader("ΔLL by language and model")
-dll_chart(surp, "dll", "lo", "hi", DLL_AXIS, f"ΔLL of {MEASURES[measure]} by language (10⁻² nats per word)",
-          f"For each MECO language and model, how much the model's surprisal improves the prediction of "
-          f"{MEASURES[measure]} (ΔLL, 10⁻² nats per word), with 95% intervals; above the dashed zero line it helps.",
-          "higher is better; lines: 95% intervals over words")
+charts.show(dll_layers(surp, "dll", "lo", "hi", DLL_AXIS),
+            f"ΔLL of {MEASURES[measure]} by language (10⁻² nats per word)",
+            f"For each MECO language and model, how much the model's surprisal improves the prediction of "
+            f"{MEASURES[measure]} (ΔLL, 10⁻² nats per word), with 95% intervals; above the dashed zero line it helps.",
+            subtitle="higher is better; lines: 95% intervals over words")
 
 # ------------------------------------------------------------------ anticipation
 st.subheader("Anticipation: does entropy help?")
@@ -142,11 +142,11 @@ else:
     n_pos = int((ent["lo"] > 0).sum())
     st.markdown(f"With {COMPARISONS[comparison]}, the fit is better than with surprisal alone (95% interval above 0) "
                 f"in {n_pos} of {len(ent)} language–model pairs and worse (below 0) in {int((ent['hi'] < 0).sum())}.")
-    dll_chart(ent, "dll", "lo", "hi", "ΔLL against the surprisal model (10⁻² nats per word)",
-              f"{COMPARISONS[comparison].capitalize()}: ΔLL against surprisal alone (10⁻² nats per word)",
-              f"For each language and model, the held-out log-likelihood of {MEASURES[measure]} with "
-              f"{COMPARISONS[comparison]}, minus that with surprisal alone; above zero the entropy model fits better.",
-              "above 0: better than surprisal alone; lines: 95% intervals")
+    charts.show(dll_layers(ent, "dll", "lo", "hi", "ΔLL against the surprisal model (10⁻² nats per word)"),
+                f"{COMPARISONS[comparison].capitalize()}: ΔLL against surprisal alone (10⁻² nats per word)",
+                f"For each language and model, the held-out log-likelihood of {MEASURES[measure]} with "
+                f"{COMPARISONS[comparison]}, minus that with surprisal alone; above zero the entropy model fits "
+                "better.", subtitle="above 0: better than surprisal alone; lines: 95% intervals")
     st.caption("Entropy: the model's uncertainty before the word. Wilcox et al.'s models: the sum of the next-token "
                "entropies over the word's tokens (their scripts). Ours: the entropy of the distribution the word's "
                "first token is drawn from, exact from one softmax and a lower bound on the next word's entropy; the "
@@ -165,18 +165,18 @@ else:
                          gain=100 * fitted["gam_minus_linear_delta_loglik_nats_per_word"],
                          lo=100 * fitted["gam_minus_linear_delta_loglik_ci_low_nats_per_word"],
                          hi=100 * fitted["gam_minus_linear_delta_loglik_ci_high_nats_per_word"])
-    dll_chart(view[view["corpus"].isin(XL)], "gain", "lo", "hi", "ΔLL(GAM) − ΔLL(linear) (10⁻² nats per word)",
-              "GAM minus linear: ΔLL of a smooth surprisal term over a straight one (10⁻² nats per word)",
-              "For each language and model, how much better a smooth (GAM) surprisal term predicts held-out gaze "
-              "durations than a linear one, with 95% intervals; at or below zero the straight line is as good.",
-              "above 0: the smooth link predicts better; lines: 95% intervals over words")
+    charts.show(dll_layers(view[view["corpus"].isin(XL)], "gain", "lo", "hi",
+                           "ΔLL(GAM) − ΔLL(linear) (10⁻² nats per word)"),
+                "GAM minus linear: ΔLL of a smooth surprisal term over a straight one (10⁻² nats per word)",
+                "For each language and model, how much better a smooth (GAM) surprisal term predicts held-out gaze "
+                "durations than a linear one, with 95% intervals; at or below zero the straight line is as good.",
+                subtitle="above 0: the smooth link predicts better; lines: 95% intervals over words")
     st.caption("Both regressions share a baseline of tensor-product smooths of frequency × length of the word and "
                "the previous word (mgcv through R); the linear one adds surprisal and the previous word's as straight "
                "terms, the GAM as smooths with up to 5 degrees of freedom (Wilcox et al. 2023, analysis_link.Rmd).")
     curves = data.table(CURVES)
     if curves is not None and not curves.empty:
-        curves = curves[(~curves["corpus"].isin(XL) | (curves["measure"] == "gaze_duration"))
-                        & curves["in_data_range"].fillna(False).astype(bool)
+        curves = curves[curves["in_data_range"].fillna(False).astype(bool)
                         & curves["definition"].isin(["as given", definition])]
         runs = view.drop_duplicates("model_key")
         keys = sorted(runs["model_key"], key=lambda k: (MODEL_ORDER.index(k) if k in MODEL_ORDER else 99, k))
@@ -236,7 +236,8 @@ corpora = surp.drop_duplicates("corpus").sort_values("language_name")
 corpus = url_state.selectbox("Language", list(corpora["corpus"]),
                              format_func=dict(zip(corpora["corpus"], corpora["language_name"])).get,
                              key="lang_text_corpus", param="text_language",
-                             default="meco_ko" if "meco_ko" in set(corpora["corpus"]) else None)
+                             default=next((c for c, lang in zip(corpora["corpus"], corpora["language"])
+                                           if lang == "ko"), None))  # a script other than Latin first
 run = sel.loc[sel["corpus"] == corpus, "run_id"].sort_values().iloc[0]
 words = data.rows(WORDS, ["doc_id", "word_index", "word", "mean_rt_gaze_duration_ms"],
                   where={"corpus": corpus, "run_id": run}, order_by=["doc_id", "word_index"])

@@ -62,10 +62,12 @@ WORDS_SCHEMA = {
 }
 CURVES_SCHEMA = {
     "corpus": pl.String, "upstream_language": pl.String, "model_key": pl.String, "upstream_model": pl.String,
-    "link": pl.String, "surprisal_bits": pl.Float64, "effect_ms": pl.Float64, "effect_low_ms": pl.Float64,
+    "measure": pl.String, "link": pl.String, "surprisal_bits": pl.Float64, "effect_ms": pl.Float64, "effect_low_ms": pl.Float64,
     "effect_high_ms": pl.Float64, "plot_offset_ms": pl.Float64, "source_path": pl.String, "source_sha256": pl.String,
 }
 _LINKS = {"linear": "linear", "non-linear": "gam"}
+#: the mean their link analysis models (analysis_link.Rmd: psychometric = "gaze_rt")
+LINK_MEASURE = MEASURES["gaze_rt"]
 _NA = "NA"
 
 
@@ -200,7 +202,8 @@ def _curves(paths: Paths) -> pl.DataFrame:
                 raise IngestError(src.path, f"line {k}: language {r['lang']!r}, model {r['model']!r} or link "
                                             f"{r['linear']!r} is not one of MECO's")
             row = {"corpus": by_upstream[r["lang"]], "upstream_language": r["lang"], "model_key": MODELS[r["model"]],
-                   "upstream_model": r["model"], "link": _LINKS[r["linear"]], "source_path": src.path,
+                   "upstream_model": r["model"], "measure": LINK_MEASURE, "link": _LINKS[r["linear"]],
+                   "source_path": src.path,
                    "source_sha256": src.sha256}
             for col, name in (("surp", "surprisal_bits"), ("y", "effect_ms"), ("y_lower", "effect_low_ms"),
                               ("y_upper", "effect_high_ms"), ("delta", "plot_offset_ms")):

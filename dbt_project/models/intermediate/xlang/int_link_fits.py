@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 import reading_regression as rr
-from xlang_design import frequency_filter, measure_columns, our_surprisal_words, our_words, scored_runs
+from ingest.corpus_declarations import DEFAULT_MEASURES
+from xlang_design import MEASURE_SUFFIX, frequency_filter, measure_columns, our_surprisal_words, our_words, scored_runs
 
 SCRIPT = Path(rr.__file__).with_name("fit_gam_link.R")
 R_COLUMNS = ["rt", "freq", "len", "prev_freq", "prev_len", "surp", "prev_surp"]
@@ -47,6 +48,8 @@ BASELINE = ["rt", "freq", "len", "prev_freq", "prev_len"]  # the same rows here:
 THEIRS = {"rt": "gaze_duration_ms", "freq": "unigram_surprisal_bits", "len": "length_chars",
           "prev_freq": "prev1_unigram_surprisal_bits", "prev_len": "prev1_length_chars", "surp": "surprisal_bits",
           "prev_surp": "prev1_surprisal_bits"}
+#: their link analysis models gaze duration (their gaze_rt), our column <measure>_ms
+WILCOX_MEASURE = THEIRS["rt"].removesuffix(MEASURE_SUFFIX)
 LOG2_10 = float(np.log2(10.0))
 LN2 = float(np.log(2.0))
 STATS = ("delta_loglik_nats_per_word", "delta_loglik_se_nats_per_word", "delta_loglik_ci_low_nats_per_word",
@@ -69,7 +72,7 @@ def wilcox_sets(theirs: pd.DataFrame, ours: pd.DataFrame) -> list[tuple[dict, pd
     for (corpus, model_key), g in theirs.groupby(["corpus", "model_key"], sort=True):
         g = g.sort_values("file_row")
         g = g[frequency_filter(g)]
-        sets.append(({"corpus": corpus, "measure": "gaze_duration", "model_key": model_key,
+        sets.append(({"corpus": corpus, "measure": WILCOX_MEASURE, "model_key": model_key,
                       "run_id": f"wilcox-xlang:{model_key}", "run_source": "imported_words",
                       "definition": "as given", "predictors": "wilcox_2023"},
                      pd.DataFrame({k: g[v].to_numpy(float) for k, v in THEIRS.items()})))
@@ -78,7 +81,7 @@ def wilcox_sets(theirs: pd.DataFrame, ours: pd.DataFrame) -> list[tuple[dict, pd
         for (corpus, model_key, run_id), r in ours.groupby(["corpus", "model_key", "run_id"], sort=True):
             w = our_surprisal_words(words, r, corpus, "wt")
             w = w[frequency_filter(w)]
-            sets.append(({"corpus": corpus, "measure": "gaze_duration", "model_key": model_key, "run_id": run_id,
+            sets.append(({"corpus": corpus, "measure": WILCOX_MEASURE, "model_key": model_key, "run_id": run_id,
                           "run_source": "scored", "definition": "wt", "predictors": "wilcox_2023"},
                          pd.DataFrame({k: w[v].to_numpy(float) for k, v in THEIRS.items()})))
     return sets
@@ -98,7 +101,8 @@ def reading_sets(means: pd.DataFrame, words: pd.DataFrame, surprisal: pd.DataFra
         w[f"{p}unigram_surprisal_bits"] = (9.0 - w[f"{p}log_frequency"].astype(float)) * LOG2_10
     for corpus, m in means.groupby("corpus", sort=True):
         present = set(m["measure"])
-        measure = "gaze_duration" if "gaze_duration" in present else "spr" if "spr" in present else None
+        # gaze duration where the corpus has eye tracking, else its self-paced reading (the declared defaults)
+        measure = next((m for m in DEFAULT_MEASURES if m in present), None)
         if measure is None:
             continue
         m = m[m["measure"] == measure]

@@ -38,14 +38,15 @@ ours_long as (
 
 published as (
     select
-        p.corpus, 'gaze_duration' as measure, p.model_key, 'wilcox-xlang:' || p.model_key as run_id,
+        p.corpus, p.measure, p.model_key, 'wilcox-xlang:' || p.model_key as run_id,
         'imported_words' as run_source, 'as given' as definition, 'wilcox_2023' as predictors,
         'published' as curve_source, p.link, round(p.surprisal_bits, 1) as surprisal_bits, p.effect_ms,
         p.effect_low_ms, p.effect_high_ms,
         round(p.surprisal_bits, 1) between f.surprisal_p01_bits and f.surprisal_p99_bits as in_data_range
     from {{ ref('stg_wilcox_xlang_link_curves') }} as p
     left join fits as f
-        on f.corpus = p.corpus and f.run_id = 'wilcox-xlang:' || p.model_key and f.predictors = 'wilcox_2023'
+        on f.corpus = p.corpus and f.measure = p.measure and f.run_id = 'wilcox-xlang:' || p.model_key
+        and f.predictors = 'wilcox_2023'
 ),
 
 {{ names_ctes() }}
