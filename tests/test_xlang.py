@@ -7,6 +7,7 @@ build, the tiny GPT-2 scoring MECO Korean among others.
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import subprocess
 import unicodedata
@@ -230,7 +231,17 @@ def link_wh(wh, tmp_path_factory):
     root = tmp_path_factory.mktemp("link")
     shutil.copytree(wh.warehouse, root / "warehouse")
     p = make_paths(root / "warehouse")
-    assert dbt_build(p, select="int_link_fits+", extra=["--vars", '{"gam": "meco_ko,ucl,brown"}']) == []
+    # R on one core: the other test worker may be running four browsers at once (test_live_games), and R on both
+    # cores starved them past their timeouts once
+    cores = os.environ.get("PREDICTABASE_R_CORES")
+    os.environ["PREDICTABASE_R_CORES"] = "1"
+    try:
+        assert dbt_build(p, select="int_link_fits+", extra=["--vars", '{"gam": "meco_ko,ucl,brown"}']) == []
+    finally:
+        if cores is None:
+            os.environ.pop("PREDICTABASE_R_CORES", None)
+        else:
+            os.environ["PREDICTABASE_R_CORES"] = cores
     publish(p)
     return p
 
