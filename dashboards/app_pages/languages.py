@@ -2,7 +2,7 @@
 Meister, Cotterell & Levy 2023; Siegelman et al. 2022), whether the link is linear, and anticipation.
 
 Reads only the published snapshot's `mart_xlang_delta_loglik` (ΔLL by their procedure, with the entropy
-comparisons), `mart_link_shape` (linear vs GAM), `mart_link_curves` (the fitted curves, theirs beside ours) and
+comparisons), `mart_xlang_model_summary` (its counts and means over the languages), `mart_link_shape` (linear vs GAM), `mart_link_curves` (the fitted curves, theirs beside ours) and
 `mart_words_export` (a text in its script); computes no metric: it filters, orders, scales to x100 and formats.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import url_state
 from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 XDLL = "mart_xlang_delta_loglik"
+SUMMARY = "mart_xlang_model_summary"
 SHAPE = "mart_link_shape"
 CURVES = "mart_link_curves"
 WORDS = "mart_words_export"
@@ -92,10 +93,11 @@ surp = sel[sel["comparison"] == "surprisal"].assign(
     hi=lambda d: 100 * d["delta_loglik_ci_high_nats_per_word"])
 
 # ------------------------------------------------------------------ the finding, in one sentence
-per_model = (surp.groupby(["model_key", "model"], as_index=False)
-             .agg(k=("delta_loglik_ci_low_nats_per_word", lambda s: int((s > 0).sum())), n=("corpus", "size"),
-                  mean=("delta_loglik_nats_per_word", "mean"))
-             .sort_values(["k", "mean", "model"], ascending=[False, False, True]))
+summary = data.table(SUMMARY)
+summary = summary[(summary["measure"] == measure) & (summary["comparison"] == "surprisal")
+                  & summary["definition"].isin(["as given", definition])]
+per_model = (summary.assign(model=summary["model_name"].fillna(summary["model_key"]))
+             .sort_values(["n_above_zero", "mean_delta_loglik_nats_per_word", "model"], ascending=[False, False, True]))
 best, worst = per_model.iloc[0], per_model.iloc[-1]
 XL = set(dll["corpus"])  # MECO's languages
 shape_all = data.table(SHAPE)
@@ -112,9 +114,11 @@ if not fitted_xl.empty:
             + ("the link is close to linear." if 4 * gam_better <= len(fitted_xl) else "the link is not linear everywhere."))
 finding_slot.markdown(
     f"**Across MECO's {surp['corpus'].nunique()} languages, a model's surprisal improves the prediction of "
-    f"{MEASURES[measure]} beyond word length and frequency: for {best['model']} in {best['k']} of {best['n']} "
-    f"languages (95% intervals above 0; {x100(best['mean'])} × 10⁻² nats per word on average)"
-    + (f", for {worst['model']} in {worst['k']} of {worst['n']}" if len(per_model) > 1 else "") + f".{link}**")
+    f"{MEASURES[measure]} beyond word length and frequency: for {best['model']} in {best['n_above_zero']} of "
+    f"{best['n_languages']} languages (95% intervals above 0; {x100(best['mean_delta_loglik_nats_per_word'])} × 10⁻² "
+    "nats per word on average)"
+    + (f", for {worst['model']} in {worst['n_above_zero']} of {worst['n_languages']}" if len(per_model) > 1 else "")
+    + f".{link}**")
 st.caption("ΔLL (delta log-likelihood): how much better a regression predicts held-out words' reading times when it "
            "knows the model's surprisal of the word and the two words before, beyond their length and frequency; "
            "Wilcox et al.'s procedure (10 folds in text order, per-word means over MECO's readers). Wilcox et al.'s "
@@ -139,9 +143,12 @@ ent = sel[sel["comparison"] == comparison].assign(
 if ent.empty:
     st.info("No entropy comparison in this snapshot: rebuild it (`predictabase build`).")
 else:
-    n_pos = int((ent["lo"] > 0).sum())
+    counts = data.table(SUMMARY)
+    counts = counts[(counts["measure"] == measure) & (counts["comparison"] == comparison)
+                    & counts["definition"].isin(["as given", definition])]
     st.markdown(f"With {COMPARISONS[comparison]}, the fit is better than with surprisal alone (95% interval above 0) "
-                f"in {n_pos} of {len(ent)} language–model pairs and worse (below 0) in {int((ent['hi'] < 0).sum())}.")
+                f"in {int(counts['n_above_zero'].sum())} of {int(counts['n_languages'].sum())} language–model pairs "
+                f"and worse (below 0) in {int(counts['n_below_zero'].sum())}.")
     charts.show(dll_layers(ent, "dll", "lo", "hi", "ΔLL against the surprisal model (10⁻² nats per word)"),
                 f"{COMPARISONS[comparison].capitalize()}: ΔLL against surprisal alone (10⁻² nats per word)",
                 f"For each language and model, the held-out log-likelihood of {MEASURES[measure]} with "
