@@ -265,6 +265,17 @@ def typed_frame(rows: list[dict], columns: list[str], text: tuple[str, ...], int
     return out
 
 
+def kept_fits(session, this: str, columns: list[str], key) -> dict:
+    """The fitted rows (status 'ok') of table `this` as the last build left them, by key(row), each row with
+    `columns`: what the models fitted in R keep between builds (int_delta_loglik_lmer, int_link_fits); {} on the
+    first build (no table yet)."""
+    try:
+        old = session.sql(f"select * from {this} where status = 'ok'").df()
+    except Exception:  # first build: no table yet
+        return {}
+    return {key(r): {c: r.get(c) for c in columns} for r in old.to_dict("records")}
+
+
 # --------------------------------------------------------------------------- Wilcox et al. 2023's procedure
 
 def lm_heldout_log_densities(y: np.ndarray, X: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:

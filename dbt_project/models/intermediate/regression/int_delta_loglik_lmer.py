@@ -66,15 +66,6 @@ def design(dbt) -> tuple[pd.DataFrame, pd.DataFrame]:
     return obs, s
 
 
-def previous_fits(session, this: str) -> dict:
-    """(run_id, definition) -> the row of the last build's fit, for the fitted rows of this table (if any)."""
-    try:
-        old = session.sql(f"select * from {this} where status = 'ok'").df()
-    except Exception:  # first build: no table yet
-        return {}
-    return {(r["run_id"], r["definition"]): {c: r.get(c) for c in COLUMNS} for r in old.to_dict("records")}
-
-
 def run_r(table: pd.DataFrame, sets: list[str], workdir: Path) -> pd.DataFrame:
     inp, out = workdir / "lmer_input.csv", workdir / "lmer_output.csv"
     table.to_csv(inp, index=False)
@@ -94,7 +85,7 @@ def model(dbt, session):
     if not enabled or shutil.which("Rscript") is None:
         why = ("not run: the R engine is off in this build (predictabase build --lmer)" if not enabled else
                "not run: Rscript not found (install r-base-core r-cran-lme4)")
-        kept = previous_fits(session, str(dbt.this))
+        kept = rr.kept_fits(session, str(dbt.this), COLUMNS, key=lambda r: (r["run_id"], r["definition"]))
         rows = []
         for r in sets.to_dict("records"):
             old = kept.get((r["run_id"], r["definition"]))

@@ -196,15 +196,6 @@ def summarize(words: pd.DataFrame, curves: pd.DataFrame, x: pd.DataFrame) -> dic
     return out
 
 
-def previous_fits(session, this: str) -> dict:
-    """input_sha256 -> the fitted row of the last build (if any)."""
-    try:
-        old = session.sql(f"select * from {this} where status = 'ok'").df()
-    except Exception:  # first build: no table yet
-        return {}
-    return {r["input_sha256"]: {c: r.get(c) for c in COLUMNS} for r in old.to_dict("records")}
-
-
 def model(dbt, session):
     flag = str(dbt.config.get("gam")).strip().lower()
     on_for = {c.strip() for c in flag.split(",")}  # var gam: true, or the corpora to fit ("meco_en,provo")
@@ -221,7 +212,7 @@ def model(dbt, session):
     surprisal = dbt.ref("int_reading_surprisal").df()
     sets = wilcox_sets(theirs, ours) + reading_sets(means, words, surprisal[~surprisal["corpus"].isin(meco)])
     script_sha = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()
-    kept = previous_fits(session, str(dbt.this))
+    kept = rr.kept_fits(session, str(dbt.this), COLUMNS, key=lambda r: r["input_sha256"])
     rows, todo = [], []
     for keys, x in sets:
         sha = fingerprint(x, script_sha)
