@@ -195,11 +195,10 @@ def render(decls: dict[str, Declaration]) -> str:
 
 
 def save_declarations(paths: Paths, decls: dict[str, Declaration]) -> None:
-    """Write corpora.toml atomically (a temporary file renamed over it); removed when no corpus is left."""
+    """Write corpora.toml atomically (a temporary file renamed over it). With no corpus left it keeps its header
+    alone: a warehouse made by `corpus add --create` stays a warehouse (`config.is_warehouse`) when its last
+    corpus is removed."""
     f = declarations_file(paths)
-    if not decls:
-        f.unlink(missing_ok=True)
-        return
     tmp = f.with_name(f".{FILE_NAME}.tmp")
     tmp.write_text(render(decls), encoding="utf-8")
     tmp.replace(f)

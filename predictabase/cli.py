@@ -25,8 +25,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
+from ingest import corpus_table
 from ingest.corpus_declarations import main_job_corpora
-from predictabase.core.config import Paths
+from predictabase.core.config import WAREHOUSE_MARKERS, Paths, can_hold_new_warehouse, is_warehouse
 from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
@@ -44,15 +45,15 @@ console = Console(stderr=True)
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", envvar="PREDICTABASE_WAREHOUSE", help="warehouse directory (default: warehouse/ of the checkout, or of the current directory for an installed package)")]
 MirrorOpt = Annotated[Optional[Path], typer.Option("--mirror", envvar="PREDICTABASE_MIRROR", help="local mirror of the upstream files (default: none, download)")]
-WaitOpt = Annotated[float, typer.Option("--wait", envvar="PREDICTABASE_WAIT", help="seconds to wait for another writer of this warehouse (0: refuse at once, exit 75)")]
+WaitOpt = Annotated[float, typer.Option("--wait", envvar="PREDICTABASE_WAIT", help="seconds to wait for another writer of this warehouse, 0 to 86,400 (0: refuse at once, exit 75)")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", envvar="PREDICTABASE_MODEL", help=MODEL_HELP)]
 DeviceOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DEVICE", help="cpu, cuda, cuda:N (default: cuda when present)")]
 DtypeOpt = Annotated[Optional[str], typer.Option(envvar="PREDICTABASE_DTYPE", help="float32, bfloat16, float16 (default float32 on every device; bfloat16 is faster on a GPU and moves SmolLM2's log-probabilities by 0.1 nats on average)")]
 PortOpt = Annotated[int, typer.Option(envvar="PREDICTABASE_PORT", help="dashboard port (1..65535)")]
 EngineOpt = Annotated[str, typer.Option("--engine", envvar="PREDICTABASE_ENGINE", help="local (this process) or ray (model replicas on a Ray cluster, identical results; docs/scale.md)")]
 AddressOpt = Annotated[Optional[str], typer.Option("--address", envvar="PREDICTABASE_RAY_ADDRESS", help="with --engine ray: the cluster to join (ray://host:10001, auto); default a local Ray instance on this machine")]
-WorkersOpt = Annotated[Optional[int], typer.Option("--workers", envvar="PREDICTABASE_RAY_WORKERS", help="with --engine ray: model replicas, >= 1 (default one per GPU, else one per --worker-cpus cores)")]
-WorkerCpusOpt = Annotated[int, typer.Option("--worker-cpus", envvar="PREDICTABASE_RAY_WORKER_CPUS", help="with --engine ray: CPU cores (torch threads) per replica, >= 1")]
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", envvar="PREDICTABASE_RAY_WORKERS", help="with --engine ray: model replicas, 1 to 1024 (default one per GPU, else one per --worker-cpus cores)")]
+WorkerCpusOpt = Annotated[int, typer.Option("--worker-cpus", envvar="PREDICTABASE_RAY_WORKER_CPUS", help="with --engine ray: CPU cores (torch threads) per replica, 1 to 256")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the summary as one JSON object on stdout")]
 
 
@@ -148,6 +149,10 @@ def _errors() -> Iterator[None]:
     except KeyboardInterrupt:
         _fail("interrupted; the warehouse and the published snapshot are as they were before this step "
               "(an interrupted scoring run resumes next time)", EXIT_INTERRUPTED)
+    except BaseException as exc:  # noqa: BLE001 - only running out of memory is handled here
+        if not out_of_memory(exc):
+            raise
+        _fail(OUT_OF_MEMORY)
 
 
 def engine_options(engine: str, address: str | None, workers: int | None, worker_cpus: int, output: str | None = None):
@@ -174,28 +179,103 @@ def check_port(port: int) -> None:
     check("--port", port, 1 <= port <= 65535, "a port number from 1 to 65535")
 
 
-def existing_warehouse(warehouse: Path | None) -> Paths:
-    """The warehouse of a command that needs one already there (all but fetch and all)."""
+#: score --batch-tokens: 16 times the largest batch a GPU's memory is given (engine.GPU_BATCH_TOKENS_MAX)
+MAX_BATCH_TOKENS = 1 << 20
+#: score --part-tokens: 64 times the largest default part (pipeline.PART_TOKENS), a few GB of results in memory
+MAX_PART_TOKENS = 1 << 22
+OUT_OF_MEMORY = ("out of memory: this machine's memory (or the process's limit) ran out before the command "
+                 "finished; the warehouse and the published snapshot are as they were before it")
+#: what a Rust extension's panic says when Python could not allocate an object for it (polars turning rows into
+#: tuples under a memory limit: pyo3 gets a NULL object back and panics instead of raising MemoryError)
+OOM_PANICS = ("PyObject pointer is null", "memory allocation of")
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` says the process ran out of memory: a MemoryError, or such a panic (`OOM_PANICS`)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return type(exc).__name__ == "PanicException" and any(s in str(exc) for s in OOM_PANICS)
+
+
+NO_WAREHOUSE_HINT = ("check --warehouse / PREDICTABASE_WAREHOUSE; `predictabase fetch` or `predictabase all` creates "
+                     "one, as `corpus add` and `refresh` do with --create")
+#: --wait and --timeout: at most a day (a finite wait; a scheduled job that waits longer is stuck)
+MAX_SECONDS = 86_400.0
+
+
+def existing_warehouse(warehouse: Path | None, being_made_ok: bool = False) -> Paths:
+    """The warehouse of a command that needs one already there (all but fetch and all, and corpus add and
+    refresh without --create): a folder that holds a warehouse (`config.is_warehouse`), else WarehouseError.
+    `being_made_ok` (a writer, which takes the lock next): also a folder whose first writer holds its lock now."""
+    from predictabase.warehouse.lock import LOCK_NAME
     p = get_paths(warehouse)
     if not p.warehouse.is_dir():
-        raise WarehouseError(p.warehouse, "no such warehouse directory (check --warehouse / PREDICTABASE_WAREHOUSE; "
-                                       "`predictabase fetch` or `predictabase all` creates one)")
+        raise WarehouseError(p.warehouse, f"no such warehouse directory ({NO_WAREHOUSE_HINT})")
+    lock = p.warehouse / LOCK_NAME
+    if being_made_ok and lock.is_file() and lock.stat().st_size > 0:  # its holder's record: the lock decides
+        return p
+    if not is_warehouse(p.warehouse):
+        raise WarehouseError(p.warehouse, f"not a warehouse: it holds none of {', '.join(WAREHOUSE_MARKERS)} "
+                                          f"({NO_WAREHOUSE_HINT})")
     return p
 
 
+def new_warehouse(warehouse: Path | None) -> tuple[Paths, Path | None]:
+    """The warehouse of a command that may create one: an existing warehouse, or a folder that is new (created
+    here, with its missing parents) or empty. Also the topmost folder created (None when none was), which the
+    command removes again when it fails before writing anything there."""
+    p = get_paths(warehouse)
+    if is_warehouse(p.warehouse):
+        return p, None
+    if not can_hold_new_warehouse(p.warehouse):
+        raise WarehouseError(p.warehouse, "not a warehouse, and not an empty folder: a new warehouse goes into a new "
+                                          "or empty folder (check --warehouse / PREDICTABASE_WAREHOUSE)")
+    created = next((f for f in reversed([p.warehouse, *p.warehouse.parents]) if not f.exists()), None)
+    p.warehouse.mkdir(parents=True, exist_ok=True)
+    return p, created
+
+
+def _remove_if_unused(created: Path | None, p: Paths) -> None:
+    """Remove the folders `new_warehouse` created when the command left nothing in them but its lock file."""
+    from predictabase.warehouse.lock import LOCK_NAME
+    if created is None or not p.warehouse.is_dir() or any(f.name != LOCK_NAME for f in p.warehouse.iterdir()):
+        return
+    (p.warehouse / LOCK_NAME).unlink(missing_ok=True)
+    for folder in [p.warehouse, *p.warehouse.parents]:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+        if folder == created:
+            break
+
+
+def check_wait(wait: float) -> None:
+    check("--wait", wait, 0 <= wait <= MAX_SECONDS, f"seconds from 0 to {MAX_SECONDS:,.0f} (a day)")
+
+
 @contextlib.contextmanager
-def writing(command: str, warehouse: Path | None, wait: float, create: bool = False) -> Iterator[Paths]:
-    """The warehouse of a writing command, with its writer lock held and errors on one line."""
+def writing(command: str, warehouse: Path | None, wait: float, create: bool = False,
+            dry_run: bool = False) -> Iterator[Paths]:
+    """The warehouse of a writing command, with its writer lock held and errors on one line. `create`: the
+    command may create the warehouse (`new_warehouse`); else it must exist (`existing_warehouse`). `dry_run`: the
+    command writes nothing, so it creates nothing either (a folder a new warehouse may go into is planned for as
+    it is) and takes no lock where it cannot (`writer_lock`'s read_only_ok)."""
     from predictabase.warehouse.lock import writer_lock
     with _errors():
-        check("--wait", wait, wait >= 0, "seconds >= 0")
-        if create:
-            p = get_paths(warehouse)
-            p.warehouse.mkdir(parents=True, exist_ok=True)
+        check_wait(wait)
+        if create and dry_run:
+            p, created = (get_paths(warehouse) if can_hold_new_warehouse(get_paths(warehouse).warehouse)
+                          else existing_warehouse(warehouse)), None
+        elif create:
+            p, created = new_warehouse(warehouse)
         else:
-            p = existing_warehouse(warehouse)
-        with writer_lock(p, command, wait):
-            yield p
+            p, created = existing_warehouse(warehouse, being_made_ok=True), None
+        try:
+            with writer_lock(p, command, wait, read_only_ok=dry_run):
+                if not (create or is_warehouse(p.warehouse)):  # a first writer that did not make it
+                    existing_warehouse(warehouse)
+                yield p
+        finally:
+            _remove_if_unused(created, p)
 
 
 @command()
@@ -256,8 +336,8 @@ def score(
     context_length: Annotated[Optional[int], typer.Option(help="tokens per window including BOS, 2..model maximum (default: model maximum, capped at 2048)")] = None,
     stride: Annotated[Optional[int], typer.Option(help="new tokens per sliding window, 1..context_length-1 (default: half the context)")] = None,
     top_k: Annotated[int, typer.Option(help="alternatives stored per position, 0..vocabulary size")] = 10,
-    batch_tokens: Annotated[Optional[int], typer.Option(help="padded tokens per forward batch (>= 1; default 1024 on CPU, sized to the memory of a GPU)")] = None,
-    part_tokens: Annotated[Optional[int], typer.Option(help="tokens per part file, the unit a run resumes from and a Ray worker scores (>= 1; default about 30 s of work on the device)")] = None,
+    batch_tokens: Annotated[Optional[int], typer.Option(help="padded tokens per forward batch (1 to 1,048,576; default 1024 on CPU, sized to the memory of a GPU)")] = None,
+    part_tokens: Annotated[Optional[int], typer.Option(help="tokens per part file, the unit a run resumes from and a Ray worker scores (1 to 4,194,304; default about 30 s of work on the device)")] = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = None,
     engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None, worker_cpus: WorkerCpusOpt = 1,
@@ -276,8 +356,10 @@ def score(
               "an integer from 2 to the model's maximum")
         check("--stride", stride, stride is None or stride >= 1, "an integer from 1 to context_length - 1")
         check("--top-k", top_k, top_k >= 0, "an integer from 0 to the model's vocabulary size")
-        check("--batch-tokens", batch_tokens, batch_tokens is None or batch_tokens >= 1, "an integer >= 1")
-        check("--part-tokens", part_tokens, part_tokens is None or part_tokens >= 1, "an integer >= 1")
+        check("--batch-tokens", batch_tokens, batch_tokens is None or 1 <= batch_tokens <= MAX_BATCH_TOKENS,
+              f"an integer from 1 to {MAX_BATCH_TOKENS:,} (a batch's activations must fit the device's memory)")
+        check("--part-tokens", part_tokens, part_tokens is None or 1 <= part_tokens <= MAX_PART_TOKENS,
+              f"an integer from 1 to {MAX_PART_TOKENS:,} (a part is held in memory until it is written)")
         check_device_dtype(device, dtype)
         ray = engine_options(engine, address, workers, worker_cpus, output)
         if output is not None and ("://" not in output or output.startswith("file://")):  # a local folder
@@ -288,10 +370,15 @@ def score(
                                  batch_tokens=batch_tokens, limit=limit, full=full, device=device, dtype=dtype,
                                  part_tokens=part_tokens)
         if ray is None:
-            scored = score_corpora(p, model, corpora, settings)
+            scored = score_corpora(p, model, corpora, settings, show_progress=True)
         else:
             from ingest.scoring.pipeline import score_corpora_ray
             scored = score_corpora_ray(p, model, corpora, settings, ray, output=output)
+        if output is None and limit is None and not full:  # whole corpora, as a refresh scores them
+            from ingest.scoring.pipeline import step_runs
+            from predictabase.refresh.scoring import record_command_runs
+            record_command_runs(p, "score", model, step_runs(p, scored), context_length=context_length,
+                                stride=stride, top_k=top_k, dtype=dtype, device=device)
     _set_rows(sum(r["n_docs"] for r in scored), sum(r["n_tokens"] for r in scored))  # documents, token rows
     for run in scored:
         console.print(f"{run['model_key']} / {run['corpus']}: {run['n_tokens']} tokens in {run['n_docs']} documents "
@@ -315,8 +402,12 @@ def top1(
     with writing("top1", warehouse, wait) as p:
         check_device_dtype(device, dtype)
         ray = engine_options(engine, address, workers, worker_cpus)
-        run = run_top1(p, model, Top1Settings(max_expansions=max_expansions, n_candidates=candidates),
-                       device=device, dtype=dtype, limit=limit, engine=ray)
+        wanted = Top1Settings(max_expansions=max_expansions, n_candidates=candidates)
+        run = run_top1(p, model, wanted, device=device, dtype=dtype, limit=limit, engine=ray)
+        if wanted == Top1Settings() and limit is None:  # as a refresh runs the step
+            from ingest.scoring.top1 import step_run
+            from predictabase.refresh.scoring import record_command_runs
+            record_command_runs(p, "top1", model, [step_run(p, corpus_table.GAME, run)], dtype=dtype, device=device)
     _set_rows(run.get("n_questions"), run.get("n_questions"))  # questions asked, predictions written
     if run.get("method") == "exact_token":
         console.print(f"{run['model_key']}: {run['note']}")
@@ -343,6 +434,10 @@ def cloze(
         check("--limit", limit, limit is None or limit >= 1, "an integer >= 1 (leave it out for every document)")
         ray = engine_options(engine, address, workers, worker_cpus)
         run = run_cloze(p, model, device=device, dtype=dtype, limit=limit, engine=ray)
+        if limit is None:  # as a refresh runs the step
+            from ingest.scoring.cloze import step_run
+            from predictabase.refresh.scoring import record_command_runs
+            record_command_runs(p, "cloze", model, [step_run(p, None, run)], dtype=dtype, device=device)
     _set_rows(run.get("n_contexts"), run.get("n_candidates"))  # contexts, (position, word) pairs scored
     console.print(f"{run['model_key']} / cloze: {run['n_candidates']} (position, word) pairs in {run['n_contexts']} "
                   f"contexts, {run['n_nodes']} candidate tokens (run {run['run_id']}"
@@ -410,19 +505,22 @@ def _table_rows(p: Paths) -> tuple[int | None, int | None]:
 @recorded("refresh")
 def refresh(mirror: MirrorOpt = None,
             models: Annotated[Optional[Path], typer.Option("--models", envvar="PREDICTABASE_MODELS", help="the models to keep scored (default: the models.toml shipped with predictabase)")] = None,
-            dry_run: Annotated[bool, typer.Option("--dry-run", help="say what each step would do; write nothing")] = False,
+            dry_run: Annotated[bool, typer.Option("--dry-run", help="say what each step would do; write nothing (on a warehouse that cannot be written, it takes no lock)")] = False,
+            create: Annotated[bool, typer.Option("--create", help="create the warehouse when --warehouse names a new or empty folder (without it such a folder is refused: a typo never builds a warehouse); with --dry-run, plan for it without creating it")] = False,
             engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None,
             worker_cpus: WorkerCpusOpt = 1,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
     """Do only what changed: fetch (checksums decide), re-ingest changed sources, score the models.toml
-    entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written."""
+    entries not scored yet, dbt build the affected models, publish. Nothing changed: nothing is written.
+    With --create it builds a new warehouse from nothing."""
     from predictabase.models_config import load_models_config
     from predictabase.refresh import format_report, refresh as run_refresh
-    with writing("refresh", warehouse, wait, create=not dry_run) as p:
+    with _errors():  # the options before the warehouse: a bad one creates nothing
         if mirror is not None:
             check("--mirror", str(mirror), Path(mirror).is_dir(), "an existing directory")
         entries = load_models_config(models)
         ray = engine_options(engine, address, workers, worker_cpus)
+    with writing("refresh", warehouse, wait, create=create, dry_run=dry_run) as p:
         report = run_refresh(p, mirror, entries, dry_run=dry_run, show_progress=sys.stdout.isatty(),  # no bars in cron's mail
                              engine=ray)
         _set_rows(None, sum(1 for st in report.steps if not st.action.startswith(("nothing", "would"))))  # steps that did work
@@ -442,6 +540,18 @@ def serve(port: PortOpt = 8501, warehouse: WarehouseOpt = None) -> None:
         check_port(port)
         p = existing_warehouse(warehouse)
     run_server(p, port=port)
+
+
+def max_threads() -> int:
+    """The most threads an option may ask for: 4 per core this process may run on (more only contend, and an
+    unbounded number can exhaust the machine's threads before any watchdog runs)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 4 * cores
+
+
+def machine_memory() -> float:
+    """This machine's physical memory in bytes (the most a memory limit may name)."""
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
 def _memory_size(text: str) -> float:
@@ -464,18 +574,22 @@ def sql(
     query: Annotated[Optional[str], typer.Option("--command", "-c", help="run this query and exit (default: an interactive shell)")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="output of -c: table, csv, json (an array of objects), parquet or markdown")] = "table",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="write the result to this file (required for parquet)")] = None,
-    timeout: Annotated[float, typer.Option(help="seconds a query may run, > 0")] = 60.0,
-    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 2GB")] = "2GB",
-    threads: Annotated[int, typer.Option(help="DuckDB threads, >= 1")] = 2,
+    timeout: Annotated[float, typer.Option(help="seconds opening the snapshot and each query may take, more than 0 and at most 86,400 (a day)")] = 60.0,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 2GB: more than 0, at most this machine's memory")] = "2GB",
+    threads: Annotated[int, typer.Option(help="DuckDB threads, 1 to 4 per core of this machine")] = 2,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """A read-only SQL shell on the published marts snapshot (DuckDB SQL; `-c` for scripts)."""
     with _errors():
         check("--format", fmt, fmt in SQL_FORMATS, f"one of {', '.join(SQL_FORMATS)}")
-        check("--timeout", timeout, timeout > 0, "seconds > 0")
-        check("--threads", threads, threads >= 1, "an integer >= 1")
-        check("--memory-limit", memory_limit, _memory_size(memory_limit) > 0,
-              "a size > 0 with its unit, e.g. 500MB, 2GB, 1.5GiB")
+        check("--timeout", timeout, 0 < timeout <= MAX_SECONDS,
+              f"seconds, more than 0 and at most {MAX_SECONDS:,.0f} (a day)")
+        check("--threads", threads, 1 <= threads <= max_threads(),
+              f"an integer from 1 to {max_threads()} (4 per core)")
+        memory = machine_memory()
+        check("--memory-limit", memory_limit, 0 < _memory_size(memory_limit) <= memory,
+              f"a size > 0 with its unit, e.g. 500MB, 2GB, 1.5GiB, at most this machine's memory "
+              f"({memory / 1e9:.1f}GB)")
         p = existing_warehouse(warehouse)
         if output is not None:
             refuse_inside_warehouse("--output", output, p.warehouse)
@@ -536,6 +650,7 @@ def corpus_add(
     language: Annotated[str, typer.Option("--language", help="the texts' language, ISO 639-1 (en, de, nl, ...): wordfreq's word list for it gives the frequencies")] = "en",
     published: Annotated[Optional[str], typer.Option("--published", help="published results on this same corpus to import next to yours: pimentel_meister:brown")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="replace the files of a corpus added before")] = False,
+    create: Annotated[bool, typer.Option("--create", help="create the warehouse when --warehouse names a new or empty folder (without it such a folder is refused: a typo never makes a warehouse nobody reads)")] = False,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False,
 ) -> None:
     """Validate a corpus's files (every reading time, cloze norm and frequency must join a word of the texts),
@@ -543,7 +658,7 @@ def corpus_add(
     `predictabase refresh` then scores it with every model of models.toml and builds its word surprisal (LW and
     WT), delta log-likelihood where it has reading times and PNC where it has cloze norms."""
     from predictabase import corpora
-    with writing("corpus add", warehouse, wait, create=True) as p:
+    with writing("corpus add", warehouse, wait, create=create) as p:
         added = corpora.add(p, name, texts, reading_times or [], measure or [], units, cloze_file, frequencies,
                             encoding, title, published, replace, language)
     _set_rows(added["words"], added["words"])
@@ -561,7 +676,7 @@ def corpus_list(warehouse: WarehouseOpt = None, as_json: JsonOpt = False) -> Non
     """Every corpus of the warehouse: the shipped ones and those added with `corpus add`."""
     from predictabase import corpora
     with _errors():
-        rows = corpora.listing(get_paths(warehouse))
+        rows = corpora.listing(existing_warehouse(warehouse))
     if as_json:
         emit_json({"command": "corpus list", "corpora": rows})
         return
@@ -579,7 +694,7 @@ def corpus_show(name: Annotated[str, typer.Argument(help="the corpus")], warehou
     """A corpus's declaration: its files with their sha256, measures, units, encoding and counts (JSON)."""
     from predictabase import corpora
     with _errors():
-        emit_json(corpora.show(get_paths(warehouse), name))
+        emit_json(corpora.show(existing_warehouse(warehouse), name))
 
 
 @corpus_app.command("remove")
@@ -667,15 +782,28 @@ def main() -> None:
         console.print("[bold red]error:[/] interrupted", highlight=False)
         code = EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()  # click's usage errors (Typer's own copy of click): an unknown option, a bad value
-            sys.exit(exc.exit_code)
-        if os.environ.get("PREDICTABASE_DEBUG"):  # a bug: one line, the traceback on request
+        code = _unexpected(exc)
+    except BaseException as exc:  # a Rust extension's panic is no Exception (see OOM_PANICS)
+        if not out_of_memory(exc):
             raise
-        console.print(f"[bold red]internal error:[/] {escape(one_line(f'{type(exc).__name__}: {exc}'))} "
-                      "(a bug; PREDICTABASE_DEBUG=1 shows the traceback)", highlight=False, soft_wrap=True)
-        code = EXIT_INTERNAL
+        code = _unexpected(exc)
     _exit(code if isinstance(code, int) else 0)
+
+
+def _unexpected(exc: BaseException) -> int:
+    """The exit code of an error no command handled (and its one line): out of memory (outside a command's own
+    handling, as in loading its modules) 2, click's usage errors theirs, a bug 1."""
+    if out_of_memory(exc):
+        console.print(f"[bold red]error:[/] {OUT_OF_MEMORY}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+        exc.show()  # click's usage errors (Typer's own copy of click): an unknown option, a bad value
+        sys.exit(exc.exit_code)
+    if os.environ.get("PREDICTABASE_DEBUG"):  # a bug: one line, the traceback on request
+        raise exc
+    console.print(f"[bold red]internal error:[/] {escape(one_line(f'{type(exc).__name__}: {exc}'))} "
+                  "(a bug; PREDICTABASE_DEBUG=1 shows the traceback)", highlight=False, soft_wrap=True)
+    return EXIT_INTERNAL
 
 
 def _exit(code: int) -> None:

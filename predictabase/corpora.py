@@ -10,6 +10,7 @@ corpus's scoring runs; the next refresh deletes its raw rows and rebuilds the ma
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -144,6 +145,8 @@ def remove(paths: Paths, name: str) -> dict:
     for r in runs:
         shutil.rmtree(r)
     shutil.rmtree(paths.raw / USER_DIR / name, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the last user corpus: raw/ is the fetched tree again
+        (paths.raw / USER_DIR).rmdir()
     return {"corpus": name, "removed_scoring_runs": len(runs)}
 
 

@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import re
 import shutil
 import time
@@ -38,7 +39,8 @@ from predictabase import citations, collect, paper_files
 from predictabase.core import resources
 from predictabase.core.errors import OptionError, WarehouseError
 from predictabase.core.failpoints import failpoint
-from predictabase.core.fsutil import atomic_path
+from predictabase.core.config import is_warehouse
+from predictabase.core.fsutil import atomic_path, remove_dead_temporaries, sha256_of, temp_prefix
 from predictabase.warehouse.dbt import environ
 
 MART = "mart_words_export"
@@ -166,7 +168,8 @@ def export_words(marts: Path, corpus: str, models: list[str] | None, out: Path) 
         long = read_long(con, corpus, models)
         table, prov = wide(long, _corpus_info(con, corpus))
         prov["snapshot"] = _snapshot_info(con)
-    with atomic_path(out, suffix=out.suffix) as tmp:  # a temporary beside it, renamed over it when complete
+    remove_dead_temporaries(out.parent, out.name, out.suffix)  # what a killed export of the same file left
+    with atomic_path(out, suffix=out.suffix, tag=out.name) as tmp:  # beside it, renamed over it when complete
         if out.suffix.lower() == ".csv":
             tmp.write_bytes(csv_bytes(table, prov))
         else:
@@ -261,17 +264,54 @@ def _references(marts: Path):
 def _check_out(out: Path) -> None:
     if not out.parent.is_dir():
         raise OptionError("--out", f"{out.parent}: no such directory")
-    if out.exists() and not out.is_dir():
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise OptionError("--out", f"{out}: not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise OptionError("--out", f"{out}: not empty and not a previous export (no manifest.json); "
-                                   "name a new or empty directory")
+    if out.is_dir() and any(out.iterdir()):
+        problem = not_a_previous_export(out)
+        if problem:
+            raise OptionError("--out", f"{out}: {problem}; nothing was changed: name a new or empty directory "
+                                       "(an earlier export is replaced only when it holds its own files alone)")
+
+
+def not_a_previous_export(out: Path) -> str | None:
+    """Why the folder `out` is not exactly a previous export (None when it is): an export replaces its folder
+    whole, so it may only replace the files its manifest lists, each with its sha256, and their folders. A
+    warehouse moved in, a file added or edited since, a link: anything else is the user's and is kept."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+    except FileNotFoundError:
+        return "not empty and not a previous export (no manifest.json)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "manifest.json is not an export's manifest"
+    folders = {str(Path(f).parent) for f in listed} | {"."}
+    folders |= {str(parent) for f in listed for parent in Path(f).parents}
+    for root, dirs, files in os.walk(out):
+        here = Path(root).relative_to(out)
+        for d in sorted(dirs):
+            rel, full = (here / d).as_posix(), Path(root) / d
+            if is_warehouse(full):
+                return f"holds a warehouse ({rel})"
+            if full.is_symlink() or rel not in folders:
+                return f"holds {rel}/, which no export wrote"
+        for f in sorted(files):
+            rel, full = (here / f).as_posix(), Path(root) / f
+            if rel == "manifest.json":
+                continue
+            if full.is_symlink() or rel not in listed:
+                return f"holds {rel}, which the earlier export's manifest does not list"
+            if sha256_of(full) != listed[rel]:
+                return f"{rel} changed since it was exported (its sha256 is not the manifest's)"
+    return None
 
 
 def _swap(tmp: Path, out: Path) -> None:
-    """Put the finished export `tmp` in the place of `out` (a previous export, or nothing)."""
-    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+    """Put the finished export `tmp` in the place of `out` (a previous export, checked again now, or nothing)."""
+    old = out.with_name(f"{temp_prefix(out.name + '.old')}{uuid.uuid4().hex[:8]}")
     if out.exists():
+        if out.is_dir() and any(out.iterdir()) and not_a_previous_export(out):
+            raise OptionError("--out", f"{out}: changed during the export ({not_a_previous_export(out)}); "
+                                       "nothing was replaced")
         out.rename(old)
     tmp.rename(out)
     shutil.rmtree(old, ignore_errors=True)
@@ -318,7 +358,9 @@ def export_all(marts: Path, out: Path, show_progress: bool = False) -> dict:
     started, clock = datetime.now(timezone.utc), time.monotonic()
     prov = paper_files.provenance(marts)
     snapshot_id = (prov.get("snapshot") or {}).get("snapshot_id")
-    tmp = out.with_name(f".{out.name}.export-{uuid.uuid4().hex[:8]}")
+    for name in (f"{out.name}.export", f"{out.name}.old"):  # what a killed export left beside `out`
+        remove_dead_temporaries(out.parent, name)
+    tmp = out.with_name(f"{temp_prefix(out.name + '.export')}{uuid.uuid4().hex[:8]}")
     tmp.mkdir()
     try:
         files = _export_pages(resources.dashboard_app(), marts, tmp, prov, show_progress)

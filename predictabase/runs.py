@@ -12,7 +12,7 @@ writer's `refresh`) never interleave within a line and need no lock; a process k
 leaves at most one torn last line, which `read_runs` skips. A run with a start line only is
 "running" while its process lives and "killed" after.
 
-Standard library only: the dashboard imports this module to show the latest runs.
+Standard library and `predictabase.core.config` only: the dashboard imports this module to show the latest runs.
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from predictabase.core.config import is_warehouse
 
 COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
            "rows_in", "rows_out", "error")
@@ -56,11 +58,12 @@ class Run:
 
 
 def append(log: Path, record: dict) -> bool:
-    """Append one line; False (and nothing raised) when the log cannot be written (no warehouse yet,
-    a read-only file system): recording a run never fails the command."""
+    """Append one line; False (and nothing raised) when the log cannot be written (no warehouse yet, a folder that
+    is not a warehouse, a read-only file system): recording a run never fails the command, and a command refused
+    on a folder that is no warehouse leaves no log there."""
     data = (json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8")
     try:
-        if not log.parent.is_dir():
+        if not is_warehouse(log.parent):
             return False
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o664)
         try:

@@ -49,7 +49,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from predictabase.core.errors import OptionError, PredictabaseError
+from predictabase.core.errors import EXIT_INTERRUPTED, OptionError, PredictabaseError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.fsutil import remove_dead_temporaries, temp_prefix
 from predictabase.runs import COLUMNS as RUNS_COLUMNS
 from predictabase.runs import read_runs
 
@@ -73,6 +75,12 @@ class SqlError(PredictabaseError):
 
     def __init__(self, problem: str, file: str | Path | None = None):
         super().__init__(file, problem)
+
+
+class SqlInterrupted(SqlError):
+    """A query (or the connecting) cancelled with Ctrl-C: exit code 130, as for every command."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 def _one_line(text: str) -> str:
@@ -229,12 +237,43 @@ def _watched(con: duckdb.DuckDBPyConnection, work: Callable[[], object], timeout
                 break
         except KeyboardInterrupt:
             why = why or "ctrl-c"
-            con.interrupt()
-            continue
         if why is None and deadline is not None and time.monotonic() >= deadline:
             why = "timeout"
+        if why is not None:  # again every 50 ms: an interrupt that lands before a query starts is lost
             con.interrupt()
     return box.get("value"), box.get("error"), why
+
+
+def within_deadline(connect: Callable[[], duckdb.DuckDBPyConnection], timeout_s: float
+                    ) -> duckdb.DuckDBPyConnection:
+    """`connect()` (opening the snapshot: a slow disk, a network file system) under the same watchdog as a query:
+    SqlError after `timeout_s` seconds, SqlInterrupted on Ctrl-C. A connection that arrives later is closed."""
+    box: dict = {}
+    done = threading.Event()
+    late = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = connect()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+            if late.is_set() and "value" in box:
+                box["value"].close()
+    threading.Thread(target=target, name="predictabase-sql-connect", daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not done.wait(0.05):
+            if time.monotonic() >= deadline:
+                late.set()
+                raise SqlError(f"opening the snapshot took longer than {_seconds(timeout_s)} s (--timeout)")
+    except KeyboardInterrupt:
+        late.set()
+        raise SqlInterrupted("opening the snapshot cancelled (Ctrl-C)") from None
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None,
@@ -258,6 +297,7 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
             con.execute(statement)
             con.complete()
         stype[0] = statements[-1].type.name
+        failpoint("sql.query_started")
         relation = con.sql(statements[-1].query)  # the last one's result streams
         reader = (relation.to_arrow_reader(10_000) if relation is not None
                   else pa.RecordBatchReader.from_batches(pa.schema([]), []))
@@ -272,7 +312,7 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
     if why == "timeout":
         raise SqlError(f"query cancelled after {_seconds(timeout_s)} s ({limit_name})")
     if why == "ctrl-c":
-        raise SqlError("query cancelled (Ctrl-C)")
+        raise SqlInterrupted("query cancelled (Ctrl-C)")
     if isinstance(error, duckdb.InterruptException):
         raise SqlError("query cancelled")
     if isinstance(error, duckdb.Error):
@@ -417,9 +457,12 @@ def parquet_bytes(table: pa.Table) -> bytes:
 
 @contextlib.contextmanager
 def _atomic(path: Path, binary: bool = False) -> Iterator[str]:
-    """A temporary file beside `path`, renamed over it only when the block succeeds."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """A temporary file beside `path` (`.<name>-<pid>-*.tmp`), renamed over it only when the block succeeds. The
+    temporaries of killed runs writing the same file (their pid gone) are removed first."""
+    remove_dead_temporaries(path.parent, path.name, ".tmp")
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     os.close(fd)
+    failpoint("sql.output_opened")
     try:
         yield tmp
         umask = os.umask(0)
@@ -494,7 +537,8 @@ def cli_sql(paths, *, query: str | None, fmt: str = "table", output: Path | None
     is returned); without, an interactive shell (None). One-line errors (SqlError, OptionError)."""
     output = Path(output) if output is not None else None
     _check_output(fmt, output, interactive=query is None)
-    con = readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads, runs_log=paths.runs_log)
+    con = within_deadline(lambda: readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads,
+                                                      runs_log=paths.runs_log), timeout_s)
     try:
         if query is not None:
             try:
@@ -529,11 +573,20 @@ class Shell:
         self.memory_limit = memory_limit
         self.stdin = stdin or sys.stdin
         self.tty = self.stdin.isatty()
+        self.line_no = 0  # lines read so far (an error on piped input names the line)
 
     def error(self, message: str) -> None:
-        print(f"error: {_one_line(message)}", file=sys.stderr, flush=True)
+        self.fail(SqlError(message))
+
+    def fail(self, exc: SqlError) -> None:
+        """At a terminal, print the error and go on; on piped input, stop with it (see `run`)."""
+        if self.tty:
+            print(f"error: {_one_line(str(exc))}", file=sys.stderr, flush=True)
+            return
+        raise type(exc)(f"{exc} (line {self.line_no} of the input; the lines after it were not run)") from None
 
     def _readline(self, prompt: str) -> str:
+        self.line_no += 1
         if self.tty:
             return input(prompt)
         line = self.stdin.readline()
@@ -574,6 +627,8 @@ class Shell:
                     print()
                 return
             except KeyboardInterrupt:
+                if not self.tty:  # a script on piped input: stop (exit 130)
+                    raise
                 buffer = []
                 print()
                 continue
@@ -589,11 +644,15 @@ class Shell:
                 buffer = []
 
     def run(self, sql: str) -> None:
+        """Run one statement. At a terminal an error is printed and the shell goes on; on piped input (a script)
+        the first failing statement or dot command ends the run (exit 2, or 130 for Ctrl-C), naming its line, as
+        psql's ON_ERROR_STOP and DuckDB's own shell do: the statements after it would run on a state it did not
+        make."""
         try:
             execute(self.con, sql, timeout_s=self.timeout_s, consume=lambda r: _emit(self.fmt, r, None),
                     memory_limit=self.memory_limit)
         except SqlError as exc:
-            self.error(str(exc))
+            self.fail(exc)
 
     def dot(self, line: str) -> bool | None:
         word, _, arg = line.partition(" ")

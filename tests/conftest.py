@@ -144,7 +144,8 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
                           '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
         wh = make_paths(root / "warehouse")
         env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
-        added = cli(*add_brown_args(*brown_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
+        added = cli(*add_brown_args(*brown_files(mirror, root)), "--create", "--warehouse", str(wh.warehouse),
+                    env=env)
         assert added.returncode == 0, added.stderr
         # a corpus in another language by declaration alone (issue 34): MECO's German texts and eye-tracking means
         added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse),
@@ -221,7 +222,8 @@ def _playwright_expect_waits_like_the_pages():
 
 #: the test files that take longest (their fixtures' builds and their own), started first: pytest-xdist hands the
 #: files out in this order (longest first keeps a worker from starting a long file while the others finish)
-LONG_FILES = ("test_refresh.py", "test_faults.py", "test_faults_destroy.py", "test_user_corpus.py",
+LONG_FILES = ("test_refresh.py", "test_faults.py", "test_faults_destroy.py", "test_faults_limits.py",
+              "test_user_corpus.py",
               "test_dashboard_browser.py", "test_live_games.py", "test_ray_engine.py", "test_paper_exports.py",
               "test_top1_marts.py", "test_next_word_dashboard.py", "test_delta_loglik.py")
 

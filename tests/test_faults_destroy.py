@@ -101,6 +101,7 @@ def test_ctrl_c_in_every_writing_command(wh, tiny_gpt2_dir, mirror, tmp_path, co
     res = cli(*args, "--warehouse", str(wh.warehouse), env=cli_env(PREDICTABASE_FAILPOINT=point), timeout=600)
     line = user_error(res, "interrupted", code=130)
     assert "KeyboardInterrupt" not in res.stderr, line
+    assert res.stdout == "" and res.stderr == line + "\n", (res.stdout, res.stderr)  # no blank line before it
     assert last_end(wh, command)["status"] == "interrupted"
     if command == "refresh":  # its fetch step had finished (and recorded the file in the working database)
         assert sha256_of(wh.marts) == before["marts.duckdb"] and (wh.raw / "ucl_devarda/all_measures.csv").exists()

@@ -428,8 +428,8 @@ def test_refresh_json_summary_of_a_dry_run(tmp_path, mirror):
     nothing written (an empty warehouse: everything would be fetched, ingested, scored and built)."""
     wh = tmp_path / "w"
     wh.mkdir()
-    code, out, err = _finish(_cli("refresh", "--dry-run", "--json", "--mirror", str(mirror), "--warehouse", str(wh)),
-                             300)
+    code, out, err = _finish(_cli("refresh", "--dry-run", "--create", "--json", "--mirror", str(mirror),
+                                  "--warehouse", str(wh)), 300)
     assert code == 0, err
     summary = json.loads(out)
     from ingest.datasets.registry import NAMES
@@ -441,4 +441,4 @@ def test_refresh_json_summary_of_a_dry_run(tmp_path, mirror):
     assert steps["ingest"]["action"] == f"would ingest {len(NAMES)} job(s)"
     assert steps["build"]["action"] == "would build and publish"
     assert summary["ingested"] == [] and summary["dbt_models"] == [] and summary["published"] is False
-    assert sorted(p.name for p in wh.iterdir()) == [".writer.lock", "runs.jsonl"]  # the lock and the runs log only
+    assert list(wh.iterdir()) == []  # no warehouse there yet: the dry run leaves not even a lock or a runs log

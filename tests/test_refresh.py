@@ -292,9 +292,10 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
     from predictabase.core.failpoints import POINTS
     from ingest.sources.catalog import files_for
-    # not on a refresh's way: a GGUF conversion, `corpus add`, `export`
+    # not on a refresh's way: a GGUF conversion, `corpus add`, `export`, `sql`
     assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted", "corpus.copied",
-                                                                       "export.page_done"}
+                                                                       "export.page_done", "sql.query_started",
+                                                                       "sql.output_opened"}
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
     path = alter_job_input(wh, PERFS_JOB)
     (wh.raw / path).write_bytes((wh.raw / path).read_bytes() + b"\n")

@@ -20,8 +20,15 @@ from predictabase.runs import read_runs, recorded
 CLI = str(Path(sys.executable).with_name("predictabase"))
 
 
+def warehouse_log(folder: Path) -> Path:
+    """The runs log of a warehouse in `folder`: the log is written only in a folder that holds a warehouse
+    (predictabase.core.config.is_warehouse), here one with an empty corpus declarations file."""
+    (folder / "corpora.toml").touch()
+    return folder / "runs.jsonl"
+
+
 def test_a_block_is_one_run_with_its_status_rows_and_error(tmp_path):
-    log = tmp_path / "runs.jsonl"
+    log = warehouse_log(tmp_path)
     with recorded(log, "ingest", {"names": ["ucl"]}) as run:
         run.rows_in, run.rows_out = 3, 7
         with recorded(log, "fetch") as inner:
@@ -56,7 +63,7 @@ def test_a_block_is_one_run_with_its_status_rows_and_error(tmp_path):
 
 
 def test_a_start_without_an_end_is_running_while_its_process_lives_then_killed(tmp_path):
-    log = tmp_path / "runs.jsonl"
+    log = warehouse_log(tmp_path)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         for pid, run_id in ((os.getpid(), "a" * 32), (child.pid, "b" * 32)):
@@ -79,7 +86,7 @@ def _append_many(log: str, worker: int, n: int) -> None:
 
 
 def test_concurrent_writers_never_tear_a_line(tmp_path):
-    log = tmp_path / "runs.jsonl"
+    log = warehouse_log(tmp_path)
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=_append_many, args=(str(log), w, 150)) for w in range(4)]
     for p in procs:
@@ -103,6 +110,7 @@ def test_every_command_writes_a_row_with_its_error_line(tmp_path, monkeypatch):
     user saw. Options outside their range fail fast, so every command is exercised without heavy work."""
     wh = tmp_path / "wh"
     wh.mkdir()
+    warehouse_log(wh)
     monkeypatch.delenv("PREDICTABASE_FAILPOINT", raising=False)
     runner = CliRunner()
     calls = {

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pyarrow as pa
@@ -199,11 +200,12 @@ def test_cli_results_equal_a_direct_read(real_warehouse, wh, tmp_path):
 
 def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
     runner = CliRunner()
-    empty = tmp_path / "empty"
+    empty = tmp_path / "empty"  # a warehouse with nothing built yet: a corpus declared, no snapshot
     empty.mkdir()
+    (empty / "corpora.toml").touch()
     cases = {
         ("--format", "xml"): "error: --format: 'xml' is not allowed; one of table, csv, json, parquet, markdown",
-        ("--timeout", "0"): "error: --timeout: 0.0 is not allowed; seconds > 0",
+        ("--timeout", "0"): "error: --timeout: 0.0 is not allowed; seconds, more than 0 and at most 86,400",
         ("--format", "parquet"): "error: --output: --format parquet writes a file: give --output FILE",
         ("--memory-limit", "lots"): "error: --memory-limit: 'lots' is not allowed; a size > 0 with its unit",
         ("--memory-limit=-1GB",): "error: --memory-limit: '-1GB' is not allowed; a size > 0 with its unit",
@@ -225,22 +227,44 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
                                             "run `predictabase build` (or `predictabase all`) first")
 
 
-def test_interactive_shell(real_warehouse, wh):
-    """Statements over several lines, a bad one (one error line, the shell goes on), .tables, .schema, EOF."""
+def at_a_terminal(wh: Path, script: str, *args: str, home: Path) -> tuple[str, str, int]:
+    """`sql` with its standard input a terminal (a pseudo-terminal fed `script`, then Ctrl-D): stdout with the
+    prompts and the banner taken out, stderr and the exit code."""
+    import pty
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREDICTABASE_")}
+    env["PREDICTABASE_SQL_HISTORY"] = str(home / "history")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([CLI, "sql", "--warehouse", str(wh), *args], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    os.close(slave)
+    try:
+        os.write(master, script.encode() + b"\x04")  # Ctrl-D at the start of a line: end of input
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    lines = out.replace("predictabase> ", "").replace("          ...> ", "").splitlines()
+    assert lines[0].startswith("predictabase SQL on "), lines[:2]  # the banner a terminal gets
+    return "\n".join(lines[1:]).strip() + "\n", err, proc.returncode
+
+
+def test_interactive_shell(real_warehouse, wh, tmp_path):
+    """At a terminal: statements over several lines, a bad one (one error line, the shell goes on), .tables,
+    .schema, Ctrl-D."""
     n_models = direct(real_warehouse, "SELECT count(*) AS n FROM mart_models").column("n")[0].as_py()
-    res = cli(wh, "--format", "csv", stdin=(
+    stdout, stderr, code = at_a_terminal(wh, (
         "SELECT count(*) AS n_models\n  FROM mart_models;\n"
         "SELECT * FROM no_such_mart;\n"
         "DROP TABLE mart_models;\n"
         ".tables\n"
         ".schema mart_model_perplexity\n"
-        "SELECT 'still here' AS s;\n"))
-    assert res.returncode == 0, res.stderr
-    out = res.stdout.splitlines()
+        "SELECT 'still here' AS s;\n"), "--format", "csv", home=tmp_path)
+    assert code == 0, stderr
+    out = stdout.splitlines()
     assert out[:2] == ["n_models", str(n_models)]
     assert ["s", "still here"] == out[-2:]
     assert {"mart_models", "mart_model_perplexity", "runs", "snapshot_info"} <= set(out)  # .tables
     assert any("token_perplexity" in line and "DOUBLE" in line for line in out)  # .schema
+    res = SimpleNamespace(stderr=stderr)
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 2
     assert errors[0].startswith("error: query: Catalog Error: Table with name no_such_mart does not exist")

@@ -30,7 +30,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import duckdb
-from rich.progress import Progress
 
 from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
 from ingest.datasets import ucl_published
@@ -43,6 +42,7 @@ from ingest.raw import connect, now_utc, replace_tables_in
 from predictabase.core.db import transaction
 from predictabase.core.errors import IngestError
 from predictabase.core.failpoints import failpoint
+from predictabase.core.progress import progress_bar
 from ingest.sources.fetch import recording_inputs, verify_raw
 from ingest.corpus_declarations import INPUT_KEY
 from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
@@ -180,7 +180,7 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
     """Read and validate each job in `wanted` (in that order; nothing is written). `inputs`, when given,
     receives job -> {catalog path: sha256} of the files each job's prepare read."""
     prepared: dict[str, object] = {}
-    with Progress(disable=not show_progress, transient=True) as progress:
+    with progress_bar(show=show_progress) as progress:
         task = progress.add_task("ingest: reading", total=len(wanted))
         for name in wanted:
             progress.update(task, description=f"reading and validating {name}")

@@ -63,6 +63,11 @@ CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String
 MISSING = {"", "na"}
 RT_COLUMNS = ("rt_ms", "rt", "time")
 EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".jsonl": None, ".ndjson": None}
+#: the longest line of any file, and the longest text, in characters (4 Mi: a whole novel in one row is about a
+#: quarter of it). Reading holds ~100 bytes per character of a text (its words as rows), so a 50 MB line would
+#: take about 5 GB; a longer one is refused in one line naming the file and line, before it is parsed.
+MAX_LINE_CHARS = 1 << 22
+MAX_TEXT_CHARS = MAX_LINE_CHARS
 
 
 # --------------------------------------------------------------------------- reading a file
@@ -96,7 +101,19 @@ def decode(data: bytes, name: str, encoding: str) -> str:
     if nul >= 0:  # text never holds one: a binary file, a UTF-16 file read as UTF-8, or a damaged copy
         raise IngestError(name, f"line {text.count(chr(10), 0, nul) + 1}: a NUL byte (\\x00) at character {nul}; "
                                 "a text file holds none (is it UTF-16? then --encoding utf-16)")
+    check_line_lengths(text, name)
     return text
+
+
+def check_line_lengths(text: str, name: str) -> None:
+    """IngestError naming the first line longer than MAX_LINE_CHARS (a file that is one huge line, a corrupted or
+    binary file), before anything is parsed."""
+    if len(text) <= MAX_LINE_CHARS:
+        return
+    for k, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise IngestError(name, f"line {k}: {len(line):,} characters, more than a line may hold "
+                                    f"({MAX_LINE_CHARS:,}); split the text into several texts or lines")
 
 
 def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = False) -> Table:
@@ -199,6 +216,12 @@ class Texts:
     layout: str  # "texts" | "words"
 
 
+def _check_text_length(t: Table, line: int, tid: str, n_chars: int) -> None:
+    if n_chars > MAX_TEXT_CHARS:
+        raise IngestError(t.name, f"line {line}: text {tid!r} has more than {MAX_TEXT_CHARS:,} characters, more "
+                                  "than a text may hold; split it into several texts")
+
+
 def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
     """The documents and words of a texts file (see the module docstring), every problem one line."""
     if "text" in t.columns:
@@ -213,6 +236,7 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
     if not t.rows:
         raise IngestError(t.name, "no rows")
     texts: dict[str, list[tuple[str, str, int]]] = {}  # text_id -> [(text or word, after, row number)]
+    chars: dict[str, int] = {}  # text_id -> its length so far (words layout)
     first_line: dict[str, int] = {}
     last_text = None
     for k, r in enumerate(t.rows):
@@ -226,6 +250,7 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
                                           f"{first_line[tid]})")
             if not r["text"].strip():
                 raise IngestError(t.name, f"line {line}: text {tid!r} is empty")
+            _check_text_length(t, line, tid, len(r["text"]))
             texts[tid] = [(r["text"], "", k)]
         else:
             if tid in first_line and tid != last_text:
@@ -235,6 +260,8 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
             if not word or any(ch.isspace() for ch in word):
                 raise IngestError(t.name, f"line {line}: word {word!r} of text {tid!r} is empty or holds whitespace")
             texts.setdefault(tid, []).append((word, r.get("after", " "), k))
+            chars[tid] = chars.get(tid, 0) + len(word) + len(r.get("after", " "))
+            _check_text_length(t, first_line.get(tid, line), tid, chars[tid])
         first_line.setdefault(tid, line)
         last_text = tid
     doc_rows, word_rows, index = [], [], {}

@@ -456,7 +456,9 @@ def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSett
               dtype: str | None = None, limit: int | None = None, show_progress: bool = True, engine=None) -> dict:
     """`predictabase cloze`: load the model and score every human response word after its context.
     `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    from predictabase.core.progress import progress_bar
 
     from ingest.scoring.distributed import model_steps
     from ingest.scoring.pipeline import ScoreSettings, effective_lengths
@@ -467,8 +469,8 @@ def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSett
     inputs = read_inputs(paths, limit)  # fail before loading a model
     with model_steps(model_spec, paths, device, dtype, engine) as (lm, profile, pool):
         ctx, _ = effective_lengths(lm, ScoreSettings())
-        with Progress(TextColumn("cloze {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), disable=not show_progress) as bar:
+        with progress_bar(TextColumn("cloze {task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeRemainingColumn(), show=show_progress, transient=False) as bar:
             task = bar.add_task(lm.model_key, total=None)
             return score_cloze(paths, lm, profile, settings, ctx, inputs, limit,
                                progress=lambda d, t: bar.update(task, completed=d, total=t), pool=pool)
@@ -483,9 +485,14 @@ def code_version() -> list:
 
 def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list:
     """The `cloze` step of one models.toml entry (one run over every corpus with cloze norms)."""
-    from ingest.scoring.steps import StepRun
     [corpus] = corpora
     run = run_cloze(paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=show_progress,
                     engine=engine)
-    return [StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
-                    "already complete" if run.get("skipped") else "scored")]
+    return [step_run(paths, corpus, run)]
+
+
+def step_run(paths: Paths, corpus: str | None, run: dict):
+    """What `run_cloze` returned, as the step's finished task (`ingest.scoring.steps.StepRun`)."""
+    from ingest.scoring.steps import StepRun
+    return StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
+                   "already complete" if run.get("skipped") else "scored")

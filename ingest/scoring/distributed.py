@@ -35,6 +35,8 @@ from typing import Any
 from predictabase.core.errors import OptionError, PredictabaseError, ScoringError
 
 RESTARTS = 3  # a replica killed this many times in one run ends the run with an error
+MAX_WORKERS = 1024  # --workers: replicas of one run (each loads the model)
+MAX_WORKER_CPUS = 256  # --worker-cpus: torch threads of one replica
 
 
 @dataclass(frozen=True)
@@ -44,10 +46,10 @@ class RayOptions:
     cpus: int = 1                # CPU cores per replica (its torch threads)
 
     def check(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise OptionError("--workers", f"{self.workers} is not allowed; an integer >= 1")
-        if self.cpus < 1:
-            raise OptionError("--worker-cpus", f"{self.cpus} is not allowed; an integer >= 1")
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            raise OptionError("--workers", f"{self.workers} is not allowed; an integer from 1 to {MAX_WORKERS}")
+        if not 1 <= self.cpus <= MAX_WORKER_CPUS:
+            raise OptionError("--worker-cpus", f"{self.cpus} is not allowed; an integer from 1 to {MAX_WORKER_CPUS}")
 
 
 def _ray():

@@ -13,6 +13,8 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from predictabase.core.progress import progress_bar as shared_progress_bar
+
 from predictabase.core.config import Paths
 from ingest.raw import now_utc
 from predictabase.core.errors import OptionError, ScoringError, WarehouseError
@@ -312,8 +314,8 @@ def run_record(lm: LoadedModel, profile: TokenizerProfile, plan: RunPlan, settin
 
 
 def progress_bar(show: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
-                    TimeRemainingColumn(), disable=not show, transient=True)
+    return shared_progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                               TextColumn("tokens"), TimeRemainingColumn(), show=show)
 
 
 def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, docs: list[Document],
@@ -436,12 +438,17 @@ def code_version() -> list:
 
 def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = False, engine=None) -> list:
     """The `score` step of one models.toml entry on several corpora: one model load, one run per corpus."""
-    from ingest.scoring.steps import StepRun
     settings = ScoreSettings(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k,
                              device=entry.device, dtype=entry.dtype)
     if engine is None:
         done = score_corpora(paths, entry.name, corpora, settings, show_progress=show_progress)
     else:
         done = score_corpora_ray(paths, entry.name, corpora, settings, engine, show_progress=show_progress)
+    return step_runs(paths, done)
+
+
+def step_runs(paths: Paths, done: list[dict]) -> list:
+    """The runs `score_corpora` returned, as the step's finished tasks (`ingest.scoring.steps.StepRun`)."""
+    from ingest.scoring.steps import StepRun
     return [StepRun(run["corpus"], store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
                     run["run_id"], run["status"]) for run in done]

@@ -208,7 +208,9 @@ def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str 
     """`predictabase top1`: load the model; word-level predictions unless its tokenizer is the
     game's (then dbt compares the scorer's top-k tokens exactly and nothing is written here).
     `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    from predictabase.core.progress import progress_bar
 
     from ingest.scoring.distributed import model_steps
     from ingest.scoring.pipeline import effective_lengths, ScoreSettings
@@ -223,8 +225,8 @@ def run_top1(paths: Paths, model_spec: str, settings: Top1Settings, device: str 
                     "note": "the model's tokenizer is the game's: dbt compares the scorer's top-k tokens exactly "
                             "(score lm_game with this model)"}
         ctx, _ = effective_lengths(lm, ScoreSettings())
-        with Progress(TextColumn("top-1 {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), disable=not show_progress) as bar:
+        with progress_bar(TextColumn("top-1 {task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeRemainingColumn(), show=show_progress, transient=False) as bar:
             task = bar.add_task(lm.model_key, total=None)
 
             def progress(_key: str, done: int, total: int) -> None:
@@ -246,11 +248,16 @@ def code_version() -> list:
 
 def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = False, engine=None) -> list:
     """The `top1` step of one models.toml entry with the default settings (its one corpus: the game's)."""
-    from ingest.scoring.steps import StepRun
     [corpus] = corpora
     run = run_top1(paths, entry.name, Top1Settings(), device=entry.device, dtype=entry.dtype,
                    show_progress=show_progress, engine=engine)
+    return [step_run(paths, corpus, run)]
+
+
+def step_run(paths: Paths, corpus: str, run: dict):
+    """What `run_top1` returned, as the step's finished task (`ingest.scoring.steps.StepRun`)."""
+    from ingest.scoring.steps import StepRun
     if run.get("method") == "exact_token":
-        return [StepRun(corpus, None, None, "the game's tokenizer (dbt compares its scored tokens)", exact_token=True)]
-    return [StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
-                    "already complete" if run.get("skipped") else "predicted")]
+        return StepRun(corpus, None, None, "the game's tokenizer (dbt compares its scored tokens)", exact_token=True)
+    return StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
+                   "already complete" if run.get("skipped") else "predicted")

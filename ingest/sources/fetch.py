@@ -22,12 +22,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
-from rich.progress import Progress
 
 from ingest.sources.catalog import SourceFile, files_for
 from predictabase.core.config import Paths, mirror_dir
 from predictabase.core.errors import ChecksumError, IngestError
 from predictabase.core.failpoints import failpoint
+from predictabase.core.progress import progress_bar
 from predictabase.core.fsutil import atomic_path, sha256_of
 from ingest.raw import connect, now_utc
 from predictabase.core.db import transaction
@@ -98,7 +98,7 @@ def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = 
     if not files:
         raise IngestError(None, f"no catalog files for dataset {dataset!r}")
     results = []
-    with Progress(disable=not show_progress, transient=True) as progress:
+    with progress_bar(show=show_progress) as progress:
         task = progress.add_task("fetch", total=len(files))
         for sf in files:
             results.append(fetch_one(sf, paths, m))

@@ -62,6 +62,30 @@ class Paths:
         return Path(os.environ.get("PREDICTABASE_MODEL_CACHE", self.warehouse / "models"))
 
 
+#: the files only a warehouse holds: a folder with one of them is a warehouse (the working database after `fetch`,
+#: the published snapshot, the corpora a user declared); any other folder is not, and no command but the ones that
+#: create a warehouse writes into it
+WAREHOUSE_MARKERS = ("predictabase.duckdb", "marts.duckdb", "corpora.toml")
+#: what a folder may hold and still receive a new warehouse: the checkout's `warehouse/` ships its README, and a
+#: first fetch killed before it recorded anything leaves its files under raw/, its lock and (older releases) a log
+NEW_WAREHOUSE_MAY_HOLD = frozenset({"README.md", "raw", ".writer.lock", "runs.jsonl"})
+
+
+def is_warehouse(folder: str | Path) -> bool:
+    """Whether `folder` holds a warehouse (one of WAREHOUSE_MARKERS)."""
+    folder = Path(folder)
+    return any((folder / name).exists() for name in WAREHOUSE_MARKERS)
+
+
+def can_hold_new_warehouse(folder: str | Path) -> bool:
+    """Whether a new warehouse may be made in `folder`: it does not exist, or holds nothing but
+    NEW_WAREHOUSE_MAY_HOLD (a folder of other files, say a checkout or a warehouse's raw/, is refused)."""
+    folder = Path(folder)
+    if not folder.exists():
+        return True
+    return folder.is_dir() and all(entry.name in NEW_WAREHOUSE_MAY_HOLD for entry in folder.iterdir())
+
+
 def paths(warehouse: str | Path | None = None) -> Paths:
     if warehouse is None:
         default_home = Path.cwd() if resources.installed() else resources.CHECKOUT_ROOT

@@ -29,6 +29,8 @@ POINTS = {
     "publish.replaced": "the new snapshot replaced the old one",
     "corpus.copied": "`corpus add` copied a corpus's files into their temporary folder, before the rename",
     "export.page_done": "`export --out` wrote one dashboard page's files into its temporary folder",
+    "sql.query_started": "`sql` handed a statement to DuckDB (in its worker thread), before its result",
+    "sql.output_opened": "`sql -o` opened its output's temporary file beside the output, before writing it",
     "refresh.planned": "a refresh fetched and planned its ingest jobs, before ingesting",
     "refresh.scored": "a refresh recorded a finished scoring task in its ledger (refresh/scored.json)",
     "refresh.state_saved": "a refresh recorded the published snapshot's inputs (refresh/state.json), its last write",

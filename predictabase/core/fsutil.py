@@ -8,6 +8,7 @@ warehouse get the user's umask (mkstemp/mkdtemp would leave them 0600/0700).
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import shutil
@@ -45,13 +46,13 @@ def temp_prefix(name: str = "tmp") -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(dest: Path, suffix: str = "") -> Iterator[Path]:
-    """Yield a temporary path beside `dest`; when the block ends without an error, give the file
-    the user's umask mode and rename it onto `dest` (atomic on one file system). On an error the
+def atomic_path(dest: Path, suffix: str = "", tag: str = "tmp") -> Iterator[Path]:
+    """Yield a temporary path beside `dest` (`.<tag>-<pid>-...<suffix>`); when the block ends without an error,
+    give the file the user's umask mode and rename it onto `dest` (atomic on one file system). On an error the
     temporary is removed and `dest` is untouched."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=temp_prefix(), suffix=suffix)
+    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=temp_prefix(tag), suffix=suffix)
     os.close(fd)
     tmp = Path(name)
     try:
@@ -86,6 +87,24 @@ def pid_of_temp(name: str) -> int | None:
     if len(pieces) >= 3 and pieces[-2].isdigit():
         return int(pieces[-2])
     return None
+
+
+def remove_dead_temporaries(folder: Path, name: str, suffix: str = "") -> list[Path]:
+    """Remove the temporaries `.<name>-<pid>-*<suffix>` in `folder` (`temp_prefix(name)`) whose process is gone:
+    what a command killed while writing an output outside the warehouse left beside it (no lock covers a folder
+    of the user's, so the next command writing the same output cleans up). Returns what it removed."""
+    removed = []
+    for p in Path(folder).glob(glob.escape(f".{name}") + "-*" + glob.escape(suffix)):
+        stem = p.name[: len(p.name) - len(suffix)] if suffix else p.name
+        pid = pid_of_temp(stem)
+        if pid is None or pid_alive(pid) or p.is_symlink():
+            continue
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
 
 
 def pid_alive(pid: int) -> bool:

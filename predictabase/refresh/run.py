@@ -155,7 +155,7 @@ STAGE_STEPS = {"fetch": _fetch, "ingest": _ingest, "model": _score, "build": _bu
 def _refresh(paths: Paths, mirror, models, dry_run: bool, show_progress: bool, parent: str | None,
              wait_s: float, engine=None) -> RefreshReport:
     r = _Run(paths, mirror, _models(models), dry_run, show_progress, parent, engine)  # a bad models file fails first
-    with writer_lock(paths, "refresh", wait_s):
+    with writer_lock(paths, "refresh", wait_s, read_only_ok=dry_run):
         for kind in dict.fromkeys(stage.kind for stage in PLAN):
             STAGE_STEPS[kind](r)
     return r.report

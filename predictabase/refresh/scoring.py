@@ -124,6 +124,21 @@ def _record(paths: Paths, task: ScoringTask, run_dir: Path | None, run_id: str |
     failpoint("refresh.scored")
 
 
+def record_command_runs(paths: Paths, step: str, model: str, runs: list, *, context_length: int | None = None,
+                        stride: int | None = None, top_k: int = 10, dtype: str | None = None,
+                        device: str | None = None) -> None:
+    """Note the runs that a `score`, `top1` or `cloze` command made or found complete (the main job's, `all`,
+    among them) in the ledger, as the tasks of a models.toml entry naming the same model with the same settings:
+    a refresh after the command knows them done, and neither its dry run lists them nor the refresh loads the
+    model for them. The command passes only runs made as a refresh makes them (whole corpora, the step's
+    defaults, the warehouse's own folders); `runs`: the step's StepRun objects."""
+    entry = ModelEntry(name=model, top1=True, cloze=True, context_length=context_length, stride=stride,
+                       top_k=top_k, dtype=dtype, device=device)
+    for run in runs:
+        corpus = run.corpus if step == "score" else STEPS[step].tasks_for(entry)[0]
+        _record(paths, ScoringTask(model, step, corpus, entry), run.run_dir, run.run_id, exact_token=run.exact_token)
+
+
 def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
     if task.entry is not None:
         return task.entry

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.core.config import Paths
+from predictabase.core.config import Paths, is_warehouse
 from predictabase.core.errors import EXIT_BUSY, WarehouseError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import file_mode, pid_alive, pid_of_temp, size_of
@@ -69,17 +69,28 @@ def _say(message: str) -> None:
 
 
 @contextlib.contextmanager
-def writer_lock(paths: Paths, command: str, wait_s: float = 0.0) -> Iterator[None]:
+def writer_lock(paths: Paths, command: str, wait_s: float = 0.0, read_only_ok: bool = False) -> Iterator[None]:
     """Hold the warehouse's writer lock for the block (re-entrant within a process).
 
     The warehouse directory must exist. Raises WarehouseBusy (one line naming the holder) when
-    another process holds it for longer than `wait_s` seconds.
+    another process holds it for longer than `wait_s` seconds. `read_only_ok` (a command that writes nothing, such
+    as `refresh --dry-run`): where there is no warehouse yet, or one that cannot be written (a read-only mount or
+    permissions), run the block without the lock, leaving no lock file: no writer can be changing either.
     """
     path = paths.warehouse / LOCK_NAME
     if path in _HELD:
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, file_mode())
+    if read_only_ok and not is_warehouse(paths.warehouse):
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, file_mode())
+    except OSError as exc:
+        if not (read_only_ok and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+            raise
+        yield
+        return
     try:
         deadline = time.monotonic() + max(wait_s, 0.0)
         announced = False
