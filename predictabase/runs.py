@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.core.config import is_warehouse
+from predictabase.core.config import is_warehouse_or_being_made
 
 COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
            "rows_in", "rows_out", "error")
@@ -59,11 +59,11 @@ class Run:
 
 def append(log: Path, record: dict) -> bool:
     """Append one line; False (and nothing raised) when the log cannot be written (no warehouse yet, a folder that
-    is not a warehouse, a read-only file system): recording a run never fails the command, and a command refused
-    on a folder that is no warehouse leaves no log there."""
+    is not a warehouse nor one being made, a read-only file system): recording a run never fails the command, and a
+    command refused on a folder that is no warehouse leaves no log there."""
     data = (json.dumps(record, default=str, ensure_ascii=False) + "\n").encode("utf-8")
     try:
-        if not is_warehouse(log.parent):
+        if not is_warehouse_or_being_made(log.parent):
             return False
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o664)
         try:

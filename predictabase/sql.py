@@ -230,17 +230,21 @@ def _watched(con: duckdb.DuckDBPyConnection, work: Callable[[], object], timeout
             done.set()
     deadline = time.monotonic() + timeout_s if timeout_s else None
     why = None
-    threading.Thread(target=target, name="predictabase-sql", daemon=True).start()
+    try:  # a Ctrl-C can land while the thread starts (it may reach DuckDB before start() returns)
+        threading.Thread(target=target, name="predictabase-sql", daemon=True).start()
+    except KeyboardInterrupt:
+        why = "ctrl-c"
     while not done.is_set():
         try:
             if done.wait(0.05):
                 break
+            if why is None and deadline is not None and time.monotonic() >= deadline:
+                why = "timeout"
+            if why is not None:  # again every 50 ms: an interrupt that lands before a query starts is lost
+                with contextlib.suppress(duckdb.Error):  # busy (building a relation refuses a second caller)
+                    con.interrupt()
         except KeyboardInterrupt:
             why = why or "ctrl-c"
-        if why is None and deadline is not None and time.monotonic() >= deadline:
-            why = "timeout"
-        if why is not None:  # again every 50 ms: an interrupt that lands before a query starts is lost
-            con.interrupt()
     return box.get("value"), box.get("error"), why
 
 
@@ -550,7 +554,8 @@ def cli_sql(paths, *, query: str | None, fmt: str = "table", output: Path | None
         Shell(con, fmt=fmt, timeout_s=timeout_s, snapshot=paths.marts, memory_limit=memory_limit).loop()
         return None
     finally:
-        con.close()
+        with contextlib.suppress(duckdb.Error):  # busy: a query still unwinding; the process is ending anyway
+            con.close()
 
 
 # --------------------------------------------------------------------------------------------

@@ -384,6 +384,7 @@ def test_export_refuses_a_directory_that_is_not_an_export(exported):
 
 def test_export_without_a_snapshot(tmp_path):
     (tmp_path / "warehouse").mkdir()
+    (tmp_path / "warehouse" / "corpora.toml").touch()  # a warehouse (a corpus declared) with nothing built yet
     res = _export("--out", str(tmp_path / "paper"), "--warehouse", str(tmp_path / "warehouse"))
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and "no published snapshot yet" in res.stderr

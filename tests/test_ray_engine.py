@@ -165,10 +165,10 @@ def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
     wh = fresh(documents, tmp_path)
     for args, needle in ((["--workers", "2"], "--workers: 2 is not allowed; only with --engine ray"),
                          (["--engine", "spark"], "--engine: 'spark' is not allowed; local or ray"),
-                         (["--engine", "ray", "--workers", "0"], "--workers: 0 is not allowed; an integer >= 1"),
+                         (["--engine", "ray", "--workers", "0"], "--workers: 0 is not allowed; an integer from 1 to 1024"),
                          (["--engine", "ray", "--output", "nosuch://lake"],
                           "--output: 'nosuch://lake' is not allowed; Protocol not known: nosuch"),
-                         (["--part-tokens", "0"], "--part-tokens: 0 is not allowed; an integer >= 1")):
+                         (["--part-tokens", "0"], "--part-tokens: 0 is not allowed; an integer from 1 to 4,194,304")):
         res = subprocess.run([CLI, "score", "-m", str(tiny_gpt2_dir), "-c", CORPUS, "--warehouse", str(wh), *args],
                              env=env(), capture_output=True, text=True, timeout=120)
         assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr, res.stderr

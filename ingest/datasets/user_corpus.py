@@ -148,7 +148,13 @@ def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = Fa
     columns = [c.strip() for c in df.columns]
     if len(set(columns)) != len(columns):
         raise IngestError(name, f"a column name appears twice: {columns}")
-    rows = [{c: ("" if v is None else v) for c, v in zip(columns, r)} for r in df.iter_rows()]
+    # rows through Arrow, whose conversion raises MemoryError when Python objects cannot be allocated (polars'
+    # iter_rows panics in Rust instead, printing a backtrace before the one-line error)
+    rows = df.rename(dict(zip(df.columns, columns))).to_arrow().to_pylist()
+    for r in rows:
+        for c, v in r.items():
+            if v is None:
+                r[c] = ""
     return Table(name, columns, rows, list(range(2, len(rows) + 2)))
 
 

@@ -71,10 +71,20 @@ WAREHOUSE_MARKERS = ("predictabase.duckdb", "marts.duckdb", "corpora.toml")
 NEW_WAREHOUSE_MAY_HOLD = frozenset({"README.md", "raw", ".writer.lock", "runs.jsonl"})
 
 
+#: the writer lock's file (predictabase.warehouse.lock): only predictabase's own writers make it, and a refused
+#: writer leaves none, so it marks a warehouse its first writer is making
+WRITER_LOCK = ".writer.lock"
+
+
 def is_warehouse(folder: str | Path) -> bool:
     """Whether `folder` holds a warehouse (one of WAREHOUSE_MARKERS)."""
     folder = Path(folder)
     return any((folder / name).exists() for name in WAREHOUSE_MARKERS)
+
+
+def is_warehouse_or_being_made(folder: str | Path) -> bool:
+    """A warehouse, or a folder whose first writer has taken its lock (a first `fetch` before it records)."""
+    return is_warehouse(folder) or (Path(folder) / WRITER_LOCK).is_file()
 
 
 def can_hold_new_warehouse(folder: str | Path) -> bool:

@@ -29,12 +29,12 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from predictabase.core.config import Paths, is_warehouse
+from predictabase.core.config import WRITER_LOCK, Paths, is_warehouse
 from predictabase.core.errors import EXIT_BUSY, WarehouseError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import file_mode, pid_alive, pid_of_temp, size_of
 
-LOCK_NAME = ".writer.lock"
+LOCK_NAME = WRITER_LOCK
 
 
 class WarehouseBusy(WarehouseError):
