@@ -70,7 +70,6 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "gap_ci_high": ("gap: approximate 95% interval high", "%.4g"),
     "n_models_compared": ("models compared", "%d"),
     "kind": ("kind", None),
-    "predictor": ("predictor", None),
     # sources mart
     "dataset": ("dataset", None),
     "repo": ("upstream repository", None),

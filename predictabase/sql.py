@@ -218,25 +218,16 @@ def _watched(con: duckdb.DuckDBPyConnection, work: Callable[[], object], timeout
     either interrupts the connection (`con.interrupt()`). DuckDB has no statement timeout, and a SIGINT
     reaches Python only in Python code, not while this thread would sit inside DuckDB.
     Returns (value, error, why): why is None, "timeout" or "ctrl-c"."""
-    box: dict = {}
-    done = threading.Event()  # not Thread.join: a Ctrl-C inside join() can leave is_alive() False too early
-
-    def target() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
+    worker = _Worker(work)
     deadline = time.monotonic() + timeout_s if timeout_s else None
     why = None
     try:  # a Ctrl-C can land while the thread starts (it may reach DuckDB before start() returns)
-        threading.Thread(target=target, name="predictabase-sql", daemon=True).start()
+        worker.start("predictabase-sql")
     except KeyboardInterrupt:
         why = "ctrl-c"
-    while not done.is_set():
+    while not worker.done.is_set():
         try:
-            if done.wait(0.05):
+            if worker.done.wait(0.05):
                 break
             if why is None and deadline is not None and time.monotonic() >= deadline:
                 why = "timeout"
@@ -245,39 +236,44 @@ def _watched(con: duckdb.DuckDBPyConnection, work: Callable[[], object], timeout
                     con.interrupt()
         except KeyboardInterrupt:
             why = why or "ctrl-c"
-    return box.get("value"), box.get("error"), why
+    return worker.value, worker.error, why
+
+
+class _Worker:
+    """`fn` in a daemon thread: its value or exception, and an event set when it ends (not Thread.join: a Ctrl-C
+    inside join() can leave is_alive() False too early)."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self.fn, self.value, self.error, self.done = fn, None, None, threading.Event()
+
+    def _run(self) -> None:
+        try:
+            self.value = self.fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def start(self, name: str) -> None:
+        threading.Thread(target=self._run, name=name, daemon=True).start()
 
 
 def within_deadline(connect: Callable[[], duckdb.DuckDBPyConnection], timeout_s: float
                     ) -> duckdb.DuckDBPyConnection:
     """`connect()` (opening the snapshot: a slow disk, a network file system) under the same watchdog as a query:
-    SqlError after `timeout_s` seconds, SqlInterrupted on Ctrl-C. A connection that arrives later is closed."""
-    box: dict = {}
-    done = threading.Event()
-    late = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = connect()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-            if late.is_set() and "value" in box:
-                box["value"].close()
-    threading.Thread(target=target, name="predictabase-sql-connect", daemon=True).start()
+    SqlError after `timeout_s` seconds, SqlInterrupted on Ctrl-C (the process ends then, the connection with it)."""
+    worker = _Worker(connect)
     deadline = time.monotonic() + timeout_s
     try:
-        while not done.wait(0.05):
+        worker.start("predictabase-sql-connect")
+        while not worker.done.wait(0.05):
             if time.monotonic() >= deadline:
-                late.set()
                 raise SqlError(f"opening the snapshot took longer than {_seconds(timeout_s)} s (--timeout)")
     except KeyboardInterrupt:
-        late.set()
         raise SqlInterrupted("opening the snapshot cancelled (Ctrl-C)") from None
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    if worker.error is not None:
+        raise worker.error
+    return worker.value
 
 
 def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None,
