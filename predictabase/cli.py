@@ -282,7 +282,8 @@ def writing(command: str, warehouse: Path | None, wait: float, create: bool = Fa
 @recorded("fetch")
 def fetch(mirror: MirrorOpt = None, dataset: Annotated[Optional[str], typer.Option(help="only this dataset")] = None,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
-    """Fetch every catalog file (copy from a mirror or download) and verify its sha256."""
+    """Fetch every catalog file (copy from a mirror or download) and verify its sha256. Creates the warehouse
+    when --warehouse names a new or empty folder."""
     from ingest.sources.catalog import datasets
     from ingest.sources.fetch import fetch_and_record
     with writing("fetch", warehouse, wait, create=True) as p:
@@ -606,7 +607,8 @@ def run_all(mirror: MirrorOpt = None, model: ModelOpt = DEFAULT_MODEL,
             port: PortOpt = 8501,
             warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0) -> None:
     """The main job: fetch, ingest, score with the default model (every corpus but MECO's languages, which
-    `predictabase refresh` scores: models.toml), dbt build, serve."""
+    `predictabase refresh` scores: models.toml), dbt build, serve. Creates the warehouse when --warehouse names a
+    new or empty folder."""
     with _errors():
         check_port(port)  # before the long job, not after it
     where = {"warehouse": warehouse, "wait": wait}
