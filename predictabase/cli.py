@@ -27,7 +27,8 @@ from rich.markup import escape
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from ingest import corpus_table
 from ingest.corpus_declarations import main_job_corpora
-from predictabase.core.config import WAREHOUSE_MARKERS, Paths, can_hold_new_warehouse, is_warehouse
+from predictabase.core.config import (WAREHOUSE_MARKERS, Paths, can_hold_new_warehouse, is_warehouse,
+                                      is_warehouse_or_being_made)
 from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
@@ -206,13 +207,12 @@ MAX_SECONDS = 86_400.0
 def existing_warehouse(warehouse: Path | None, being_made_ok: bool = False) -> Paths:
     """The warehouse of a command that needs one already there (all but fetch and all, and corpus add and
     refresh without --create): a folder that holds a warehouse (`config.is_warehouse`), else WarehouseError.
-    `being_made_ok` (a writer, which takes the lock next): also a folder whose first writer holds its lock now."""
-    from predictabase.warehouse.lock import LOCK_NAME
+    `being_made_ok` (a writer, which takes the lock next and looks again): also a folder whose first writer has
+    taken its lock (`config.is_warehouse_or_being_made`)."""
     p = get_paths(warehouse)
     if not p.warehouse.is_dir():
         raise WarehouseError(p.warehouse, f"no such warehouse directory ({NO_WAREHOUSE_HINT})")
-    lock = p.warehouse / LOCK_NAME
-    if being_made_ok and lock.is_file() and lock.stat().st_size > 0:  # its holder's record: the lock decides
+    if being_made_ok and is_warehouse_or_being_made(p.warehouse):
         return p
     if not is_warehouse(p.warehouse):
         raise WarehouseError(p.warehouse, f"not a warehouse: it holds none of {', '.join(WAREHOUSE_MARKERS)} "

@@ -131,11 +131,13 @@ def test_a_missing_or_foreign_folder_is_refused_and_left_as_it_was(wh, tmp_path)
                  ["refresh"], ["sql", "-c", "SELECT 1"], ["export", "--out", str(tmp_path / "paper")]):
         user_error(cli(*args, "--warehouse", str(typo)), str(typo), "no such warehouse directory", "--create")
     assert not typo.parent.exists() and not (tmp_path / "paper").exists()
+    (wh.raw / ".writer.lock").touch()  # the empty lock file a refused writer of an older release left there
     raw_before = tree(wh.raw)
     for args in (["build"], ["ingest", "ucl"], ["corpus", "add", "mine", "--texts", str(texts)], ["corpus", "list"],
                  ["score", "-c", "ucl"], ["refresh", "--dry-run"]):
         user_error(cli(*args, "--warehouse", str(wh.raw)), "not a warehouse: it holds none of predictabase.duckdb")
-    assert tree(wh.raw) == raw_before and not list(wh.raw.glob(".*")) and not (wh.raw / "runs.jsonl").exists()
+    assert tree(wh.raw) == raw_before and [p.name for p in wh.raw.glob(".*")] == [".writer.lock"]
+    assert (wh.raw / ".writer.lock").stat().st_size == 0 and not (wh.raw / "runs.jsonl").exists()
     # `--warehouse ''`: the current folder, here one holding a file of the user's
     here = tmp_path / "project"
     here.mkdir()

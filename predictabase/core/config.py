@@ -71,8 +71,9 @@ WAREHOUSE_MARKERS = ("predictabase.duckdb", "marts.duckdb", "corpora.toml")
 NEW_WAREHOUSE_MAY_HOLD = frozenset({"README.md", "raw", ".writer.lock", "runs.jsonl"})
 
 
-#: the writer lock's file (predictabase.warehouse.lock): only predictabase's own writers make it, and a refused
-#: writer leaves none, so it marks a warehouse its first writer is making
+#: the writer lock's file (predictabase.warehouse.lock): it names its holder while held and is emptied on release,
+#: so one that names a holder marks a warehouse its first writer is making (an empty one marks nothing: releases
+#: of refused writers left those in folders that were no warehouse)
 WRITER_LOCK = ".writer.lock"
 
 
@@ -83,8 +84,9 @@ def is_warehouse(folder: str | Path) -> bool:
 
 
 def is_warehouse_or_being_made(folder: str | Path) -> bool:
-    """A warehouse, or a folder whose first writer has taken its lock (a first `fetch` before it records)."""
-    return is_warehouse(folder) or (Path(folder) / WRITER_LOCK).is_file()
+    """A warehouse, or a folder whose first writer holds its lock (a first `fetch` before it records anything)."""
+    lock = Path(folder) / WRITER_LOCK
+    return is_warehouse(folder) or (lock.is_file() and lock.stat().st_size > 0)
 
 
 def can_hold_new_warehouse(folder: str | Path) -> bool:
