@@ -264,7 +264,9 @@ def _references(marts: Path):
 def _check_out(out: Path) -> None:
     if not out.parent.is_dir():
         raise OptionError("--out", f"{out.parent}: no such directory")
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    if out.is_symlink():  # the export replaces its folder by a rename: it would replace the link, not its target
+        raise OptionError("--out", f"{out}: a link; name the folder it leads to")
+    if out.exists() and not out.is_dir():
         raise OptionError("--out", f"{out}: not a directory")
     if out.is_dir() and any(out.iterdir()):
         problem = not_a_previous_export(out)

@@ -66,6 +66,10 @@ def test_export_replaces_only_a_folder_holding_exactly_an_earlier_export(wh, tmp
     edited.unlink()
     (out / "manifest.json").unlink()
     user_error(cli("export", "--out", str(out), *w), "not empty and not a previous export (no manifest.json)")
+    link = tmp_path / "paper-link"  # replacing by a rename would replace the link, not the folder it leads to
+    link.symlink_to(out, target_is_directory=True)
+    user_error(cli("export", "--out", str(link), *w), "a link; name the folder it leads to")
+    assert link.is_symlink() and link.resolve() == out.resolve()
     # a clean earlier export is replaced; a killed export's temporary beside it is removed by the next one
     shutil.rmtree(out)
     assert cli("export", "--out", str(out), *w).returncode == 0
