@@ -441,13 +441,14 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
             for (_, got), (_, want) in zip(shown, expected):
                 assert got == pytest.approx(want, abs=0.051), (shown, expected)  # shown to 0.1
             page.wait_idle()
-            total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points").inner_text()
+            total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points in training").inner_text()
             assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(
                 sum(w for _, w in expected), abs=0.051)
 
             page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
                       pg.get_by_role("option", name="5", exact=True), re.compile(r"\b5\b"))
             pg.get_by_role("button", name="Start the real game").click()
+            game_points = []
             for choice in ("70%", "30%", "99%", "10%", "60%"):
                 page.wait_idle()
                 pg.get_by_role("button", name=re.compile(rf"^(Continue|{choice})$")).first.wait_for()
@@ -455,6 +456,12 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
                 (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
                 pg.get_by_role("button", name="Next question").wait_for()
                 page.wait_idle()
+                main = pg.locator('[data-testid="stMain"]').inner_text().replace("\n", " ")
+                game_points.append(float(_REVEAL.search(main).group(3)))
+                total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points in the game").inner_text()
+                # the game's running total holds its own answers only, not the training ones
+                assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(sum(game_points),
+                                                                                        abs=0.051 * len(game_points))
                 pg.get_by_role("button", name="Next question").click()
             pg.get_by_text("Your perplexity").first.wait_for()
             page.wait_idle()

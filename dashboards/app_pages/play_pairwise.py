@@ -140,11 +140,16 @@ def play() -> None:
         else:
             question_area(cur, by_id, terms)
 
-    # ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers)
+    # ---- the running score and, at the end, the player's own perplexity (the marts' macros over their answers):
+    # training answers are scored but count neither toward the game's points nor toward its perplexity
     if len(mine):
-        st.metric("Your points", f"{terms['points'].sum():+.1f}",
-                  help="Sec. 4.1.2: 1000 x g(token) x (ln p - ln 0.5) for the original token's side; 0 for 50%. "
-                       "Weighted by GPT-2 small's probability of the original token, so honest answers score best.")
+        in_training = game["phase"] == "training"
+        counted = terms[(terms["question_set"] == "training") == in_training]
+        st.metric("Your points in training" if in_training else "Your points in the game",
+                  f"{counted['points'].sum():+.1f}",
+                  help="As in the study: 1000 × GPT-2 small's probability of the original token × (the natural log "
+                       "of the probability you gave it − the natural log of 0.5); 50 % scores 0. Honest answers "
+                       "score best." + (" Training answers do not count toward the game." if in_training else ""))
     if finished and game["revealed"] is None:
         result(terms, n_game)
 
@@ -175,7 +180,7 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
 
     if game["revealed"] is None:
         if a == b:
-            st.info("Both candidates are the same token: the game answers 50 % for you (sec. 4.1.2).")
+            st.info("Both candidates are the same token: the game answers 50 % for you, as the study did.")
             st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
         else:
             st.markdown("How sure are you that **token A** is the one that came next? "
@@ -187,10 +192,13 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
             st.error(st.session_state.pop("pw_error"))
     else:
         pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
+        near_zero = abs(pts["points"]) < 0.05 and pts["p_percent"] != 50
         (st.success if pts["points"] >= 0 else st.warning)(
             f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
             f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
-            f"**{pts['points']:+.1f} points**.")
+            f"**{pts['points']:+.1f} points**."
+            + (" Close to zero because GPT-2 small gave the original token a tiny probability, and points are "
+               "weighted by it: this question counts little either way." if near_zero else ""))
         st.button("Next question", type="primary", key="pw_next", on_click=game.update,
                   kwargs={"revealed": None})
 
