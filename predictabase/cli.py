@@ -27,8 +27,8 @@ from rich.markup import escape
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from ingest import corpus_table
 from ingest.corpus_declarations import main_job_corpora
-from predictabase.core.config import (WAREHOUSE_MARKERS, Paths, can_hold_new_warehouse, is_warehouse,
-                                      is_warehouse_or_being_made)
+from predictabase.core.config import (WAREHOUSE_MARKERS, WRITER_LOCK, Paths, can_hold_new_warehouse,
+                                      is_warehouse, is_warehouse_or_being_made)
 from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
@@ -237,10 +237,9 @@ def new_warehouse(warehouse: Path | None) -> tuple[Paths, Path | None]:
 
 def _remove_if_unused(created: Path | None, p: Paths) -> None:
     """Remove the folders `new_warehouse` created when the command left nothing in them but its lock file."""
-    from predictabase.warehouse.lock import LOCK_NAME
-    if created is None or not p.warehouse.is_dir() or any(f.name != LOCK_NAME for f in p.warehouse.iterdir()):
+    if created is None or not p.warehouse.is_dir() or any(f.name != WRITER_LOCK for f in p.warehouse.iterdir()):
         return
-    (p.warehouse / LOCK_NAME).unlink(missing_ok=True)
+    (p.warehouse / WRITER_LOCK).unlink(missing_ok=True)
     for folder in [p.warehouse, *p.warehouse.parents]:
         with contextlib.suppress(OSError):
             folder.rmdir()
@@ -263,8 +262,9 @@ def writing(command: str, warehouse: Path | None, wait: float, create: bool = Fa
     with _errors():
         check_wait(wait)
         if create and dry_run:
-            p, created = (get_paths(warehouse) if can_hold_new_warehouse(get_paths(warehouse).warehouse)
-                          else existing_warehouse(warehouse)), None
+            p, created = get_paths(warehouse), None
+            if not can_hold_new_warehouse(p.warehouse):
+                p = existing_warehouse(warehouse)
         elif create:
             p, created = new_warehouse(warehouse)
         else:

@@ -311,9 +311,9 @@ def _swap(tmp: Path, out: Path) -> None:
     """Put the finished export `tmp` in the place of `out` (a previous export, checked again now, or nothing)."""
     old = out.with_name(f"{temp_prefix(out.name + '.old')}{uuid.uuid4().hex[:8]}")
     if out.exists():
-        if out.is_dir() and any(out.iterdir()) and not_a_previous_export(out):
-            raise OptionError("--out", f"{out}: changed during the export ({not_a_previous_export(out)}); "
-                                       "nothing was replaced")
+        problem = not_a_previous_export(out) if out.is_dir() and any(out.iterdir()) else None
+        if problem:
+            raise OptionError("--out", f"{out}: changed during the export ({problem}); nothing was replaced")
         out.rename(old)
     tmp.rename(out)
     shutil.rmtree(old, ignore_errors=True)
