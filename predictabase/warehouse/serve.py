@@ -15,7 +15,9 @@ import sys
 from predictabase.core import resources
 from predictabase.core.config import PROJECT_ROOT, Paths
 
-APP = resources.dashboard_app()
+#: what `streamlit run` serves: the app (dashboards/app.py) through its server, which adds the fonts of MECO's
+#: scripts, the theme kept across pages and no 404 for a page opened by its address (dashboards/page_head.py)
+APP = resources.dashboard_app().with_name("dashboard_server.py")
 
 
 def streamlit_command(paths: Paths, port: int, address: str | None = None) -> tuple[list[str], dict[str, str]]:
