@@ -15,12 +15,13 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
+import data
 import duckdb
 import jinja2
+import labels
 import pandas as pd
 import streamlit as st
 
-import data
 from predictabase.core import live
 from predictabase.core.resources import dbt_project_dir
 
@@ -167,3 +168,54 @@ def answers(player_id: str) -> dict[str, pd.DataFrame]:
                                                          "guess"]),
             "pairwise": pd.DataFrame(rows["pairwise"], columns=["answer_id", "player", "comparison_id", "k",
                                                                 "p_percent", "true_token_shown_as", "auto_answered"])}
+
+
+# ---- the pairwise game: which questions and samples are dealt, and how their tokens are shown
+
+#: how a partial UTF-8 byte token is shown. The study's comparison files kept each token as GPT-2 decoded it
+#: alone, so a token holding only some of the bytes of a character (GPT-2 writes a curly quote, a dash, an
+#: accented letter or an emoji as two to four byte tokens) is stored as U+FFFD, the replacement character,
+#: and its bytes are lost: they cannot be shown (as '‹0xE2›'), nor joined to the byte tokens around it (the
+#: file holds the context and one token, not what follows). A player understands "a piece of a character"
+#: where "�" reads as a broken page, so that is what the game shows, with a caption saying what it means.
+BYTE_PIECE = "‹part of a character›"
+BYTE_PIECE_NOTE = ("‹part of a character› is a token holding only some of the bytes of one character: GPT-2 "
+                   "writes curly quotes (’ “ ”), dashes (—), accented letters and emoji as two to four such byte "
+                   "tokens. The study's files keep that a token is such a piece, not which bytes it holds.")
+
+
+def shown_token(token) -> str:
+    """A pairwise candidate as the game shows it: whitespace made visible (' the' -> '␣the', labels.visible)
+    and a partial UTF-8 byte token as BYTE_PIECE instead of the replacement character."""
+    return labels.visible(token).replace("\ufffd", BYTE_PIECE)
+
+
+def shown_text(text: str) -> str:
+    """A context as the game shows it: a partial character (U+FFFD) as BYTE_PIECE."""
+    return text.replace("\ufffd", BYTE_PIECE)
+
+
+def playable_samples(samples: pd.DataFrame) -> dict[int, list[int]]:
+    """comparison_id -> the k of its playable samples x_k: those that are not the true token y itself.
+
+    A sample is identical to y when the study's website would have answered it itself: `is_true_token`, x_k = y
+    as the comparison file writes them, which is also "the two candidates read the same" (two different partial
+    byte tokens are both U+FFFD in the file, so both are shown as BYTE_PIECE; shown_token is otherwise
+    one-to-one). Such a sample is never dealt: nothing is asked of the player, and the estimator answers it
+    itself (macro pairwise_answer_terms, dbt_project/macros/live_games.sql). A question with no playable
+    sample is not dealt at all. `samples`: comparison_id, k, is_true_token."""
+    ok = samples.loc[~samples["is_true_token"].astype(bool), ["comparison_id", "k"]]
+    return {int(c): sorted(int(k) for k in ks) for c, ks in ok.groupby("comparison_id")["k"]}
+
+
+def deal_pairwise(pool: pd.DataFrame, playable: dict[int, list[int]], answered, rng) -> dict | None:
+    """One pairwise question to play: a question of `pool` (rows of mart_pairwise_game_questions) not in
+    `answered` and with a playable sample, uniformly; then one of its playable samples x_k uniformly (the
+    generator's draw, given that it is not y: the estimator weighs it by the share of playable samples); and
+    on which side the original is shown. None when no such question is left. `rng`: a random.Random."""
+    ids = [int(c) for c in pool["comparison_id"] if int(c) not in answered and playable.get(int(c))]
+    if not ids:
+        return None
+    cid = ids[rng.randrange(len(ids))]
+    ks = playable[cid]
+    return {"comparison_id": cid, "k": ks[rng.randrange(len(ks))], "true_is_a": rng.random() < 0.5}

@@ -126,6 +126,15 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     return {"code": code, "reveals": reveals, "last": main, "typed": typed}
 
 
+def _assert_playable(main: str) -> None:
+    """A pairwise question as the page showed it: two candidates that read differently, no replacement character
+    anywhere, no round answered for the player."""
+    a, b = (re.search(rf"^Token {side}: (.+)$", main, re.MULTILINE) for side in "AB")
+    assert a and b, main[:800]
+    assert a.group(1).strip() != b.group(1).strip(), main[:800]
+    assert "\ufffd" not in main and "same token" not in main, main[:800]
+
+
 def _play_pairwise(page: Page, url: str) -> dict:
     pg = page.page
     page.open(url + "/play-pairwise")
@@ -137,12 +146,11 @@ def _play_pairwise(page: Page, url: str) -> dict:
 
     def one(choice: str) -> str:
         page.wait_idle()
-        pg.get_by_role("button", name=re.compile(rf"^(Continue|{choice})$")).first.wait_for()
-        cont = pg.get_by_role("button", name="Continue")  # both candidates the same token: the game answers 50 %
-        (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+        pg.get_by_role("button", name=choice, exact=True).click()
         pg.get_by_role("button", name="Next question").wait_for()
         page.wait_idle()
         shown = pg.locator('[data-testid="stMain"]').inner_text()
+        _assert_playable(shown)
         pg.get_by_role("button", name="Next question").click()
         return shown
 
@@ -217,8 +225,9 @@ def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(
                     "FROM mart_pairwise_player_perplexity WHERE source = 'live' AND scope = 'player'")
     assert len(row) == 1 and row[0][0] == "Ada Lovelace" and row[0][1] == 5
     assert [round(v, 1) for v in row[0][2:]] == shown_ppl  # the page's number is the mart's
-    points = _marts(p, "SELECT count(*), count(points) FROM mart_live_pairwise_answers WHERE player_label = 'Ada Lovelace'")
-    assert points == [(6, 6)]
+    points = _marts(p, "SELECT count(*), count(points), count(term), count(*) FILTER (WHERE auto_answered) "
+                       "FROM mart_live_pairwise_answers WHERE player_label = 'Ada Lovelace'")
+    assert points == [(6, 6, 6, 0)]  # no round was answered for the player: every one was playable
     # the published study's numbers did not move
     after = _marts(p, "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
                       "ORDER BY subset, rounding, uncertainty_method")
@@ -301,9 +310,7 @@ async def _client_plays(browser, url: str, n: int) -> dict:
         await pg.goto(url + "/play-pairwise?player=" + out["top1_player"])  # the same player, another game
         await pg.get_by_text("Playing as").wait_for()
         for _ in range(TRAINING):
-            cont = pg.get_by_role("button", name="Continue")
-            await pg.get_by_role("button", name=re.compile(r"^(Continue|80%)$")).first.wait_for()
-            await (cont if await cont.count() else pg.get_by_role("button", name="80%", exact=True)).click()
+            await pg.get_by_role("button", name="80%", exact=True).click()
             await pg.get_by_role("button", name="Next question").click()
             out["pairwise"] += 1
     finally:
@@ -424,11 +431,11 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
             shown = []
             for choice in choices:  # training: 10 questions at most, each side seen with probability 1 - 2^-10
                 page.wait_idle()
-                cont = pg.get_by_role("button", name="Continue")
-                (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+                pg.get_by_role("button", name=choice, exact=True).click()
                 pg.get_by_role("button", name="Next question").wait_for()
                 page.wait_idle()
                 text = pg.locator('[data-testid="stMain"]').inner_text()
+                _assert_playable(text)
                 m = _REVEAL.search(text.replace("\n", " "))
                 assert m, text[:600]
                 shown.append((m.group(1), float(m.group(3))))
@@ -451,12 +458,12 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
             game_points = []
             for choice in ("70%", "30%", "99%", "10%", "60%"):
                 page.wait_idle()
-                pg.get_by_role("button", name=re.compile(rf"^(Continue|{choice})$")).first.wait_for()
-                cont = pg.get_by_role("button", name="Continue")
-                (cont if cont.count() else pg.get_by_role("button", name=choice, exact=True)).click()
+                pg.get_by_role("button", name=choice, exact=True).click()
                 pg.get_by_role("button", name="Next question").wait_for()
                 page.wait_idle()
-                main = pg.locator('[data-testid="stMain"]').inner_text().replace("\n", " ")
+                main = pg.locator('[data-testid="stMain"]').inner_text()
+                _assert_playable(main)
+                main = main.replace("\n", " ")
                 game_points.append(float(_REVEAL.search(main).group(3)))
                 total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points in the game").inner_text()
                 # the game's running total holds its own answers only, not the training ones
@@ -505,12 +512,16 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
     res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse), "--select",
                           "stg_pairwise_answers+ tag:live"], capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
-    rows = _marts(p, "SELECT a.true_token_shown_as, a.p_percent, a.points, q.generator_logprob_y_nats "
+    rows = _marts(p, "SELECT a.true_token_shown_as, a.p_percent, a.points, q.generator_logprob_y_nats, "
+                     "a.auto_answered, a.term "
                      "FROM mart_live_pairwise_answers a JOIN mart_pairwise_game_questions q USING (comparison_id) "
                      "WHERE a.player_id = ? ORDER BY a.answer_id", [f"live:{me}"])
     assert len(rows) == len(ids) and {r[0] for r in rows} == {"A", "B"}
-    for side, p_true, points, lp_y in rows:
+    assert any(r[4] for r in rows) and not all(r[4] for r in rows)  # answers on an identical sample among them
+    for side, p_true, points, lp_y, auto, term in rows:
         assert math.isfinite(points), (side, p_true, points)
+        # an answer on an identical sample (the game no longer deals one) is left out of the estimate
+        assert (term is None) == auto and (auto or math.isfinite(term))
         assert points == pytest.approx(1000 * math.exp(lp_y) * (math.log(p_true / 100) - math.log(0.5)), abs=1e-9)
     # the generic test ran on every mart of this build (dbt's log lists each)
     log = "".join(f.read_text(encoding="utf-8", errors="replace")
@@ -688,3 +699,144 @@ def test_macro_runs_in_parallel_threads_see_only_their_own_frames():
     for t in threads:
         t.join()
     assert got == {i: {((f"p{i}",), 3)} for i in range(4)}
+
+
+def _live_games_module():
+    """dashboards/live_games.py, imported as the app imports it (the dashboards folder on the path)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "dashboards"))
+    import live_games
+    return live_games
+
+
+def test_the_estimator_answers_identical_samples_itself_as_the_paper_does():
+    """Identical candidates (Shlegeris et al. 2024, sec. 4.1.2: where x = y the website answers "both as likely",
+    r = 1, and the round stays in eq. 4's mean). The live game never deals them; its summand answers them itself.
+    One question by hand: n = 5 samples of G(c), two of them y itself (g(x) = g(y) = 0.4), one a different byte
+    token that the file writes as y too (g = 0.1: the website answered it 50 % as well), two playable ones
+    (g = 0.05 and 0.05); the player answers the playable x_3 with p = 70 % for y."""
+    import math
+
+    import pandas as pd
+    lg = _live_games_module()
+    gy = 0.4
+    questions = pd.DataFrame({"comparison_id": [7], "question_set": ["set_1"], "is_word_token": [True],
+                              "generator_logprob_y_nats": [math.log(gy)]})
+    g = [0.4, 0.4, 0.1, 0.05, 0.05]
+    samples = pd.DataFrame({"comparison_id": [7] * 5, "k": list(range(5)),
+                            "sample_token": [" on", " on", " on", " in", " at"],
+                            "is_true_token": [True, True, True, False, False],
+                            "generator_logprob_x_nats": [math.log(v) for v in g]})
+
+    def terms(k: int, p: float, playable: str) -> pd.DataFrame:
+        answers = pd.DataFrame({"answer_id": [1], "player": ["me"], "comparison_id": [7], "k": [k],
+                                "p_percent": [p], "true_token_shown_as": ["A"], "auto_answered": [k < 3]})
+        return lg.run_macro(f"{{{{ pairwise_answer_terms('answers', 'questions', 'samples', '{playable}') }}}}",
+                            {"answers": answers, "questions": questions, "samples": samples})
+
+    # eq. 4's summand for the live deal: the identical samples' summands g(y)/g(x_k) * 1 over n, plus the
+    # playable share 2/5 times the answered summand g(y)/g(x_3) * r, r = (1 - 0.7) / 0.7
+    r = 0.3 / 0.7
+    by_hand = (1.0 + 1.0 + 0.4 / 0.1) / 5 + 2 / 5 * (0.4 / 0.05) * r
+    t = terms(3, 70.0, "true").iloc[0]
+    assert t["term"] == pytest.approx(by_hand, rel=1e-12)
+    assert t["term"] == pytest.approx(18 / 7, rel=1e-12)  # the same in numbers: 6/5 + 2/5 * 8 * 3/7 = 2.5714...
+    # the points are the answer's own (sec. 4.1.2): 1000 g(y) (ln 0.7 - ln 0.5)
+    assert t["points"] == pytest.approx(1000 * 0.4 * (math.log(0.7) - math.log(0.5)), rel=1e-12)
+
+    # averaged over the deal (x uniform among the playable samples), it is eq. 4's mean over all five samples with
+    # every identical one answered 50 % by the game, as the study's website answered it: unbiased for the paper's
+    # estimator, whatever the player says on each playable sample
+    answers_by_k = {3: 70.0, 4: 20.0}
+    dealt = sum(terms(k, p, "true").iloc[0]["term"] for k, p in answers_by_k.items()) / len(answers_by_k)
+    paper = (sum(gy / g[k] * 1.0 for k in range(3))
+             + sum(gy / g[k] * (100 - p) / p for k, p in answers_by_k.items())) / 5
+    assert dealt == pytest.approx(paper, rel=1e-12)
+
+    # the study's answers (drawn among all samples, identical ones answered 50 %) keep their own summand:
+    # 1 for the same token, g(y)/g(x) for the byte token the file writes as y, g(y)/g(x) r for a played one
+    assert terms(0, 50.0, "false").iloc[0]["term"] == pytest.approx(1.0, rel=1e-12)
+    assert terms(2, 50.0, "false").iloc[0]["term"] == pytest.approx(4.0, rel=1e-12)
+    assert terms(3, 70.0, "false").iloc[0]["term"] == pytest.approx(8 * r, rel=1e-12)
+    # a live answer ON an identical sample (stored before the game stopped dealing them) is not estimated
+    assert pd.isna(terms(1, 50.0, "true").iloc[0]["term"])
+
+    # eq. 5 for a player of this question and one more question with no identical sample (n = 2): the mean of
+    # ln(summand) plus L_G, the generator's mean loss; the NULL summand of the old answer is left out
+    q2 = pd.DataFrame({"comparison_id": [8], "question_set": ["set_1"], "is_word_token": [True],
+                       "generator_logprob_y_nats": [math.log(0.2)]})
+    s2 = pd.DataFrame({"comparison_id": [8, 8], "k": [0, 1], "sample_token": [" a", " b"],
+                       "is_true_token": [False, False], "generator_logprob_x_nats": [math.log(0.5), math.log(0.2)]})
+    answers = pd.DataFrame({"answer_id": [1, 2, 3], "player": ["me"] * 3, "comparison_id": [7, 8, 9],
+                            "k": [3, 0, 0], "p_percent": [70.0, 40.0, 50.0], "true_token_shown_as": ["A", "B", "A"],
+                            "auto_answered": [False, False, True]})
+    q9 = pd.DataFrame({"comparison_id": [9], "question_set": ["set_1"], "is_word_token": [True],
+                       "generator_logprob_y_nats": [math.log(0.9)]})
+    s9 = pd.DataFrame({"comparison_id": [9, 9], "k": [0, 1], "sample_token": [" x", " y"],
+                       "is_true_token": [True, False], "generator_logprob_x_nats": [math.log(0.9), math.log(0.1)]})
+    all_terms = lg.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
+                             {"answers": answers, "questions": pd.concat([questions, q2, q9]),
+                              "samples": pd.concat([samples, s2, s9])})
+    est = lg.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}", {"terms": all_terms}).iloc[0]
+    t8 = 0 / 2 + 2 / 2 * (0.2 / 0.5) * (0.6 / 0.4)
+    lh_minus_lg = (math.log(by_hand) + math.log(t8)) / 2
+    lg_nats = (-math.log(0.4) - math.log(0.2)) / 2
+    assert int(est["n_questions"]) == 2 and int(est["n_answers"]) == 2
+    assert est["lh_minus_lg_nats"] == pytest.approx(lh_minus_lg, rel=1e-12)
+    assert est["perplexity"] == pytest.approx(math.exp(lg_nats + lh_minus_lg), rel=1e-12)
+
+
+def test_the_pairwise_game_deals_only_playable_readable_questions(real_warehouse):
+    """Deal many games from the real pairwise data as the page deals them: no question shows the same token twice
+    (or two candidates that read the same), no candidate or context shows the replacement character '\ufffd',
+    and every question with a playable sample can be dealt. Before, the deal drew x_k among all 400 samples:
+    about a third of the rounds then showed y against itself (7 of 20 in one game)."""
+    import random
+
+    lg = _live_games_module()
+    with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
+        questions = con.execute("SELECT * FROM mart_pairwise_game_questions").df()
+        samples = con.execute("SELECT comparison_id, k, sample_token, is_true_token FROM mart_pairwise_game_samples"
+                              ).df()
+    true = dict(zip(questions["comparison_id"], questions["true_token"]))
+    context = dict(zip(questions["comparison_id"], questions["context"]))
+    token = {(c, k): x for c, k, x in zip(samples["comparison_id"], samples["k"], samples["sample_token"])}
+    playable = lg.playable_samples(samples)
+    game_pool = questions[~questions["is_training"]]
+
+    # the old deal, for comparison: a question uniformly, then k uniformly among its 400 samples
+    rng = random.Random(0)
+    old = [(c, rng.randrange(400)) for c in (rng.choice(list(game_pool["comparison_id"])) for _ in range(20_000))]
+    old_identical = sum(token[(c, k)] == true[c] for c, k in old) / len(old)
+    old_unreadable = sum("\ufffd" in token[(c, k)] + true[c] for c, k in old) / len(old)
+    assert 0.25 < old_identical < 0.40  # about a third (0.321 of all the samples of sets 1 and 2)
+    assert old_unreadable > 0.02  # '\ufffd' shown as a candidate
+
+    rng = random.Random(1)
+    dealt, byte_pieces = [], 0
+    for _ in range(300):  # 300 games of 20 questions, each question at most once a game
+        answered: set[int] = set()
+        for _ in range(20):
+            d = lg.deal_pairwise(game_pool, playable, answered, rng)
+            answered.add(d["comparison_id"])
+            dealt.append(d)
+    for d in dealt:
+        c, k = d["comparison_id"], d["k"]
+        y, x = true[c], token[(c, k)]
+        a, b = (y, x) if d["true_is_a"] else (x, y)
+        shown = [lg.shown_token(a), lg.shown_token(b)]
+        assert x != y and shown[0] != shown[1], (c, k, x, y)
+        assert not any("\ufffd" in s for s in shown) and "\ufffd" not in lg.shown_text(context[c]), (c, k, shown)
+        byte_pieces += lg.BYTE_PIECE in shown[0] + shown[1]
+    print(f"\n{len(dealt)} dealt questions: 0 identical, 0 with '\ufffd' (the old deal: {old_identical:.1%} of its "
+          f"rounds identical, {old_unreadable:.1%} with '\ufffd'); {byte_pieces} with a byte piece shown as "
+          f"{lg.BYTE_PIECE}")
+    assert len(dealt) == 6000
+    # every game question with a playable sample was dealt; those with none (all 400 samples written as y) never
+    n_playable = {c: len(playable.get(c, [])) for c in game_pool["comparison_id"]}
+    never = sorted(c for c, n in n_playable.items() if n == 0)
+    assert {d["comparison_id"] for d in dealt} == {c for c, n in n_playable.items() if n > 0}
+    assert never == [10018, 10032, 20038, 20040, 20042, 20047]  # 3 the same token; 3 byte tokens all written '\ufffd'
+    assert byte_pieces > 0  # the questions whose original is a piece of a character (20043, 20049) are dealt, readable
+    # a training question too: every one is playable
+    training = questions[questions["is_training"]]
+    assert all(playable.get(c) for c in training["comparison_id"])

@@ -1,6 +1,11 @@
-"""Play the pairwise game (paper 000 sec. 4.1, issue 24): which of two tokens came next? Training rounds first,
-then a game of the study's questions; points by the scoring rule of sec. 4.1.2; at the end your own
+"""Play the pairwise game (Shlegeris et al. 2024, sec. 4.1): which of two tokens came next? Training rounds
+first, then a game of the study's questions; points by the scoring rule of sec. 4.1.2; at the end your own
 importance-sampled perplexity with its interval.
+
+Only playable questions are dealt (live_games.deal_pairwise): never a sample that is the true token itself, which
+the study's website answered 50 % for its players (sec. 4.1.2, last paragraph); the estimator answers those
+itself (macro pairwise_answer_terms), so the player's estimate is the paper's. A partial UTF-8 byte token, which
+the study's files keep as U+FFFD only, is shown as live_games.BYTE_PIECE with a caption.
 
 Reads `mart_pairwise_game_questions`, `mart_pairwise_game_samples` and `mart_pairwise_player_perplexity`; writes each answer to the live answer store only (`live_games`). Points and
 perplexity are the macros of dbt_project/macros/live_games.sql, the same SQL as mart_live_pairwise_answers and
@@ -11,13 +16,13 @@ from __future__ import annotations
 import random
 
 import altair as alt
-import pandas as pd
-import streamlit as st
-
 import charts
 import data
 import labels
 import live_games
+import pandas as pd
+import streamlit as st
+
 from predictabase.core import live
 
 STATE = "pairwise_game"
@@ -40,7 +45,9 @@ if len(_pool):
                 "estimate.")
 st.caption("The LM game's second experiment (Shlegeris et al., *Language Models Are Better Than Humans at "
            "Next-token Prediction*, section 4.1): one of two tokens is the one that came next in the text, the other "
-           "was sampled from GPT-2 small. Say how sure you are that token A is the original.")
+           "was sampled from GPT-2 small. Say how sure you are that token A is the original. When GPT-2 small's "
+           "sample is the original token itself there is nothing to ask: the game never shows it, and your "
+           "estimate counts it as the study did, as a tie, as often as GPT-2 small draws the original.")
 
 me = live_games.require_player()
 
@@ -57,13 +64,19 @@ def _length_from_url() -> int:
     return n if 1 <= n <= MAX_GAME else 10
 
 
-SAMPLE_COLUMNS = ["comparison_id", "k", "sample_token", "generator_logprob_x_nats"]
+SAMPLE_COLUMNS = ["comparison_id", "k", "sample_token", "is_true_token", "generator_logprob_x_nats"]
 QUESTION_COLUMNS = ["comparison_id", "question_set", "is_word_token", "generator_logprob_y_nats"]
 
 
 def samples() -> pd.DataFrame:
     """The study's samples x_k, held once for every player (data.shared: read-only, never copied)."""
     return data.shared("mart_pairwise_game_samples", SAMPLE_COLUMNS)
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _playable(snapshot_id: str) -> dict[int, list[int]]:
+    """Each question's playable samples (live_games.playable_samples), once per snapshot for every session."""
+    return live_games.playable_samples(samples())
 
 
 def points_of(rows: pd.DataFrame) -> pd.DataFrame:
@@ -75,7 +88,7 @@ def points_of(rows: pd.DataFrame) -> pd.DataFrame:
         return kept[1]
     ids = rows["comparison_id"].unique()
     s = samples()
-    terms = live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples') }}",
+    terms = live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
                                  {"answers": rows, "questions": questions.loc[questions["comparison_id"].isin(ids),
                                                                               QUESTION_COLUMNS],
                                   "samples": s[s["comparison_id"].isin(ids)]})
@@ -103,14 +116,9 @@ def play() -> None:
         game["phase"] = "game"  # a returning player (reload, restart) goes on with their game
 
     def deal() -> dict | None:
-        pool = questions[questions["is_training"]] if game["phase"] == "training" else \
-            questions[~questions["is_training"]]
-        pool = pool[~pool["comparison_id"].isin(answered)]
-        if pool.empty:
-            return None
-        q = pool.sample(1, random_state=random.randrange(2 ** 31)).iloc[0]
-        k = random.randrange(int(q["n_samples"]))  # x_k ~ G(c): the study's samples are draws from the generator
-        return {"comparison_id": int(q["comparison_id"]), "k": k, "true_is_a": random.random() < 0.5}
+        pool = questions[questions["is_training"] == (game["phase"] == "training")]
+        return live_games.deal_pairwise(pool, _playable(data.require_snapshot().snapshot_id), answered,
+                                        random.Random())
 
     terms = points_of(mine) if len(mine) else None  # every answer's points and eq. 4 term, once per run
     n_game = len(played)
@@ -161,11 +169,13 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
     s = samples()
     x = s.loc[(s["comparison_id"] == cur["comparison_id"]) & (s["k"] == cur["k"]), "sample_token"].iloc[0]
     a, b = (q["true_token"], x) if cur["true_is_a"] else (x, q["true_token"])
-    ctx = q["context"]
+    ctx = live_games.shown_text(q["context"])
     st.code(("…" if len(ctx) > CONTEXT_CHARS else "") + ctx[-CONTEXT_CHARS:] + "▌", language=None, wrap_lines=True)
     ca, cb = st.columns(2)
-    ca.markdown(f"### Token A: `{labels.visible(a)}`")
-    cb.markdown(f"### Token B: `{labels.visible(b)}`")
+    ca.markdown(f"### Token A: `{live_games.shown_token(a)}`")
+    cb.markdown(f"### Token B: `{live_games.shown_token(b)}`")
+    if "\ufffd" in a + b:
+        st.caption(live_games.BYTE_PIECE_NOTE)
 
     def answer(p_a: float) -> None:
         try:
@@ -178,23 +188,19 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
             return
         game.update(revealed=cur, current=None)
 
-    if game["revealed"] is None:
-        if a == b:
-            st.info("Both candidates are the same token: the game answers 50 % for you, as the study did.")
-            st.button("Continue", key="pw_auto", on_click=answer, args=(50.0,))
-        else:
-            st.markdown("How sure are you that **token A** is the one that came next? "
-                        "(left: A is more likely; right: B is more likely)")
-            cols = st.columns(len(live.CHOICES_PERCENT))
-            for col, p in zip(cols, live.CHOICES_PERCENT):
-                col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
+    if game["revealed"] is None:  # never the same token twice: deal_pairwise deals playable samples only
+        st.markdown("How sure are you that **token A** is the one that came next? "
+                    "(left: A is more likely; right: B is more likely)")
+        cols = st.columns(len(live.CHOICES_PERCENT))
+        for col, p in zip(cols, live.CHOICES_PERCENT):
+            col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
         if st.session_state.get("pw_error"):
             st.error(st.session_state.pop("pw_error"))
     else:
         pts = terms[terms["comparison_id"] == cur["comparison_id"]].iloc[0]  # `answer` ran before this rerun
         near_zero = abs(pts["points"]) < 0.05 and pts["p_percent"] != 50
         (st.success if pts["points"] >= 0 else st.warning)(
-            f"Token {'A' if cur['true_is_a'] else 'B'} (`{labels.visible(q['true_token'])}`) was the original. "
+            f"Token {'A' if cur['true_is_a'] else 'B'} (`{live_games.shown_token(q['true_token'])}`) was the original. "
             f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
             f"**{pts['points']:+.1f} points**."
             + (" Close to zero because GPT-2 small gave the original token a tiny probability, and points are "
@@ -211,7 +217,8 @@ def result(terms: pd.DataFrame, n_game: int) -> None:
     st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
                 f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
                 f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
-    st.caption("Estimated as the study estimates it (eqs. 4-5, importance sampling with GPT-2 small as generator), "
+    st.caption("Estimated as the study estimates it (importance sampling with GPT-2 small as generator; the "
+               "samples that were the original token itself count as ties, as in the study), "
                "but from one answer per question: with a single sample per question the estimate is biased low "
                "(the log of one sample, not of an average over players), so compare it with the study's players "
                f"measured the same way, one by one, not with the pooled estimate of all players "

@@ -19,15 +19,41 @@ end)
 {#- One row per answer with its summand of paper 000 eq. 4, g(y|c)/g(x|c) * r(x, y|c), r = (1 - p)/p for the
     stated probability p that the true token y is the original (as int_pairwise_predictor_answers for humans,
     whose answers are already the game's choices), and its points (sec. 4.1.2). `answers` needs player,
-    comparison_id, k, p_percent and true_token_shown_as ('A'/'B'; NULL for the study, which did not record it). -#}
-{% macro pairwise_answer_terms(answers, questions, samples) -%}
+    comparison_id, k, p_percent and true_token_shown_as ('A'/'B'; NULL for the study, which did not record it).
+    `samples` needs is_true_token (x_k = y) besides ln g(x_k|c): every sample of each answered question.
+
+    Identical candidates (Shlegeris et al. 2024, sec. 4.1.2, last paragraph): on a round where the sample x is
+    y itself the website asked nothing and answered "both as likely", r(y, y|c) = 1, and the round stays in the
+    average of eq. 4 (the sum of eq. 2 runs over the whole vocabulary, y included, where r(y, y|c) = 1); its
+    summand is g(y|c)/g(x|c) * 1, which is 1 for the same token. Identical is is_true_token: x_k = y as the
+    comparison file writes them, which is what the study's website compared (its answers are 50 % exactly there):
+    two different partial byte tokens, both written U+FFFD, count as identical, with a summand g(y|c)/g(x|c) <> 1.
+    `playable_deal`, a SQL condition on the answer `a`, says how its sample was drawn:
+      * false (the study): uniformly among the 400 samples, identical ones included (answered 50 %), so each
+        answer's summand is the one above and eq. 4 averages the answers as they are;
+      * true (the live game, which never shows an identical pair: dashboards/live_games.py deal_pairwise):
+        uniformly among the question's playable samples P (x_k <> y) only. The identical samples S are then
+        answered by the estimator itself, with their known r = 1, and the one answered sample stands for P:
+            summand = (1/n) sum_{k in S} g(y|c)/g(x_k|c)  +  |P|/n * g(y|c)/g(x|c) r(x, y|c),   n = |S| + |P|,
+        whose mean over the dealt x in P is exactly eq. 4's mean over all n samples with every identical one
+        answered 50 % as the study's website did (the paper's estimator, computed rather than sampled for S).
+        An answer ON an identical sample (stored before the game dealt playable samples only) has a NULL
+        summand and is left out of the estimate (pairwise_group_perplexity), as if its question was not dealt. -#}
+{% macro pairwise_answer_terms(answers, questions, samples, playable_deal='false') -%}
 select
     a.*,
     q.question_set,
     q.is_word_token,
     exp(q.generator_logprob_y_nats - s.generator_logprob_x_nats) as importance_weight,
     (100.0 - a.p_percent) / a.p_percent as r_x_over_y,
-    exp(q.generator_logprob_y_nats - s.generator_logprob_x_nats) * (100.0 - a.p_percent) / a.p_percent as term,
+    case
+        when not ({{ playable_deal }})
+            then exp(q.generator_logprob_y_nats - s.generator_logprob_x_nats) * (100.0 - a.p_percent) / a.p_percent
+        when s.is_true_token then null
+        else st.identical_summands / st.n_samples
+            + st.n_playable / st.n_samples
+            * exp(q.generator_logprob_y_nats - s.generator_logprob_x_nats) * (100.0 - a.p_percent) / a.p_percent
+    end as term,
     -q.generator_logprob_y_nats as generator_loss_nats,
     case a.true_token_shown_as
         when 'A' then {{ pairwise_points('a.p_percent', 'true', 'q.generator_logprob_y_nats', 's.generator_logprob_x_nats') }}
@@ -36,6 +62,17 @@ select
 from {{ answers }} as a
 inner join {{ questions }} as q on q.comparison_id = a.comparison_id
 inner join {{ samples }} as s on s.comparison_id = a.comparison_id and s.k = a.k
+inner join (
+    -- per question: n samples, |P| playable ones, and the identical ones' summands g(y|c)/g(x_k|c) * 1 summed
+    select sq.comparison_id,
+        cast(count(*) as double) as n_samples,
+        cast(count(*) filter (where not ss.is_true_token) as double) as n_playable,
+        coalesce(sum(exp(sq.generator_logprob_y_nats - ss.generator_logprob_x_nats))
+            filter (where ss.is_true_token), 0.0) as identical_summands
+    from {{ questions }} as sq
+    inner join {{ samples }} as ss on ss.comparison_id = sq.comparison_id
+    group by sq.comparison_id
+) as st on st.comparison_id = a.comparison_id
 {%- endmacro %}
 
 {#- Paper 000 eq. 5 over the answers of each group (`group_by`: a column list), exactly as the study's humans
@@ -52,6 +89,7 @@ with per_question as (
         ln(avg(term)) as log_mean_term_nats,
         any_value(generator_loss_nats) as generator_loss_nats
     from {{ terms }}
+    where term is not null  -- an answer on an identical sample that the live game's deal no longer makes
     group by {{ group_by }}, comparison_id
 ),
 

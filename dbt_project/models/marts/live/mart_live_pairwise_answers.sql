@@ -1,11 +1,14 @@
 -- The live pairwise game's answers (stg_pairwise_answers, source = 'live'), one row per answer, training
 -- included (question_set 'training'), with the summand of eq. 4 and the points of sec. 4.1.2 (macro
--- pairwise_answer_terms, dbt_project/macros/live_games.sql, which the game page also runs).
+-- pairwise_answer_terms, dbt_project/macros/live_games.sql, which the game page also runs). The live game deals
+-- only samples that differ from the true token: the summand answers the identical ones itself, and is NULL for
+-- an answer on an identical sample (stored before the game stopped dealing them).
 {%- set answers -%}
 (select * from {{ ref('stg_pairwise_answers') }} where source = 'live')
 {%- endset %}
 with terms as (
-    {{ pairwise_answer_terms(answers, ref('mart_pairwise_game_questions'), ref('mart_pairwise_game_samples')) }}
+    {{ pairwise_answer_terms(answers, ref('mart_pairwise_game_questions'), ref('mart_pairwise_game_samples'),
+                             playable_deal='true') }}
 )
 
 select

@@ -7,7 +7,8 @@
 --          the pooled rows equal mart_pairwise_perplexity's humans, subset set_1 / set_2, the 11 choices,
 --          two_sigma (tests/live/assert_pooled_study_equals_pairwise_mart.sql);
 --   live:  each live player on the questions of sets 1 and 2 they answered (question_scope 'live'; training
---          out), and all live players pooled.
+--          out), and all live players pooled. The live game deals only samples that differ from the true
+--          token and the estimator answers the identical ones itself (pairwise_answer_terms' playable_deal).
 {%- set answers -%}
 (
     select a.source, a.player, a.comparison_id, a.k, a.p_percent, a.true_token_shown_as,
@@ -19,7 +20,8 @@
 )
 {%- endset %}
 with terms as (
-    {{ pairwise_answer_terms(answers, ref('mart_pairwise_game_questions'), ref('mart_pairwise_game_samples')) }}
+    {{ pairwise_answer_terms(answers, ref('mart_pairwise_game_questions'), ref('mart_pairwise_game_samples'),
+                             playable_deal="a.source = 'live'") }}
 ),
 
 per_player as (
