@@ -203,16 +203,30 @@ def header_lines(prov: dict, title: str, columns: list[str], headers: dict[str, 
 
 
 _MACHINE_PATH = re.compile(r"^(?:/|~/|[A-Za-z]:[\\/]|file://)")
+#: a path inside a longer text (a command's arguments as JSON: `{"warehouse": "/tmp/w"}`): absolute with at least two
+#: components, `~/…`, `C:\\…` or `file://…`, not preceded by what makes a slash part of a word, a hub id or a URL
+_EMBEDDED_PATH = re.compile(r"(?<![\w.:/\\-])(?:file://|~/|[A-Za-z]:[\\/]|/[^\s/\\\"'<>|,;()]+/)[^\s\"'<>|,;()]*")
+
+
+def _last_component(path: str) -> str:
+    return re.split(r"[\\/]", path.rstrip("/\\"))[-1]
+
+
+def _scrubbed(value: str) -> str:
+    if _MACHINE_PATH.match(value):
+        return _last_component(value)
+    return _EMBEDDED_PATH.sub(lambda m: _last_component(m.group(0)), value)
 
 
 def without_machine_paths(df: pd.DataFrame) -> pd.DataFrame:
-    """`df` with every text cell that is a path on this machine (`/home/…/.venv/…/model.gguf`, `C:\\…`,
-    `file://…`) replaced by its last component (`model.gguf`): no machine path belongs in a paper file."""
+    """`df` with every path on this machine in a text cell (`/home/…/.venv/…/model.gguf`, `C:\\…`, `file://…`, the
+    whole cell or inside it, as in a command's arguments) replaced by its last component (`model.gguf`): no machine
+    path belongs in a paper file. The marts name no such path (a model by its portable id,
+    ingest/scoring/model_identity.py); the dashboard's other tables (the runs log's arguments) may."""
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = out[col].map(lambda v: re.split(r"[\\/]", v.rstrip("/\\"))[-1]
-                                    if isinstance(v, str) and _MACHINE_PATH.match(v) else v)
+            out[col] = out[col].map(lambda v: _scrubbed(v) if isinstance(v, str) else v)
     return out
 
 

@@ -24,6 +24,7 @@ from ingest.scoring.model_table import display_name
 from predictabase import paper_files
 
 from .dashboard_fixtures import PERPLEXITY, SOURCES, create_marts
+from .helpers import machine_paths_in, machine_paths_in_files, marts_q
 from .test_faults import cli
 
 SNAPSHOT_ID = "3f2a9c1e5b7d4a6c8e0f1a2b3c4d5e6f"
@@ -166,6 +167,13 @@ def test_no_machine_path_reaches_a_paper_file(prov):
     assert clean["note"].tolist() == df["note"].tolist()
     for text in (paper_files.table_csv(df, prov, "t"), paper_files.table_latex(df, prov, "t", {})):
         assert ".venv" not in text and "site-packages" not in text and "/srv/" not in text
+    # inside a cell: the Warehouse page's runs, each command's arguments as JSON
+    args = pd.DataFrame({"arguments": ['{"mirror": "/work/shared/data", "warehouse": "/tmp/w/warehouse", "wait": 0}',
+                                       '{"model": "C:\\models\\tiny-gpt2", "hub": "EleutherAI/pythia-70m"}',
+                                       "see https://github.com/a/b; LW / WT; 1/2"]})
+    assert paper_files.without_machine_paths(args)["arguments"].tolist() == [
+        '{"mirror": "data", "warehouse": "warehouse", "wait": 0}',
+        '{"model": "tiny-gpt2", "hub": "EleutherAI/pythia-70m"}', "see https://github.com/a/b; LW / WT; 1/2"]
 
 
 def test_table_latex(prov):
@@ -209,6 +217,16 @@ def exported(real_warehouse, tmp_path_factory):
     res = _export("--out", str(out), "--warehouse", str(warehouse), "--json")
     assert res.returncode == 0, res.stderr
     return {"out": out, "warehouse": warehouse, "summary": json.loads(res.stdout), "root": root}
+
+
+def test_no_machine_path_in_the_snapshot_or_the_export(real_warehouse, exported):
+    """The published marts name no folder of the machine that built them (the tiny GPT-2 was scored from a
+    temporary folder: its runs name it local:<folder>), and no exported file does (CSV, TeX, SVG, PNG metadata,
+    provenance, the runs table)."""
+    assert machine_paths_in(real_warehouse.marts) == []
+    [(model_id,)] = marts_q(real_warehouse, "SELECT DISTINCT model_id FROM mart_models WHERE source = 'scored'")
+    assert model_id.startswith("local:tiny-gpt2")
+    assert machine_paths_in_files(exported["out"]) == []
 
 
 def test_export_writes_what_the_manifest_lists(exported):

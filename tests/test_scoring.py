@@ -14,6 +14,7 @@ from ingest.scoring import ScoreSettings, score_corpora
 from ingest.scoring import pipeline, store
 from ingest.scoring.bos import choose_bos
 from ingest.scoring.engine import make_windows
+from ingest.scoring.model_identity import load_spec
 from ingest.scoring.profile import encode
 from tests.scoring_helpers import SCORED_RUN_KEYS, natural_stories, ucl_sentences, write_documents
 
@@ -99,6 +100,11 @@ def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, t
     assert set(run_json) == SCORED_RUN_KEYS and set(run) == SCORED_RUN_KEYS | {"status"}
     for key in ("model_revision", "tokenizer_sha256", "dtype", "device", "vocab_size", "bos_token", "stride"):
         assert run_json[key] not in (None, "")
+    # the model by its portable id, never by this machine's folder; where it was loaded from is noted beside the
+    # warehouse's refresh state for the dashboard to load it again here
+    name = tiny.resolve().name
+    assert run_json["model_id"] == f"local:{name}" and run_json["tokenizer"] == f"{type(tok).__name__}:local:{name}"
+    assert load_spec(tmp_paths, run["model_key"], run_json["model_id"]) == str(tiny.resolve())
 
 
 def expected_begin(i: int, W: int, S: int) -> int:

@@ -404,21 +404,23 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
 
     monkeypatch.setattr(sentence, "SentenceScorer", Counting)
     [(model_id,)] = q(real_warehouse, f"select model_id from mart_word_surprisal_summary where model_key = '{tiny}'")
+    assert model_id == f"local:{tiny_gpt2_dir.resolve().name}"  # portable: the mart names no folder
+    here = str(tiny_gpt2_dir.resolve())  # where the scorer loaded it from on this machine (its local record)
     at = page.run()
     _ok(at)
     assert loads == []  # opening the page loads no model
     at.button(key="ws_score").click().run()
     _ok(at)
-    assert loads == [model_id] and Path(model_id) == tiny_gpt2_dir.resolve()  # not an alias: the run's model id
+    assert loads == [here]
     assert scored == [AMBIGUOUS, UNAMBIGUOUS]
     at.radio(key="ws_definition").set_value("lw").run()  # any rerun: both results come from the cache
     _ok(at)
-    assert loads == [model_id] and scored == [AMBIGUOUS, UNAMBIGUOUS]
+    assert loads == [here] and scored == [AMBIGUOUS, UNAMBIGUOUS]
     assert len(_df(at, "word", n=3)) == 3
 
     at.text_area(key="ws_text").input(f"The cat sat on the mat.\n\n{AMBIGUOUS}").run()  # scored as typed
     _ok(at)
-    assert loads == [model_id] and scored == [AMBIGUOUS, UNAMBIGUOUS, "The cat sat on the mat."]
+    assert loads == [here] and scored == [AMBIGUOUS, UNAMBIGUOUS, "The cat sat on the mat."]
     cat = _df(at, "word", n=3)[1]
     assert cat["word"].tolist() == ["The", "cat", "sat", "on", "the", "mat."]
 
@@ -430,7 +432,7 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
         _ok(at)
         assert [e.value for e in at.error] == [message]  # one line, no traceback
         _df(at, "word", n=1)  # only the movers' table: no sentence results
-    assert loads == [model_id]
+    assert loads == [here]
 
     def cannot_load(spec, paths):
         raise ModelLoadError(spec, "could not load the model: OSError: no weights")
@@ -441,7 +443,24 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
     st.cache_data.clear()
     at.text_area(key="ws_text").input(AMBIGUOUS).run()
     _ok(at)
-    assert [e.value for e in at.error] == [f"{model_id}: could not load the model: OSError: no weights"]
+    assert [e.value for e in at.error] == [f"{model_id}: could not load the model: OSError: no weights"]  # no path
+
+
+def test_sentence_box_says_when_the_model_is_not_on_this_machine(page, real_warehouse, tiny, monkeypatch) -> None:
+    """A local model scored on another machine (no record of its folder here): one line, and nothing is loaded."""
+    from ingest.scoring import model_identity as identity
+    from ingest.scoring import sentence
+    loads: list[str] = []
+    monkeypatch.setattr(sentence, "SentenceScorer", lambda spec, paths: loads.append(spec))
+    monkeypatch.setattr(identity, "_read_sources", lambda paths: {})
+    monkeypatch.setattr(identity, "_from_old_runs", lambda paths, model_id: None)
+    [(model_id,)] = q(real_warehouse, f"select model_id from mart_word_surprisal_summary where model_key = '{tiny}'")
+    at = page.run()
+    at.button(key="ws_score").click().run()
+    _ok(at)
+    assert not at.error and loads == []
+    [warning] = [w.value for w in at.warning]
+    assert f"({model_id}) is not on this machine" in warning and "\n" not in warning
 
 
 def test_snapshot_without_the_word_marts(tmp_path: Path, monkeypatch) -> None:

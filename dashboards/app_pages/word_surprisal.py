@@ -401,10 +401,13 @@ def sentence_surprisals(model_key: str, spec: str, text: str) -> pd.DataFrame:
     return sentence_scorer(model_key, spec).word_surprisals(text).to_pandas()
 
 
-def model_spec(model_key: str, model_id: str) -> str:
-    """What the scorer loads: the alias for the packaged models, otherwise the model as the run loaded it."""
-    from ingest.scoring.models import ALIASES
-    return model_key if model_key in ALIASES else model_id
+def model_spec(model_key: str, model_id: str) -> str | None:
+    """What the scorer loads: the alias of a packaged model, a hub id, or the folder or file this machine scored a
+    local model from (its record beside the warehouse's refresh state; the marts name it by its portable id only).
+    None when this machine does not have the model."""
+    from ingest.scoring.model_identity import load_spec
+    from predictabase.core.config import paths
+    return load_spec(paths(data.marts_path().parent), model_key, model_id)
 
 
 left, right = st.columns([3, 1])
@@ -423,18 +426,30 @@ if st.session_state.get("ws_scoring"):
     from predictabase.core.errors import OptionError, PredictabaseError
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     results: list[tuple[str, pd.DataFrame]] = []
+    model_id = str(scored.loc[sentence_model, "model_id"])
+    spec = None
+
+    def shown(message: str) -> str:
+        """An error as the page shows it: the model named by its portable id, never by its folder here."""
+        return message.replace(spec, model_id) if spec and spec != model_id else message
+
     try:
         if not lines:
             raise OptionError("text", "is empty; type a sentence (one per line)")
         if len(lines) > MAX_SENTENCES:
             raise OptionError("text", f"has {len(lines)} sentences; at most {MAX_SENTENCES}, one per line")
-        spec = model_spec(sentence_model, str(scored.loc[sentence_model, "model_id"]))
-        with st.spinner(f"Scoring with {labels.model_name(sentence_model)} …"):
-            results = [(ln, sentence_surprisals(sentence_model, spec, ln)) for ln in lines]
+        spec = model_spec(sentence_model, model_id)
+        if spec is None:
+            st.warning(f"{labels.model_name(sentence_model)} ({model_id}) is not on this machine: it was scored "
+                       "from a local folder or file that is not here, so it cannot score typed sentences; pick "
+                       "another model.", icon=":material/warning:")
+        else:
+            with st.spinner(f"Scoring with {labels.model_name(sentence_model)} …"):
+                results = [(ln, sentence_surprisals(sentence_model, spec, ln)) for ln in lines]
     except PredictabaseError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(shown(str(exc)), icon=":material/error:")
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-        st.error(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", icon=":material/error:")
+        st.error(shown(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"), icon=":material/error:")
     if results:
         both = pd.concat([r for _, r in results])
         s_step = colour_step(pd.concat([both["surprisal_lw_bits"], both["surprisal_wt_bits"]]))

@@ -196,14 +196,17 @@ def _model_facts(loaded: Loaded):
 def model_steps(model_spec: str, paths, device: str | None, dtype: str | None, options: RayOptions | None):
     """(lm, profile, pool) for a model step: the local engine loads the model here (pool None); the Ray
     engine loads one replica per worker and yields the model's facts without its weights."""
+    from ingest.scoring.model_identity import record_source
     if options is None:
         from ingest.scoring.models import load_model
         from ingest.scoring.profile import TokenizerProfile
         lm = load_model(model_spec, paths, device, dtype)
+        record_source(paths, model_spec)
         yield lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec), None
         return
     with ray_pool(model_spec, paths, device, dtype, options) as pool:
         lm, profile = pool.model()
+        record_source(paths, model_spec)
         yield lm, profile, pool
 
 

@@ -14,6 +14,7 @@ from predictabase.core.errors import ModelLoadError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_dir, sha256_of
 
+from ingest.scoring.model_identity import portable_model_id, portable_tokenizer
 from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 
 SMOLLM2_GGUF = BY_KEY["smollm2-135m"].gguf
@@ -24,7 +25,7 @@ class LoadedModel:
     model: object
     tokenizer: object
     model_key: str
-    model_id: str
+    model_id: str                 # portable: no path of this machine (ingest.scoring.model_identity)
     model_revision: str
     tokenizer_name: str
     tokenizer_sha256: str
@@ -230,13 +231,13 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
     if gguf is not None:
         sha = sha256_of(gguf)
         source = _converted_gguf_dir(paths, key, gguf, sha)
-        model_id, revision = str(gguf), sha
+        model_id, revision = portable_model_id(str(gguf)), sha
         load_from = str(source)
     else:
         local = Path(spec).expanduser()
         if local.is_dir():
             local = local.resolve()
-            key, model_id, load_from = _sanitize(local.name), str(local), str(local)
+            key, model_id, load_from = _sanitize(local.name), portable_model_id(str(local)), str(local)
             revision = _weights_sha256(local)
         else:  # a hub id, cached or reachable (check_spec)
             key, model_id, load_from = _sanitize(spec), spec, spec
@@ -251,7 +252,8 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
     vocab = model.get_output_embeddings().weight.shape[0]
     return LoadedModel(
         model=model, tokenizer=tokenizer, model_key=key, model_id=model_id, model_revision=str(revision),
-        tokenizer_name=f"{type(tokenizer).__name__}:{getattr(tokenizer, 'name_or_path', '')}",
+        tokenizer_name=portable_tokenizer(f"{type(tokenizer).__name__}:{getattr(tokenizer, 'name_or_path', '')}",
+                                          model_id),
         tokenizer_sha256=tokenizer_sha256(tokenizer), vocab_size=int(vocab),
         dtype=str(dt).replace("torch.", ""), device=str(dev), max_positions=max_positions(model.config),
         model_type=str(getattr(model.config, "model_type", "")),

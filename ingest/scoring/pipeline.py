@@ -21,6 +21,7 @@ from predictabase.core.errors import OptionError, ScoringError, WarehouseError
 from predictabase.core.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
+from ingest.scoring.model_identity import record_source
 from ingest.scoring.models import LoadedModel, load_model
 from ingest.scoring.profile import TokenizerProfile
 
@@ -362,6 +363,7 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     check_settings(settings)
     loaded = {c: load_documents(paths, c, settings) for c in corpora}
     lm = load_model(model_spec, paths, settings.device, settings.dtype)
+    record_source(paths, model_spec)
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
     check_top_k(lm, settings.top_k)
     scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
@@ -404,6 +406,7 @@ def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], setting
     root: store.Location = output if output else paths.token_scores
     out = []
     with ray_pool(model_spec, paths, settings.device, settings.dtype, options) as pool:
+        record_source(paths, model_spec)
         for corpus, (docs, version) in loaded.items():
             plan = pool.call_one(_ray_plan, corpus, docs, version, settings)
             rdir = store.run_dir(root, plan.model_key, corpus, plan.run_id)

@@ -1,4 +1,5 @@
--- The cloze scoring runs: one row per `_run.json` (every row a complete run).
+-- The cloze scoring runs: one row per `_run.json` (every row a complete run). model_id and tokenizer are
+-- portable (macros/model_identity.sql): a record written before they were names the scoring machine's paths.
 with source as (
 {{ select_external_or_empty('cloze_model_scores', 'runs', cloze_scores_dir() ~ '/*/*/_run.json', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['model_id', 'varchar'], ['model_revision', 'varchar'],
@@ -12,7 +13,9 @@ with source as (
 )
 
 select
-    * exclude ("limit", started_at, finished_at, filename),
+    * exclude ("limit", started_at, finished_at, filename)
+        replace ({{ portable_model_id('model_id') }} as model_id,
+                 {{ portable_tokenizer('tokenizer', 'model_id') }} as tokenizer),
     "limit" as run_limit,
     try_cast(started_at as timestamptz) as started_at,
     try_cast(finished_at as timestamptz) as finished_at,

@@ -1,6 +1,7 @@
 -- The run registry: one row per `_run.json` file. The scorer writes `_run.json` only when a run
 -- has finished, so every row is a complete run; int_token_scores keeps the token rows of exactly
--- these runs. Timestamps are accepted as ISO-8601 strings or as epoch seconds.
+-- these runs. Timestamps are accepted as ISO-8601 strings or as epoch seconds. model_id and tokenizer are
+-- portable (macros/model_identity.sql): a record written before they were names the scoring machine's paths.
 with source as (
 {{ select_external_or_empty('scores', 'run_registry', token_scores_dir() ~ '/*/*/*/_run.json', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['model_id', 'varchar'], ['model_revision', 'varchar'],
@@ -16,7 +17,8 @@ with source as (
 
 renamed as (
     select
-        run_id, model_key, model_id, model_revision, tokenizer, tokenizer_sha256, vocab_size, dtype, device,
+        run_id, model_key, {{ portable_model_id('model_id') }} as model_id, model_revision,
+        {{ portable_tokenizer('tokenizer', 'model_id') }} as tokenizer, tokenizer_sha256, vocab_size, dtype, device,
         bos_policy, bos_token_id, bos_token, corpus, corpus_version, context_length, stride, top_k, batch_tokens,
         "limit" as run_limit, "full" as full_document, n_docs, n_tokens, source,
         coalesce(try_cast(started_at as timestamptz), to_timestamp(try_cast(started_at as double))) as started_at,

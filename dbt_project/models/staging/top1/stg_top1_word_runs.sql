@@ -1,5 +1,6 @@
 -- The top-1 prediction runs: one row per `_run.json`. Predictions and record are renamed into
--- place together, so every row is a complete run.
+-- place together, so every row is a complete run. model_id and tokenizer are portable
+-- (macros/model_identity.sql): a record written before they were names the scoring machine's paths.
 with source as (
 {{ select_external_or_empty('top1_scores', 'word_runs', top1_predictions_dir() ~ '/*/*/_run.json', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['model_id', 'varchar'], ['model_revision', 'varchar'],
@@ -14,7 +15,8 @@ with source as (
 )
 
 select
-    run_id, model_key, model_id, model_revision, tokenizer, tokenizer_sha256, dtype, device, method,
+    run_id, model_key, {{ portable_model_id('model_id') }} as model_id, model_revision,
+    {{ portable_tokenizer('tokenizer', 'model_id') }} as tokenizer, tokenizer_sha256, dtype, device, method,
     bos_token_id, bos_token, end_of_text_ids, corpus_version, choice_set_sha256, n_choice_words,
     n_choice_words_without_path, context_length, predictor_version, max_expansions, per_round, n_candidates,
     n_questions, n_expanded, "limit" as run_limit, try_cast(started_at as timestamptz) as started_at,
