@@ -1,9 +1,13 @@
-"""Display labels (with units) and number formats for mart columns. Formatting only; the one read is the
-corpora's names for people (a user's corpus has its title in the snapshot's `mart_corpora`), through data.py."""
+"""Display labels (with units), number formats and hover help for the columns pages show. Formatting only; the
+reads, through data.py, are the snapshot's descriptions of its mart columns (`snapshot_columns`: the label, format
+and description each column has in dbt's YAML) and the corpora's names for people (a user's corpus has its title
+in the snapshot's `mart_corpora`)."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -16,172 +20,130 @@ from predictabase import collect
 
 CORPORA_MART = "mart_corpora"  # one row per corpus: corpus, title, origin ('shipped' | 'user'), ...
 
-# column -> (header with unit, format or None for text/default)
-COLUMNS: dict[str, tuple[str, str | None]] = {
-    # perplexity mart
-    "model_key": ("model", None),
-    "model_name": ("model", None),
-    "corpus_title": ("corpus", None),
-    "corpus": ("corpus", None),
-    "run_id": ("run", None),
-    "model_id": ("model id", None),
-    "model_revision": ("model revision", None),
-    "tokenizer": ("tokenizer", None),
-    "source": ("source", None),
-    "vocab_size": ("vocabulary (tokens)", "%d"),
-    "n_docs": ("documents", "%d"),
-    "n_tokens": ("tokens", "%d"),
-    "n_words": ("words", "%d"),
-    "n_chars": ("characters", "%d"),
-    "n_bytes": ("bytes (UTF-8)", "%d"),
-    "vocab_size_source": ("vocabulary size from", None),
-    "total_surprisal_nats": ("total surprisal (nats)", "%.1f"),
-    "total_surprisal_bits": ("total surprisal (bits)", "%.1f"),
-    "mean_surprisal_nats_ci_low": ("mean surprisal 95% CI low (nats/token)", "%.3f"),
-    "mean_surprisal_nats_ci_high": ("mean surprisal 95% CI high (nats/token)", "%.3f"),
-    "bootstrap_replicates": ("bootstrap replicates", "%d"),
-    "bits_per_byte_ci_low": ("bits per byte 95% CI low (bits/byte)", "%.3f"),
-    "bits_per_byte_ci_high": ("bits per byte 95% CI high (bits/byte)", "%.3f"),
-    "mean_surprisal_nats": ("mean surprisal (nats/token)", "%.3f"),
-    "mean_surprisal_bits": ("mean surprisal (bits/token)", "%.3f"),
-    "token_perplexity": ("token perplexity (per token)", "%.2f"),
-    "token_perplexity_ci_low": ("token perplexity 95% CI low", "%.2f"),
-    "token_perplexity_ci_high": ("token perplexity 95% CI high", "%.2f"),
-    "bits_per_byte": ("bits per byte (bits/byte)", "%.3f"),
-    "bits_per_char": ("bits per char (bits/char)", "%.3f"),
-    "word_perplexity": ("word perplexity (per word)", "%.2f"),
-    "bits_per_word": ("bits per word (bits/word)", "%.3f"),
-    "normalized_perplexity": ("normalized perplexity (perplexity / vocabulary size)", "scientific"),
-    "built_at": ("built at (UTC)", None),
-    # scoreboard (mart_scoreboard_gaps, mart_scoreboard_long)
-    "comparison_label": ("comparison", None),
-    "unit": ("unit", None),
-    "humans_value": ("humans", "%.4g"),
-    "humans_ci_low": ("humans: interval low", "%.4g"),
-    "humans_ci_high": ("humans: interval high", "%.4g"),
-    "best_display_name": ("best model", None),
-    "best_value": ("best model's value", "%.4g"),
-    "best_ci_low": ("best model: interval low", "%.4g"),
-    "best_ci_high": ("best model: interval high", "%.4g"),
-    "best_value_origin": ("best model's value from", None),
-    "gap_kind": ("gap (humans vs model) as", None),
-    "gap": ("gap", "%.4g"),
-    "gap_ci_low": ("gap: approximate 95% interval low", "%.4g"),
-    "gap_ci_high": ("gap: approximate 95% interval high", "%.4g"),
-    "n_models_compared": ("models compared", "%d"),
-    "kind": ("kind", None),
-    # sources mart
-    "dataset": ("dataset", None),
-    "repo": ("upstream repository", None),
-    "commit": ("commit", None),
-    "license": ("license", None),
-    "citation": ("citation", None),
-    "n_repos": ("repositories", "%d"),
-    "n_files": ("files", "%d"),
-    "total_bytes": ("size (bytes)", "%d"),
-    "n_verified": ("sha256 verified (files)", "%d"),
-    "all_verified": ("all checksums verified", None),
-    "last_fetched_at": ("last fetched (UTC)", None),
-    # models mart
-    "dtype": ("dtype", None),
-    "device": ("device", None),
-    "bos_policy": ("BOS policy", None),
-    "bos_token": ("BOS token", None),
-    "context_length": ("context (tokens)", "%d"),
-    "stride": ("stride (tokens)", "%d"),
-    "top_k": ("top-k stored", "%d"),
-    "finished_at": ("finished (UTC)", None),
-    "started_at": ("started (UTC)", None),
-    "run_limit": ("--limit (documents)", "%d"),
-    "full_document": ("whole LM-game documents", None),
-    "used_in_marts": ("used in marts", None),
-    # warehouse tables mart
-    "table_name": ("table", None),
-    "layer": ("layer", None),
-    "n_rows": ("rows", "%d"),
-    "present": ("present", None),
-    "dbt_version": ("dbt version", None),
-    "duckdb_version": ("DuckDB version", None),
-    "invocation_id": ("dbt invocation", None),
-    "n_complete_runs": ("complete runs", "%d"),
-    "n_runs_used_in_marts": ("runs used in marts", "%d"),
-    "description": ("description (from dbt)", None),
-    "published_at": ("published (UTC)", None),
-    # source freshness (snapshot table source_freshness, dbt source freshness at build time)
-    "source_table": ("source table", None),
-    "freshness": ("freshness", None),
-    "loaded_ago": ("last loaded", None),
-    "loaded_at_field": ("loaded-at column", None),
-    "max_loaded_at": ("last loaded at (UTC)", None),
-    "snapshotted_at": ("checked at (UTC)", None),
-    "warn_after": ("warns after", None),
-    "error_after": ("errs after", None),
-    # runs log (<warehouse>/runs.jsonl, one row per command run)
-    "command": ("command", None),
-    "run_status": ("outcome", None),
-    "ended_at": ("ended (UTC)", None),
-    "rows_in": ("rows in", "%d"),
-    "rows_out": ("rows out", "%d"),
-    "error": ("error", None),
-    "arguments": ("options", None),
-    "parent_run_id": ("run of the refresh / all", None),
-    # word surprisal marts (paper 001: LW = leading-whitespace, WT = whitespace-trailing)
-    "run_source": ("source of the run", None),
-    "definitions": ("definitions available", None),
-    "end_of_text_tokens": ("end-of-text tokens counted as a word boundary", None),
-    "doc_id": ("passage", None),
-    "word_index": ("word position in the passage", "%d"),
-    "word": ("word", None),
-    "n_aligned_words": ("words aligned to their tokens", "%d"),
-    "n_unaligned_words": ("words not aligned", "%d"),
-    "n_words_with_wt": ("words with a WT surprisal", "%d"),
-    "share_multitoken": ("words of more than one token (%)", "%.1f"),
-    "mean_surprisal_lw_bits": ("mean LW surprisal (bits/word)", "%.3f"),
-    "mean_surprisal_wt_bits": ("mean WT surprisal (bits/word)", "%.3f"),
-    "mean_wt_minus_lw_bits": ("mean WT − LW (bits/word)", "%.4f"),
-    "mean_abs_wt_minus_lw_bits": ("mean |WT − LW| (bits/word)", "%.3f"),
-    "share_moved_over_1_bit": ("words moved by more than 1 bit (%)", "%.1f"),
-    "words_moving_most": ("the 5 words that move most (WT − LW)", None),
-    "max_text_telescoping_error_nats": ("largest |WT total − LW total − final boundary| over texts (nats)",
-                                        "%.1e"),
-    "surprisal_lw_bits": ("LW surprisal (bits)", "%.2f"),
-    "surprisal_wt_bits": ("WT surprisal (bits)", "%.2f"),
-    "surprisal_wt_minus_lw_bits": ("WT − LW (bits)", "%.2f"),
-    "surprisal_lw_nats": ("LW surprisal (nats)", "%.2f"),
-    "surprisal_wt_nats": ("WT surprisal (nats)", "%.2f"),
-    "logprob_boundary_before_nats": ("log-probability of a word boundary before the word (nats)", "%.3f"),
-    "logprob_boundary_after_nats": ("log-probability of a word boundary after the word (nats)", "%.3f"),
-    # humans vs models, next word (cloze marts; probabilities 0-1, WT = paper 001 eq. 6)
-    "n_contexts": ("contexts", "%d"),
-    "model_probability_modal_wt_mean": ("model's WT probability of people's most frequent answer (mean)", "%.3f"),
-    "model_probability_modal_wt_ci_low": ("… 95% CI low", "%.3f"),
-    "model_probability_modal_wt_ci_high": ("… 95% CI high", "%.3f"),
-    "human_probability_modal_mean": ("people's share of their most frequent answer (mean)", "%.3f"),
-    "model_top_is_human_modal_mean": ("model's favourite answer = people's (share of contexts)", "%.3f"),
-    "model_probability_true_word_wt_mean": ("model's WT probability of the true word (mean)", "%.3f"),
-    "human_probability_true_word_mean": ("people's cloze probability of the true word (mean)", "%.3f"),
-    "human_entropy_bits_mean": ("people's entropy (bits, mean)", "%.2f"),
-    "model_entropy_renormalised_bits_mean": ("model's entropy over people's answers (bits, mean)", "%.2f"),
-    "spearman_rho_mean": ("Spearman's ρ, people vs model (mean)", "%.3f"),
-    "spearman_rho_ci_low": ("ρ 95% CI low", "%.3f"),
-    "spearman_rho_ci_high": ("ρ 95% CI high", "%.3f"),
-    "kl_human_model_bits_mean": ("KL(people ‖ model) (bits, mean)", "%.2f"),
-    "js_divergence_bits_mean": ("Jensen-Shannon divergence (bits, mean)", "%.3f"),
-    "model_mass_on_responses_wt_mean": ("model's WT probability on people's answers (sum, mean)", "%.3f"),
-    # reading times (regression marts): ours next to the published numbers
-    "study": ("published study", None),
-    "published_table": ("published file", None),
-    "measure": ("reading measure", None),
-    "predictor": ("predictor (model or norm)", None),
-    "definition": ("word surprisal (lw = leading whitespace, wt = whitespace-trailing)", None),
-    "statistic": ("statistic", None),
-    "ours": ("ours (unit as the statistic)", "%.5f"),
-    "published": ("published", "%.5f"),
-    "abs_difference": ("|ours − published|", "%.2e"),
-    "tolerance": ("tolerance", "%.2e"),
-    "agrees": ("agrees within the tolerance", None),
-    "note": ("how compared", None),
+SNAPSHOT_COLUMNS = "snapshot_columns"  # publish's: every mart column, with dbt's description, label and format
+
+
+@dataclass(frozen=True)
+class Column:
+    """How a page shows a column: its header (with the unit), printf number format (None: text or default) and
+    the hover help (what the column holds, in words; None: no help)."""
+    label: str
+    format: str | None = None
+    help: str | None = None
+
+
+# Where a frame's columns come from when they are no mart's (the `mart` of `show` / `column_config`)
+RUNS_LOG = "runs log"  # <warehouse>/runs.jsonl, one row per command run
+FRESHNESS = "source freshness"  # the build's dbt source freshness check, the snapshot's `source_freshness`
+NOT_MARTS = (RUNS_LOG, FRESHNESS)
+
+# NOT MART COLUMNS ONLY. Every mart column's header, number format and help come from dbt's YAML (the column's
+# `config: {meta: {label, format}}` and its description), published in the snapshot's `snapshot_columns`; only
+# the columns no dbt model has live here: the runs log's, the freshness check's and the snapshot's own metadata.
+OTHER_COLUMNS: dict[str, Column] = {
+    # the runs log
+    "command": Column("command", None, "the predictabase command that ran"),
+    "run_status": Column("outcome", None, "finished, failed, interrupted, killed (no end recorded) or running"),
+    "started_at": Column("started (UTC)", None, "when the command started"),
+    "ended_at": Column("ended (UTC)", None, "when the command ended (empty while it runs, or when it was killed)"),
+    "rows_in": Column("rows in", "%d", "the rows the command read"),
+    "rows_out": Column("rows out", "%d", "the rows the command wrote"),
+    "error": Column("error", None, "what went wrong, when something did"),
+    "arguments": Column("options", None, "the options the command was given"),
+    "run_id": Column("run", None, "the command run's own id"),
+    "parent_run_id": Column("run of the refresh / all", None, "the refresh or all command this run was part of"),
+    # the build's source freshness check
+    "source_table": Column("source table", None, "the source and its table"),
+    "freshness": Column("freshness", None, "fresh, or stale past the warning or the error age"),
+    "loaded_ago": Column("last loaded", None, "how long before the check the source was last fetched"),
+    "loaded_at_field": Column("loaded-at column", None, "the column that says when a row was fetched"),
+    "max_loaded_at": Column("last loaded at (UTC)", None, "when the source was last fetched"),
+    "snapshotted_at": Column("checked at (UTC)", None, "when the build checked"),
+    "warn_after": Column("warns after", None, "the age past which the source counts as stale"),
+    "error_after": Column("errs after", None, "the age past which the check fails"),
+    # the snapshot's metadata: a mart's description, when the snapshot was published
+    "description": Column("description (from dbt)", None, "what the table holds, as the dbt project describes it"),
+    "published_at": Column("published (UTC)", None, "when the snapshot was published"),
 }
+
+
+@dataclass(frozen=True)
+class _Described:
+    by_mart: dict[tuple[str, str], Column]  # (mart, column) -> its label, format and description
+    by_name: dict[str, Column]  # column -> the label and format dbt gives it, the description most marts give it
+
+
+# (the snapshot file's identity, its columns described): snapshot_columns read once per published file
+_DESCRIBED: tuple[tuple, _Described] = ((), _Described({}, {}))
+
+
+def _text(value) -> str | None:
+    return None if value is None or pd.isna(value) or not str(value).strip() else str(value).strip()
+
+
+def described() -> _Described:
+    """The current snapshot's mart columns with their label, format and description (from `snapshot_columns`;
+    a snapshot from before the labels has descriptions only, one from before the descriptions nothing)."""
+    global _DESCRIBED
+    path = data.marts_path()
+    try:
+        s = os.stat(path)
+    except OSError:
+        return _Described({}, {})
+    ident = (str(path), s.st_ino, s.st_mtime_ns, s.st_size)
+    if _DESCRIBED[0] == ident:
+        return _DESCRIBED[1]
+    df = data.table(SNAPSHOT_COLUMNS)
+    by_mart: dict[tuple[str, str], Column] = {}
+    labelled: dict[str, tuple[str, str | None]] = {}
+    helps: dict[str, Counter] = {}
+    if df is not None and {"mart", "column_name"} <= set(df.columns):
+        for row in df.sort_values(["mart", "column_name"]).to_dict("records"):
+            col = str(row["column_name"])
+            label, fmt, desc = (_text(row.get(k)) for k in ("label", "format", "description"))
+            by_mart[(str(row["mart"]), col)] = Column(label or "", fmt, desc)
+            if label:
+                labelled.setdefault(col, (label, fmt))
+                if fmt and not labelled[col][1]:  # a text column of the name gives no format; a number one does
+                    labelled[col] = (labelled[col][0], fmt)
+            if desc:
+                helps.setdefault(col, Counter())[desc] += 1
+    by_name = {col: Column(*labelled.get(col, ("", None)), helps[col].most_common(1)[0][0] if col in helps else None)
+               for col in set(labelled) | set(helps)}
+    _DESCRIBED = (ident, _Described(by_mart, by_name))
+    return _DESCRIBED[1]
+
+
+def column(col: str, mart: str | None = None) -> Column:
+    """How to show column `col` of a frame from `mart` (a mart of the snapshot, one of NOT_MARTS, or None: any
+    mart). A mart column: dbt's label and format (the same in every mart, by test), and as help that mart's
+    description (with no mart named, the description most marts give the column). A column of the runs log or the
+    freshness check: OTHER_COLUMNS. Any other column (or an old snapshot's): its name in words."""
+    if mart in NOT_MARTS and col in OTHER_COLUMNS:
+        return OTHER_COLUMNS[col]
+    d = described()
+    name, own = d.by_name.get(col), d.by_mart.get((mart, col)) if mart else None
+    other = OTHER_COLUMNS.get(col)
+    label = (name.label if name else "") or (other.label if other else "") or col.replace("_", " ")
+    fmt = (name.format if name and name.label else None) or (other.format if other else None)
+    help_ = (own.help if own else None) or (name.help if name else None) or (other.help if other else None)
+    return Column(label, fmt, help_)
+
+
+class _Headers:
+    """column -> (header, number format), read from the snapshot as `column` does: `c in COLUMNS` when a page
+    knows the column (dbt labels it, or it is one of OTHER_COLUMNS); any column has a header."""
+
+    def __getitem__(self, col: str) -> tuple[str, str | None]:
+        c = column(col)
+        return c.label, c.format
+
+    def __contains__(self, col) -> bool:
+        return col in OTHER_COLUMNS or bool((c := described().by_name.get(col)) and c.label)
+
+
+COLUMNS = _Headers()
+
 
 # readable names of the models and corpora the marts name by key (unknown keys are shown as they are)
 
@@ -268,14 +230,14 @@ def sorted_corpora(keys: Iterable) -> list:
     return sorted({k for k in keys if k is not None and not pd.isna(k)}, key=corpus_rank)
 
 
-# the metrics the perplexity page can plot: column -> axis title (with unit)
-METRICS: dict[str, str] = {
-    "token_perplexity": "Token perplexity (per token)",
-    "bits_per_byte": "Bits per byte (bits/byte)",
-    "bits_per_char": "Bits per character (bits/char)",
-    "word_perplexity": "Word perplexity (per word)",
-    "normalized_perplexity": "Normalized perplexity (token perplexity / vocabulary size)",
-}
+# the metrics the perplexity page can plot (their axis titles: `metric_title`)
+METRICS = ("token_perplexity", "bits_per_byte", "bits_per_char", "word_perplexity", "normalized_perplexity")
+
+
+def metric_title(col: str) -> str:
+    """A metric's axis title: its header, capitalized (`Bits per byte (bits/byte)`)."""
+    label = header(col)
+    return label[:1].upper() + label[1:]
 
 
 def visible(token) -> str:
@@ -285,29 +247,31 @@ def visible(token) -> str:
     return str(token).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
 
 
-def header(col: str) -> str:
-    return COLUMNS.get(col, (col, None))[0]
+def header(col: str, mart: str | None = None) -> str:
+    return column(col, mart).label
 
 
-def column_config(df: pd.DataFrame) -> dict:
-    """Headers with units and number formats for the columns of `df` (unknown columns keep their names)."""
+def number_format(col: str, mart: str | None = None) -> str | None:
+    return column(col, mart).format
+
+
+def column_config(df: pd.DataFrame, mart: str | None = None) -> dict:
+    """Headers with units, number formats and hover help (what the column holds) for the columns of `df`, a frame
+    of `mart` (see `column`; columns nobody describes get their names in words and no help)."""
     cfg: dict = {}
     for col in df.columns:
-        label, fmt = COLUMNS.get(col, (col, None))
-        if col in ("commit", "model_revision", "run_id"):
-            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="medium")
-        elif col == "repo":
-            cfg[col] = st.column_config.TextColumn(label, help="GitHub owner/name")
-        elif col in ("license", "citation"):  # long texts: keep the checksum columns in view
-            cfg[col] = st.column_config.TextColumn(label, help=f"`{col}`", width="medium")
+        c = column(col, mart)
+        label, fmt, kw = c.label, c.format, {"help": c.help} if c.help else {}
+        if col in ("commit", "model_revision", "run_id", "license", "citation"):  # long texts: keep the rest in view
+            cfg[col] = st.column_config.TextColumn(label, width="medium", **kw)
         elif fmt and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
-            cfg[col] = st.column_config.NumberColumn(label, format=fmt, help=f"`{col}`")
+            cfg[col] = st.column_config.NumberColumn(label, format=fmt, **kw)
         elif pd.api.types.is_bool_dtype(df[col]):
-            cfg[col] = st.column_config.CheckboxColumn(label, help=f"`{col}`")
+            cfg[col] = st.column_config.CheckboxColumn(label, **kw)
         elif pd.api.types.is_datetime64_any_dtype(df[col]):
-            cfg[col] = st.column_config.DatetimeColumn(label, format="YYYY-MM-DD HH:mm:ss", help=f"`{col}`")
+            cfg[col] = st.column_config.DatetimeColumn(label, format="YYYY-MM-DD HH:mm:ss", **kw)
         else:
-            cfg[col] = st.column_config.Column(label, help=f"`{col}`")
+            cfg[col] = st.column_config.Column(label, **kw)
     return cfg
 
 
@@ -334,16 +298,19 @@ def ordered(df: pd.DataFrame, first: list[str]) -> pd.DataFrame:
     return df[cols + [c for c in df.columns if c not in cols]]
 
 
-def show(df: pd.DataFrame, first: list[str] | None = None, *, title: str | None = None, **kwargs) -> None:
-    """Draw `df` (the `first` columns leading) with headers in words and number formats, and under it CSV and
-    LaTeX download buttons of the table as shown, titled `title` (default: the table's `key` in words)."""
+def show(df: pd.DataFrame, first: list[str] | None = None, *, mart: str | None = None, title: str | None = None,
+         **kwargs) -> None:
+    """Draw `df` (the `first` columns leading; its columns those of `mart`, see `column`) with headers in words,
+    number formats and help, and under it CSV and LaTeX download buttons of the table as shown, titled `title`
+    (default: the table's `key` in words)."""
     df = in_utc(ordered(df, first or []))
-    data_, config = blank_nulls(df, column_config(df))
-    st.dataframe(data_, hide_index=True, column_config=config, **kwargs)
+    config = column_config(df, mart)
+    data_, shown_config = blank_nulls(df, config)
+    st.dataframe(data_, hide_index=True, column_config=shown_config, **kwargs)
     key = kwargs.get("key")
     title = title or (str(key).replace("_", " ").capitalize() if key else "Table")
-    headers = {c: header(c) for c in df.columns}
-    formats = {c: COLUMNS.get(c, (c, None))[1] for c in df.columns}
+    headers = {c: config[c]["label"] for c in df.columns}
+    formats = {c: number_format(c, mart) for c in df.columns}
     collect.table(title, df, headers, formats)
     downloads.table_buttons(st, df, title, headers, formats, key, paper_columns=first or None)
 
@@ -378,7 +345,7 @@ def frame(df: pd.DataFrame, *, title: str, column_config: dict | None = None, co
             headers[col] = cfg.get("label") or header(col)
             formats[col] = (cfg.get("type_config") or {}).get("format")
         else:
-            headers[col], formats[col] = COLUMNS.get(col, (col, None))
+            headers[col], formats[col] = header(col), number_format(col)
     collect.table(title, shown, headers, formats)
     downloads.table_buttons(st, shown, title, headers, formats, kwargs.get("key"))
 
@@ -408,7 +375,7 @@ def blank_nulls(df: pd.DataFrame, config: dict):
             continue
         if pd.api.types.is_numeric_dtype(df[col]):
             cfg = config.get(col)
-            fmt = COLUMNS.get(col, (col, None))[1]
+            fmt = number_format(col)
             if isinstance(cfg, dict):
                 fmt = (cfg.get("type_config") or {}).get("format") or fmt
                 config[col] = {**cfg, "type_config": {**cfg["type_config"], "format": None}} \

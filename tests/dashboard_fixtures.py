@@ -15,8 +15,41 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
+import yaml
 
 LN2 = math.log(2)
+MARTS_YAML = Path(__file__).resolve().parent.parent / "dbt_project" / "models" / "marts"
+SNAPSHOT_META = ("snapshot_info", "snapshot_marts", "snapshot_columns", "source_freshness")
+
+
+def dbt_column_meta() -> dict[tuple[str, str], dict]:
+    """(mart, column) -> {"label", "format", "description"} as dbt's YAML gives them: the label and format of the
+    column's `config: {meta: ...}`, and its description where it is plain text (dbt renders a `{{ doc() }}`)."""
+    out = {}
+    for path in sorted(MARTS_YAML.rglob("*.yml")):
+        for model in (yaml.safe_load(path.read_text()) or {}).get("models") or []:
+            for col in model.get("columns") or []:
+                meta = (col.get("config") or {}).get("meta") or {}
+                desc = col.get("description")
+                out[(model["name"], col["name"])] = {
+                    "label": meta.get("label"), "format": meta.get("format"),
+                    "description": desc.strip() if isinstance(desc, str) and "{{" not in desc else None}
+    return out
+
+
+def describe_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)write `snapshot_columns` as publish does: every table of the snapshot but its metadata, each column with
+    its type and the description, label and format dbt's YAML gives it."""
+    meta = dbt_column_meta()
+    con.execute("CREATE OR REPLACE TABLE snapshot_columns (mart VARCHAR, column_name VARCHAR, data_type VARCHAR, "
+                "description VARCHAR, ordinal INTEGER, label VARCHAR, format VARCHAR)")
+    tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                                        "ORDER BY 1").fetchall() if r[0] not in SNAPSHOT_META]
+    for table in tables:
+        for i, (name, dtype, *_) in enumerate(con.execute(f'DESCRIBE "{table}"').fetchall(), 1):
+            m = meta.get((table, name), {})
+            con.execute("INSERT INTO snapshot_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [table, name, dtype, m.get("description"), i, m.get("label"), m.get("format")])
 
 SOURCES = [
     # dataset, repo, commit, license, n_files, total_bytes
@@ -131,6 +164,7 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
         con.execute("CREATE TABLE snapshot_info AS SELECT ? AS snapshot_id, ?::TIMESTAMPTZ AS published_at, "
                     "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13' AS dbt_invocation_id, 5 AS n_marts, "
                     "false AS allowed_shrink", [snapshot_id or uuid.uuid4().hex, _ts(built_at)])
+        describe_columns(con)  # ... and its columns' descriptions, labels and formats
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -172,6 +206,7 @@ def add_reading_marts(path: Path) -> Path:
                 con.execute("INSERT INTO mart_delta_loglik VALUES (?, ?, ?, ?, ?, ?, ?, 'scored', ?, 'cv_means', 'ok', "
                             "1000, 1000, ?, ?, ?, ?)", [corpus, measure, key, name, family, size, f"{key}@{corpus}",
                                                         definition, dll + shift, lo + shift, hi + shift, p])
+        describe_columns(con)
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -281,6 +316,7 @@ def add_user_corpus(path: Path) -> Path:
                     FILTER (WHERE abs(surprisal_wt_minus_lw_bits) > 1) AS words_moving_most,
                 1e-9 AS max_text_telescoping_error_nats
             FROM mart_word_surprisal GROUP BY corpus, model_key, run_id""")
+        describe_columns(con)
         con.execute("CHECKPOINT")
     finally:
         con.close()

@@ -88,7 +88,7 @@ else:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     df = df.sort_values(["started_at", "run_id"], ascending=[False, True])
     labels.show(df[["started_at", "command", "run_status", "ended_at", "rows_in", "rows_out", "error", "arguments",
-                    "run_id", "parent_run_id"]], key="runs")
+                    "run_id", "parent_run_id"]], mart=labels.RUNS_LOG, key="runs")
 
 st.header("Source freshness", anchor="freshness")
 freshness = data.table("source_freshness")
@@ -108,7 +108,7 @@ else:
     df["loaded_ago"] = df["age_s"].map(labels.age)
     df = df.sort_values("source_table")
     labels.show(df[["source_table", "freshness", "loaded_ago", "max_loaded_at", "warn_after", "error_after",
-                    "loaded_at_field", "snapshotted_at", "error"]], key="freshness")
+                    "loaded_at_field", "snapshotted_at", "error"]], mart=labels.FRESHNESS, key="freshness")
 
 st.header("Sources", anchor="sources")
 st.caption("Every upstream file is copied from a mirror or downloaded, then checked against the "
@@ -119,7 +119,7 @@ else:
     # a DuckDB table has no row order: sort every grid, so it looks the same on every build
     sources = sources.sort_values("dataset")
     labels.show(sources, ["dataset", "license", "all_verified", "n_verified", "n_files", "total_bytes", "commit",
-                          "repo", "last_fetched_at", "citation"], key="sources")
+                          "repo", "last_fetched_at", "citation"], mart="mart_sources", key="sources")
 
 st.header("Models and scoring runs", anchor="models")
 st.caption("One row per completed scoring run; `used in marts` marks the runs the metrics are built from.")
@@ -130,7 +130,8 @@ else:
     models = models.sort_values(["model_key", "corpus", "finished_at"])
     labels.show(models, ["model_key", "corpus", "used_in_marts", "source", "n_docs", "n_tokens", "model_id",
                          "model_revision", "tokenizer", "vocab_size", "dtype", "device", "context_length", "stride",
-                         "bos_policy", "bos_token", "run_limit", "full_document", "finished_at", "run_id"], key="models")
+                         "bos_policy", "bos_token", "run_limit", "full_document", "finished_at", "run_id"],
+                mart="mart_models", key="models")
 
 st.header("Warehouse tables", anchor="tables")
 st.caption("Every raw table, Parquet dataset and mart, with its rows; a mart's description is dbt's.")
@@ -151,7 +152,7 @@ else:
     tables = tables.sort_values(["layer", "table_name"],
                                 key=lambda c: c.map(layer_order) if c.name == "layer" else c)
     # tall enough for every row: the list is the point (a grid keeps only its visible rows on the page)
-    labels.show(tables, key="tables", height=35 * (len(tables) + 1) + 3)
+    labels.show(tables, mart="mart_warehouse_tables", key="tables", height=35 * (len(tables) + 1) + 3)
 
 labels.related([
     ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),

@@ -33,7 +33,7 @@ metric_options = [m for m in labels.METRICS if m in df.columns]
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 with left:
     # bits per byte by default: comparable across tokenizers (a token perplexity is per the model's own tokens)
-    metric = url_state.selectbox("Metric", metric_options, format_func=lambda m: labels.METRICS[m], key="metric",
+    metric = url_state.selectbox("Metric", metric_options, format_func=labels.metric_title, key="metric",
                                  param="metric", default="bits_per_byte",
                                  help="Bits per byte and per character compare models with different tokenizers; "
                                       "token perplexity counts each model's own tokens, so it does not.")
@@ -55,7 +55,7 @@ if view.empty:
 
 lo, hi = f"{metric}_ci_low", f"{metric}_ci_high"
 has_ci = lo in view.columns and hi in view.columns and view[[lo, hi]].notna().any().any()
-title = labels.METRICS[metric]
+title = labels.metric_title(metric)
 
 plot_cols = ["model_key", "corpus", "source", "n_tokens", metric] + ([lo, hi] if has_ci else [])
 plot = view[[c for c in plot_cols if c in view.columns]].dropna(subset=[metric])
@@ -101,7 +101,8 @@ labels.show(view.assign(model_name=view["model_key"].map(labels.model_name),
                    "bits_per_char",
                    "word_perplexity", "bits_per_word", "normalized_perplexity", "mean_surprisal_nats",
                    "mean_surprisal_nats_ci_low", "mean_surprisal_nats_ci_high", "mean_surprisal_bits",
-                   "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"], key="perplexity_table")
+                   "n_docs", "n_tokens", "n_words", "n_chars", "n_bytes"], mart="mart_model_perplexity",
+            key="perplexity_table")
 
 labels.related([
     ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),

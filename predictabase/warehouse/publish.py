@@ -31,7 +31,8 @@ def mart_names(paths: Paths) -> list[str]:
 
 #: the table `publish` adds to every snapshot: its own id (what the dashboard keys its cache on)
 SNAPSHOT_INFO = "snapshot_info"
-#: the snapshot's marts with dbt's description and domain; their columns with type and description
+#: the snapshot's marts with dbt's description and domain; their columns with type and description, and the
+#: reader's header and number format of those the pages show (the column's `meta` in dbt's YAML)
 SNAPSHOT_MARTS = "snapshot_marts"
 SNAPSHOT_COLUMNS = "snapshot_columns"
 #: `dbt source freshness` as checked by the build behind the snapshot (predictabase.warehouse.freshness)
@@ -134,7 +135,8 @@ def manifest_path(paths: Paths) -> Path:
 def manifest_marts(paths: Paths) -> dict[str, dict]:
     """The mart models of dbt's manifest (every model in schema marts), by table name: each with its
     `description`, `domain` (its folder under models/marts, the domain tag) and `columns`
-    ({name: description}). {} when there is no readable manifest."""
+    ({name: {"description", "label", "format"}}: the label and number format from the column's meta, None
+    where it has none). {} when there is no readable manifest."""
     try:
         nodes = json.loads(manifest_path(paths).read_text()).get("nodes", {})
     except (OSError, ValueError):
@@ -147,9 +149,19 @@ def manifest_marts(paths: Paths) -> dict[str, dict]:
         domain = fqn[2] if len(fqn) > 3 and fqn[1] == "marts" else next(iter(node.get("tags") or []), None)
         out[node.get("alias") or node["name"]] = {
             "description": (node.get("description") or "").strip() or None, "domain": domain,
-            "columns": {c: (v.get("description") or "").strip() or None
-                        for c, v in (node.get("columns") or {}).items()}}
+            "columns": {c: _column_doc(v) for c, v in (node.get("columns") or {}).items()}}
     return out
+
+
+def _column_doc(column: dict) -> dict[str, str | None]:
+    """A manifest column's description, and the label and format of its meta (dbt 1.10+ writes the YAML's
+    `config: {meta: ...}` into both the column's `config.meta` and its `meta`)."""
+    meta = {**(column.get("meta") or {}), **((column.get("config") or {}).get("meta") or {})}
+
+    def text(value) -> str | None:
+        return (str(value).strip() or None) if value is not None else None
+    return {"description": text(column.get("description")), "label": text(meta.get("label")),
+            "format": text(meta.get("format"))}
 
 
 def _quote(path: Path) -> str:
@@ -162,7 +174,8 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
     The snapshot holds the marts as tables of its `main` schema, named as in dbt
     (`mart_model_perplexity`, ...), plus the metadata tables `SNAPSHOT_META`: `snapshot_info` (its id,
     when and from which build), `snapshot_marts` / `snapshot_columns` (every mart and column, with the
-    descriptions of dbt's manifest) and `source_freshness` (the build's `dbt source freshness`).
+    descriptions of dbt's manifest and the labels and formats of its columns' meta) and `source_freshness` (the
+    build's `dbt source freshness`).
     Readers holding the old file keep reading it; the next open sees the new one. The working
     warehouse is opened read-only and only for the copy.
 
@@ -220,8 +233,9 @@ def publish(paths: Paths, allow_shrink: bool = False) -> Path:
 
 
 def _write_metadata(con: duckdb.DuckDBPyConnection, paths: Paths, names: list[str]) -> None:
-    """`snapshot_marts` and `snapshot_columns` (every published mart and column, described from dbt's
-    manifest, typed from the published table) and `source_freshness` (the build's freshness check)."""
+    """`snapshot_marts` and `snapshot_columns` (every published mart and column, described, labelled and
+    formatted from dbt's manifest, typed from the published table) and `source_freshness` (the build's
+    freshness check)."""
     described = manifest_marts(paths)
     marts, columns = [], []
     for name in names:
@@ -229,14 +243,16 @@ def _write_metadata(con: duckdb.DuckDBPyConnection, paths: Paths, names: list[st
         cols = con.execute(f'DESCRIBE main."{name}"').fetchall()
         marts.append((name, doc.get("description"), doc.get("domain"), len(cols)))
         docs = doc.get("columns", {})
-        columns += [(name, c[0], c[1], docs.get(c[0]), i) for i, c in enumerate(cols, 1)]
+        for i, (column, dtype, *_) in enumerate(cols, 1):
+            d = docs.get(column, {})
+            columns.append((name, column, dtype, d.get("description"), i, d.get("label"), d.get("format")))
     con.execute(f"CREATE TABLE main.{SNAPSHOT_MARTS} (mart VARCHAR, description VARCHAR, domain VARCHAR, "
                 "n_columns INTEGER)")
     con.executemany(f"INSERT INTO main.{SNAPSHOT_MARTS} VALUES (?, ?, ?, ?)", marts)
     con.execute(f"CREATE TABLE main.{SNAPSHOT_COLUMNS} (mart VARCHAR, column_name VARCHAR, data_type VARCHAR, "
-                "description VARCHAR, ordinal INTEGER)")
+                "description VARCHAR, ordinal INTEGER, label VARCHAR, format VARCHAR)")
     if columns:
-        con.executemany(f"INSERT INTO main.{SNAPSHOT_COLUMNS} VALUES (?, ?, ?, ?, ?)", columns)
+        con.executemany(f"INSERT INTO main.{SNAPSHOT_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?)", columns)
     con.execute(f"CREATE TABLE main.{SOURCE_FRESHNESS} ("
                 + ", ".join(f"{c} {t}" for c, t in freshness.COLUMNS) + ")")
     rows = freshness.read_record(paths)
