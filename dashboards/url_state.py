@@ -57,9 +57,10 @@ def select_slider(label: str, options: Sequence, *, key: str, param: str, defaul
 
 
 def multiselect(label: str, options: Sequence, *, key: str, param: str, default: Sequence | None = None,
-                where=st, **kwargs) -> list:
+                where=st, pills: bool = False, **kwargs) -> list:
     """`where.multiselect` kept in the URL as `?param=a&param=b`; `default`: every option unless given. An empty
-    selection, or none of the URL's values an option, opens with the default."""
+    selection, or none of the URL's values an option, opens with the default. `pills`: the options as pills, each
+    whole and wrapped onto more lines in a narrow column (a multiselect cuts the chips it cannot fit)."""
     options = list(options)
     default = options if default is None else [o for o in default if o in options]
     if key not in st.session_state:
@@ -67,7 +68,10 @@ def multiselect(label: str, options: Sequence, *, key: str, param: str, default:
         st.session_state[key] = [by_text[v] for v in st.query_params.get_all(param) if v in by_text] or default
     elif any(o not in options for o in st.session_state[key]):
         st.session_state[key] = [o for o in st.session_state[key] if o in options]
-    value = where.multiselect(label, options, key=key, **kwargs)
+    if pills:
+        value = where.pills(label, options, selection_mode="multi", key=key, **kwargs) or []
+    else:
+        value = where.multiselect(label, options, key=key, **kwargs)
     _write(param, [] if value == default else [str(o) for o in value])
     return value
 

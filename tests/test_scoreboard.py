@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import duckdb
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -162,3 +163,57 @@ def test_the_rank_legend_has_whole_ranks_once_each(con):
     assert charts.whole_number_ticks(pd.Series([1, 2, pd.NA], dtype="Int64")) == [1, 2]
     assert charts.whole_number_ticks([1.0, float("nan"), 30.0]) == [1, 7, 13, 19, 25, 30]
     assert charts.whole_number_ticks(pd.Series([], dtype="Int64")) == []
+
+
+def _scoreboard_tables():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
+    import scoreboard_tables
+    return scoreboard_tables
+
+
+def test_each_groups_leader_is_first_most_often(con):
+    """The Scoreboard's "leader of each group": per group of comparisons (a family; ΔLL and PNC per reading
+    measure), the predictor ranked first on the most comparisons, counted here again in SQL; its runner-up is
+    another predictor of the group."""
+    st_ = _scoreboard_tables()
+    long = con.execute("SELECT * FROM mart_scoreboard_long").fetchdf()
+    table = st_.leaders(long)
+    expected = con.execute("""
+        WITH v AS (SELECT comparison_family || coalesce(':' || measure, '') AS grp, comparison, display_name,
+                          rank_in_comparison FROM mart_scoreboard_long WHERE value IS NOT NULL),
+             firsts AS (SELECT grp, display_name, count(*) FILTER (WHERE rank_in_comparison = 1) AS n FROM v
+                        GROUP BY ALL)
+        SELECT grp, max(n), (SELECT count(DISTINCT comparison) FROM v WHERE v.grp = firsts.grp)
+        FROM firsts GROUP BY grp ORDER BY grp""").fetchall()
+    assert sorted(table["group"]) == [g for g, _, _ in expected] and len(expected) >= 2
+    for grp, most, n_comparisons in expected:
+        row = table[table["group"] == grp].iloc[0]
+        assert row["first_on"] == f"{most} of {n_comparisons}", (grp, row.to_dict())
+        n_best = con.execute("""SELECT count(*) FILTER (WHERE rank_in_comparison = 1) FROM mart_scoreboard_long
+                                WHERE value IS NOT NULL AND display_name = ?
+                                  AND comparison_family || coalesce(':' || measure, '') = ?""",
+                             [row["best"], grp]).fetchone()[0]
+        assert n_best == most and row["runner_up"] != row["best"]
+
+
+def test_humans_vs_the_best_model_in_words(con):
+    """One row per comparison of mart_scoreboard_gaps: the humans' and the best model's values as the pages print
+    them, and who is better: a tie exactly where the gap's interval holds no difference."""
+    st_ = _scoreboard_tables()
+    gaps = con.execute("SELECT * FROM mart_scoreboard_gaps ORDER BY sort_order").fetchdf()
+    table = st_.humans_vs_best(gaps)
+    assert len(table) == len(gaps) >= 1
+    for (_, g), (_, row) in zip(gaps.iterrows(), table.iterrows()):
+        null = 1.0 if g["gap_kind"].startswith("ratio") else 0.0
+        tie = pd.isna(g["gap_ci_low"]) or g["gap_ci_low"] <= null <= g["gap_ci_high"]
+        assert row["better"] == ("tie" if tie else "humans" if g["humans_better"] else "the model")
+        assert row["best_model"] == g["best_display_name"]
+        assert row["humans"].startswith(findings_value(g["humans_value"], g["unit"]))
+
+
+def findings_value(value, unit):
+    _scoreboard_tables()  # puts dashboards/ on the path
+    import findings
+    return findings.value_text(value, unit)
