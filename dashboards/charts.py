@@ -15,9 +15,9 @@ from predictabase import collect
 import downloads
 
 
-def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: str | None = None, where=st,
+def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: str | list[str] | None = None, where=st,
          width: str = "stretch") -> None:
-    """Draw `chart` in `where` (st or a column) with its title, subtitle and description."""
+    """Draw `chart` in `where` (st or a column) with its title, subtitle (a list: one line each) and description."""
     if not title.strip() or not description.strip():
         raise ValueError("a chart needs a title and a description")
     # a mid grey subtitle: Streamlit's theme colours the title, not the subtitle (Vega's default is near black)

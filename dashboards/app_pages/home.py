@@ -2,7 +2,6 @@
 runs, source freshness, sources, scoring runs and every table with its size."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -69,19 +68,38 @@ elif len(build):
                      f"{row['n_complete_runs']} complete (the latest complete run without --limit, per model and "
                      "corpus)")
     st.markdown(" · ".join(facts))
-    st.caption(f"Snapshot `{data.marts_path()}`, id `{snap.snapshot_id}`.")
+    st.caption(f"Snapshot `{data.marts_path().name}` of this warehouse, id `{snap.snapshot_id}`.")
+
+def options_text(args) -> str:
+    """A run's options as a command line reads (`--models smollm2-135m --dry-run`), a folder or file by its last
+    part: no path of this machine on a page, and no JSON."""
+    if not isinstance(args, dict):
+        return ""
+    out = []
+    for key, value in sorted(args.items()):
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        elif value is False or value is None or value == [] or value == "":
+            continue
+        else:
+            values = value if isinstance(value, list) else [value]
+            out.append(flag + " " + ",".join(Path(str(v)).name if "/" in str(v) or "\\" in str(v) else str(v)
+                                             for v in values))
+    return " ".join(out)
+
 
 st.header("Latest runs", anchor="runs")
 runs_log = data.marts_path().parent / "runs.jsonl"
 st.caption(f"The last {RUNS_SHOWN} `predictabase` commands run on this warehouse, newest first "
-           f"(the runs log, `{runs_log}`).")
+           f"(the runs log, `{runs_log.name}` in the warehouse's folder).")
 runs = read_runs(runs_log, RUNS_SHOWN)
 if not runs:
     st.info("No runs recorded yet: every `predictabase` command appends its run to the runs log.")
 else:
     df = pd.DataFrame(runs)
     df["run_status"] = df["status"].map(labels.run_status)
-    df["arguments"] = df["args"].map(lambda a: json.dumps(a, sort_keys=True) if a else "")
+    df["arguments"] = df["args"].map(options_text)
     for col in ("started_at", "ended_at"):
         df[col] = pd.to_datetime(df[col], utc=True, errors="coerce")
     for col in ("rows_in", "rows_out"):

@@ -24,6 +24,7 @@ SUMMARY = "mart_xlang_model_summary"
 SHAPE = "mart_link_shape"
 CURVES = "mart_link_curves"
 WORDS = "mart_words_export"
+PANEL_PX = 160  # one link-curve panel's plot width
 #: ISO 639-1 -> the language's name in English
 LANGUAGES = {"nl": "Dutch", "en": "English", "fi": "Finnish", "de": "German", "el": "Greek", "he": "Hebrew",
              "it": "Italian", "ko": "Korean", "ru": "Russian", "es": "Spanish", "tr": "Turkish"}
@@ -60,7 +61,7 @@ def dll_layers(view: pd.DataFrame, value: str, low: str, high: str, y_title: str
     enc = alt.Chart(view).encode(
         x=alt.X("language_name:N", sort=langs, title="language (MECO)", axis=alt.Axis(labelAngle=-30)),
         xOffset=alt.XOffset("model:N", sort=order),
-        color=alt.Color("model:N", sort=order, title="model", legend=alt.Legend(orient="bottom", columns=3,
+        color=alt.Color("model:N", sort=order, title="model", legend=alt.Legend(orient="bottom", columns=1,
                                                                                 labelLimit=300)),
         tooltip=[alt.Tooltip("language_name:N", title="language"), alt.Tooltip("model:N", title="model"),
                  alt.Tooltip(f"{value}:Q", title=y_title, format=".2f"),
@@ -180,7 +181,7 @@ else:
                 subtitle="above 0: the smooth link predicts better; lines: 95% intervals over words")
     st.caption("Both regressions share a baseline of tensor-product smooths of frequency × length of the word and "
                "the previous word (mgcv through R); the linear one adds surprisal and the previous word's as straight "
-               "terms, the GAM as smooths with up to 5 degrees of freedom (Wilcox et al. 2023, analysis_link.Rmd).")
+               "terms, the GAM as smooths with up to 5 degrees of freedom (as in Wilcox et al.'s 2023 analysis of the link function).")
     curves = data.table(CURVES)
     if curves is not None and not curves.empty:
         curves = curves[curves["in_data_range"].fillna(False).astype(bool)
@@ -197,7 +198,8 @@ else:
         panels = sorted(cv["panel"].unique())
         colour = alt.Color("curve:N", title="curve", sort=list(CURVE_KINDS.values()),
                            scale=alt.Scale(domain=list(CURVE_KINDS.values()), range=CURVE_COLORS),
-                           legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3,
+                           # two entries a row: the four in one row were 573 px, past a 480 px column
+                           legend=alt.Legend(orient="bottom", columns=2, symbolType="stroke", symbolStrokeWidth=3,
                                              symbolOpacity=1))
         base = alt.Chart(cv).encode(x=alt.X("surprisal_bits:Q", title="word surprisal (bits)"), color=colour)
         band = base.transform_filter(alt.datum.curve == "GAM, ours").mark_area(opacity=0.2).encode(
@@ -209,12 +211,15 @@ else:
             tooltip=[alt.Tooltip("panel:N", title="corpus"), alt.Tooltip("curve:N", title="curve"),
                      alt.Tooltip("surprisal_bits:Q", title="surprisal (bits)", format=".1f"),
                      alt.Tooltip("effect_ms:Q", title="slowdown (ms)", format=".1f")])
-        grid = (band + lines).properties(width=150, height=130).facet(
-            facet=alt.Facet("panel:N", sort=panels, title=None), columns=4).resolve_scale(y="independent")
-        charts.show(grid, f"Slowdown in reading by surprisal under {names[model_key]} (ms)",
+        # two panels a row: with their axes they fit a 480 px column (a 940 px window); four were 908 px wide
+        grid = (band + lines).properties(width=PANEL_PX, height=130).facet(
+            facet=alt.Facet("panel:N", sort=panels, title=None), columns=2).resolve_scale(y="independent")
+        # the model in the subtitle: in the title, a long name cut the title off the chart's right side
+        charts.show(grid, "Slowdown in reading by surprisal (ms)",
                     "For each corpus, the fitted effect of a word's surprisal on its reading time (MECO: gaze "
                     "duration) in milliseconds relative to 0 bits: linear and GAM links, ours with a 95% band, Wilcox et al.'s "
-                    "published curves dashed.", subtitle="between the 1st and 99th percentile of the words' surprisal",
+                    "published curves dashed.",
+                    subtitle=[names[model_key], "between the 1st and 99th percentile of the words' surprisal"],
                     width="content")
         st.caption("Ours: one fit on all of a corpus's words, the band ± 1.96 standard errors of the surprisal term. "
                    "Wilcox et al.'s (dashed, MECO only): their saved curves, fitted on the four models' rows of a "

@@ -100,14 +100,19 @@ else:
                                   format_func=lambda i: f"{word_of[i]} (word {i + 1})")
     row = sent[sent["word_index"] == pos].iloc[0]
     st.markdown(f"> {row['context']} **___** &nbsp;&nbsp; (the text goes on with *{row['true_word']}*)")
-    m1, m2, m3, m4 = st.columns(4)
+    # three figures a row at most: four side by side cut their values in a 480 px column (a 940 px window)
+    m1, m2, m3 = st.columns(3)
     m1.metric("people's most frequent answer", f"{row['modal_response']}", pct(row["human_probability_modal"]),
               delta_color="off")
     m2.metric("model's favourite among them", f"{row['model_top_response']}",
               pct(row["model_probability_modal_wt"]) + " on the people's favourite", delta_color="off")
-    m3.metric("entropy, people vs model (bits)",
+    m3.metric("entropy (bits), people vs model",
               f"{num(row['human_entropy_bits'])} vs {num(row['model_entropy_renormalised_bits'])}")
-    m4.metric("Spearman's ρ / KL(people‖model)", f"{num(row['spearman_rho'])} / {num(row['kl_human_model_bits'])} bits")
+    m4, m5, _ = st.columns(3)
+    m4.metric("Spearman's ρ, people vs model", num(row["spearman_rho"]),
+              help="the rank correlation of the people's and the model's probabilities of the people's answers")
+    m5.metric("KL(people ‖ model) (bits)", num(row["kl_human_model_bits"]),
+              help="how many bits the model's distribution over the people's answers loses against theirs")
     resp = data.rows(RESPONSES, where={"corpus": CORPUS, "model_key": model, "doc_id": doc, "word_index": int(pos)})
     if resp is None or resp.empty:
         st.info(f"{RESPONSES} has no responses here.")

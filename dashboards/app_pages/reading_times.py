@@ -28,6 +28,13 @@ METHODS = {"cv_means": "cross-validated, per-word means (default)",
            "lmer": "Oh & Schuler's (2024) mixed model in R (lme4), in sample"}
 DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 DLL_AXIS = "ΔLL (10⁻² nats per word)"
+#: the published statistics of mart_reading_vs_published, in words (the studies' own column names otherwise)
+STATISTICS = {"delta_loglik_nats_per_word": "ΔLL (nats per word)",
+              "llik": "log-likelihood with the surprisal term (nats)",
+              "llik_baseline": "log-likelihood of the baseline model (nats)",
+              "b": "the surprisal coefficient", "pearson_r_with_cloze_surprisal": "correlation with cloze surprisal",
+              "D_ll_cv": "cross-validated ΔLL (nats)", "ll_cv_model": "cross-validated log-likelihood (nats)",
+              "ll_sd": "standard error of the cross-validated ΔLL (nats)"}
 FAMILY = "model family"
 TABLEAU10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
              "#bab0ac"]
@@ -144,7 +151,7 @@ charts.show((bars + points).properties(height=max(200, 26 * len(shown))),
             f"For each model, how much its surprisal improves the prediction of {MEASURES[measure]} on "
             f"{labels.corpus_name(corpus)} (ΔLL, 10⁻² nats), with 95% intervals over folds; higher is better.",
             subtitle="higher is better; lines: 95% intervals over folds")
-st.caption(f"Each point is one model's ΔLL ({DLL_AXIS}); the line through it its 95% interval over folds; "
+st.caption("Each point is one model's ΔLL in 10⁻² nats per word; the line through it its 95% interval over folds; "
            "colour = model family.")
 
 # ------------------------------------------------------------------ paper 004 Figure 1: PNC and perplexity vs ΔLL
@@ -257,11 +264,14 @@ pub = data.table(PUBLISHED)
 if pub is None or pub.empty:
     st.info(f"{PUBLISHED} is empty: ingest pimentel_meister_* and ucl_published_* and build.")
 else:
+    pub = pub.assign(statistic=pub["statistic"].map(lambda s: STATISTICS.get(s, s)),
+                     corpus=pub["corpus"].map(labels.corpus_name), predictor=pub["predictor"].map(labels.model_name),
+                     measure=pub["measure"].map(lambda m: MEASURES.get(m, m)))
     summary = pub.groupby(["study", "statistic"], as_index=False).agg(rows=("agrees", "size"), agree=("agrees", "sum"))
-    st.markdown("; ".join(f"{r.study}, {r.statistic.replace('_', ' ')}: {int(r.agree)} of {int(r.rows)} agree"
+    st.markdown("; ".join(f"{r.study}, {r.statistic}: {int(r.agree)} of {int(r.rows)} agree"
                           for r in summary.itertuples()) + ".")
-    labels.show(pub, first=["study", "published_table", "corpus", "measure", "predictor", "definition", "statistic",
-                            "ours", "published", "abs_difference", "tolerance", "agrees"])
+    labels.show(pub[["study", "corpus", "measure", "predictor", "definition", "statistic", "ours", "published",
+                     "abs_difference", "tolerance", "agrees"]], title="Our numbers next to the published ones")
 
 labels.related([
     ("app_pages/perplexity.py", "Perplexity: does a lower perplexity mean a better fit?"),

@@ -125,13 +125,13 @@ st.caption("From Shlegeris, Roger, Chan & McLean, *Language Models Are Better Th
 
 # ------------------------------------------------------------------ Figures 1 and 2
 st.subheader("How accurate are the players? (Figures 1 and 2)")
-c1, c2, c3 = st.columns([3, 2, 2])
+c1, c2 = st.columns([3, 2])
 subset = url_state.radio("Questions", SUBSET_CHOICES, format_func=SUBSET_CHOICES.get, key="top1_subset",
                          param="questions", where=c1)
 min_answers = c2.number_input("Minimum answers per player", min_value=1, value=50, step=10, key="top1_min_answers",
                               help="Counted over all possible questions, as the paper does (its 38 players with at "
                                    "least 50 answers).")
-with_excluded = url_state.toggle("Include the excluded accounts", key="top1_excluded", param="excluded", where=c3,
+with_excluded = url_state.toggle("Include the excluded accounts", key="top1_excluded", param="excluded", where=c2,
                                  help="Accounts left out of the analysis: testers of the authors' app (named in "
                                       "their analysis code) and a shared 'anon' account (inferred), drawn in another "
                                       "colour.")
@@ -140,11 +140,11 @@ refs_all = summary[(summary["predictor_kind"] == "reference") & (summary["subset
 files = sorted(refs_all["reference_file"].dropna().unique())
 paper_file = PAPER_FIGURE_FILES[subset]
 # the authors' files by an ordinal in words, for the chart's legend (their names, model_perfs_new_new_new.json
-# and so on, say nothing to a reader); the selector shows both
+# and so on, say nothing to a reader)
 SET_NAME = {f: f"the authors' results set {i + 1}" for i, f in enumerate(files)}
 chosen_files = url_state.multiselect(
     "The authors' reported accuracies, from their files", files,
-    format_func=lambda f: f"results set {files.index(f) + 1} ({f})",
+    format_func=lambda f: SET_NAME[f] + (" (the paper's figure)" if f == paper_file else ""),
     default=[paper_file] if paper_file in files else files, key=f"top1_files_{subset}", param="files",
     help="Default: the file the paper's figure shows. The authors measured their models on their own sample of "
          "1,000 questions; these numbers are reported, not measured here, and which subset each file covers is "

@@ -79,7 +79,7 @@ if cost is not None and not cost.empty:
     st.markdown("**Costs C_H (Eq. 2) and C_H,M (Eq. 3) for the three instances of each task**")
     w = cost.iloc[0]
     st.caption(f"Weights alpha={w['alpha']:g}, beta={w['beta']:g}, gamma={w['gamma']:g}, delta={w['delta']:g} "
-               "(dbt vars wild_alpha .. wild_delta). Cost units = loss + weighted seconds.")
+               "(the paper's; the build takes others as settings). Cost units = loss + weighted seconds.")
     show = cost.sort_values("domain_order")[["domain", "effort_h_s", "effort_h_m_s", "c_h", "c_h_m",
                                               "gain_c_h_m_minus_c_h"]]
     labels.frame(show, title="Costs alone and with GPT-3 per task", key="wild_cost", column_config={
@@ -161,8 +161,10 @@ if diff is not None:
                  alt.Tooltip("n_ratings:Q", title="ratings")], **enc)
     band = alt.Chart(d).mark_errorbar().encode(y=alt.Y("loss_ci95_low:Q", title="mean loss L_H"),
                                                y2="loss_ci95_high:Q", **enc)
-    charts.show(alt.layer(band, line).properties(width=170, height=260)
-                .facet(column=alt.Column("domain:N", sort=DOMAINS, title=None)),
+    # two domains a row, the legend under them: the four side by side were 958 px wide, past the column
+    charts.show(alt.layer(band, line).properties(width=170, height=200)
+                .facet(facet=alt.Facet("domain:N", sort=DOMAINS, title=None), columns=2)
+                .configure_legend(orient="bottom"),
                 "Mean self-assessed loss L_H by difficulty, with and without GPT-3",
                 "One panel per task domain: the mean self-assessed loss (0 to 1) at each difficulty level, with GPT-3 "
                 "and by hand, with 95% intervals.", subtitle="loss 0 (best) to 1; bars: 95% intervals",
