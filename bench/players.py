@@ -49,12 +49,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(warehouse: Path, tmp: Path, app: Path | None = None) -> tuple[subprocess.Popen, str]:
-    """The dashboard on a free localhost port (`app`: another checkout's dashboards/app.py, for a comparison)."""
+def start_server(warehouse: Path, tmp: Path, app: Path | None = None, cpus: set[int] | None = None
+                 ) -> tuple[subprocess.Popen, str]:
+    """The dashboard on a free localhost port (`app`: another checkout's dashboards/ entry script, the one
+    `predictabase serve` runs, for a comparison; `cpus`: the cores the server may run on, taskset's way)."""
     port = _free_port()
     argv, env = streamlit_command(make_paths(warehouse), port, address="127.0.0.1")
     if app is not None:
-        argv = [str(app) if a.endswith("app.py") else a for a in argv]
+        entry = Path(argv[argv.index("run") + 1]).name
+        theirs = app.parent / entry if (app.parent / entry).exists() else app  # an older checkout: its app.py
+        argv = [str(theirs) if a.endswith(entry) else a for a in argv]
+    if cpus:
+        argv = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus))), *argv]
     env["HOME"] = str(tmp)
     proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=open(tmp / "streamlit.log", "wb"),
                             stderr=subprocess.STDOUT)
@@ -156,13 +162,21 @@ def main() -> None:
     ap.add_argument("--warehouse", type=Path, required=True, help="a COPY of a built warehouse (answers are written)")
     ap.add_argument("--players", type=int, nargs="+", default=[1, 20])
     ap.add_argument("--answers", type=int, default=5)
+    ap.add_argument("--server-cpus", type=lambda v: {int(c) for c in v.split(",")}, default=None,
+                    help="pin the dashboard server to these cores (e.g. 0) and the browsers and this script to the "
+                         "others, so that the figures are the server's alone (taskset)")
     args = ap.parse_args()
+    if args.server_cpus:
+        others = set(range(os.cpu_count() or 1)) - args.server_cpus
+        if not others:
+            raise SystemExit("--server-cpus: leave at least one core to the browsers")
+        os.sched_setaffinity(0, others)  # the browsers this script starts inherit it
     if not shutil.which("chromium"):
         raise SystemExit("chromium is not on PATH (apt-get install chromium)")
     store = live.store_path(args.warehouse)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_server(args.warehouse, Path(tmp))
+        proc, url = start_server(args.warehouse, Path(tmp), cpus=args.server_cpus)
         try:
             for n in args.players:
                 t0 = time.perf_counter()
@@ -181,8 +195,10 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=15)
-    print(f"bench/players.py: {os.cpu_count()} CPUs; {args.answers} pairwise answers per player, all players "
-          "answering at once; localhost, headless Chromium")
+    pinned = (f"; the server pinned to core(s) {sorted(args.server_cpus)}, the browsers to the others"
+              if args.server_cpus else "")
+    print(f"bench/players.py: {os.cpu_count()} CPUs{pinned}; {args.answers} pairwise answers per player, all "
+          "players answering at once; localhost, headless Chromium")
     print("| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
           "redraw p95 (s) | wall (s) | answering (s) | server CPU (s) | server CPU per answer (s) | "
           "machine CPU (s) | every answer stored once |")
