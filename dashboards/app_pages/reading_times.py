@@ -40,12 +40,14 @@ TABLEAU10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "
              "#bab0ac"]
 
 
-def family_color(families) -> alt.Color:
-    """The model-family colour, the same family in the same colour in every chart of the page (issue 32: each
-    chart's own domain gave a family another colour from chart to chart): the domain is every family of
-    mart_delta_loglik, sorted, "other" last."""
+def family_color(families, shown) -> alt.Color:
+    """The model-family colour, the same family in the same colour in every chart of the page (each chart's own
+    domain gave a family another colour from chart to chart): the domain is every family of mart_delta_loglik,
+    sorted, "other" last; the legend lists only the families `shown` in the chart (the others had entries with no
+    point)."""
     every = sorted(set(families) - {"other"}) + ["other"]
-    return alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom"),
+    here = [f for f in every if f in set(shown)]
+    return alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom", values=here),
                      scale=alt.Scale(domain=every, range=[TABLEAU10[i % 10] for i in range(len(every))]))
 
 
@@ -137,7 +139,7 @@ st.subheader("ΔLL per model")
 base = alt.Chart(shown).encode(
     y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)",
             axis=alt.Axis(labelLimit=400)),
-    color=family_color(ALL_FAMILIES),
+    color=family_color(ALL_FAMILIES, shown["family"]),
     tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
              alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
              alt.Tooltip("hi:Q", title="95% interval high", format=".2f"),
@@ -161,13 +163,15 @@ if ppl is not None and not ppl.empty:
     ppl = ppl.assign(model=ppl["model_name"].fillna(ppl["model_key"]), family=ppl["model_family"].fillna("other"),
                      dll=100 * ppl["delta_loglik_nats_per_word"],
                      size_m=ppl["n_parameters"] / 1e6)
-    left, right = st.columns(2)
+    # the two scatters one under the other, each the column's width: side by side, their legends were cut
     scatter = alt.Chart(ppl).mark_circle(opacity=0.85).encode(
         y=alt.Y("dll:Q", title=DLL_AXIS),
-        color=family_color(ALL_FAMILIES),
+        color=family_color(ALL_FAMILIES, ppl["family"]),
         size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
                       # grey swatches: the default black ones vanished on a dark theme (issue 32)
-                      legend=alt.Legend(orient="bottom", symbolFillColor="#888888", symbolStrokeColor="#888888")),
+                      # listed downwards: across, its symbols ran past a 480 px column and were cut
+                      legend=alt.Legend(orient="bottom", direction="vertical", symbolFillColor="#888888",
+                                        symbolStrokeColor="#888888")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),
                  alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
                  alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
@@ -176,9 +180,8 @@ if ppl is not None and not ppl.empty:
                                        title="word perplexity over the regression's words (log scale)"))
                 .properties(height=320), "Word perplexity vs ΔLL (10⁻² nats per word)",
                 "Each model as a point: its word perplexity over the regression's words (log scale) against its ΔLL "
-                "for reading times; point size is the number of parameters.", subtitle="cross-validated, per-word means",
-                where=left)
-    left.caption("Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
+                "for reading times; point size is the number of parameters.", subtitle="cross-validated, per-word means")
+    st.caption("Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
                  "point size = number of parameters.")
     if ppl["pnc_pearson_r"].notna().any():
         charts.show(scatter.encode(x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal",
@@ -186,12 +189,12 @@ if ppl is not None and not ppl.empty:
                     "PNC vs ΔLL (10⁻² nats per word)",
                     "Each model as a point: the correlation of its word surprisal with people's cloze surprisal (PNC) "
                     "against its ΔLL for reading times; point size is the number of parameters.",
-                    subtitle="cross-validated, per-word means", where=right)
-        right.caption("PNC (predictability norm correlation, Hao et al. 2020): the Pearson correlation of the "
+                    subtitle="cross-validated, per-word means")
+        st.caption("PNC (predictability norm correlation, Hao et al. 2020): the Pearson correlation of the "
                       "model's word surprisal with people's cloze surprisal.")
     else:
         with_cloze = corpora_with_cloze()
-        right.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
+        st.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
                    + (f" ({and_join(with_cloze)} {'has' if len(with_cloze) == 1 else 'have'})." if with_cloze else "."))
 
 # ------------------------------------------------------------------ WT vs LW (paper 001)
@@ -208,18 +211,20 @@ else:
     n_wt = int(wl["wt_fits_better"].sum())
     n_sig = int((wl["p_value"] < 0.05).sum())
     st.markdown(f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
-                f"significant (p < 0.05) for {n_sig}.")
+                + ("significant (p < 0.05) for none of them." if n_sig == 0 else
+                   f"significant (p < 0.05) for {n_sig} of them."))
     enc = alt.Chart(wl).encode(
         y=alt.Y("model:N", title="model", axis=alt.Axis(labelLimit=400)),
         color=alt.Color("better:N", title="which fits better",
                         scale=alt.Scale(domain=["WT fits better", "LW fits better"], range=["#4c78a8", "#e45756"]),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
                  alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f")])
     # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark, issue 32)
     zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4],
                                                                                      color="#888888").encode(
-        x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom")))
+        x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom",
+                                                                                  direction="vertical")))
     chart = (enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
              + enc.mark_point(filled=True, size=70).encode(x="diff:Q") + zero)
     charts.show(chart.properties(height=max(180, 24 * len(wl))), "ΔLL of WT minus ΔLL of LW (10⁻² nats per row)",
