@@ -2,9 +2,9 @@
 [--warehouse DIR]`.
 
 Serves the warehouse's published snapshot with `predictabase serve`'s exact Streamlit command and photographs
-every page (full page, 1400 px wide) in the browser tests' headless Chromium (tests/test_dashboard_browser.py:
-`serving`, `Page`), one PNG per page, quantized to 256 colours to keep them small. The page tour of
-docs/pages/ was taken with it (before/ and after/ the newcomer fixes of issue 23).
+every page (full page, 1280 px wide, the window the pages are checked at) in the browser tests' headless Chromium
+(tests/test_dashboard_browser.py: `serving`, `Page`), one PNG per page, quantized to 256 colours to keep them
+small. The page tour of docs/pages/ is taken with it, on a warehouse `make up` and `refresh` built.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def nav_paths() -> dict[str, str]:
 
 # Streamlit scrolls inside its main block, not the document: the viewport is grown to the block's height.
 MAIN = '[data-testid="stMain"]'
+WIDTH = 1280
 # decrypted "prompts in the wild" text (kept out of LM training data upstream) never goes into a picture:
 # the wild page is cut above the heading of its text browser
 PRIVATE_FROM = {"wild": "Browse prompts, completions and answers"}
@@ -43,7 +44,7 @@ PRIVATE_FROM = {"wild": "Browse prompts, completions and answers"}
 
 def _full_page(pg: Page, stem: str) -> Path:
     height = pg.page.evaluate(f"document.querySelector('{MAIN}').scrollHeight")
-    pg.page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16000)})
+    pg.page.set_viewport_size({"width": WIDTH, "height": min(int(height) + 40, 16000)})
     pg.page.wait_for_timeout(1000)
     pg.wait_idle()
     path = pg.shots / f"{stem}.png"
@@ -51,7 +52,7 @@ def _full_page(pg: Page, stem: str) -> Path:
     if stem in PRIVATE_FROM:
         heading = pg.page.get_by_text(PRIVATE_FROM[stem], exact=True)
         box = heading.bounding_box() if heading.count() else None
-        clip = {"x": 0, "y": 0, "width": 1400, "height": box["y"] - 8 if box else 1600}
+        clip = {"x": 0, "y": 0, "width": WIDTH, "height": box["y"] - 8 if box else 1600}
     pg.page.screenshot(path=str(path), clip=clip)
     return path
 
