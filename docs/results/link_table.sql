@@ -1,7 +1,7 @@
--- README's table of the link's shape (issue 35): per corpus, the ΔLL x100 of a linear and of a smooth (GAM)
--- surprisal term over the same GAM baseline, and the GAM's gain with its 95% interval (Wilcox et al. 2023's
--- analysis_link.Rmd, mgcv through R), from the published snapshot:
---   duckdb warehouse/marts.duckdb -markdown < docs/link_table.sql
+-- The shape of the link between surprisal and reading time (Wilcox et al. 2023's link analysis, mgcv through R): per
+-- corpus, the ΔLL x100 of a linear and of a smooth (GAM) surprisal term over the same GAM baseline, and the GAM's gain
+-- with its 95% interval (mart_link_shape). Run it on a snapshot:
+--   predictabase sql -c "$(cat docs/results/link_table.sql)" --format markdown
 -- MECO: gaze duration, their rows (mGPT long context; their freq and len with our models' WT surprisal);
 -- the English corpora: our predictors, each corpus's own measure. Cells: linear / GAM [gain, 95% interval].
 with d as (

@@ -1,6 +1,6 @@
--- README's table of our own pipeline's ΔLL x100 (cv_means: per-word means, our baseline of wordfreq frequency and
--- length of the word and the three before, shuffled folds; mart_delta_loglik) on MECO's gaze durations, from the
--- published snapshot: duckdb warehouse/marts.duckdb -markdown < docs/xlang_cv_means_table.sql
+-- Our own pipeline's ΔLL x100 (cv_means: per-word means, our baseline of wordfreq frequency and length of the word and
+-- the three before, shuffled folds; mart_delta_loglik) on MECO's gaze durations. Run it on a snapshot:
+--   predictabase sql -c "$(cat docs/results/xlang_cv_means_table.sql)" --format markdown
 -- Cells: ΔLL x10⁻² nats per word [95% interval over folds]; ours WT, Wilcox et al.'s as given.
 with d as (
   select corpus, model_key,

@@ -1,5 +1,5 @@
--- README's table of ΔLL x100 (gaze duration) per MECO language, Wilcox et al. 2023's procedure, from the published
--- snapshot: duckdb warehouse/marts.duckdb -markdown < docs/xlang_table.sql
+-- ΔLL x100 (gaze duration) per MECO language, Wilcox et al. 2023's procedure replayed (mart_xlang_delta_loglik). Run it
+-- on a snapshot: predictabase sql -c "$(cat docs/results/xlang_table.sql)" --format markdown
 -- Theirs: their four models on their own rows (the replication); ours: the WT surprisal of our scored models on the
 -- same words (our LW in mart_xlang_delta_loglik too). Cells: ΔLL x10⁻² nats per word [mean ± 1.96 SE].
 with d as (

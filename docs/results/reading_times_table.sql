@@ -1,3 +1,8 @@
+-- ΔLL of reading times (cv_means: OLS on per-word means, 10 seeded folds of words, held-out log-likelihood per word;
+-- 95% t interval over folds; exact sign-flip p over the folds, whose floor is 2/1024), x10⁻² nats per word, WT and
+-- LW surprisal, and PNC (Pearson r with cloze surprisal; Natural Stories has no cloze norms), per corpus, measure
+-- and model (mart_delta_loglik, mart_pnc). Run it on a snapshot:
+--   predictabase sql -c "$(cat docs/results/reading_times_table.sql)" --format markdown
 with d as (
   select corpus, measure, model_key, model_name, n_parameters, definition,
          printf('%.2f [%.2f, %.2f]', 100*delta_loglik_nats_per_row, 100*delta_loglik_ci_low_nats_per_row, 100*delta_loglik_ci_high_nats_per_row)
