@@ -24,6 +24,7 @@ from mkdocs.structure.files import File
 log = logging.getLogger("mkdocs.hooks.predictabase")
 
 ROOT = docs_reference.ROOT
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5" / "tex-svg.js"  # SVG output: one file, no fonts to serve
 RESULTS = "results/"
 MARKER = re.compile(r"^<!--[ \t]*sql:[ \t]*([\w.-]+\.sql)[ \t]*-->[ \t]*$", re.MULTILINE)
 #: a table longer than this is folded (readers open it)
@@ -88,6 +89,10 @@ def on_files(files, config):
     for src_uri, text in docs_reference.pages(dbt_docs_link="dbt_docs.html" if has_docs else None).items():
         _add(files, config, src_uri, content=text)
     _add(files, config, "changelog.md", content=(ROOT / "CHANGELOG.md").read_text(encoding="utf-8"))
+    # MathJax from npm (make setup installs it), served by the site itself: a reader offline, or a machine that
+    # reaches only PyPI, Debian and npm, still sees the equations; without it they stay as TeX source
+    if MATHJAX.is_file():
+        _add(files, config, "javascripts/tex-svg.js", path=MATHJAX)
     if has_docs:
         _add(files, config, DBT_DOCS, path=dbt_docs)
     return files
