@@ -79,8 +79,8 @@ chromium:
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 # Debian's R with lme4 and mgcv (their dependencies only, no recommended packages: 780 Debian packages and
-# 252 MB with them, issue 34): the R engine of the reading-time regressions (paper 001's LMER through
-# Rscript, `predictabase build --lmer`; the link-shape GAMs with mgcv, which the main job fits, issue 35).
+# 252 MB with them): the R engine of the reading-time regressions (Oh & Schuler's (2024) LMER through
+# Rscript, `predictabase build --lmer`; the link-shape GAMs with mgcv, which the main job fits).
 r-engine:
 	@command -v Rscript >/dev/null && Rscript -e 'quit(status = !(requireNamespace("lme4", quietly = TRUE) && requireNamespace("mgcv", quietly = TRUE)))' || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

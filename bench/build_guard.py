@@ -1,4 +1,4 @@
-"""What keeping the working database safe costs a build (issue 31): `kept_unless_built` saves a copy of
+"""What keeping the working database safe costs a build: `kept_unless_built` saves a copy of
 `predictabase.duckdb` before dbt runs and drops it after. This times that guard alone, around an empty block (the
 copy, the rename, the drop), several times, against the last full `build` of the same warehouse from its runs log.
 

@@ -1,4 +1,4 @@
-"""Benchmark the token lake at scale (issue 22, part 3): a synthetic token-score lake of 10^6..10^8 rows,
+"""Benchmark the token lake at scale: a synthetic token-score lake of 10^6..10^8 rows,
 then the dbt build of the perplexity marts on it, an ad-hoc aggregate over every row, and peak memory.
 
     python bench/lake.py --rows 1e6 1e7 1e8 [--keep DIR] [--memory-limit 4GB] [--repeat-largest 2]

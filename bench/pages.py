@@ -1,4 +1,4 @@
-"""Every page interactive within 2 s (issue 32): load each dashboard page in headless Chromium and move two of its
+"""Every page interactive within 2 s: load each dashboard page in headless Chromium and move two of its
 controls, timing each until the page is idle again (Streamlit's script finished and the page settled).
 
     python bench/pages.py --warehouse warehouse [--repeat 2] [--baseline ../other-checkout/dashboards/app.py]

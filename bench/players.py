@@ -1,4 +1,4 @@
-"""Many players at once (issue 32): N players, each in their own Chromium page against one dashboard server,
+"""Many players at once: N players, each in their own Chromium page against one dashboard server,
 play the pairwise game at the same time; how long each answer takes to show its feedback, and every answer
 stored once.
 

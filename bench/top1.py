@@ -1,4 +1,4 @@
-"""Benchmark the top-1 game's word-level predictions against one scoring pass (issue 9).
+"""Benchmark the top-1 game's word-level predictions against one scoring pass.
 
     python bench/top1.py                        # SmolLM2-135M, 40 documents, 3 pairs
     python bench/top1.py -m gemma3-270m --docs 469 --pairs 1

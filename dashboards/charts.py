@@ -25,14 +25,14 @@ def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: st
     heading = alt.Title(title, anchor="start", **sub)
     drawn = chart.properties(title=heading, description=description)
     # axis labels closer than 4 px count as overlapping, so Vega thins them (every other one): with the
-    # default 0 px, labels that touch were all kept and read as one ("0.500.55", issue 32)
+    # default 0 px, labels that touch were all kept and read as one ("0.500.55")
     drawn = drawn.configure_axis(labelSeparation=4)
     if width == "stretch" and getattr(drawn, "autosize", alt.Undefined) is alt.Undefined:
         # the chart's height is its plotting area's, as in Vega-Lite: the title, axes and legend come on top (by
         # default Streamlit fits all of them into that height, which squeezed the marks and hid axis labels)
         drawn = drawn.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
     # drawn without Altair's JSON-schema validation of the whole spec (a third of the Scoreboard's server time,
-    # py-spy, issue 32): every chart here is built by this code, and the same chart is validated where its paper
+    # py-spy): every chart here is built by this code, and the same chart is validated where its paper
     # file is made (paper_files.chart_spec: `predictabase export`, tested over every chart of every page). The
     # instance's own to_dict wins over the class's; object.__setattr__, since SchemaBase's would store it as a
     # chart property. A caller's explicit to_dict(validate=True) still validates.

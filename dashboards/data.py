@@ -91,7 +91,7 @@ def _snapshot_id(con: duckdb.DuckDBPyConnection, path: str) -> str:
 
 
 # the last identity read of each snapshot file, by the file's (inode, mtime, size): a page run reads the marts
-# a dozen times or more, and opening the file to read its id took ~30 ms each time (issue 32: with several
+# a dozen times or more, and opening the file to read its id took ~30 ms each time (with several
 # players at once that was most of each answer's time). publish replaces the file by a rename, so a new snapshot
 # is a new inode and mtime; a read still checks, inside the file it opens, the id it was asked for
 _IDENTITY: dict[str, tuple[tuple[int, int, int], Snapshot]] = {}
@@ -222,7 +222,7 @@ def _shared_table(path: str, snapshot_id: str, name: str, columns: tuple[str, ..
 def shared(name: str, columns: list[str] | None = None) -> pd.DataFrame | None:
     """A mart (some columns of it) held ONCE for every session of the server: no copy per call, unlike
     `table` (st.cache_data hands each call its own copy, ~20-40 ms for a 50,000-row mart). For what every
-    rerun of a game reads (issue 32: many players at once); never change it, filter it into new frames."""
+    rerun of a game reads (many players at once); never change it, filter it into new frames."""
     if not _readable(name):
         return None
     return _stable(_shared_table, name, tuple(columns or ()))

@@ -1,5 +1,5 @@
 """The pages' opening sentences where they weigh a difference: a difference the statistics do not support is
-said to be a tie (issue 32). Only words from mart values; nothing is computed here but the comparison of an
+said to be a tie. Only words from mart values; nothing is computed here but the comparison of an
 interval with its null value, or of a mart's p-value with 0.05."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def scoreboard(gaps: pd.DataFrame, fmt=value_text) -> str:
 
 
 def wild(loss: pd.DataFrame) -> str | None:
-    """Paper 002's Table 1 in a sentence: in which task domains the mean loss with GPT-3 differs from the loss by
+    """Casares et al.'s (2022) Table 1 in a sentence: in which task domains the mean loss with GPT-3 differs from the loss by
     hand by the mart's two-sided test, Holm-adjusted over the domains; the rest are ties."""
     w = loss.pivot_table(index=["domain_order", "domain"], columns="condition",
                          values=["loss_mean", "p_value_two_sided_holm"]).reset_index()

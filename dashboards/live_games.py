@@ -1,4 +1,4 @@
-"""What the two live game pages share (issue 24): the player, the answer store, and the metrics.
+"""What the two live game pages share: the player, the answer store, and the metrics.
 
 The pages read the published marts like every page, and write only to the live answer store
 (`predictabase.core.live`: SQLite beside the warehouse; the build copies it in). They never open the DuckDB

@@ -398,7 +398,7 @@ def top1(
     engine: EngineOpt = "local", address: AddressOpt = None, workers: WorkersOpt = None, worker_cpus: WorkerCpusOpt = 1,
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
-    """The model's most probable next word on the top-1 game's word-token questions (paper 000 section 3)."""
+    """The model's most probable next word on the top-1 game's word-token questions (Shlegeris et al. 2024, section 3)."""
     from ingest.scoring.top1 import Top1Settings, run_top1
     with writing("top1", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -428,7 +428,7 @@ def cloze(
     warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0,
 ) -> None:
     """The model's probability of every human cloze response word after its context (UCL), and of Provo's
-    modal responses and the true words: ln p(tokens), ln B before and after (paper 001 eqs. 5-6)."""
+    modal responses and the true words: ln p(tokens), ln B before and after (Oh & Schuler 2024, eqs. 5-6)."""
     from ingest.scoring.cloze import run_cloze
     with writing("cloze", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -449,7 +449,7 @@ def cloze(
 @recorded("build")
 def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (default: everything)")] = None,
           allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="publish even if the new marts lose a mart, its rows, or a corpus/model the published snapshot has")] = False,
-          lmer: Annotated[bool, typer.Option("--lmer", help="also fit paper 001's mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
+          lmer: Annotated[bool, typer.Option("--lmer", help="also fit Oh & Schuler's (2024) mixed models in R (lme4, Natural Stories; minutes per model; needs Rscript)")] = False,
           gam: Annotated[bool, typer.Option("--gam", help="also fit the link-shape GAMs in R (mgcv: linear vs smooth surprisal per corpus and model; a minute or two, only for inputs that changed; needs Rscript)")] = False,
           docs: Annotated[bool, typer.Option("--docs/--no-docs", envvar="PREDICTABASE_DBT_DOCS", help="also publish dbt's documentation site beside the snapshot (<warehouse>/dbt_docs.html)")] = True,
           warehouse: WarehouseOpt = None, wait: WaitOpt = 0.0, as_json: JsonOpt = False) -> None:
@@ -466,7 +466,7 @@ def build(select: Annotated[Optional[str], typer.Option(help="dbt selection (def
         if gam and shutil.which("Rscript") is None:
             raise OptionError("--gam", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-mgcv)")
         from ingest.datasets.registry import live_store_changed, run_ingest
-        if live_store_changed(p):  # the live games' new answers join the warehouse with this build (issue 24)
+        if live_store_changed(p):  # the live games' new answers join the warehouse with this build
             run_ingest(p, ["live"], show_progress=False)
             inputs = fingerprints(p)
         result = build_and_publish(p, select=select, allow_shrink=allow_shrink, docs=docs,

@@ -79,7 +79,7 @@ def wide(long: pl.DataFrame, corpus_info: dict | None = None) -> tuple[pl.DataFr
             "corpus": corpus_info or {"corpus": long["corpus"][0] if long.height else None},
             "rows": out.height, "runs": runs.to_dicts(),
             "columns": "one row per word; per model <model>__surprisal_{lw,wt}_{bits,nats} (LW = leading-whitespace, "
-                       "WT = whitespace-trailing, paper 001 eqs. 5-6) and the boundary terms ln B before/after the "
+                       "WT = whitespace-trailing, Oh & Schuler 2024, eqs. 5-6) and the boundary terms ln B before/after the "
                        "word (nats); mean_rt_*_ms = per-word mean reading times; cloze_surprisal_nats = -ln "
                        "(smoothed) cloze probability; zipf_frequency = log10 frequency per billion words"}
     return out, prov

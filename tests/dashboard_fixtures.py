@@ -213,7 +213,7 @@ def add_reading_marts(path: Path) -> Path:
     return path
 
 
-# ------------------------------------------------------------------ a user's corpus (issue 21: `predictabase corpus add`)
+# ------------------------------------------------------------------ a user's corpus (`predictabase corpus add`)
 USER_CORPUS = "brown"
 USER_TITLE = "Brown (Smith & Levy 2013)"
 # mart_corpora: corpus, title, origin, is_game, has_word_analyses, n_texts, n_words, reading measures, n_cloze_words

@@ -1,4 +1,4 @@
-"""Helpers the test modules share (issue 34: thirteen modules each defined their own `q()`)."""
+"""Helpers the test modules share (instead of each module defining its own `q()`)."""
 from __future__ import annotations
 
 import signal

@@ -1,4 +1,4 @@
-"""Cloze norms (issue 11): the safe parser of UCL's cloze_laplace.txt on the real file, refusals of code and
+"""Cloze norms: the safe parser of UCL's cloze_laplace.txt on the real file, refusals of code and
 truncation, Laplace count recovery, the Provo / UCL joins and the dbt cloze marts on real data."""
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_cloze_entropy_against_upstream(cloze_warehouse, distributions):
 
 @pytest.fixture(scope="module")
 def user_cloze(cloze_warehouse, tmp_path_factory):
-    """Issue 34: a user's cloze norms are rows of raw.cloze_norms, as the shipped corpora's. Provo's first three
+    """A user's cloze norms are rows of raw.cloze_norms, as the shipped corpora's. Provo's first three
     texts declared twice with `corpus add` (a copy of the cloze warehouse): `provo_counts` with Provo's norms as
     counts (c = cp x N rounded, of N), `provo_p` with cp as a probability; the job declared_corpora, then dbt."""
     import polars as pl
@@ -254,7 +254,7 @@ def test_a_users_probabilities_are_taken_as_given(user_cloze):
 
 
 def test_a_users_frequencies_are_rows_of_the_shipped_table(user_cloze):
-    """Issue 34: a user's own frequency file is the partition frequency_source 'user' of raw.word_frequencies (the
+    """A user's own frequency file is the partition frequency_source 'user' of raw.word_frequencies (the
     table wordfreq's values of every corpus are in), one row per word of the file, the value as given."""
     import wordfreq
     p, _, words = user_cloze

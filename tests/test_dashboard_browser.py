@@ -163,7 +163,7 @@ class Page:
 
     def after_rerun(self, action) -> None:
         """Do `action` (a click, a key) and wait for the script run it starts to end, then for the page to settle:
-        the page's own state, not a clock (issue 33: waiting for idle alone returned before the run began)."""
+        the page's own state, not a clock (waiting for idle alone returned before the run began)."""
         before = self._finished_runs()
         action()
         self.page.wait_for_function("n => window.__finishedRuns > n", arg=before, timeout=120_000)
@@ -323,7 +323,7 @@ def test_home_page(app, page):
     page.assert_no_exception()
     from playwright.sync_api import expect
     main = page.page.locator('[data-testid="stMain"]')
-    # expect retries: CI once read the page between its title and its first sentence (issue 33)
+    # expect retries: CI once read the page between its title and its first sentence
     expect(main).to_contain_text("The warehouse holds ")
     expect(main).to_contain_text("last built 2025-11-23 09:41:07 UTC")  # mart_build_info.built_at
     expect(main).to_contain_text("dbt 1.11.2")  # mart_build_info.dbt_version
@@ -341,7 +341,7 @@ def test_home_page(app, page):
 def test_perplexity_metric_selector(app, page):
     """Each metric picked in the box: the test waits for the script's run after the pick (the page's own state,
     not a clock), then the URL holds the metric, the chart is titled by it, and its x axis spans the fixture's
-    values of that metric (issue 33: the test once checked before the page had changed, and asserted no value)."""
+    values of that metric (the test once checked before the page had changed, and asserted no value)."""
     import duckdb
     from playwright.sync_api import expect
     with duckdb.connect(str(app["paths"].marts), read_only=True) as con:
@@ -468,7 +468,7 @@ def _query(page) -> dict[str, list[str]]:
 
 def _wait_query(page, expected: dict[str, list[str]]) -> None:
     """Until the URL's query string is `expected` (the app writes it at the end of a run)."""
-    deadline = time.monotonic() + 120  # a whole rerun on a busy machine (issue 33: 30 s failed on a clean clone)
+    deadline = time.monotonic() + 120  # a whole rerun on a busy machine (30 s failed on a clean clone)
     while _query(page) != expected and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _query(page) == expected, page.page.url
@@ -788,7 +788,7 @@ def test_real_human_perplexity_page(real_app, real_page):
     pg.screenshot("real_human_perplexity")
     [(human, low, high)] = ex["human"]
     [(generator,)] = ex["generator"]
-    assert 50 < human < 500 and low < human < high  # paper 000: humans far above GPT-2 small's ~20-ish
+    assert 50 < human < 500 and low < human < high  # Shlegeris et al. 2024: humans far above GPT-2 small's ~20-ish
     for value in (human, low, high, generator):
         assert _shows_value(cells, value, places=1), value
     assert "Humans" in cells and "GPT-2 small (generator)" in cells
@@ -812,7 +812,7 @@ def test_real_wild_page(real_app, real_page):
         assert _shows_value(cells, loss, places=3), (domain, condition, loss)
         assert abs(loss - paper) < 0.01, (domain, condition, loss, paper)  # Table 1 as published
     assert _shows_value(cells, 0.61) and _shows_value(cells, 0.31)  # numeric: with GPT-3, by hand
-    # issue 32 (5): the headline follows the test. It said GPT-3 helped "in 1 of 4" domains: writing, 0.465 vs
+    # the headline follows the test. It once said GPT-3 helped "in 1 of 4" domains: writing, 0.465 vs
     # 0.466, Holm p 0.93, a tie. Numeric and communication differ (worse with GPT-3); reasoning and writing are ties
     first = pg.page.locator('[data-testid="stMain"] [data-testid="stMarkdown"]').first.inner_text()
     assert "worse with GPT-3 than by hand in 2 of 4 task domains (numeric 0.61 vs 0.31; communication 0.59 vs 0.38)" \
@@ -866,7 +866,7 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
             pg.assert_no_exception()
             text = pg.page.inner_text('[data-testid="stMain"]')
             lines = [x.strip() for x in text.splitlines() if x.strip()]
-            # the title, the finding (issue 32: a finding, not an inventory, first), then what it holds
+            # the title, the finding (a finding, not an inventory, first), then what it holds
             assert lines[0] == "predictabase warehouse"
             assert lines[1].startswith("The best language model beats humans on"), lines[1]
             assert lines[2].startswith("The warehouse holds") and f"{len(marts)} marts" in lines[2], lines[2]

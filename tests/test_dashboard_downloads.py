@@ -76,7 +76,7 @@ def test_perplexity_page_downloads(app, page, tmp_path):  # noqa: F811
     want = {f"{expected_token_perplexity(key, corpus):.2f}" for key, corpus, *_ in PERPLEXITY}
     column = [h.strip() for h in lines[mid - 1].rstrip("\\ ").split(" & ")].index("token perplexity (per token)")
     assert {row.split(" & ")[column] for row in lines[mid + 1:bottom]} == want  # the page's %.2f
-    # issue 32 (8): the paper's columns (the 21 the page leads with), not the mart's 33; no machine path anywhere
+    # the paper's columns (the 21 the page leads with), not the mart's 33; no machine path anywhere
     headers = [h.strip() for h in lines[mid - 1].rstrip("\\ ").split(" & ")]
     assert headers[:2] == ["model", "corpus"] and len(headers) == 21, headers
     assert "model id" not in headers and "run" not in " ".join(headers)

@@ -169,7 +169,7 @@ def test_the_theme_is_the_users() -> None:
 
 
 def test_the_server_runs_no_full_collection_after_every_run() -> None:
-    """Issue 32: Streamlit's default gc.collect(2) after every script run was half the server's time with six
+    """Streamlit's default gc.collect(2) after every script run was half the server's time with six
     players at once. `predictabase serve` and the config file for `streamlit run` both switch it off, and say
     the same as each other on every setting the config file holds."""
     import tomllib

@@ -1,4 +1,4 @@
-"""The dbt project's conventions (issue 20), checked on its YAML and the dashboard's sources (no dbt run,
+"""The dbt project's conventions, checked on its YAML and the dashboard's sources (no dbt run,
 no database, no network; well under a second):
 
 * every dashboard page (dashboards/app.py) has an exposure whose `depends_on` is exactly the marts the page
@@ -230,7 +230,7 @@ def test_every_sql_mart_has_an_enforced_contract():
 
 
 def test_every_mart_checks_that_its_floats_are_finite_or_null():
-    """Issue 32: not_null passes NaN, so a mart column gone NaN (ln of a negative) passed every test. Every mart
+    """not_null passes NaN, so a mart column gone NaN (ln of a negative) passed every test. Every mart
     carries the generic test finite_or_null (tests/generic/finite_or_null.sql); a column it lets through is
     named in `allow` with the reason, in words."""
     models = _models()
@@ -324,7 +324,7 @@ def test_the_dbt_utils_tests_the_project_uses_are_its_own(name):
 
 
 def test_no_data_test_only_warns():
-    """Issue 33: 72 data tests (70 schema tests and two singular ones: token spans against their documents, a
+    """72 data tests (70 schema tests and two singular ones: token spans against their documents, a
     run's corpus version against the corpus's) had severity warn, and the warnings were thrown away, so wrong
     data failed nothing. A data test is an error: it stops the build and the published snapshot stays as it
     was. (The conftest fixtures also assert that their builds return no warning.)"""

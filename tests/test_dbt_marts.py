@@ -188,7 +188,7 @@ PERPLEXITY_SELECT = ("path:models/staging/core path:models/staging/perplexity pa
 
 
 def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_path):
-    """Issue 33: `assert_token_spans_match_documents` only warned, and the warnings were thrown away, so broken
+    """`assert_token_spans_match_documents` once only warned, and the warnings were thrown away, so broken
     character spans (which make n_chars and n_words wrong) failed nothing. Now the build fails and names it,
     and the published snapshot is the one from before."""
     import pyarrow.parquet as pq
@@ -209,7 +209,7 @@ def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_
 
 
 def test_a_run_scored_on_another_corpus_version_fails_the_build(built, tmp_path):
-    """Issue 33: `assert_used_runs_match_corpus_version` only warned: a corpus re-ingested with other content
+    """`assert_used_runs_match_corpus_version` once only warned: a corpus re-ingested with other content
     after scoring kept feeding the marts in silence. Now the build fails and names it."""
     p = _copy_of(built, tmp_path)
     run_json = p.token_scores / built.run_dirs["uclnew0000000002"].relative_to(built.paths.token_scores) / "_run.json"

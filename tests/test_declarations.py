@@ -1,4 +1,4 @@
-"""Issue 34: a shipped corpus's or a reading measure's name is written in its declaration, not in the code that
+"""A shipped corpus's or a reading measure's name is written in its declaration, not in the code that
 reads it. The declarations: `ingest/corpora.toml` (the corpora), `ingest/corpus_declarations.py` (the reading
 measures, their names for people, the defaults), `ingest/sources/*.toml` (the catalog). The tests and the docs may
 name them. The dbt project reads them through macros/declarations.sql (PREDICTABASE_DECLARATIONS), the pages and
@@ -64,7 +64,7 @@ def test_no_shipped_corpus_or_measure_name_outside_the_declarations():
 
 
 def test_reading_exclusions_are_declared_and_checked():
-    """Each corpus's reading-time exclusions live in ingest/corpora.toml (issue 34): the regressions and the
+    """Each corpus's reading-time exclusions live in ingest/corpora.toml: the regressions and the
     corpus's own cleaning read them there (macros/declarations.sql), and a rule that cannot be read is refused when
     the table loads, naming the corpus and the kind."""
     import pytest
@@ -72,7 +72,7 @@ def test_reading_exclusions_are_declared_and_checked():
     from ingest import corpus_table
     from predictabase.warehouse.dbt import declarations
     rules = {(r["corpus"], r["kind"]): r for r in declarations()["exclusions"]}
-    # Natural Stories: process_RTs.R (more than 4 of 6 correct) and paper 001's appendix B (fewer than 4 out)
+    # Natural Stories: process_RTs.R (more than 4 of 6 correct) and Oh & Schuler's (2024) appendix B (fewer than 4 out)
     ns = rules[("natural_stories", "self_paced_reading")]
     assert (ns["rt_min_ms"], ns["rt_max_ms"], ns["edges"], ns["min_correct_answers"],
             ns["regression_min_correct_answers"], ns["comprehension_questions"]) == (100, 3000, "sentence", 5, 4, 6)

@@ -1,4 +1,4 @@
-"""Reading-time regressions (issue 19): the statistics module on synthetic data with known answers, then the
+"""Reading-time regressions: the statistics module on synthetic data with known answers, then the
 regression marts of a real warehouse against independent computations and the published numbers.
 
 1. dbt_project/python/reading_regression.py: a planted surprisal effect is recovered and a shuffled surprisal
@@ -194,7 +194,7 @@ def test_a_skipped_word_never_enters_a_duration_regression_as_0_ms(reg):
     assert skips > 20000
 
 
-def test_natural_stories_exclusions_follow_paper_001(reg):
+def test_natural_stories_exclusions_follow_oh_and_schuler(reg):
     [(n, lo, hi, first_last)] = q(reg, """
         select count(*), min(o.rt_ms), max(o.rt_ms), count(*) filter (where w.is_sentence_first or w.is_sentence_last)
         from intermediate.int_reading_observations o join intermediate.int_reading_words w using (corpus, doc_id, word_index)
@@ -350,7 +350,7 @@ def test_reading_times_page_in_the_browser(reg, tmp_path):
             assert "Reading times" in [t.split("\n")[-1].strip() for t in _nav_links(pg)]
             main = pg.page.locator('[data-testid="stMain"]').inner_text()
             assert f"most for {best} ({100 * by_model[best]:.2f} × 10⁻² nats per word)" in main
-            # issue 32 (5): both numbers with their unit (it was a bare "1.44" beside "3.60 × 10⁻²")
+            # both numbers with their unit (it was a bare "1.44" beside "3.60 × 10⁻²")
             assert f"least for {worst} ({100 * by_model[worst]:.2f} × 10⁻² nats per word)" in main
             assert "Our numbers next to the published ones" in main
             assert "de Varda et al. 2023, llik: 165 of 165 agree" in main

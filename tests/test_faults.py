@@ -1,4 +1,4 @@
-"""Faults a user meets, driven through the real `predictabase` CLI in subprocesses (issue 7).
+"""Faults a user meets, driven through the real `predictabase` CLI in subprocesses.
 
 Every case runs on its own copy of one real warehouse (fetched from the mirror, UCL + Natural
 Stories + the GPT-3 import + the pairwise game ingested, UCL scored by a tiny GPT-2, dbt built and
@@ -280,7 +280,7 @@ def test_ingest_with_one_bad_file_writes_nothing(wh):
     assert str(wh.raw) not in line  # named by its catalog path
     assert rows(wh, "SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'") == [(0,)]
     assert "wild_texts" not in {r[0] for r in rows(wh, "SELECT table_name FROM information_schema.tables")}
-    # every file under raw/ is verified at every ingest (issue 31): `ingest ucl` alone refuses it too
+    # every file under raw/ is verified at every ingest: `ingest ucl` alone refuses it too
     user_error(cli("ingest", "ucl", "--warehouse", str(wh.warehouse)), WITH_PATH, "does not match the catalog")
     (wh.raw / WITH_PATH).write_bytes(whole)
     res = cli("ingest", "ucl", "--warehouse", str(wh.warehouse))
@@ -368,7 +368,7 @@ BAD_ARGS = [
     (["ingest", "no_such_source"], "unknown name(s) no_such_source; choose from lm_game"),
     (["serve", "--port", "0"], "--port: 0 is not allowed"),
     (["build", "--wait", "-1"], "--wait: -1.0 is not allowed"),
-    # DuckDB reads a negative limit as "no limit" (issue 31)
+    # DuckDB reads a negative limit as "no limit"
     (["sql", "-c", "SELECT 1", "--memory-limit=-1GB"], "--memory-limit: '-1GB' is not allowed; a size > 0"),
     (["sql", "-c", "SELECT 1", "--memory-limit", "0GB"], "--memory-limit: '0GB' is not allowed"),
     (["sql", "-c", "SELECT 1", "--memory-limit", "lots"], "--memory-limit: 'lots' is not allowed"),

@@ -1,5 +1,5 @@
-"""No command can destroy the warehouse (issue 31): output paths, Ctrl-C, a full disk, a failed build, a live store
-that cannot be written, odd inputs. Each numbered case of the issue has its test here, driven through the real CLI
+"""No command can destroy the warehouse: output paths, Ctrl-C, a full disk, a failed build, a live store
+that cannot be written, odd inputs. Each case has its test here, driven through the real CLI
 in subprocesses on a private copy of the real warehouse (tests/test_faults.py's `wh`), and each records its outcome
 in the fault list printed at the end of the run.
 
@@ -37,8 +37,8 @@ def last_end(p, command: str) -> dict:
 
 def test_output_paths_inside_the_warehouse_are_refused(wh, tmp_path):
     """`sql -o`, `export words --out`, `export --out` and `score --output` naming a path inside the warehouse
-    (directly, or through a link that leads there) are refused in one line; nothing in the warehouse changes. Before
-    issue 31, `sql -c ... -f csv -o <warehouse>/marts.duckdb` replaced the snapshot with 4 bytes, exit 0."""
+    (directly, or through a link that leads there) are refused in one line; nothing in the warehouse changes. Unguarded,
+    `sql -c ... -f csv -o <warehouse>/marts.duckdb` replaced the snapshot with 4 bytes, exit 0."""
     w = ["--warehouse", str(wh.warehouse)]
     measures = wh.raw / "ucl_devarda/all_measures.csv"
     before = {**kept(wh), "all_measures.csv": sha256_of(measures)}
@@ -93,7 +93,7 @@ def _interrupt_cases(tiny: Path, mirror: Path, tmp: Path) -> dict[str, tuple[lis
 def test_ctrl_c_in_every_writing_command(wh, tiny_gpt2_dir, mirror, tmp_path, command):
     """SIGINT (what Ctrl-C sends) at a point inside each command: exit 130, one line `error: interrupted...`, no
     traceback, the runs log says *interrupted*, the snapshot and the working database as they were, and no
-    temporary left. Before issue 31 a build said 'dbt build failed: KeyboardInterrupt' with 52 lines, exit 2."""
+    temporary left. Unguarded, a build said 'dbt build failed: KeyboardInterrupt' with 52 lines, exit 2."""
     args, point = _interrupt_cases(tiny_gpt2_dir, mirror, tmp_path)[command]
     if command in ("fetch", "refresh"):  # a file to fetch, so that the command reaches its point
         (wh.raw / "ucl_devarda/all_measures.csv").unlink()
@@ -146,7 +146,7 @@ def test_full_disk_during_build_is_one_line_and_keeps_everything(wh, tmp_path):
     """A build on a disk with room for the working copy and a little more: dbt fills the disk. One line saying the
     disk is full, exit 2; the snapshot and the working database unchanged, no copy left behind. Then on a disk with
     no room for the copy: refused before dbt, in one line. Then `corpus add` on the full disk leaves no temporary
-    folder. With room again, the same build succeeds. Before issue 31: about 216,000 lines (5,141 tracebacks)."""
+    folder. With room again, the same build succeeds. Unguarded: about 216,000 lines (5,141 tracebacks)."""
     before = kept(wh)
     db_mb = wh.duckdb.stat().st_size / 1e6
     disk = tmp_path / "disk"
@@ -207,7 +207,7 @@ def test_full_disk_during_build_is_one_line_and_keeps_everything(wh, tmp_path):
 def test_failed_build_leaves_the_working_database_as_it_was(wh):
     """A truncated token-score part file fails dbt part-way (after it has built other tables). The working
     database is byte-identical afterwards (the copy saved before dbt ran is put back when dbt fails), the error is
-    one line naming the truncated file and dbt's log. Before issue 31 dbt had rewritten 18 tables of it and the
+    one line naming the truncated file and dbt's log. Unguarded, dbt had rewritten 18 tables of it and the
     file's name came after 21 lines of dbt's log."""
     before = kept(wh)
     part = sorted(wh.token_scores.rglob("part-*.parquet"))[0]
@@ -251,7 +251,7 @@ def test_build_killed_inside_dbt_is_undone_by_the_next_writer(wh, tiny_gpt2_dir,
 def test_live_store_in_a_folder_that_cannot_be_written_is_read(wh):
     """The live games' store whose folder is mounted read-only (SQLite cannot create its -shm file there): the
     build's flush reads it anyway (immutable: nobody can be writing it) and its players reach the warehouse. With
-    answers still in a -wal file it refuses, saying why. Before issue 31 every build failed with 'unable to open
+    answers still in a -wal file it refuses, saying why. Unguarded, every build failed with 'unable to open
     database file'."""
     store = live.store_path(wh.warehouse)
     ada = live.new_player(store, "Ada Lovelace", consent=True)

@@ -1,4 +1,4 @@
-"""The live games end to end (issue 24): headless Chromium plays both games on the real Streamlit app over a
+"""The live games end to end: headless Chromium plays both games on the real Streamlit app over a
 real warehouse; the answers are in the live store at once, in the warehouse's human tables with source 'live'
 after `predictabase build`, and in the marts, with the numbers the pages showed; the study's numbers do not
 move. Also the `live` ingest job: idempotent, seen by refresh, and a broken store refused in one line.
@@ -277,7 +277,7 @@ def test_a_broken_store_is_refused_in_one_line_and_changes_nothing(live_wh, tmp_
 
 
 # browsers answering at once against one app: two per core, 4 to 8 (a 2-core machine runs 4 browsers beside the
-# server; 8 on 2 cores measured the browsers, not the app, and timed out under load: issue 33)
+# server; 8 on 2 cores measured the browsers, not the app, and timed out under load)
 CLIENTS = max(4, min(8, 2 * (os.cpu_count() or 2)))
 GUESSES = 3        # top-1 guesses each
 TRAINING = 2       # pairwise training answers each
@@ -412,7 +412,7 @@ def _expected_points(p, store, player: str) -> list[tuple[str, float]]:
 
 
 def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reload_shows_the_result(live_wh, browser):
-    """Issue 32 (1, 7): with the original shown as B the page said "+nan points" (the points macro was called with
+    """With the original shown as B the page once said "+nan points" (the points macro was called with
     `100.0 - a.p_percent` unparenthesised). Play training questions until the original has been shown on both
     sides, each answer's points checked against an independent computation; then a game of 5 to its end, and a
     reload of its address shows the result, not a question past the end."""
@@ -495,7 +495,7 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
 
 
 def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_checks_every_float(live_wh):
-    """Issue 32 (1): mart_live_pairwise_answers.points was NaN for every answer whose original was shown as B, and
+    """mart_live_pairwise_answers.points was once NaN for every answer whose original was shown as B, and
     no test saw it (not_null passes NaN). Answers on both sides, at every choice, then a build: the mart's points
     are the independent computation, and the build's generic test finite_or_null (on every mart) holds."""
     import math
@@ -541,7 +541,7 @@ def _text_of(piece: str) -> str:
 
 
 def test_the_models_candidates_read_as_text(live_wh):
-    """Issue 32 (3): the candidates showed byte-level debris ('ĭ', '␣JosÃ©'). Every candidate of the tiny GPT-2
+    """The candidates once showed byte-level debris ('ĭ', '␣JosÃ©'). Every candidate of the tiny GPT-2
     (random weights, so its top 3 range over the whole vocabulary) is the text its vocabulary string stands for,
     decoded independently here; the comparison with the true token uses that text."""
     p = live_wh["paths"]
@@ -568,7 +568,7 @@ def test_the_models_candidates_read_as_text(live_wh):
 
 
 def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
-    """Issue 32 (3): searching "the" listed "The" and "the" before "␣the", so a pick mid-sentence was wrong by
+    """Searching "the" once listed "The" and "the" before "␣the", so a pick mid-sentence was wrong by
     construction. Mid-sentence the word's token with its space comes first, then the other case, then the bare
     ones; no piece of a character (U+FFFD) is listed; the study's impossible questions are not asked."""
     p = live_wh["paths"]
@@ -600,7 +600,7 @@ def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
 
 
 def test_input_limits_are_said_in_words(live_wh, browser):
-    """Issue 32 (6): a pasted 500-character name left the box empty with no word, typing stopped silently at 40/50
+    """A pasted 500-character name once left the box empty with no word, typing stopped silently at 40/50
     characters, a typed 50-character word was refused as "51 characters" (the space the game adds), and the
     refusals were the store's technical lines. Each case now says what happened, in a sentence."""
     with _live_page(live_wh, browser, PAGES["play_top1"]) as page:
@@ -632,7 +632,7 @@ def test_input_limits_are_said_in_words(live_wh, browser):
 
 
 def test_a_finished_passage_deals_the_next_one(live_wh, browser):
-    """The top-1 game's branch after a passage's last question (issue 32, found by 8 players at once): the page
+    """The top-1 game's branch after a passage's last question (found by 8 players at once): the page
     deals another passage in the same run and says so, instead of failing ("scope='fragment' can only be
     specified ..." when that run was the whole page's). The player's other answers of the passage are put in
     the store first, as if played; the last one is played in the browser."""
@@ -677,7 +677,7 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
 
 
 def test_macro_runs_in_parallel_threads_see_only_their_own_frames():
-    """run_macro works in cursors of one in-memory DuckDB (issue 32: a new connection cost ~23 ms a rerun).
+    """run_macro works in cursors of one in-memory DuckDB (a new connection cost ~23 ms a rerun).
     Sessions run in threads of their own and register the same names ('terms'): each must get its own rows."""
     import threading
 

@@ -1,4 +1,4 @@
-"""The live games' answer store (predictabase/core/live.py, issue 24): validation, privacy, limits, and answers from
+"""The live games' answer store (predictabase/core/live.py): validation, privacy, limits, and answers from
 many parallel clients on this machine, none lost, none duplicated, also when a writer is killed.
 
 The catalog is real: the game's GPT-2 vocabulary (the mirror's tokens.json), three of the study's comparison

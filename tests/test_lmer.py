@@ -1,4 +1,4 @@
-"""The R engine of the reading-time regressions (dbt_project/python/fit_lmer.R: paper 001's LMER through lme4)
+"""The R engine of the reading-time regressions (dbt_project/python/fit_lmer.R: Oh & Schuler's (2024) LMER through lme4)
 on small simulated data with known answers. `make test` installs Debian's R with lme4 (Makefile r-engine)."""
 from __future__ import annotations
 

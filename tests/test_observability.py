@@ -1,4 +1,4 @@
-"""Observability (issue 12 point 5): every list of marts comes from dbt, the snapshot describes its marts
+"""Observability: every list of marts comes from dbt, the snapshot describes its marts
 and columns from dbt's manifest, source freshness is checked by dbt and recorded without ever blocking a
 publish, and the home page shows the latest runs, the freshness and every mart.
 

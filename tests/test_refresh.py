@@ -1,4 +1,4 @@
-"""`predictabase refresh` (issue 12 points 1 and 4), through the real CLI in subprocesses.
+"""`predictabase refresh`, through the real CLI in subprocesses.
 
 One session-scoped warehouse (`refreshed`, tests/conftest.py: shared with tests/test_user_corpus.py) is refreshed
 once from nothing (fetched from the mirror, every ingest job, UCL and the user corpus Brown scored by the tiny

@@ -1,4 +1,4 @@
-"""The runs log (`predictabase.runs`, issue 12 point 5): every command writes a row — command, options,
+"""The runs log (`predictabase.runs`): every command writes a row — command, options,
 start, end, status, rows in/out, error text — to `<warehouse>/runs.jsonl`, killed commands included."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scoreboard marts (issue 23) on the session's real warehouse (tests/conftest.py: UCL and Natural Stories, the
+"""The scoreboard marts on the session's real warehouse (tests/conftest.py: UCL and Natural Stories, the
 GPT-3 import, the pairwise game; UCL scored by the tiny GPT-2), checked against the marts they read and an
 independent computation of the humans-vs-best-model gap."""
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_every_predictor_has_every_comparison_with_a_value_or_a_reason(con):
     assert len(wide) == len(predictors)
     assert {p for p, ppl, *_ in wide if ppl is not None} >= {"humans", "gpt2", "gpt2-medium", "two-layer-14m"}
     for predictor, ppl, bpb, why in wide:
-        # the same value as the long mart, NULL exactly where it gives a reason (issue 33: an `or` passed any NULL)
+        # the same value as the long mart, NULL exactly where it gives a reason (an `or` once passed any NULL)
         cell = _cell(con, predictor, "pairwise_perplexity")
         assert ppl == (None if math.isnan(cell["value"]) else cell["value"]), predictor
         assert (ppl is None) == isinstance(cell["null_reason"], str), (predictor, cell["null_reason"])
@@ -121,7 +121,7 @@ def test_humans_vs_the_best_model_recomputed(con):
 
 
 def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
-    """Issue 32 (5): headlines follow the statistics. On the real marts every gap's 95% interval excludes no
+    """Headlines follow the statistics. On the real marts every gap's 95% interval excludes no
     difference, so each is counted for its winner; the same rows with the pairwise game's interval widened
     across 1 (humans / model) count it as a tie, not a win."""
     import sys
@@ -146,7 +146,7 @@ def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
 
 
 def test_the_rank_legend_has_whole_ranks_once_each(con):
-    """Issue 32: the rank legend of a two-predictor grid read "1 2 2" (Vega's ticks at 1, 1.5 and 2 printed as
+    """The rank legend of a two-predictor grid once read "1 2 2" (Vega's ticks at 1, 1.5 and 2 printed as
     whole numbers). Its ticks are whole ranks, each once, from 1 to the worst, on the mart's ranks, whose
     empty cells (NA) are no tick."""
     import sys

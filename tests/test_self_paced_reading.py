@@ -1,4 +1,4 @@
-"""Self-paced reading and word frequency (issue 11) on the real files: the two SPR jobs (row counts, the UCL
+"""Self-paced reading and word frequency on the real files: the two SPR jobs (row counts, the UCL
 reader and sentence findings, the join error on a doctored row), raw.word_frequencies against wordfreq and
 freqs-1.tsv, and the dbt marts (the Natural Stories filter counts and its exact reproduction of meanItemRT)."""
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_word_means_reproduce_natural_stories_meanitemrt(warehouse):
 
 
 def test_a_users_per_reader_times_take_the_shipped_lane(warehouse, tmp_path):
-    """Issue 34: a user corpus's per-reader reading times are rows of raw.reading_times, as the shipped corpora's, and
+    """A user corpus's per-reader reading times are rows of raw.reading_times, as the shipped corpora's, and
     enter the regressions through the same query. Natural Stories' story 1 declared as a user's corpus (`corpus
     add`) with five readers' self-paced reading times taken from the shipped rows: every row enters
     int_reading_observations as given (a user corpus declares no exclusion), and int_reading_word_means is their
@@ -248,6 +248,6 @@ def test_a_users_per_reader_times_take_the_shipped_lane(warehouse, tmp_path):
     for word_id, mean, n, source in means:
         assert source == "readers" and n == len(by_word[word_id])
         assert mean == pytest.approx(statistics.fmean(by_word[word_id]), rel=1e-12)
-    # the shipped story's rows are where they were (the exclusions of paper 001 appendix B still apply to them)
+    # the shipped story's rows are where they were (the exclusions of Oh & Schuler 2024, appendix B still apply to them)
     assert q(p, "select count(*) from intermediate.int_reading_observations where corpus = 'natural_stories' "
                 "and rt_ms < 100") == [(0,)]

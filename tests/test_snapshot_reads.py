@@ -1,5 +1,5 @@
 """The dashboard reads the snapshot that is published now, even while a connection to an older one
-is open in the same process (issue 7, point 2).
+is open in the same process.
 
 DuckDB hands `duckdb.connect(path)` the database instance of any connection to that path still open
 in the process: after a publish (os.replace) that is the old, replaced file. The first test shows

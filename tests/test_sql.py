@@ -94,7 +94,7 @@ def test_every_way_out_is_refused_with_its_reason(real_warehouse, tmp_path):
         ("INSTALL httpfs", sql.EXTENSIONS),
         ("LOAD httpfs", sql.EXTENSIONS),
         (f"LOAD {q(fake_extension)}", sql.EXTENSIONS),
-        ("LOAD json", sql.EXTENSIONS),  # built into DuckDB: DuckDB itself would allow it (issue 31)
+        ("LOAD json", sql.EXTENSIONS),  # built into DuckDB: DuckDB itself would allow it
         ("LOAD parquet", sql.EXTENSIONS),
         ("SELECT 1; LOAD json", sql.EXTENSIONS),
         ("SET enable_external_access = true", sql.SETTINGS),

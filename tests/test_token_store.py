@@ -128,8 +128,8 @@ def test_arrow_fits_is_strict():
 
 def test_dbt_fixture_writes_the_store_schema(tmp_path):
     """The dbt tests' fixture writes run directories the scorer's store reads as its own: the part files
-    have the store's schema, field by field, and the store counts their documents and rows. (It compared
-    TOKEN_SCHEMA with store.SCHEMA, its own definition: issue 33.)"""
+    have the store's schema, field by field, and the store counts their documents and rows. (It once compared
+    TOKEN_SCHEMA with store.SCHEMA, its own definition.)"""
     from predictabase.core.config import paths as make_paths
     from tests.dbt_fixtures import Fixture, token_rows, write_run
     fx = Fixture(make_paths(tmp_path / "warehouse"))

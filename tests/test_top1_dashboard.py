@@ -1,4 +1,4 @@
-"""The "Top-1 game" page (paper 000 sec. 3, Figures 1-2) against a hand-made snapshot of the three top-1
+"""The "Top-1 game" page (Shlegeris et al. 2024, sec. 3, Figures 1-2) against a hand-made snapshot of the three top-1
 marts (tests/top1_dashboard_fixtures.py): the finding sentence's numbers, the histogram's players and the
 models' lines (every mark in a legend), the summary table in words, the question explorer (true token,
 every guess, each model's prediction and top next tokens) and the questions where players beat every model.
@@ -128,7 +128,7 @@ def test_filters_and_figure_1(page) -> None:
         "GPT-Neo 125M, reported by the authors": pytest.approx(0.38),
         "GPT-3 davinci, reported by the authors": pytest.approx(0.56)}
     assert any("No model is measured here on all possible questions" in c.value for c in at.caption)
-    # three files report davinci: each line is named with its file's ordinal in words (issue 32: not the file's
+    # three files report davinci: each line is named with its file's ordinal in words (not the file's
     # name, model_perfs_new_new_new_orig.json), the selector shows both
     files = at.multiselect(key="top1_files_all_possible").options
     chosen = ["model_perfs.json", "model_perfs_new_new_new_orig.json", "model_perfs_origin.json"]

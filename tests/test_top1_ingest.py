@@ -1,4 +1,4 @@
-"""The top-1 game (paper 000, sec. 3): ingest (raw.top1_guesses, raw.top1_reference_accuracies,
+"""The top-1 game (Shlegeris et al. 2024, sec. 3): ingest (raw.top1_guesses, raw.top1_reference_accuracies,
 raw.game_vocabulary), the python_literal reader, and the dbt staging/intermediate layer
 (int_top1_guesses, int_top1_questions) checked against an independent reading of the mirror's JSON files.
 

@@ -75,7 +75,7 @@ def test_brown_has_smollm2_word_surprisal(brown):
 
 
 def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkeypatch):
-    """Issue 34: MECO's German texts and eye-tracking means, added with `corpus add --language de` and no code
+    """MECO's German texts and eye-tracking means, added with `corpus add --language de` and no code
     (tests/conftest.py `refreshed`): declared German in the marts, word frequencies from wordfreq's German list
     (checked word by word against wordfreq itself), every model's word surprisal, delta log-likelihood per
     measure, and on every page that offers a corpus."""

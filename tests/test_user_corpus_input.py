@@ -94,7 +94,7 @@ def test_word_row_that_does_not_join(warehouse, files, tmp_path):
 
 @pytest.mark.parametrize("value, problem", [("-12.5", "-12.5 is not a reading time > 0 ms"),
                                             ("fast", "'fast' is not a number"), ("0", "0 is not a reading time"),
-                                            # a failed computation, not "not read" (that is empty or NA; issue 31)
+                                            # a failed computation, not "not read" (that is empty or NA)
                                             ("NaN", "'NaN' is not a finite number"),
                                             ("nan", "'nan' is not a finite number"),
                                             ("inf", "'inf' is not a finite number"),
@@ -109,7 +109,7 @@ def test_reading_time_negative_or_not_a_number(warehouse, files, tmp_path, value
 
 
 def test_nul_byte_inside_a_text(warehouse, tmp_path):
-    """A NUL byte would be stored inside a word (issue 31): refused, naming the file and the line."""
+    """A NUL byte would be stored inside a word: refused, naming the file and the line."""
     f = tmp_path / "texts.csv"
     f.write_bytes(b"text_id,text\n1,The cat sat.\n2,A d\x00og ran.\n")
     refused(warehouse, ["mine", "--texts", str(f)], str(f), "line 3: a NUL byte")
@@ -119,7 +119,7 @@ def test_nul_byte_inside_a_text(warehouse, tmp_path):
 
 
 def test_unterminated_quote_is_named_without_the_readers_advice(warehouse, files, tmp_path):
-    """polars' message for an unclosed quote goes on with advice about its own options (issue 31): the error says
+    """polars' message for an unclosed quote goes on with advice about its own options: the error says
     which line opens the quote, and nothing of polars' options."""
     lines = files["rt"].read_text().splitlines()
     t, w, _ = lines[5].split(",")

@@ -1,4 +1,4 @@
-"""Prompts in the wild (paper 002): ingest, decryption failures, and the dbt marts on the real data.
+"""Prompts in the wild (Casares et al. 2022): ingest, decryption failures, and the dbt marts on the real data.
 
 Plaintext never leaves memory here: the tests decrypt with `cryptography` in-process, compare numbers,
 and assert on error messages and row counts only (no prompt text in asserts, files or logs).
@@ -154,7 +154,7 @@ def test_missing_key_in_readme_is_a_clear_error(wild_paths: Paths, monkeypatch) 
 # ---------------------------------------------------------------- dbt marts on the real data
 
 def test_loss_conversion(built: Paths) -> None:
-    # L_H = 1 - (s - 1)/4 (paper 002, Methodology), every score 1..5 occurs in the data
+    # L_H = 1 - (s - 1)/4 (Casares et al. 2022, Methodology), every score 1..5 occurs in the data
     pairs = dict(_q(built, "select distinct usefulness_score, loss from intermediate.int_wild_losses"))
     assert pairs == {1: 1.0, 2: 0.75, 3: 0.5, 4: 0.25, 5: 0.0}
 

@@ -1,4 +1,4 @@
-"""Paper 001's Theorems 1 and 2 through this project's scorer and word-surprisal macro, on a bigram LM whose
+"""Oh & Schuler's (2024) Theorems 1 and 2 through this project's scorer and word-surprisal macro, on a bigram LM whose
 words can all be enumerated (ingest/scoring/diagnostics.py, mart_word_probability_sums).
 
 Theorem 2: over "the next word, or the end of the text", sum p_WT(w | c) + p(eot | c) / B(c) = 1; with the
@@ -215,7 +215,7 @@ def test_the_check_fails_without_end_of_text_in_b():
 def test_the_ingest_job_writes_the_module_tables():
     """The ingest job `word_probability_sums` (ingest/datasets/word_probability_sums.py) writes the module's token
     and word rows as they are; dbt only types them (stg_word_probability_sums_*): no dbt model imports the ingest
-    code (issue 34)."""
+    code."""
     from ingest.datasets import word_probability_sums as job
     from ingest.scoring.store import SCHEMA
     frames = job.load(None)

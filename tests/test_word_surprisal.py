@@ -1,4 +1,4 @@
-"""Word surprisal, LW and WT (paper 001), through the one SQL definition (dbt macro `word_surprisal_sql`).
+"""Word surprisal, LW and WT (Oh & Schuler 2024), through the one SQL definition (dbt macro `word_surprisal_sql`).
 
 1. Alignment of tokens to a corpus's own (whitespace-delimited) words, for tokenizers with and without a
    leading-space marker: byte-level BPE (the real GPT-2 files, SmolLM2's real tokenizer), SentencePiece
@@ -693,7 +693,7 @@ def gemma_tokenizer(tmp_path_factory):
     from predictabase.core.errors import ModelLoadError
     from ingest.scoring.models import gemma3_gguf
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
-    # install or a tokenizer that does not load fails (issue 33: any exception was a skip, so CI never ran this)
+    # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)
     try:
         gguf = gemma3_gguf(make_paths(tmp_path_factory.mktemp("gemma") / "warehouse"))
     except ModelLoadError as exc:

@@ -1,4 +1,4 @@
-"""The "Word surprisal" page (paper 001: leading-whitespace LW vs whitespace-trailing WT word surprisal) against
+"""The "Word surprisal" page (Oh & Schuler 2024: leading-whitespace LW vs whitespace-trailing WT word surprisal) against
 the real warehouse of the session (conftest.real_warehouse: UCL scored by the tiny GPT-2, the GPT-3 davinci import
 on Natural Stories; dbt built and published), and against a copy of it with the UCL word surprisals precomputed
 upstream ingested too. Every number the tests expect is queried from the published marts, or, for the sentence

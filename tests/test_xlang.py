@@ -1,4 +1,4 @@
-"""Issue 35: MECO's eye-tracking means in 11 languages as shipped corpora (ingest/datasets/meco.py, one corpus per
+"""MECO's eye-tracking means in 11 languages as shipped corpora (ingest/datasets/meco.py, one corpus per
 language), Wilcox et al. (2023)'s four models imported as runs, and their delta log-likelihood replayed
 (int_xlang_delta_loglik) equal to their steps run in R (tests/r/wilcox_dll.R) to 1e-9 nats; word lengths counted
 in every script. The warehouse is the session's `refreshed` one (tests/conftest.py): every ingest job, a full dbt

@@ -1,4 +1,4 @@
-"""Human perplexity (paper 000, Shlegeris et al., sec. 4, Figure 4; appendices B-D).
+"""Human perplexity (Shlegeris et al. 2024, sec. 4, Figure 4; appendices B-D).
 
 Reads only the published snapshot's `mart_pairwise_perplexity`; computes nothing (filters,
 labels and plots the mart's columns).

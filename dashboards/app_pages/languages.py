@@ -1,4 +1,4 @@
-"""Languages (issue 35): how well models' surprisal explains reading in MECO's 11 languages (Wilcox, Pimentel,
+"""Languages: how well models' surprisal explains reading in MECO's 11 languages (Wilcox, Pimentel,
 Meister, Cotterell & Levy 2023; Siegelman et al. 2022), whether the link is linear, and anticipation.
 
 Reads only the published snapshot's `mart_xlang_delta_loglik` (ΔLL by their procedure, with the entropy

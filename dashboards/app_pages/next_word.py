@@ -1,9 +1,9 @@
-"""Humans vs models: next word (issue 11). People's cloze responses against a model's whole-word probabilities.
+"""Humans vs models: next word. People's cloze responses against a model's whole-word probabilities.
 
 Reads only the published snapshot's `mart_cloze_vs_model_summary` (the finding and the table by model),
 `mart_cloze_vs_model` (one sentence's positions), `mart_cloze_vs_model_responses` (one position's two
 distributions) and `mart_cloze_calibration`; computes no metric: it filters, orders and formats the marts'
-columns. Probabilities are paper 001's whitespace-trailing word probabilities (WT, eq. 6); the human
+columns. Probabilities are Oh & Schuler's (2024) whitespace-trailing word probabilities (WT, eq. 6); the human
 distribution is each response's share of the non-empty responses (the empty response is left out).
 """
 from __future__ import annotations

@@ -104,7 +104,7 @@ def _new_game(length: int) -> None:
 
 @st.fragment
 def play() -> None:
-    """The game: question, answer, feedback, score and result. A fragment (issue 32): an answer or "Next
+    """The game: question, answer, feedback, score and result. A fragment: an answer or "Next
     question" reruns only this, not the page, so many players at once share the server's two cores better;
     every button acts in its callback, so one click is one rerun."""
     mine = live_games.answers(me["id"])["pairwise"]

@@ -1,4 +1,4 @@
-"""Play the top-1 game (paper 000 sec. 3, issue 24): guess the next token of a passage, see the true token and a
+"""Play the top-1 game (Shlegeris et al. 2024, sec. 3): guess the next token of a passage, see the true token and a
 model's top candidates, and your running accuracy next to the model's and the study's players.
 
 Reads the game marts (`mart_live_top1_passages`, `mart_live_top1_questions`, `mart_live_top1_model_candidates`,
@@ -62,7 +62,7 @@ in_corpus = passages[passages["corpus"] == corpus]
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def vocabulary_index(snapshot_id: str) -> tuple[pd.DataFrame, dict[int, str], dict[int, str]]:
-    """The game's vocabulary prepared once per snapshot for every player (issue 32): the tokens that are not a
+    """The game's vocabulary prepared once per snapshot for every player (many play at once): the tokens that are not a
     piece of a character (U+FFFD in the game's files are never listed), with the columns the search ranks by;
     token id -> its display and -> the token. Read-only, shared: filter it into new frames."""
     vocab = data.shared("mart_game_vocabulary")
@@ -104,7 +104,7 @@ def _guess(position: int, guess: str, mode: str) -> None:
 
 @st.fragment
 def play() -> None:
-    """The passage, the answer, the reveal and the running score. A fragment (issue 32): a guess, a search or
+    """The passage, the answer, the reveal and the running score. A fragment: a guess, a search or
     "Next position" reruns only this, not the page, so many players at once share the server better."""
     mine = live_games.answers(me["id"])["top1"]
     done = set(zip(mine["corpus"], mine["doc_id"], mine["position"]))
@@ -121,7 +121,7 @@ def play() -> None:
         qs = data.rows("mart_live_top1_questions", where={"corpus": corpus, "doc_id": game["doc_id"]},
                        order_by=["position"])
         # the study's impossible questions (a newline or a piece of a character, U+FFFD in the game's own files)
-        # are not asked: nobody could type them, and the study's analysis leaves them out too (paper 000 sec. 3)
+        # are not asked: nobody could type them, and the study's analysis leaves them out too (Shlegeris et al. 2024, sec. 3)
         qs = qs[~qs["is_impossible"].fillna(False).astype(bool)]
         return qs, qs[[(corpus, game["doc_id"], int(p)) not in done for p in qs["position"]]]
 

@@ -1,4 +1,4 @@
-"""Reading times (issue 19; papers 001 and 004): how well each model's surprisal explains how long people
+"""Reading times (Oh & Schuler 2024; Hao et al. 2020): how well each model's surprisal explains how long people
 read each word.
 
 Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with intervals),
@@ -122,7 +122,7 @@ finding_slot.markdown(
     + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
     + f": most for {best['model']} ({x100(best['delta_loglik_nats_per_row'])} × 10⁻² {unit}), least for "
       f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])} × 10⁻² {unit})"
-    # a ranking the intervals do not support is a tie (issue 32)
+    # a ranking the intervals do not support is a tie
     + (", though their 95% intervals overlap: the models are not told apart" if len(shown) > 1
        and pd.notna(best["lo"]) and pd.notna(worst["hi"]) and best["lo"] <= worst["hi"] else "") + ".**")
 if only_lw and definition == "wt":
@@ -156,7 +156,7 @@ charts.show((bars + points).properties(height=max(200, 26 * len(shown))),
 st.caption("Each point is one model's ΔLL in 10⁻² nats per word; the line through it its 95% interval over folds; "
            "colour = model family.")
 
-# ------------------------------------------------------------------ paper 004 Figure 1: PNC and perplexity vs ΔLL
+# ------------------------------------------------------------------ Hao et al. 2020, Figure 1: PNC and perplexity vs ΔLL
 st.subheader("Is a better language model a better model of reading?")
 ppl = data.rows(PPL, where={"corpus": corpus, "measure": measure, "definition": definition})
 if ppl is not None and not ppl.empty:
@@ -168,7 +168,7 @@ if ppl is not None and not ppl.empty:
         y=alt.Y("dll:Q", title=DLL_AXIS),
         color=family_color(ALL_FAMILIES, ppl["family"]),
         size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
-                      # grey swatches: the default black ones vanished on a dark theme (issue 32)
+                      # grey swatches: the default black ones vanished on a dark theme
                       # listed downwards: across, its symbols ran past a 480 px column and were cut
                       legend=alt.Legend(orient="bottom", direction="vertical", symbolFillColor="#888888",
                                         symbolStrokeColor="#888888")),
@@ -197,7 +197,7 @@ if ppl is not None and not ppl.empty:
         st.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
                    + (f" ({and_join(with_cloze)} {'has' if len(with_cloze) == 1 else 'have'})." if with_cloze else "."))
 
-# ------------------------------------------------------------------ WT vs LW (paper 001)
+# ------------------------------------------------------------------ WT vs LW (Oh & Schuler 2024)
 st.subheader("Whitespace-trailing vs leading-whitespace word surprisal")
 wl = data.rows(WTLW, where={"corpus": corpus, "measure": measure, "method": method})
 if wl is None or wl.empty:
@@ -220,7 +220,7 @@ else:
                         legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
                  alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f")])
-    # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark, issue 32)
+    # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark)
     zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4],
                                                                                      color="#888888").encode(
         x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom",
@@ -246,7 +246,7 @@ if shape is not None and not shape.empty:
     enc = alt.Chart(shape).encode(
         x=alt.X("mean_surprisal_bits:Q", title="word surprisal (bits)"),
         # the legend draws the lines' colour at full strength (the band's 0.2 opacity made the swatches nearly
-        # invisible, on a dark theme above all: issue 32)
+        # invisible, on a dark theme above all)
         color=alt.Color("word_surprisal:N", title="word surprisal",
                         legend=alt.Legend(orient="bottom", symbolType="stroke", symbolOpacity=1,
                                           symbolStrokeWidth=3)))

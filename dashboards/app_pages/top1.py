@@ -1,4 +1,4 @@
-"""Top-1 game (paper 000, Shlegeris et al., sec. 3, Figures 1 and 2): how often players and language models
+"""Top-1 game (Shlegeris et al. 2024, sec. 3, Figures 1 and 2): how often players and language models
 name the true next token.
 
 Reads only the published snapshot's top-1 marts (`mart_top1_summary`, `mart_top1_player_accuracy`,

@@ -1,4 +1,4 @@
-"""Prompts in the wild (paper 002, Casares et al., AAAI-22): is using GPT-3 cheaper than doing the task?
+"""Prompts in the wild (Casares et al. 2022, AAAI): is using GPT-3 cheaper than doing the task?
 
 Reads only the published snapshot's wild marts; computes nothing (pivots, filters and formats only).
 The prompts, completions and answers are shown inside the app only.

@@ -1,4 +1,4 @@
-"""Word surprisal (paper 001, Oh & Schuler: leading vs trailing whitespace; Pimentel & Meister 2024).
+"""Word surprisal (Oh & Schuler 2024: leading vs trailing whitespace; Pimentel & Meister 2024).
 
 Two definitions of a word's surprisal, both in the marts: leading-whitespace (LW, the usual sum of the
 word's token surprisals, the first token carrying the space before the word) and whitespace-trailing (WT,
@@ -50,7 +50,7 @@ N_LABELLED = 10  # words labelled in the scatter and listed below it
 PALETTE = ["#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c", "#b10026"]
 NO_VALUE = "#d9d9d9"
 NICE_STEPS = [0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50]
-# paper 001, Examples 7 and 8 (the SAP benchmark's transitive/intransitive garden path; critical word "took")
+# Oh & Schuler 2024, Examples 7 and 8 (the SAP benchmark's transitive/intransitive garden path; critical word "took")
 AMBIGUOUS = "When the dog scratched the vet with his new assistant took off the muzzle."
 UNAMBIGUOUS = "When the dog scratched, the vet with his new assistant took off the muzzle."
 CRITICAL = "took"
@@ -354,7 +354,7 @@ else:
 # ------------------------------------------------------------------ every model on this corpus
 st.subheader(f"Every model on {cname}")
 tab = runs.reset_index(drop=True)
-# a run marked LW only shows no WT number (issue 32: its row showed WT values next to "LW only")
+# a run marked LW only shows no WT number (its row showed WT values next to "LW only")
 _wt = ["mean_surprisal_wt_bits", "mean_wt_minus_lw_bits", "mean_abs_wt_minus_lw_bits", "share_moved_over_1_bit"]
 tab[_wt] = tab[_wt].mask(tab["_lw"].astype(bool))
 table = pd.DataFrame({

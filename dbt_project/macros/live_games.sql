@@ -1,10 +1,10 @@
-{#- The live games' metrics (issue 24), ONE definition used twice: by the dbt marts over every player
+{#- The live games' metrics, ONE definition used twice: by the dbt marts over every player
     (mart_pairwise_player_perplexity, mart_live_pairwise_answers, mart_live_top1_players), and by the game pages
     over the player's own answers at the end of a game (dashboards/live_games.py renders this file with Jinja
     and runs the SQL in an in-memory DuckDB). So these macros use plain Jinja only: no ref(), var() or adapter;
     the caller passes the relations. -#}
 
-{#- Paper 000 sec. 4.1.2, the reward shown as points: a player says p = their percent that token A is the
+{#- Shlegeris et al. 2024, sec. 4.1.2, the reward shown as points: a player says p = their percent that token A is the
     original, and scores
         R(p) = 1000 ( g(A|c) (ln p - ln 0.5) 1[A is the original] + g(B|c) (ln(1 - p) - ln 0.5) 1[B is the original] )
     where g is the generator GPT-2 small; 0 points for 50 %. `p_a_percent` may be an expression
@@ -16,7 +16,7 @@
 end)
 {%- endmacro %}
 
-{#- One row per answer with its summand of paper 000 eq. 4, g(y|c)/g(x|c) * r(x, y|c), r = (1 - p)/p for the
+{#- One row per answer with its summand of Shlegeris et al. 2024, eq. 4, g(y|c)/g(x|c) * r(x, y|c), r = (1 - p)/p for the
     stated probability p that the true token y is the original (as int_pairwise_predictor_answers for humans,
     whose answers are already the game's choices), and its points (sec. 4.1.2). `answers` needs player,
     comparison_id, k, p_percent and true_token_shown_as ('A'/'B'; NULL for the study, which did not record it).
@@ -75,7 +75,7 @@ inner join (
 ) as st on st.comparison_id = a.comparison_id
 {%- endmacro %}
 
-{#- Paper 000 eq. 5 over the answers of each group (`group_by`: a column list), exactly as the study's humans
+{#- Shlegeris et al. 2024, eq. 5 over the answers of each group (`group_by`: a column list), exactly as the study's humans
     (int_pairwise_question_terms, int_pairwise_estimates, mart_pairwise_perplexity 'two_sigma'):
       per question, ln of the mean summand over the group's answers to it;
       L_h - L_G = the mean of those over the group's N questions; sigma = their population sd / sqrt(N);
@@ -112,7 +112,7 @@ select *,
 from per_group
 {%- endmacro %}
 
-{#- The top-1 game, per answer (paper 000 sec. 3): correct when the guess is the true token; and, on the same
+{#- The top-1 game, per answer (Shlegeris et al. 2024, sec. 3): correct when the guess is the true token; and, on the same
     position, each model's most probable next token (its own tokenizer, where a model token starts exactly where
     the question does) and whether it reads as the true token. `answers`: player_id, corpus, doc_id, position,
     guess; `questions`: mart_live_top1_questions; `candidates`: mart_live_top1_model_candidates. -#}
@@ -129,7 +129,7 @@ inner join {{ questions }} as q on q.corpus = a.corpus and q.doc_id = a.doc_id a
 left join {{ candidates }} as c on c.corpus = a.corpus and c.doc_id = a.doc_id and c.position = a.position
 {%- endmacro %}
 
-{#- The study's players a live player is compared with (paper 000 Fig. 1): those of `player_accuracy`
+{#- The study's players a live player is compared with (Shlegeris et al. 2024, Fig. 1): those of `player_accuracy`
     (mart_top1_player_accuracy) with >= 50 possible answers, not excluded, on all possible questions. -#}
 {% macro top1_study_players(player_accuracy) -%}
 select * from {{ player_accuracy }}

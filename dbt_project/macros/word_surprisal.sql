@@ -1,6 +1,6 @@
 {#-
   Word surprisal from token scores: the alignment of tokens to a corpus's own words and the two
-  word surprisals of paper 001 (Oh & Schuler 2024), leading-whitespace (LW) and whitespace-trailing
+  word surprisals of Oh & Schuler 2024, leading-whitespace (LW) and whitespace-trailing
   (WT). Plain Jinja (no dbt functions): `int_word_surprisal` calls it with refs, and the dashboard's
   "type a sentence" box renders the same text with jinja2 over in-memory tables, so the numbers on
   the page come from this one definition (dashboards/word_surprisal_sql.py).
@@ -24,7 +24,7 @@
 
   LW (the common practice): ln p_LW(w) = sum of ln p(token) over the word's tokens, the first token
   carrying the word's leading whitespace.
-  WT (paper 001 eqs. 5-6): ln p_WT(w) = ln p_LW(w) + ln B(after w's last token) - ln B(before w's
+  WT (Oh & Schuler 2024, eqs. 5-6): ln p_WT(w) = ln p_LW(w) + ln B(after w's last token) - ln B(before w's
   first token), B(t) = the mass on word-initial tokens plus end-of-text at position t.
   First word of a text: conditioned on BOS only, no preceding boundary term (the subtracted term
   is 0; `logprob_boundary_before_nats` is NULL). Last word: the following boundary is the end of
@@ -115,7 +115,7 @@ select
     case when is_aligned and is_fully_scored then logprob_lw_nats end as logprob_lw_nats,
     case when is_aligned and is_fully_scored then logprob_boundary_before_nats end as logprob_boundary_before_nats,
     case when is_aligned and is_fully_scored then logprob_boundary_after_nats end as logprob_boundary_after_nats,
-    -- paper 001 eq. 6: ln p_WT = ln p_LW + ln B(after) - ln B(before); no before-term for the first word
+    -- Oh & Schuler 2024, eq. 6: ln p_WT = ln p_LW + ln B(after) - ln B(before); no before-term for the first word
     case when is_aligned and is_fully_scored then
         logprob_lw_nats + logprob_boundary_after_nats - coalesce(logprob_boundary_before_nats, 0)
     end as logprob_wt_nats

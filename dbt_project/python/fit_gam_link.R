@@ -1,4 +1,4 @@
-# The shape of the surprisal-reading time link (issue 35), for the dbt model int_link_fits: Wilcox, Pimentel,
+# The shape of the surprisal-reading time link, for the dbt model int_link_fits: Wilcox, Pimentel,
 # Meister, Cotterell & Levy (2023), xlang-processing analysis/analysis_link.Rmd, with mgcv.
 #
 #   Rscript --vanilla fit_gam_link.R INPUT.csv WORDS.csv CURVES.csv ERRORS.csv

@@ -1,4 +1,4 @@
-# Paper 001's LMER (Oh & Schuler 2024, sec. 4.1) for the dbt model int_delta_loglik_lmer.
+# Oh & Schuler's (2024) LMER (sec. 4.1) for the dbt model int_delta_loglik_lmer.
 #
 #   Rscript --vanilla fit_lmer.R INPUT.csv OUTPUT.csv SET1,SET2,...
 #

@@ -4,7 +4,7 @@ Imported by the dbt Python models (dbt-duckdb puts this folder on sys.path: prof
 and by the tests, which check it on synthetic data and against statsmodels. Plain numpy on sufficient
 statistics: every fit is a small linear solve, so hundreds of cross-validated fits take seconds on 2 cores.
 
-Delta log-likelihood (paper 004 sec. 3.2; Goodkind & Bicknell 2018; Wilcox et al. 2020/2023; Pimentel &
+Delta log-likelihood (Hao et al. 2020, sec. 3.2; Goodkind & Bicknell 2018; Wilcox et al. 2020/2023; Pimentel &
 Meister 2024): the held-out log-likelihood of a regression with surprisal minus that of a baseline without
 it. Here, for a fold k of K:
 

@@ -61,7 +61,7 @@ def our_surprisal_words(words: pd.DataFrame, run: pd.DataFrame, corpus: str, def
 
 
 def first_token_entropy(word_surprisal, token_scores, corpora: list[str]) -> pd.DataFrame:
-    """Our models' entropy of a word (issue 35), bits: the entropy of the next-token distribution the word's first
+    """Our models' entropy of a word, bits: the entropy of the next-token distribution the word's first
     token is drawn from, H(T | the text before the word), one softmax's exact value (int_token_scores'
     entropy_nats at the word's first token; the relations of int_word_surprisal and int_token_scores, which the
     model file refs). It is the reader's uncertainty before the word, what anticipation is about, and a lower

@@ -1,4 +1,4 @@
-"""The live games' answers (issue 24) as `raw.live_players`, `raw.live_top1_answers`, `raw.live_pairwise_answers`.
+"""The live games' answers as `raw.live_players`, `raw.live_top1_answers`, `raw.live_pairwise_answers`.
 
 The dashboard's game pages append answers to the live store (`predictabase/core/live.py`: SQLite in
 `<warehouse>/live/`, validated there). This job copies the whole store into the warehouse, replacing the three

@@ -1,4 +1,4 @@
-"""Ingest the LM game's pairwise ("which one scored") experiment: paper 000, section 4.
+"""Ingest the LM game's pairwise ("which one scored") experiment: Shlegeris et al. 2024, section 4.
 
 Loads and validates only; every metric (r, the importance-sampling terms, L_h - L_G,
 perplexities) is derived in dbt (`dbt_project/models/*/pairwise/`).
@@ -29,7 +29,7 @@ Raw tables written (schema `raw`, all in ONE transaction, whole tables replaced)
   (a question-set, training or answered comparison, or the answers file) raises
   `IngestError(file, problem)` before anything is written.
 
-Word tokens (paper 000, appendix D): y "starts with a space and otherwise only contains
+Word tokens (Shlegeris et al. 2024, appendix D): y "starts with a space and otherwise only contains
 alphabetical characters" (`y[0] == ' '` and `y[1:].isalpha()`; 84 of the 120 question-set
 tokens). The top-1 game's extra condition (the NEXT token starts with a space, SOURCES.md)
 cannot be applied here: a comparison file holds the context and y only, not the token after
@@ -56,7 +56,7 @@ COMPARISONS = dataset(DATASET).file("comparisons")
 ANSWERS_PATH = ANSWERS.path
 COMPARISONS_DIR = COMPARISONS.glob.rsplit("/", 1)[0] + "/"
 
-# Question sets as the authors define them (paper 000 section 4.1; SOURCES.md).
+# Question sets as the authors define them (Shlegeris et al. 2024, section 4.1; SOURCES.md).
 QUESTION_SETS = {"set_1": range(10000, 10040), "set_2": range(20010, 20090)}
 TRAINING = range(20000, 20010)
 N_SAMPLES = 400
@@ -77,7 +77,7 @@ def question_set(comparison_id: int) -> str:
 
 
 def is_word_token(token: str) -> bool:
-    """Paper 000 appendix D: a space, then only alphabetical characters (at least one)."""
+    """Shlegeris et al. 2024, appendix D: a space, then only alphabetical characters (at least one)."""
     return len(token) > 1 and token[0] == " " and token[1:].isalpha()
 
 

@@ -101,12 +101,12 @@ _ALL: list[Job] = [
         writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts")),
     Job("natural_stories_spr_means", _paths_only(natural_stories_spr_means.load), replace_tables_in,
         writes=("raw.natural_stories_spr_means",)),
-    # the top-1 game (paper 000, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
+    # the top-1 game (Shlegeris et al. 2024, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
     Job("lm_game_top1", _paths_only(top1.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
     Job("lm_game_model_perfs", _paths_only(top1.load_model_perfs), replace_tables_in,
         writes=("raw.top1_reference_accuracies",)),
     Job("lm_game_vocabulary", _paths_only(top1.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)),
-    # cloze norms (issue 11): raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
+    # cloze norms: raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
     Job("provo_cloze", cloze.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
     Job("ucl_cloze", cloze.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
     Job("ucl_cloze_distributions", cloze.load_distributions, write_partitions, after=("ucl",),
@@ -114,12 +114,12 @@ _ALL: list[Job] = [
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
     Job("ucl_published_measures", _paths_only(ucl_published.load), replace_tables_in,
         writes=("raw.ucl_published_word_measures",)),
-    # de Varda et al.'s every numeric per-word column and their published results (issue 19: reproduced in dbt)
+    # de Varda et al.'s every numeric per-word column and their published results (reproduced in dbt)
     Job("ucl_published_predictors", _paths_only(ucl_published.load_values), replace_tables_in,
         writes=("raw.ucl_published_word_values",)),
     Job("ucl_published_results", _paths_only(ucl_published.load_results), replace_tables_in,
         writes=("raw.ucl_published_results",)),
-    # self-paced reading per reader (issue 11): raw.reading_times (every corpus's), each job replacing its corpus's rows
+    # self-paced reading per reader: raw.reading_times (every corpus's), each job replacing its corpus's rows
     Job("natural_stories_spr", self_paced_reading.load_natural_stories, self_paced_reading.write, after=("natural_stories",),
         writes=("raw.reading_times",)),
     Job("ucl_spr", self_paced_reading.load_ucl, self_paced_reading.write, after=("ucl",), writes=("raw.reading_times",)),
@@ -127,7 +127,7 @@ _ALL: list[Job] = [
     # rows; a user's own file is declared_corpora's, frequency_source 'user')
     Job("word_frequencies", word_frequencies.load, word_frequencies.write,
         after=(*word_frequencies.CORPORA, "declared_corpora"), writes=("raw.word_frequencies",)),
-    # eye tracking per reader (issue 11): raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
+    # eye tracking per reader: raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
     Job("provo_eye_tracking", eye_tracking.load_provo, write_partitions, after=("provo",),
         writes=("raw.eye_tracking_fixations",)),
@@ -135,24 +135,24 @@ _ALL: list[Job] = [
         writes=("raw.eye_tracking_fixations",)),
     Job("ucl_eye_tracking", eye_tracking.load_ucl_measures, write_partitions, after=("ucl",),
         writes=("raw.eye_tracking_measures_upstream",)),
-    # Pimentel & Meister 2024 (issue 19): 11 models' word surprisals (WT and LW) next to their per-word reading
+    # Pimentel & Meister 2024: 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
     Job("pimentel_meister_surprisal", pimentel_meister.load_surprisal, replace_tables_in,
         after=(*pimentel_meister.CORPORA, "declared_corpora"), writes=("raw.pimentel_meister_words",)),
-    # Wilcox et al. 2023 (issue 35): their rows of MECO's 11 languages (four models' surprisal and entropy, their
+    # Wilcox et al. 2023: their rows of MECO's 11 languages (four models' surprisal and entropy, their
     # frequencies and lengths, the eye-tracking means as they merged them) and their fitted link curves
     Job("wilcox_xlang", meco.load_wilcox, replace_tables_in, after=tuple(meco.corpora()),
         writes=(f"raw.{meco.WORDS_TABLE}", f"raw.{meco.CURVES_TABLE}")),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
-    # paper 001's word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer
+    # Oh & Schuler's (2024) word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer
     Job("word_probability_sums", word_probability_sums.load, replace_tables_in,
         writes=("raw.word_probability_sums_tokens", "raw.word_probability_sums_words")),
     # the BibTeX of the papers, datasets and models the numbers come from (ingest/sources/references.toml)
     Job("references", references.load, replace_tables_in, writes=("raw.references",)),
     Job("pimentel_meister_delta_llh", pimentel_meister.load_delta_llh, replace_tables_in, after=("declared_corpora",),
         writes=("raw.pimentel_meister_delta_llh",)),
-    # the dashboard's live games (issue 24): the answer store <warehouse>/live/answers.sqlite, copied whole
+    # the dashboard's live games: the answer store <warehouse>/live/answers.sqlite, copied whole
     Job("live", live.load, replace_tables_in,
         writes=("raw.live_pairwise_answers", "raw.live_players", "raw.live_top1_answers")),
 ]

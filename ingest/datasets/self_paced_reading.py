@@ -54,7 +54,7 @@ UCL_SPEC = dataset("ucl_spr").file("spr")
 SCHEMA = READING_TIMES_SCHEMA  # raw.reading_times, every corpus's (ingest/datasets/_common.py)
 MEASURE = SHIPPED_MEASURES["self_paced_reading"][0]  # "spr"
 MAX_LISTED = 5
-RETIRED = "raw.self_paced_reading"  # this table's name until issue 34 (an older warehouse's copy, dropped)
+RETIRED = "raw.self_paced_reading"  # this table's former name (an older warehouse's copy, dropped)
 
 
 def read_frame(spec, paths: Paths) -> tuple[Source, pl.DataFrame]:

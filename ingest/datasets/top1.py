@@ -1,4 +1,4 @@
-"""The top-1 next-token game (paper 000, section 3): the players' guesses, the authors' model
+"""The top-1 next-token game (Shlegeris et al. 2024, section 3): the players' guesses, the authors' model
 accuracies and the game's vocabulary, loaded and validated as they are upstream.
 
 Three ingest jobs, one per catalog dataset (definitions in ingest/sources/datasets.toml), each

@@ -46,7 +46,7 @@ from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
 TABLES = ("raw.documents", "raw.words", "raw.reading_times", "raw.cloze_norms", "raw.word_frequencies")
-#: tables this job wrote once and no longer does, dropped when it writes (issue 34: a user corpus's reading times,
+#: tables this job wrote once and no longer does, dropped when it writes (a user corpus's reading times,
 #: cloze norms and own frequencies are rows of raw.reading_times, raw.cloze_norms and raw.word_frequencies, the
 #: tables of the shipped corpora's)
 RETIRED = ("raw.user_reading_times", "raw.user_cloze_norms", "raw.user_word_frequencies")

@@ -1,4 +1,4 @@
-"""Ingest "Prompts in the wild" (paper 002, Casares et al., AAAI-22): load and validate only.
+"""Ingest "Prompts in the wild" (Casares et al. 2022, AAAI): load and validate only.
 
 Upstream: PabloAMC/LM_AAAI22 (catalog folder `in_the_wild`). The two questionnaire
 files are Fernet-encrypted JSON so that the prompts stay out of LM training data;

@@ -1,4 +1,4 @@
-"""The word-probability-sums diagnostic (paper 001, Theorems 1 and 2) as raw tables: every text of a context
+"""The word-probability-sums diagnostic (Oh & Schuler 2024, Theorems 1 and 2) as raw tables: every text of a context
 followed by one candidate word of 1 to 8 tokens, every candidate enumerated, scored by the project's Scorer with a
 hand-set bigram LM over <|endoftext|>, ' a', ' b', 'a', 'b' (ingest/scoring/diagnostics.py), and the texts'
 whitespace-delimited words. No source file: the model and the texts ship with the code, like the model table.

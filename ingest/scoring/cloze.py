@@ -1,13 +1,13 @@
-"""The model side of the human-vs-model next-word comparison (issue 11 point 4).
+"""The model side of the human-vs-model next-word comparison.
 
 For every corpus position with human cloze data, the model's log-probability of each human
-response WORD after the position's context, as paper 001 needs it (eqs. 5-6):
+response WORD after the position's context, as Oh & Schuler's (2024) eqs. 5-6 need it:
 
     LW        = ln p(tokens of ' ' + response | context)   (sum of the token log-probabilities)
     ln B(c)   = ln (mass on word-initial tokens + end-of-text) before the word
     ln B(c,w) = the same after the word's last token
 
-dbt computes p_LW = exp(LW) and p_WT = exp(LW + ln B(c,w) - ln B(c)) (paper 001 eq. 6); nothing
+dbt computes p_LW = exp(LW) and p_WT = exp(LW + ln B(c,w) - ln B(c)) (Oh & Schuler 2024, eq. 6); nothing
 here is a metric, only the three log-probabilities per (position, candidate).
 
 Candidates (`candidate_kind`):

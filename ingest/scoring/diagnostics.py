@@ -1,6 +1,6 @@
-"""Word probability sums on a model whose vocabulary can be enumerated (paper 001, Theorems 1 and 2).
+"""Word probability sums on a model whose vocabulary can be enumerated (Oh & Schuler 2024, Theorems 1 and 2).
 
-Paper 001 (Oh & Schuler 2024) proves that leading-whitespace (LW) word probabilities, the product of
+Oh & Schuler (2024) prove that leading-whitespace (LW) word probabilities, the product of
 a word's token probabilities, can sum to more than 1 over all words in a context (Theorem 1), and that
 whitespace-trailing (WT) probabilities, eq. 5-6, sum to 1 (Theorem 2). This module makes the second a
 check of this project's own code: a tiny causal LM is scored by the project's `Scorer` into token rows

@@ -1,4 +1,4 @@
-"""Word-level top-1 predictions on the top-1 game's questions (issue 9; paper 000 section 3).
+"""Word-level top-1 predictions on the top-1 game's questions (Shlegeris et al. 2024, section 3).
 
 The game asked for GPT-2 tokens. A model with another tokenizer (SmolLM2, Gemma, ...) cannot be
 compared token by token, so on the questions whose true token is a whole word (the paper's

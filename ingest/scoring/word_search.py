@@ -1,14 +1,14 @@
 """The exact best-first search for a model's most probable whole words after a context, shared by the top-1
 game (`ingest.scoring.top1`) and the cloze comparison (`ingest.scoring.cloze`).
 
-Word probability (paper 001, eqs. 5-6: the whitespace-trailing definition without its constant
+Word probability (Oh & Schuler 2024, eqs. 5-6: the whitespace-trailing definition without its constant
 denominator): for a word w whose model tokens are t_1..t_n after the context c,
 
     p(w | c) = prod_i p(t_i | c, t_<i)  *  B(c, t_1..t_n),
 
 B = the probability that a word boundary follows: the mass on word-initial tokens and
 end-of-text (`TokenizerProfile.word_initial`). Dividing by B(c) (the boundary before the word,
-the same for every candidate) gives paper 001's p_WT; the argmax does not change and the stored
+the same for every candidate) gives Oh & Schuler's (2024) p_WT; the argmax does not change and the stored
 `logprob_boundary_before_nats` lets SQL normalise.
 
 Search (exact, best-first). Every word's probability is at most the probability of any prefix of

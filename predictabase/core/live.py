@@ -1,4 +1,4 @@
-"""The live games' answer store: where the dashboard's two games (issue 24) append players' answers.
+"""The live games' answer store: where the dashboard's two games append players' answers.
 
 Why a store beside the warehouse, not the warehouse itself: DuckDB admits one writing process per file, and
 that process is the build (`predictabase build` / `refresh` hold the writer lock for minutes). The dashboard
@@ -45,7 +45,7 @@ MAX_GUESS_CHARS = 50
 #: the per-session rate limit: at most RATE_MAX answers (both games together) in any RATE_WINDOW_S seconds
 RATE_MAX = 30
 RATE_WINDOW_S = 60.0
-#: the pairwise game's 11 buttons: percent that token A is the original (paper 000 Figure 6)
+#: the pairwise game's 11 buttons: percent that token A is the original (Shlegeris et al. 2024, Figure 6)
 CHOICES_PERCENT = (99.0, 90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 20.0, 10.0, 1.0)
 TOP1_MODES = ("list", "typed")
 
@@ -298,7 +298,7 @@ def record_pairwise(path: Path, catalog: Catalog, *, player_id: str, session_id:
                     true_token_shown_as: str, p_a_percent: float) -> int:
     """Append one pairwise answer: `p_a_percent` is the button pressed (percent that token A is the original).
     Stored as the study stores it: p_percent, the percent that the TRUE token is the original. When the sample
-    x_k is the true token itself the game answers 50 % (paper 000 sec. 4.1.2) and only 50 is accepted."""
+    x_k is the true token itself the game answers 50 % (Shlegeris et al. 2024, sec. 4.1.2) and only 50 is accepted."""
     _check_ids(player_id, session_id)
     if comparison_id not in catalog.pairwise_true:
         raise LiveError("question", f"no comparison {comparison_id!r}")

@@ -1,4 +1,4 @@
-"""The wide scoreboard's comparisons and its contract, from the declarations (issue 34).
+"""The wide scoreboard's comparisons and its contract, from the declarations.
 
 `mart_scoreboard` has one column group per comparison of the shipped corpora: bits per byte on each corpus with
 texts, the LM game's top-1 and pairwise results, cloze agreement on each corpus whose norms keep every response,

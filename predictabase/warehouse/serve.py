@@ -32,8 +32,8 @@ def streamlit_command(paths: Paths, port: int, address: str | None = None) -> tu
         "--server.runOnSave", "false",
         "--client.toolbarMode", "viewer",
         # no full garbage collection after every run: with pandas, DuckDB and Altair loaded it took ~100 ms of
-        # the one core Streamlit's runs share, half the server's time with six players at once (py-spy, issue
-        # 32); Python's own collector still runs
+        # the one core Streamlit's runs share, half the server's time with six players at once (py-spy);
+        # Python's own collector still runs
         "--runner.postScriptGC", "false",
     ]
     if address:

@@ -1,5 +1,5 @@
 {#- The column holds only shipped corpora that declare `has` (ingest/corpora.toml, through declarations()): a kind
-    of reading data ('self_paced_reading', 'eye_tracking') or 'cloze' (norms of either kind). Issue 34: the test a
+    of reading data ('self_paced_reading', 'eye_tracking') or 'cloze' (norms of either kind). The test a
     column of shipped-corpus rows takes instead of accepted_values with the corpus names written out, so a corpus
     declared with that data joins the allowed values without an edit here. -#}
 {% test declared_corpus(model, column_name, has) %}

@@ -1,5 +1,5 @@
 -- The generator playing itself with exact ratios: every equation-4 summand is 1, so
--- L_h - L_G = 0 exactly and its estimated perplexity equals its true one (paper 000 sec. 4.2).
+-- L_h - L_G = 0 exactly and its estimated perplexity equals its true one (Shlegeris et al. 2024, sec. 4.2).
 select *
 from {{ ref('mart_pairwise_perplexity') }}
 where is_generator and rounding = 'exact'

@@ -1,4 +1,4 @@
--- Data-quality check (an error: wrong data stops the build, issue 33): every scored token's token_text must equal the characters of
+-- Data-quality check (an error: wrong data stops the build): every scored token's token_text must equal the characters of
 -- documents.text at [char_start, char_end). Tokens whose document is not (yet) in
 -- raw.documents are not checked. A mismatch means char offsets and texts disagree, which
 -- would make n_chars / n_words wrong.

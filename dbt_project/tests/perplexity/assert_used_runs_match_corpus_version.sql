@@ -1,4 +1,4 @@
--- Data-quality check (an error: wrong data stops the build, issue 33): a scored run used by the marts should have scored the corpus as it
+-- Data-quality check (an error: wrong data stops the build): a scored run used by the marts should have scored the corpus as it
 -- is now in raw.documents (same corpus_version). A mismatch means the corpus was re-ingested
 -- with different content after scoring: rescore it. Imported runs are not checked.
 select r.run_id, r.model_key, r.corpus, r.corpus_version as run_corpus_version,

@@ -1,4 +1,4 @@
--- Paper 002, Table 1: the published mean losses have two decimals, so our means must round to them
+-- Casares et al. 2022, Table 1: the published mean losses have two decimals, so our means must round to them
 -- (|ours - paper| <= 0.005 + float slack). Rows returned = failures. Empty raw tables pass trivially.
 select domain, condition, loss_mean, paper_loss_mean
 from {{ ref('mart_wild_loss') }}

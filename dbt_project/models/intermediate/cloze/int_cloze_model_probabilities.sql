@@ -1,5 +1,5 @@
 -- The model's whole-word probabilities of the cloze candidates, from each model's latest complete run
--- over every document (runs with --limit never feed the marts). Paper 001: p_LW = exp(LW) (eq. 5, the
+-- over every document (runs with --limit never feed the marts). Oh & Schuler 2024: p_LW = exp(LW) (eq. 5, the
 -- leading-whitespace word probability, sum of the token log-probabilities of ' ' + word) and
 -- p_WT = exp(LW + ln B(after) - ln B(before)) (eq. 6, whitespace-trailing: the boundary after the word is
 -- part of it, the boundary before it is not).

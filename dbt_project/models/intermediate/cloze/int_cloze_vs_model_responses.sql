@@ -2,7 +2,7 @@
 -- model's probabilities of the same word. Human side: responses with a count > 0 that are words (the
 -- empty response, NULL, is excluded, and so is upstream's zero-count 'unk'); the human probability is the
 -- raw share c / N_words, N_words = the position's non-empty responses (not upstream's Laplace-smoothed
--- value). Model side: p_WT and p_LW (paper 001 eqs. 5-6; int_cloze_model_probabilities) and p_WT
+-- value). Model side: p_WT and p_LW (Oh & Schuler 2024, eqs. 5-6; int_cloze_model_probabilities) and p_WT
 -- renormalised over the position's human responses, q(r) = p_WT(r) / sum_r' p_WT(r').
 with human as (
     select

@@ -4,7 +4,7 @@
 --   any other corpus (shipped or a user's): the words that are a single GPT-2 token of the game's vocabulary,
 --            asked as that token, ' ' + word: a word of letters only (regexp '^\p{L}+$') preceded by a space in
 --            the text. The game's vocabulary has no tokenizer to split other text into GPT-2 tokens, so only
---            these word-token questions are asked there (paper 000's word-token subset, sec. 3.3);
+--            these word-token questions are asked there (Shlegeris et al.'s (2024) word-token subset, sec. 3.3);
 --            position = word_index + 1.
 with study as (
     select

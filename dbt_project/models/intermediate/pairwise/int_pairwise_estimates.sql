@@ -1,4 +1,4 @@
--- One row per (resample, predictor, rounding, subset): paper 000 equation 5,
+-- One row per (resample, predictor, rounding, subset): Shlegeris et al. 2024, equation 5,
 --     L_h - L_G ~= (1/N) sum_{(c,y)} ln( (1/n) sum_{x ~ G(c)} g(y|c)/g(x|c) * r(x, y|c) ),
 -- the mean over the subset's N questions of log_mean_term_nats, with sec. 4.1.3 (1)'s
 -- uncertainty sigma = (standard deviation over questions) / sqrt(N) (population sd, ddof 0, as

@@ -1,4 +1,4 @@
--- Which players count (paper 000, sec. 4.1: "19 participants answered all 40 questions of the
+-- Which players count (Shlegeris et al. 2024, sec. 4.1: "19 participants answered all 40 questions of the
 -- first set, and 11 participants answered all 80 questions of the second set").
 -- Rule: a player counts for a question set exactly when they answered EVERY question of that
 -- set EXACTLY ONCE (n_answers = n_distinct_questions = questions in the set). Their answers to

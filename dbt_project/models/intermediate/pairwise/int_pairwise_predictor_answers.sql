@@ -1,4 +1,4 @@
--- One row per (included answer, predictor, rounding): the summand of paper 000 equation 4,
+-- One row per (included answer, predictor, rounding): the summand of Shlegeris et al. 2024, equation 4,
 --     g(y|c) / g(x|c) * r(x, y|c),
 -- for the sample x = x_k shown against the true token y in context c.
 --   * humans: p = p_percent / 100 is the stated probability that y is the real token, so

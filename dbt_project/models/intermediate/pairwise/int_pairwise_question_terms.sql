@@ -1,4 +1,4 @@
--- One row per (resample, predictor, rounding, question): paper 000 equation 4,
+-- One row per (resample, predictor, rounding, question): Shlegeris et al. 2024, equation 4,
 --     h(y|c)/g(y|c) ~= ( (1/n) sum_{x ~ G(c)} g(y|c)/g(x|c) * r(x, y|c) )^-1,
 -- where the sum runs over the n answered samples of the question (all answer rows of the
 -- resample's players, duplicates of the same sample by different players included), and its

@@ -1,5 +1,5 @@
 -- Which included players each estimate uses. resample_id 0: all of them (the main estimate,
--- whose uncertainty is sigma over questions, paper 000 sec. 4.1.3 (1)). resample_id 1..B
+-- whose uncertainty is sigma over questions, Shlegeris et al. 2024, sec. 4.1.3 (1)). resample_id 1..B
 -- (var pairwise_bootstrap_resamples, default 100): appendix B's bootstrap, "ignore the entries
 -- of a random half of users on each iteration": keep floor(n/2) players, drawn by ranking every
 -- player by md5(seed:resample:player) -- a fixed, platform-independent pseudo-random order

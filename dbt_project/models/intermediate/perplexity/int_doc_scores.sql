@@ -14,7 +14,7 @@
 --              (scored.char_start < word.char_end <= scored.char_end); each word is counted
 --              once because the spans tile.
 --
--- Cost (issue 22, bench/lake.py): n_words used to join every scored token to every word of its
+-- Cost (bench/lake.py): n_words used to join every scored token to every word of its
 -- document (a range join, tokens x words per document: quadratic in document length; 198 s of a
 -- 230 s build at 10^8 rows, 6-10 s now). It is now linear, with the same counts:
 --   * `tiled`: a document's scored spans tile [scored_char_start, scored_char_end) exactly -- none

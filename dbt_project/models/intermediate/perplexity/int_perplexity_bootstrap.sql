@@ -5,14 +5,14 @@
 -- recomputes the ratio estimators on the pooled draw:
 --   mean surprisal (nats/token) = sum(total_surprisal_nats) / sum(n_tokens)
 --   bits per byte               = sum(total_surprisal_bits) / sum(n_bytes)
--- Token perplexity of a replicate is exp(mean surprisal) (paper 003, PPL = exp(-1/T sum log p)).
+-- Token perplexity of a replicate is exp(mean surprisal) (the perplexity glossary, PPL = exp(-1/T sum log p)).
 -- The 95% interval is the percentile interval (2.5%, 97.5%) over replicates.
 --
 -- Determinism: draw k of replicate b picks document position (first 60 bits of md5('run_id:b:k')) mod n_docs
 -- (documents ordered by doc_id), and the per-document sums are added as DECIMAL(38,12) (exact,
 -- so independent of the parallel summation order): the same data always gives the same interval.
 --
--- Cost (issue 22, bench/lake.py): linear in documents x B, one md5 per draw. The draws and their
+-- Cost (bench/lake.py): linear in documents x B, one md5 per draw. The draws and their
 -- values are unchanged; only their arithmetic is cheaper (9.5M draws: 3.3 -> 1.9 s of CPU, 2.0 -> 1.0 s):
 -- the text 'run_id:b:k' is one concat() of run_id and the texts of b and k, each made once per
 -- replicate / document position (no integer-to-text cast per draw), the first 60 bits are read from

@@ -4,7 +4,7 @@
 --
 -- A row is kept when the record of its directory (stg_runs.run_dir) has the row's run_id, model_key
 -- and corpus: the same rows as an inner join with stg_runs on the four columns (one `_run.json` per
--- directory, so run_dir is a unique key). Cost (issue 22, bench/lake.py): the records are one map
+-- directory, so run_dir is a unique key). Cost (bench/lake.py): the records are one map
 -- run_dir -> (run_id, model_key, corpus) looked up with each row's run_dir (constant within a part
 -- file), instead of a hash join probed with four strings per row: queries of this view are ~25%
 -- cheaper (a sum over 10^8 rows: 7.0 s -> 5.3 s on 2 cores).

@@ -1,5 +1,5 @@
 """Delta log-likelihood of reading times per (corpus, measure, run, definition, method): how much a model's
-surprisal improves a regression of reading times over a baseline without it (paper 004 sec. 3.2; Goodkind &
+surprisal improves a regression of reading times over a baseline without it (Hao et al. 2020, sec. 3.2; Goodkind &
 Bicknell 2018; Wilcox et al. 2020, 2023; Pimentel & Meister 2024). Statistics in python/reading_regression.py.
 
 Baseline predictors (int_reading_words): word length, log frequency and their product for the word and each of

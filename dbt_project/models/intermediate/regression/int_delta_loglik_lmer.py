@@ -1,9 +1,9 @@
-"""Paper 001's delta log-likelihood on Natural Stories self-paced reading, by its own procedure: linear mixed
+"""Oh & Schuler's (2024) delta log-likelihood on Natural Stories self-paced reading, by its own procedure: linear mixed
 models fitted with R's lme4 (through `Rscript dbt_project/python/fit_lmer.R`), one row per (run, definition)
 of Natural Stories.
 
     RT ~ surp + surp_prev1 + surp_prev2 + s(length) + freq + freq_prev1 + freq_prev2 + s(index)
-         + (1 | subject) + (1 | item)                                               (paper 001, sec. 4.1)
+         + (1 | subject) + (1 | item)                                               (Oh & Schuler 2024, sec. 4.1)
 
 and a baseline without the three surp terms; ΔLL = logLik(full) - logLik(baseline), both fitted by maximum
 likelihood (REML = FALSE) on the same rows, in sample (the paper's procedure; no held-out data). s() is read as
@@ -42,7 +42,7 @@ INTEGERS = ("n_words", "n_rows", "n_readers", "n_folds", "fold_seed")
 
 
 def half_selection(obs: pd.DataFrame) -> np.ndarray:
-    """Paper 001 appendix B: the observations whose subject index + sentence index is even."""
+    """Oh & Schuler 2024, appendix B: the observations whose subject index + sentence index is even."""
     subject = obs["reader_id"].astype(int).rank(method="dense").astype(int).to_numpy() - 1
     return (subject + obs["corpus_sentence_index"].to_numpy()) % 2 == 0
 

@@ -12,7 +12,7 @@ log-likelihood); each predictor (iv) is added alone; the dependent variables are
 in-sample Gaussian llf (sigma^2 = SSE/n), here python/reading_regression.ols_loglik. `s_GPTNeo_large` in their
 tables is the column s_GPTNeo_2.7B (renamed upstream: the dot breaks a formula).
   results_linear: llik (with the predictor) and llik_baseline, agreement to 1e-3 nats; b (the coefficient).
-  df_corr: the Pearson correlation of each predictor with cloze_s (the PNC of the imported predictors, paper 004)
+  df_corr: the Pearson correlation of each predictor with cloze_s (the PNC of the imported predictors, Hao et al. 2020)
     on the 1,487 words, agreement to 1e-6.
   results_crossval: their cross-validation script is not public; reconstructed (it reproduces every row):
     5 unshuffled contiguous folds over the 1,466 words in table order (294, 293, 293, 293, 293), OLS on the

@@ -2,7 +2,7 @@
 -- exclusions each corpus declares for each kind of reading data (ingest/corpora.toml [<corpus>.exclusions.<kind>],
 -- through macros/declarations.sql's reading_exclusions()). A skipped word has no duration (NULL upstream of here)
 -- and so no row: it never enters a duration regression as 0 ms. What the shipped corpora declare:
---   natural_stories / spr (paper 001 appendix B): 100 <= RT <= 3000 ms; sentence-initial and sentence-final
+--   natural_stories / spr (Oh & Schuler 2024, appendix B): 100 <= RT <= 3000 ms; sentence-initial and sentence-final
 --     words out; readers who answered fewer than 4 of the story's 6 comprehension questions correctly out.
 --   ucl / spr: 100 <= RT <= 3000 ms (pangoling's file is already cleaned by reader); the first and last word
 --     of each sentence (= text) out.

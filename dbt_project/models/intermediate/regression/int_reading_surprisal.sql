@@ -1,7 +1,7 @@
 -- Every run's word surprisal on the reading corpora in long form, one row per (run, definition, word) with the
 -- surprisal of the word and of its 3 previous words (spillover; NULL across a text start, and NULL where the
 -- previous word has no value in that run, e.g. the UCL imports' sentence-first words), nats. definition:
--- 'lw' (leading-whitespace) or 'wt' (whitespace-trailing, paper 001 eqs. 5-6), where the run has it.
+-- 'lw' (leading-whitespace) or 'wt' (whitespace-trailing, Oh & Schuler 2024, eqs. 5-6), where the run has it.
 with runs as (
     select * from {{ ref('int_word_surprisal_runs') }}
     where used_in_marts

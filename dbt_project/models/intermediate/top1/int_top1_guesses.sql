@@ -1,5 +1,5 @@
 -- The top-1 game, one row per upstream guess row (every row kept: flags, not deletions), with the
--- true token read from the document the player saw (paper 000 sec. 3.1; SOURCES.md):
+-- true token read from the document the player saw (Shlegeris et al. 2024, sec. 3.1; SOURCES.md):
 --   true token  = the document token at token_index = position - 1 (the context is every token before it,
 --                 i.e. documents.text[:true_char_start]); NULL when the position points past the end;
 --   next token  = the token after it (token_index = position), for the word-token rule.
@@ -59,7 +59,7 @@ flagged as (
         position > n_doc_tokens as is_out_of_range,
         -- could not be typed in the game: a newline or U+FFFD (half of a multi-byte character) in the true token
         coalesce(contains(true_token, chr(10)) or contains(true_token, chr(65533)), false) as is_impossible,
-        -- paper 000 sec. 3.3 / Figure 2: a space then only letters (Python ' ' + str.isalpha(): Unicode
+        -- Shlegeris et al. 2024, sec. 3.3 / Figure 2: a space then only letters (Python ' ' + str.isalpha(): Unicode
         -- letters, no digits), and the next token starts with a space
         coalesce(regexp_matches(true_token, '^ \p{L}+$') and starts_with(next_token, ' '), false) as is_word_token,
         exclusion_basis is not null as is_excluded_player

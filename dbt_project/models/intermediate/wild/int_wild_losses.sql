@@ -1,4 +1,4 @@
--- One row per usefulness rating with its loss. Paper 002, Methodology: "usefulness of the answers is
+-- One row per usefulness rating with its loss. Casares et al. 2022, Methodology: "usefulness of the answers is
 -- asked to humans through a Likert scale s (1 to 5, from least to most useful), which we convert into
 -- loss as L_H = 1 - (s - 1)/4" (self-assessed loss L_H; 0 = completely useful, 1 = useless).
 select

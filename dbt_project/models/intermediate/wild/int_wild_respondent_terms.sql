@@ -1,5 +1,5 @@
 -- One row per (respondent, domain): the respondent's own estimate of every effort term (seconds) and
--- their mean loss over the domain's three instances. Paper 002, Methodology: "the first instance of
+-- their mean loss over the domain's three instances. Casares et al. 2022, Methodology: "the first instance of
 -- each task has a prompting cost (measured in time) of D_H + W_H, while for the second and third
 -- instances the cost is only W_H"; so per respondent W_H = mean prompting time of instances 2-3 and
 -- D_H = prompting time of instance 1 - W_H. U_H, V_H, G_H: mean over the three instances.

@@ -1,6 +1,6 @@
 -- One row per (corpus, run, word) of the corpora with word-level analyses (reading_corpora(): the shipped
 -- reading corpora and the user's): the word's surprisal in both definitions of
--- paper 001, leading-whitespace (LW) and whitespace-trailing (WT, eqs. 5-6), in nats and bits
+-- Oh & Schuler 2024, leading-whitespace (LW) and whitespace-trailing (WT, eqs. 5-6), in nats and bits
 -- (bits = nats / ln 2), with the two boundary terms, from int_word_surprisal. Imported runs:
 -- GPT-3 davinci on Natural Stories has tokens but no boundary mass upstream, so LW only
 -- (definitions = 'LW only'); the UCL precomputed GPT-2 / GPT-Neo word surprisals (Frank et al.'s

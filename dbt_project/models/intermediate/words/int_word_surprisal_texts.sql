@@ -1,5 +1,5 @@
 -- Per text (corpus, run, document): the sums of ln p_LW and ln p_WT over its words and the check
--- of paper 001 sec. 3 ("the joint probability of the entire sequence changes by a factor of the
+-- of Oh & Schuler 2024, sec. 3 ("the joint probability of the entire sequence changes by a factor of the
 -- probability of the final trailing whitespace"): sum ln p_WT - sum ln p_LW - ln B(after the last
 -- word) = 0, up to float rounding. NULL where some word of the text is not aligned or the run has
 -- no boundary mass.

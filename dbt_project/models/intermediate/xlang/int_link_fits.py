@@ -1,4 +1,4 @@
-"""The shape of the link between surprisal and reading time (issue 35): a linear surprisal term against a smooth
+"""The shape of the link between surprisal and reading time: a linear surprisal term against a smooth
 one, each over a smooth frequency x length baseline, as Wilcox, Pimentel, Meister, Cotterell & Levy (2023)
 compare them (xlang-processing analysis/analysis_link.Rmd), fitted with mgcv through
 `Rscript dbt_project/python/fit_gam_link.R` (its header gives the three formulas). One row per (corpus, measure,

@@ -2,7 +2,7 @@
 -- (a shipped corpus's cloze_norms in ingest/corpora.toml: published probabilities, as Provo's, or every response)
 -- and a user corpus's own (rows of the same stg_cloze_norms: a probability, or counts c of N). See
 -- _mart_cloze__models.yml for the definitions and the smoothing rules. Cloze surprisal = -ln p of the (smoothed)
--- cloze probability (the human counterpart of a model's surprisal that PNC correlates with it, paper 004 sec.
+-- cloze probability (the human counterpart of a model's surprisal that PNC correlates with it, Hao et al. 2020, sec.
 -- 3.3.2).
 --   user counts (c of N): p = c / N, smoothed like Provo's, (c + 1) / (N + 2) (smoothing add_one_binary).
 --   user probability: taken as given, not smoothed (smoothing none; without N there is nothing to smooth with):

@@ -1,5 +1,5 @@
 -- Calibration of a model against human cloze probabilities: words binned by their human cloze probability,
--- with the model's mean probability of the same words in each bin (paper 001 WT and LW). Words:
+-- with the model's mean probability of the same words in each bin (WT and LW, Oh & Schuler 2024). Words:
 --   UCL: every human response word of every position (human probability = raw share c / N_words, the empty
 --        response excluded), and the true word where no one gave it (human probability 0);
 --   Provo: the true word of every position with norms (human probability = the published cp, a raw share).

@@ -1,5 +1,5 @@
 -- The live top-1 game's guesses (stg_top1_guesses, source = 'live'), one row per guess, with the true token
--- and whether the guess was it (paper 000 sec. 3). The published study's guesses are int_top1_guesses /
+-- and whether the guess was it (Shlegeris et al. 2024, sec. 3). The published study's guesses are int_top1_guesses /
 -- mart_top1_player_accuracy: the two are never pooled.
 select
     g.source,

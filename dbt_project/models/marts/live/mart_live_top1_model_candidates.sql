@@ -6,8 +6,8 @@
 -- pieces decoded through GPT-2's byte table and UTF-8 ('ĠJosÃ©' is ' José'), SentencePiece's '▁' a space and
 -- '<0xNN>' its byte; a piece that is only part of a character reads as its bytes ('‹bytes e2 80›'). A run is
 -- byte-level when its tokens start with 'Ġ' (GPT-2's space) and none holds '▁'.
--- is_model_correct: the most probable candidate reads exactly as the true token (paper 000 sec. 3's top-1
--- accuracy, on this question).
+-- is_model_correct: the most probable candidate reads exactly as the true token (the top-1 accuracy of
+-- Shlegeris et al. 2024, sec. 3, on this question).
 with questions as (
     select corpus, doc_id, position, true_token, true_char_start
     from {{ ref('int_live_top1_questions') }}

@@ -1,4 +1,4 @@
--- The pairwise game's questions as the live game deals them (paper 000 sec. 4.1): the study's comparison
+-- The pairwise game's questions as the live game deals them (Shlegeris et al. 2024, sec. 4.1): the study's comparison
 -- files of question sets 1 and 2 and the 10 training comparisons, with the context c, the true token y and
 -- the generator's (GPT-2 small's) ln g(y|c).
 select

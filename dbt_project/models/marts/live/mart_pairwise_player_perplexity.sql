@@ -1,5 +1,5 @@
 -- Human perplexity from the pairwise game per player and pooled, for the published study and the live game
--- apart (`source`), by paper 000 eqs. 4-5 with the +/- 2 sigma interval of sec. 4.1.3 (1): macros
+-- apart (`source`), by Shlegeris et al. 2024, eqs. 4-5 with the +/- 2 sigma interval of sec. 4.1.3 (1): macros
 -- pairwise_answer_terms and pairwise_group_perplexity (dbt_project/macros/live_games.sql), the SQL the game
 -- page runs over a player's answers at the end of their game.
 --   study: each included player (int_pairwise_players: every question of a set answered exactly once) on that

@@ -1,4 +1,4 @@
--- Human (and language-model) perplexity from the pairwise game, paper 000 sec. 4 and appendices B-D.
+-- Human (and language-model) perplexity from the pairwise game, Shlegeris et al. 2024, sec. 4 and appendices B-D.
 -- One row per (predictor, subset, rounding, uncertainty_method). Predictor labels and kinds come from
 -- seed pairwise_predictors, the subsets from seed pairwise_subsets.
 --   lh_minus_lg_nats: equation 5 (int_pairwise_estimates), L_h - L_G in nats.

@@ -3,7 +3,7 @@
 -- a sum over all scored tokens of all documents divided by a total count, never a mean of
 -- per-document means.
 --
--- Equations (paper 003 "Glossary", and Hao et al. 2020 sec. 3.3.1, paper 004):
+-- Equations (the perplexity glossary, and Hao et al. 2020 sec. 3.3.1):
 --   T                = n_tokens, tokens with a logprob (the first token of an imported GPT-3
 --                      story has none and is not scored)
 --   total nats       = -sum_t ln p(x_t | x_<t)
@@ -12,8 +12,8 @@
 --   BPC              = -(1/C) sum_t log2 p(x_t | x_<t) = total_bits / n_chars
 --   BPB              = total_bits / n_bytes  (UTF-8 bytes)
 --   word PPL         = exp(total_nats / n_words); bits per word = total_bits / n_words
---                      (= log2 of word perplexity, paper 003 "Bits per word")
---   normalized PPL   = token PPL / vocab_size (PPL of the uniform model is V, paper 003)
+--                      (= log2 of word perplexity, the perplexity glossary, "Bits per word")
+--   normalized PPL   = token PPL / vocab_size (PPL of the uniform model is V, the perplexity glossary)
 -- n_chars, n_bytes and n_words count only the scored text (see int_doc_scores).
 with runs as (
     select * from {{ ref('int_runs') }} where used_in_marts

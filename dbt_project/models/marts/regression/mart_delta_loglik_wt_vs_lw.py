@@ -1,6 +1,6 @@
-"""Paper 001's experiment on naturalistic reading, per (corpus, measure, run, method): ΔLL(WT) - ΔLL(LW), the
+"""Oh & Schuler's (2024) experiment on naturalistic reading, per (corpus, measure, run, method): ΔLL(WT) - ΔLL(LW), the
 change in how well surprisal explains reading times when word probabilities are computed whitespace-trailing
-(paper 001 eqs. 5-6) instead of leading-whitespace. Both come from int_delta_loglik on the same folds (folds are
+(Oh & Schuler 2024, eqs. 5-6) instead of leading-whitespace. Both come from int_delta_loglik on the same folds (folds are
 assigned per word), so the difference is paired fold by fold: its mean over the K folds (nats per row), the
 standard error over folds, a t interval with K - 1 degrees of freedom, and the two-sided exact sign-flip
 permutation p-value over the K fold differences (python/reading_regression.py). For the `lmer` method (one fit

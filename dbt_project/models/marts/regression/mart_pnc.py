@@ -1,6 +1,6 @@
-"""Predictability norm correlation (PNC, paper 004 sec. 3.3.2): the Pearson correlation between a model's word
+"""Predictability norm correlation (PNC, Hao et al. 2020, sec. 3.3.2): the Pearson correlation between a model's word
 surprisal and the surprisal of the same word in human cloze norms, per (corpus with cloze norms, run,
-definition): PNC = r(model surprisal, cloze surprisal) over the words (paper 004 sec. 3.3.2: "the Pearson
+definition): PNC = r(model surprisal, cloze surprisal) over the words (Hao et al. 2020, sec. 3.3.2: "the Pearson
 correlation between surprisal values computed by a language model and surprisal values measured from human
 subjects using a Cloze task"). Every corpus with cloze norms in mart_cloze, shipped or a user's (no corpus list:
 the join to mart_cloze selects them). Cloze surprisal = -ln of the cloze probability mart_cloze gives (UCL:

@@ -1,7 +1,7 @@
 -- Our numbers next to the published ones they reproduce, one row per (study, published table, corpus, measure,
 -- predictor, definition, statistic). External rows are never mixed into our marts: they appear only here.
 --   Pimentel & Meister 2024 (delta_llh/llh-DATASET-MODEL.tsv, predictor_type 1): the mean over their 10 folds of
---     the held-out ΔLL per word (paper 004 sec. 3.2: the log-likelihood a regression of reading times gains from
+--     the held-out ΔLL per word (Hao et al. 2020, sec. 3.2: the log-likelihood a regression of reading times gains from
 --     surprisal) for every corpus their files are keyed to: natural_stories and provo, and a user corpus declared
 --     with published = 'pimentel_meister:brown' (the ingest loads their Brown files under the user's corpus name;
 --     the file name keeps their dataset's). Two comparisons:

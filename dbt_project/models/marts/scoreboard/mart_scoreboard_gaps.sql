@@ -5,7 +5,7 @@
 -- The gap: for shares (top-1 accuracy) the difference humans - model; for perplexity the ratio humans / model
 -- (perplexity is multiplicative: the ratio is exp of the difference in mean loss, nats). Its interval is a normal
 -- approximation that treats the two estimates as independent: each side's standard error is read back from its
--- interval (half-width / z, z = 1.96 for a 95% interval, 2 for paper 000's +-2 sigma; on the log scale for
+-- interval (half-width / z, z = 1.96 for a 95% interval, 2 for Shlegeris et al.'s (2024) +-2 sigma; on the log scale for
 -- perplexity), combined as sqrt(se_h^2 + se_m^2), times 1.96. Humans and models answer the same questions, so the
 -- estimates are positively correlated and the interval is conservative (too wide). A value reported without an
 -- interval counts with se 0: the gap's interval is then the humans' alone (gap_interval_note says so).

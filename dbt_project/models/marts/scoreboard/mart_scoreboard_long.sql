@@ -3,24 +3,24 @@
 --
 -- Predictors: humans (pooled), every model scored here, every imported model (GPT-3 davinci's token
 -- log-probabilities; Pimentel & Meister's and de Varda et al.'s published word surprisals), every model the
--- LM-game authors report (paper 000's files; seed scoreboard_reference_models maps their names to one key per
+-- LM-game authors report (Shlegeris et al.'s (2024) files; seed scoreboard_reference_models maps their names to one key per
 -- model). A model found in several origins is one predictor; a cell takes the value computed here first
 -- (scored > imported token log-probabilities > imported word surprisals > reported by the authors).
 --
 -- Comparisons: each value is read from the mart that computes it, nothing is recomputed here:
---   bits_per_byte_<corpus>      mart_model_perplexity.bits_per_byte (paper 003; 95% bootstrap interval over docs)
+--   bits_per_byte_<corpus>      mart_model_perplexity.bits_per_byte (the perplexity glossary; 95% bootstrap interval over docs)
 --   top1_accuracy_token         mart_top1_summary, all possible questions: humans' guesses, a GPT-2-tokenizer
---                               model's exact top-1 token, the authors' reported accuracy (paper 000 sec. 3)
---   top1_accuracy_word          the same on the word-token questions (paper 000 Figure 2): a model's most probable
+--                               model's exact top-1 token, the authors' reported accuracy (Shlegeris et al. 2024, sec. 3)
+--   top1_accuracy_word          the same on the word-token questions (Shlegeris et al. 2024, Figure 2): a model's most probable
 --                               next word (word_top1), else its exact token
 --   pairwise_perplexity         mart_pairwise_perplexity, all questions, probabilities rounded to the game's 11
---                               choices for every predictor, +-2 sigma (paper 000 eqs. 4-5, sec. 4.1.3 (1))
+--                               choices for every predictor, +-2 sigma (Shlegeris et al. 2024, eqs. 4-5, sec. 4.1.3 (1))
 --   cloze_modal_agreement_<c>   mart_cloze_vs_model_summary.model_top_is_human_modal: share of contexts where the
 --                               model's most probable human response is the humans' modal response
---   pnc_<corpus>_<lw|wt>_r      mart_pnc: Pearson r of model surprisal and cloze surprisal (paper 004)
+--   pnc_<corpus>_<lw|wt>_r      mart_pnc: Pearson r of model surprisal and cloze surprisal (Hao et al. 2020)
 --   delta_loglik_<corpus>_<measure>_<lw|wt>_nats_per_word
---                               mart_delta_loglik, method cv_means: held-out ΔLL per word (paper 004 eq. 5),
---                               95% t interval over folds; LW/WT word surprisal (paper 001 eqs. 5-6)
+--                               mart_delta_loglik, method cv_means: held-out ΔLL per word (Hao et al. 2020, eq. 5),
+--                               95% t interval over folds; LW/WT word surprisal (Oh & Schuler 2024, eqs. 5-6)
 {% set dll_method = 'cv_means' %}
 {% set game = shipped_corpora('game')[0] %}
 with corpora as (
@@ -65,7 +65,7 @@ comparisons as (
     union all
     select 'pairwise_perplexity', 'pairwise_perplexity', '{{ game }}', '{{ corpus_title(game) }}', null, null,
            'Perplexity in the pairwise game (importance-sampled, 11 choices)', 'perplexity per token', false,
-           '±2 standard errors (paper 000 sec. 4.1.3)', 'questions', 'human-perplexity', 301
+           '±2 standard errors (Shlegeris et al. 2024, sec. 4.1.3)', 'questions', 'human-perplexity', 301
     union all
     select 'cloze_modal_agreement_' || a.corpus, 'cloze_agreement', a.corpus, c.title, null, null,
            'Agreement with the humans'' most common next word, ' || c.title, 'share of contexts', true,

@@ -1,4 +1,4 @@
--- Per player and subset: how often the player's guess was the true next token (paper 000 Figure 1:
+-- Per player and subset: how often the player's guess was the true next token (Shlegeris et al. 2024, Figure 1:
 -- all possible questions; Figure 2: word tokens). Answers in analysis only (int_top1_guesses: not out of
 -- range, not impossible); excluded accounts (seed top1_excluded_players) are listed, flagged.
 with guesses as (

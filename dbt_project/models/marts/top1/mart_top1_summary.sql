@@ -1,4 +1,4 @@
--- Top-1 accuracy per predictor and subset (paper 000 section 3), humans and models on the same questions.
+-- Top-1 accuracy per predictor and subset (Shlegeris et al. 2024, section 3), humans and models on the same questions.
 --
 -- Humans: every answer in analysis (int_top1_guesses.in_analysis: impossible questions, rows past the
 -- document's end and the accounts of seed top1_excluded_players out), pooled; plus the mean of the

@@ -1,6 +1,6 @@
-"""Figure 3 of paper 002: Spearman correlations between demographics and effort / loss terms.
+"""Figure 3 of Casares et al. 2022: Spearman correlations between demographics and effort / loss terms.
 
-Paper 002, Analysis of Results: "we can confidently reject the normality hypothesis for all time
+Casares et al. 2022, Analysis of Results: "we can confidently reject the normality hypothesis for all time
 distributions. Because of this, we use Spearman correlations"; Fig. 3: "Spearman correlation matrix
 between demographic variables and the different terms of human effort and loss appearing in Eq. 2 and
 Eq. 3, averaged over all tasks" (appendix Fig. 2: per domain -> rows with domain != 'all').

@@ -1,4 +1,4 @@
--- C_H and C_H,M per domain, paper 002 Eqs. (2) and (3), for n = the task's instances (3):
+-- C_H and C_H,M per domain, Casares et al. 2022, Eqs. (2) and (3), for n = the task's instances (3):
 --   C_H(n)   = n * [ L_H(human) + beta * G_H ]                                         (Eq. 2)
 --   C_H,M(n) = alpha * D_H + n * [ L_H(GPT-3) + gamma * (W_H + U_H) + delta * V_H ]    (Eq. 3)
 -- Devising D_H is paid once per task (the first instance), wrapping W_H, unwrapping U_H and validation

@@ -1,4 +1,4 @@
--- Figure 4 of paper 002: median effort (seconds) per component, domain and condition.
+-- Figure 4 of Casares et al. 2022: median effort (seconds) per component, domain and condition.
 -- Methodology: "For the different effort components we use the median of the measured time" and
 -- "the first instance of each task has a prompting cost of D_H + W_H, while for the second and
 -- third instances the cost is only W_H". Hence, per domain:

@@ -1,6 +1,6 @@
-"""Table 1 of paper 002: mean self-assessed loss L_H per domain and condition, with the test.
+"""Table 1 of Casares et al. 2022: mean self-assessed loss L_H per domain and condition, with the test.
 
-Paper 002, Table 1 caption: "Mean values for the loss derived from the Likert values. We also include
+Casares et al. 2022, Table 1 caption: "Mean values for the loss derived from the Likert values. We also include
 the Holm-corrected p-values to check for similar mean in each domain. Prior to that we performed
 Shapiro (normality) and Levene (standard deviation) tests; and as a consequence used Mann-Whitney U
 test for Numeric, Communication and Reasoning tasks, and t-test for Writing."
@@ -41,7 +41,7 @@ def model(dbt, session):
     alternative = dbt.config.get("alternative") or "greater"
     losses = dbt.ref("int_wild_losses").df()
     tasks = dbt.ref("stg_wild_tasks").df()
-    # Paper 002, Table 1 as printed (rows GPT-3 and Human, and the p-value row), for comparison
+    # Casares et al. 2022, Table 1 as printed (rows GPT-3 and Human, and the p-value row), for comparison
     paper_table = dbt.ref("wild_paper_table1").df()
     paper = {r.domain: (r.paper_loss_with_model, r.paper_loss_without_model, r.paper_p_value_holm)
              for r in paper_table.itertuples()}

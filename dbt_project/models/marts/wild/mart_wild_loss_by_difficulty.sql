@@ -1,4 +1,4 @@
--- Loss against difficulty h per domain and condition (paper 002, Fig. 5 and its appendix Fig. 3).
+-- Loss against difficulty h per domain and condition (Casares et al. 2022, Fig. 5 and its appendix Fig. 3).
 -- The data hold the self-assessed loss L_H only; the paper's Fig. 5 plots the externally evaluated
 -- L_E, which is not published, so this mart is the appendix's L_H(x, y) vs h view.
 -- ci95: mean +/- 1.96 standard errors (normal approximation).

@@ -1,4 +1,4 @@
--- Paper 001's Theorems 1 and 2 on a model whose words can be enumerated: per context and maximum word
+-- Oh & Schuler's (2024) Theorems 1 and 2 on a model whose words can be enumerated: per context and maximum word
 -- length L (tokens), the sums of the word probabilities of every candidate word of at most L tokens,
 -- LW and WT, from the one word-surprisal definition (macros/word_surprisal.sql). The model is a hand-set
 -- bigram LM over " a", " b", "a", "b" and <|endoftext|> (ingest/scoring/diagnostics.py); each scored

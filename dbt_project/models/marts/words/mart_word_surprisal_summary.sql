@@ -1,4 +1,4 @@
--- Per (corpus, model): how much the whitespace-trailing correction (paper 001) moves word surprisal,
+-- Per (corpus, model): how much the whitespace-trailing correction (Oh & Schuler 2024) moves word surprisal,
 -- over the words of the run the marts use (int_runs.used_in_marts; the UCL precomputed surprisals
 -- have LW only, so no WT terms). Means are over words (each word counts once), in bits.
 -- words_moving_most: the 5 aligned words with the largest |WT - LW|, as "word (+x.xx bits)" in

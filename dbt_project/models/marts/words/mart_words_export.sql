@@ -1,7 +1,7 @@
 -- One row per (corpus, word, run) of the runs the marts use (scored and imported), with everything known about the
 -- word beside its surprisal: the table `predictabase export words` pivots and the Word surprisal page downloads.
 -- Nothing is computed here that is not defined elsewhere:
---   surprisals and boundary terms: int_word_surprisal_runs (LW; WT = paper 001 eqs. 5-6), nats and bits;
+--   surprisals and boundary terms: int_word_surprisal_runs (LW; WT = Oh & Schuler 2024, eqs. 5-6), nats and bits;
 --   length_chars, zipf_frequency, frequency_source: int_reading_words (the regressions' baseline predictors: the
 --     user's frequency file where the corpus has one, else wordfreq);
 --   mean_rt_<measure>_ms: int_reading_word_means (the cv_means regressions' dependent variable), NULL where the

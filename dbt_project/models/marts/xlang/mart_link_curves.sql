@@ -1,4 +1,4 @@
--- The fitted surprisal-to-reading-time curves (issue 35), one row per (corpus, measure, run, definition,
+-- The fitted surprisal-to-reading-time curves, one row per (corpus, measure, run, definition,
 -- predictors, curve source, link, surprisal on a 0.1-bit grid from 0 to 20 bits): the effect of the word's
 -- surprisal on its reading time relative to 0 bits, with a 95 % band.
 --   ours (int_link_fits): from one mgcv fit on all of the set's words, band = effect ± 1.96 SE (the model's

@@ -1,4 +1,4 @@
--- The shape of the surprisal-reading time link (issue 35), one row per (corpus, measure, run, definition,
+-- The shape of the surprisal-reading time link, one row per (corpus, measure, run, definition,
 -- predictors): int_link_fits' linear and GAM ΔLL over the GAM baseline and the GAM's gain over the linear
 -- model (Wilcox et al. 2023's comparison, analysis_link.Rmd), with the corpus's language and the model's name.
 -- A row whose fit did not run (var gam off, no Rscript) keeps its status and has no numbers; the curves are in

@@ -1,6 +1,6 @@
 -- The pairwise game's human answers, one row per answer, from two sources (`source`):
 --   'study': every upstream answer of res_loss_anonym.json;
---   'live':  the dashboard's live game (raw.live_pairwise_answers, issue 24); player ids 'live:<id>'.
+--   'live':  the dashboard's live game (raw.live_pairwise_answers); player ids 'live:<id>'.
 -- p_percent is the player's probability (percent) that the TRUE token y is the real next token when shown y
 -- against the generator sample x_k; true_token_shown_as, which of the two buttons' tokens (A or B) it was
 -- (the live game records it; the study did not).

@@ -1,6 +1,6 @@
 -- The top-1 game's human guesses, one row per guess, from two sources (`source`):
 --   'study': every upstream row of the LM game (res_accuracy_anonym.json), typed, on corpus lm_game;
---   'live':  the dashboard's live game (raw.live_top1_answers, issue 24), on any corpus; player ids 'live:<id>'.
+--   'live':  the dashboard's live game (raw.live_top1_answers), on any corpus; player ids 'live:<id>'.
 -- The true token is not here: int_top1_guesses joins it for the study (correct_answer_upstream is a front-end
 -- bug), mart_live_top1_answers for the live game.
 with study as (

@@ -1,7 +1,7 @@
 -- Word-level top-1 predictions as written by `predictabase top1` (ingest/scoring/top1.py): one row
 -- per (run, word-token question). The candidates are the scored words, most probable first;
 -- candidate 1 is the model's prediction. Probabilities: p(w | c) = prod p(tokens) * B(after w)
--- (paper 001 eqs. 5-6 without the constant 1 / B(c); `logprob_boundary_before_nats` is ln B(c)).
+-- (Oh & Schuler 2024, eqs. 5-6 without the constant 1 / B(c); `logprob_boundary_before_nats` is ln B(c)).
 with source as (
 {{ select_external_or_empty('top1_scores', 'word_predictions', top1_predictions_dir() ~ '/*/*/predictions.parquet', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['doc_id', 'varchar'], ['position', 'integer'],
