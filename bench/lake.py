@@ -39,7 +39,7 @@ temp_directory under the work dir):
       the slowest nodes from dbt's results. The one excluded test, a warn-level check comparing every
       token's text with substr() of its document, is timed alone (`dbt test --select ...`) on the first
       try of sizes up to --spans-test-max-rows: DuckDB's substr on a non-ASCII text scans the text, so
-      it costs tokens x document length (bench/lake_results.md: the numbers, and a linear rewrite);
+      it costs tokens x document length (bench/RESULTS.md, "The token lake at scale": the numbers, and a linear rewrite);
   (b) `select model_key, corpus, sum(surprisal_bits) from intermediate.int_token_scores group by all` on
       the built warehouse: cold = first run in a fresh process and connection (the OS page cache is left
       as it is: not dropped; the lake was just written or read), warm = the second run in the same
@@ -77,7 +77,7 @@ import pyarrow.compute as pc  # noqa: E402
 GEN_VERSION = 1  # bump when the generator changes: a kept lake of another version is regenerated
 SELECT = "+mart_model_perplexity +mart_models stg_documents"  # stg_documents: the chain's singular tests join it
 # the chain's warn-level singular test that compares every token's text with substr() of its document text:
-# timed apart from the build (see the docstring and bench/lake_results.md)
+# timed apart from the build (see the docstring and bench/RESULTS.md)
 SPANS_TEST = "assert_token_spans_match_documents"
 AGGREGATE = "select model_key, corpus, sum(surprisal_bits) from intermediate.int_token_scores group by all"
 AGGREGATE_LAKE = ("select model_key, corpus, sum(-logprob_nats / ln(2)) from read_parquet('{root}/*/*/*/part-*.parquet') "
