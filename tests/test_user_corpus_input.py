@@ -225,22 +225,3 @@ def refused_keep(w: Path, args: list[str]) -> str:
     res = add(w, *args)
     assert res.exit_code == 2 and state(w) == before
     return " ".join(res.output.split())
-
-
-def test_the_readme_lists_the_export_columns():
-    """The README's `export words` paragraph names exactly the columns predictabase.export writes."""
-    import re
-
-    from predictabase import export
-    from tests.conftest import ROOT
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    para = text[text.index("**`export words`**"):]
-    para = para[:para.index("\n\n")]
-    named = re.findall(r"`([a-z_<>]+)`", para)
-    words = [c for c in named if c in export.WORD_COLUMNS or c.startswith("mean_rt_")]
-    assert [c for c in export.WORD_COLUMNS if not c.startswith("mean_rt_")] == \
-        [c for c in words if not c.startswith("mean_rt_")]
-    assert "mean_rt_<measure>_ms" in named and all(c.startswith("mean_rt_") and c.endswith("_ms")
-                                                  for c in export.WORD_COLUMNS if "rt" in c)
-    per_model = [c.lstrip("_") for c in re.findall(r"`(?:<model>)?__([a-z_]+)`", para)]
-    assert per_model == export.MODEL_COLUMNS
