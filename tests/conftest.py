@@ -1,4 +1,5 @@
 """Shared fixtures: the real mirror, fresh warehouses, a tiny GPT-2 built from a config."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -7,12 +8,14 @@ import os
 import pickle
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import pytest
 
-from predictabase.core.config import Paths, paths as make_paths
+from predictabase.core.config import Paths
+from predictabase.core.config import paths as make_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 # fixture builds skip dbt's documentation site (15-20 s each); tests/test_package.py's wheel run and
@@ -29,6 +32,7 @@ def once_per_run(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return build(tmp_path_factory.mktemp(name))
     from filelock import FileLock
+
     shared = tmp_path_factory.getbasetemp().parent  # pytest-N/, above each worker's popen-gwK/
     done = shared / f"{name}.pickle"
     with FileLock(str(shared / f"{name}.lock")):
@@ -61,6 +65,7 @@ def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
         p = make_paths(root / "warehouse")
         fetch_and_record(p, mirror, show_progress=False)
         return p
+
     return once_per_run(tmp_path_factory, "fetched", build)
 
 
@@ -79,13 +84,18 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
         p = make_paths(root / "warehouse")
         shutil.copytree(fetched_raw.raw, p.raw)
         fetch_and_record(p, mirror, show_progress=False)  # all present: records raw.source_files
-        run_ingest(p, ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise", "references",
-                       "word_probability_sums"], show_progress=False)
-        score_corpora(p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"),
-                      show_progress=False)
-        assert dbt_build(p) == []  # no warning, by name: none is kept (issue 33)
+        run_ingest(
+            p,
+            ["ucl", "natural_stories", "gpt3_natural_stories", "pairwise", "references", "word_probability_sums"],
+            show_progress=False,
+        )
+        score_corpora(
+            p, str(tiny_gpt2_dir), ["ucl"], ScoreSettings(top_k=3, device="cpu", dtype="float32"), show_progress=False
+        )
+        assert dbt_build(p) == []  # no warning, by name: none is kept
         publish(p)
         return p
+
     return once_per_run(tmp_path_factory, "real", build)
 
 
@@ -102,9 +112,10 @@ def real_warehouse_ucl_imports(real_warehouse, tmp_path_factory) -> Paths:
         p = make_paths(root / "warehouse")
         shutil.copytree(real_warehouse.warehouse, p.warehouse)
         run_ingest(p, ["ucl_imported_surprisal"], show_progress=False)
-        assert dbt_build(p, select="stg_imported_word_surprisal+") == []  # no warning by name (issue 33)
+        assert dbt_build(p, select="stg_imported_word_surprisal+") == []  # no warning by name
         publish(p)
         return p
+
     return once_per_run(tmp_path_factory, "ucl_imports", build)
 
 
@@ -119,9 +130,10 @@ def dbt_fixture_built(mirror, tmp_path_factory):
 
     def build(root: Path):
         fx = build_fixture(make_paths(root / "warehouse"), mirror)
-        assert dbt_build(fx.paths, select=SELECT) == []  # no warning, by name: none is kept (issue 33)
+        assert dbt_build(fx.paths, select=SELECT) == []  # no warning, by name: none is kept
         publish(fx.paths)
         return fx
+
     return once_per_run(tmp_path_factory, "dbt", build)
 
 
@@ -130,7 +142,7 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
     """A warehouse refreshed once from nothing with the real CLI (read-only use; copy it to change it): Brown added
     first through the user's path (`corpus add`, README "Worked example: Brown"), and MECO's German texts with
     `--language de` (a corpus in another language by declaration alone), then one `refresh`: every catalog file
-    fetched, every ingest job, UCL, Brown and MECO German scored by the tiny GPT-2 of the models file, Brown and
+    fetched, every ingest job, every shipped corpus, Brown and MECO German scored by the tiny GPT-2 of the models file, Brown and
     MECO German by SmolLM2 (its `corpora` is empty: a model scores every user corpus), a full dbt build, published.
     tests/test_refresh.py checks what the refresh did; tests/test_user_corpus.py what Brown got."""
     from types import SimpleNamespace
@@ -140,20 +152,35 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
 
     def build(root: Path) -> SimpleNamespace:
         models = root / "models.toml"
-        models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl", "meco_ko"]\ntop_k = 3\n\n'
-                          '[[model]]\nname = "smollm2-135m"\ncorpora = []\n')
+        # the tiny GPT-2 scores every shipped corpus, MECO's eleven languages included, as a warehouse people have
+        # after `make up` and `refresh` (tests/test_pages_full_warehouse.py looks at its pages)
+        from ingest import corpus_table
+
+        shipped = ", ".join(f'"{c}"' for c in corpus_table.CORPORA)
+        models.write_text(
+            f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = [{shipped}]\ntop_k = 3\n\n'
+            '[[model]]\nname = "smollm2-135m"\ncorpora = []\n'
+        )
         wh = make_paths(root / "warehouse")
         env = cli_env(PREDICTABASE_MODEL_CACHE=str(root / "model-cache"))  # not inside the warehouse tests copy
-        added = cli(*add_brown_args(*brown_files(mirror, root)), "--create", "--warehouse", str(wh.warehouse),
-                    env=env)
+        added = cli(*add_brown_args(*brown_files(mirror, root)), "--create", "--warehouse", str(wh.warehouse), env=env)
         assert added.returncode == 0, added.stderr
-        # a corpus in another language by declaration alone (issue 34): MECO's German texts and eye-tracking means
-        added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse),
-                    env=env)
+        # a corpus in another language by declaration alone: MECO's German texts and eye-tracking means
+        added = cli(*add_meco_german_args(*meco_german_files(mirror, root)), "--warehouse", str(wh.warehouse), env=env)
         assert added.returncode == 0, added.stderr
-        res = cli("refresh", "--warehouse", str(wh.warehouse), "--models", str(models), "--mirror", str(mirror),
-                  env=env, timeout=1500)
+        res = cli(
+            "refresh",
+            "--warehouse",
+            str(wh.warehouse),
+            "--models",
+            str(models),
+            "--mirror",
+            str(mirror),
+            env=env,
+            timeout=1500,
+        )
         return SimpleNamespace(paths=wh, models=models, result=res, root=root, env=env)
+
     return once_per_run(tmp_path_factory, "refreshed", build)
 
 
@@ -171,6 +198,7 @@ def tiny_gpt2_dir(tmp_path_factory) -> Path:
     n_positions=128 so that long documents exercise the sliding windows.
     """
     from tests.scoring_helpers import build_tiny_gpt2
+
     return once_per_run(tmp_path_factory, "tiny-gpt2", build_tiny_gpt2)
 
 
@@ -203,13 +231,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("fault cases (real CLI in subprocesses)")
     for case, outcome in cases:
         terminalreporter.write_line(f"- {case}: {outcome}")
-    terminalreporter.write_line(f"{len(cases)} fault cases held: 0 snapshots changed without a successful build, "
-                                "0 tracebacks for user errors")
+    terminalreporter.write_line(
+        f"{len(cases)} fault cases held: 0 snapshots changed without a successful build, 0 tracebacks for user errors"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _playwright_expect_waits_like_the_pages():
-    """Playwright's `expect` waits 5 s by default; a rerun on a busy 2-core machine takes longer (issue 33).
+    """Playwright's `expect` waits 5 s by default; a rerun on a busy 2-core machine takes longer.
     Every `expect` in the browser tests waits as long as the pages' own default (60 s) unless it says."""
     try:
         from playwright.sync_api import expect
@@ -222,10 +251,20 @@ def _playwright_expect_waits_like_the_pages():
 
 #: the test files that take longest (their fixtures' builds and their own), started first: pytest-xdist hands the
 #: files out in this order (longest first keeps a worker from starting a long file while the others finish)
-LONG_FILES = ("test_refresh.py", "test_faults.py", "test_faults_destroy.py", "test_faults_limits.py",
-              "test_user_corpus.py",
-              "test_dashboard_browser.py", "test_live_games.py", "test_ray_engine.py", "test_paper_exports.py",
-              "test_top1_marts.py", "test_next_word_dashboard.py", "test_delta_loglik.py")
+LONG_FILES = (
+    "test_refresh.py",
+    "test_faults.py",
+    "test_faults_destroy.py",
+    "test_faults_limits.py",
+    "test_user_corpus.py",
+    "test_dashboard_browser.py",
+    "test_live_games.py",
+    "test_ray_engine.py",
+    "test_paper_exports.py",
+    "test_top1_marts.py",
+    "test_next_word_dashboard.py",
+    "test_delta_loglik.py",
+)
 
 
 def pytest_collection_modifyitems(items) -> None:

@@ -14,6 +14,7 @@ runs twice in the whole file: the first refresh's full build, and the chained ki
   turn: the published snapshot intact after each kill, each next refresh further, then nothing to do; and
   all told only that file was fetched, that job re-ingested, that model scored, their downstream rebuilt.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,8 @@ import pytest
 
 from predictabase.core.config import paths as make_paths
 from predictabase.core.fsutil import sha256_of
-from tests.test_faults import cli, cli_env, killed, start, user_error, wait_stopped
 from tests.helpers import q
+from tests.test_faults import cli, cli_env, killed, start, user_error, wait_stopped
 
 STEPS = ("fetch", "ingest", "score", "build")
 PERFS_JOB = "lm_game_model_perfs"  # a small job with a small downstream (raw.top1_reference_accuracies)
@@ -38,8 +39,9 @@ PERFS_JOB = "lm_game_model_perfs"  # a small job with a small downstream (raw.to
 def models_file(path: Path, *model_dirs: Path) -> Path:
     """A models file: the first model on the refreshed warehouse's corpora (UCL, MECO Korean), the others on UCL."""
     corpora = ['["ucl", "meco_ko"]'] + ['["ucl"]'] * (len(model_dirs) - 1)
-    path.write_text("".join(f'[[model]]\nname = "{d}"\ncorpora = {c}\ntop_k = 3\n\n'
-                            for d, c in zip(model_dirs, corpora)))
+    path.write_text(
+        "".join(f'[[model]]\nname = "{d}"\ncorpora = {c}\ntop_k = 3\n\n' for d, c in zip(model_dirs, corpora))
+    )
     return path
 
 
@@ -123,19 +125,22 @@ def read_until(proc, needle: str, timeout: float = 120) -> list[str]:
 def alter_job_input(wh, job: str) -> str:
     """Make raw.ingest_log say `job` read an older version of its first input (as after a catalog update)."""
     with duckdb.connect(str(wh.duckdb)) as con:
-        inputs, at = con.execute("SELECT inputs, ingested_at FROM raw.ingest_log WHERE job = ? "
-                                 "ORDER BY ingested_at DESC LIMIT 1", [job]).fetchone()
+        inputs, at = con.execute(
+            "SELECT inputs, ingested_at FROM raw.ingest_log WHERE job = ? ORDER BY ingested_at DESC LIMIT 1", [job]
+        ).fetchone()
         inputs = json.loads(inputs)
         path = sorted(inputs)[0]
         inputs[path] = "0" * 64
-        con.execute("UPDATE raw.ingest_log SET inputs = ? WHERE job = ? AND ingested_at = ?",
-                    [json.dumps(inputs), job, at])
+        con.execute(
+            "UPDATE raw.ingest_log SET inputs = ? WHERE job = ? AND ingested_at = ?", [json.dumps(inputs), job, at]
+        )
     return path
 
 
 @pytest.fixture(scope="module")
 def tiny_llama_dir(tmp_path_factory) -> Path:
     from tests.scoring_helpers import build_tiny_llama
+
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "tiny-llama")
 
 
@@ -150,27 +155,40 @@ def wh(refreshed, tmp_path):
 def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, tiny_gpt2_dir):
     from ingest.datasets.registry import NAMES
     from ingest.sources.catalog import load_catalog
+
     wh, res = refreshed.paths, refreshed.result
     s = ok(res)
     assert s["fetch"].split(None, 2)[2].startswith(f"fetched {len(load_catalog())} file(s)")
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
-    # the user corpora: every model scores them (the step lists the first four tasks)
-    assert s["score"].split(None, 2)[2] == (
-        f"ran 6 task(s): {tiny_gpt2_dir} / score ucl: scored, {tiny_gpt2_dir} / score meco_ko: scored, "
-        f"{tiny_gpt2_dir} / score brown: scored, {tiny_gpt2_dir} / score meco_german: scored and 2 more")
+    # the tiny GPT-2 scores every shipped corpus and both user corpora, SmolLM2 the user corpora (every model scores
+    # them); the step lists the first four tasks
+    from ingest import corpus_table
+
+    shipped = list(corpus_table.CORPORA)
+    first = ", ".join(f"{tiny_gpt2_dir} / score {c}: scored" for c in shipped[:4])
+    assert s["score"].split(None, 2)[2] == (f"ran {len(shipped) + 4} task(s): {first} and {len(shipped) + 4 - 4} more")
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]
     assert perplexity_models(wh) == {tiny_gpt2_dir.name}
-    n_tokens = q(wh.duckdb, "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
-                 tiny_gpt2_dir.name)
-    assert [c for c, _ in n_tokens] == ["brown", "meco_german", "meco_ko", "ucl"]
-    assert snap(wh, f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' "
-                    "ORDER BY 1") == n_tokens
+    n_tokens = q(
+        wh.duckdb,
+        "SELECT corpus, n_tokens FROM marts.mart_model_perplexity WHERE model_key = ? ORDER BY 1",
+        tiny_gpt2_dir.name,
+    )
+    assert [c for c, _ in n_tokens] == sorted([*shipped, "brown", "meco_german"])
+    assert (
+        snap(
+            wh,
+            f"SELECT corpus, n_tokens FROM mart_model_perplexity WHERE model_key = '{tiny_gpt2_dir.name}' ORDER BY 1",
+        )
+        == n_tokens
+    )
     state = json.loads((wh.warehouse / "refresh" / "state.json").read_text())
     assert state["built"]["select"] is None and state["published"]["snapshot_id"] == snapshot_id(wh)
     # the runs log: the refresh and its four steps, each a child of it
     from predictabase.runs import read_runs
+
     runs = read_runs(wh.runs_log)
     [top] = [r for r in runs if r["command"] == "refresh"]
     assert top["status"] == "ok"
@@ -180,8 +198,15 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
 
 def test_second_refresh_changes_nothing(wh, refreshed):
     dbt_files = mtimes(wh.warehouse / "dbt")
-    before = {p: sha256_of(p) for p in (wh.marts, wh.duckdb, wh.warehouse / "refresh" / "state.json",
-                                        wh.warehouse / "refresh" / "scored.json")}
+    before = {
+        p: sha256_of(p)
+        for p in (
+            wh.marts,
+            wh.duckdb,
+            wh.warehouse / "refresh" / "state.json",
+            wh.warehouse / "refresh" / "scored.json",
+        )
+    }
     sid = snapshot_id(wh)
     raw = mtimes(wh.raw) | mtimes(wh.parquet)
     s = ok(refresh(wh, refreshed.models))
@@ -195,6 +220,7 @@ def test_second_refresh_changes_nothing(wh, refreshed):
 def test_ingest_plan_follows_inputs_code_tables_and_dependencies(wh):
     """In-process: what `plan_ingest` decides, for each reason a job is re-ingested."""
     from predictabase.refresh import plan_ingest
+
     assert plan_ingest(wh) == {}
     with duckdb.connect(str(wh.duckdb)) as con:
         con.execute("DELETE FROM raw.ingest_log WHERE job = 'natural_stories'")
@@ -214,11 +240,19 @@ def test_ingest_plan_follows_inputs_code_tables_and_dependencies(wh):
     }
 
 
-def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(wh, tiny_gpt2_dir, tiny_llama_dir,
-                                                                                tmp_path):
+def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(
+    wh, tiny_gpt2_dir, tiny_llama_dir, tmp_path
+):
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
-    files = {p: sha256_of(p) for p in (wh.marts, wh.duckdb, wh.warehouse / "refresh" / "state.json",
-                                       wh.warehouse / "refresh" / "scored.json")}
+    files = {
+        p: sha256_of(p)
+        for p in (
+            wh.marts,
+            wh.duckdb,
+            wh.warehouse / "refresh" / "state.json",
+            wh.warehouse / "refresh" / "scored.json",
+        )
+    }
     s = ok(refresh(wh, models, "--dry-run"))
     assert [line.split(None, 2)[2] for line in s.values()] == [
         "nothing to do: every catalog file present with its sha256",
@@ -226,13 +260,13 @@ def test_dry_run_after_adding_a_model_plans_that_model_and_its_downstream_only(w
         f"would score 3 task(s): {tiny_llama_dir} / score ucl, {tiny_llama_dir} / score brown, "
         f"{tiny_llama_dir} / score meco_german",
         "would build and publish: new complete runs in token_scores; dbt build --select "
-        "source:scores.token_scores+ source:scores.run_registry+ mart_build_info mart_warehouse_tables"]
+        "source:scores.token_scores+ source:scores.run_registry+ mart_build_info mart_warehouse_tables",
+    ]
     assert {p: sha256_of(p) for p in files} == files
     assert not (wh.token_scores / f"model={tiny_llama_dir.name}").exists()
 
 
-def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tiny_gpt2_dir, tiny_llama_dir,
-                                                                         tmp_path):
+def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tiny_gpt2_dir, tiny_llama_dir, tmp_path):
     """A corpus declared with `corpus add` and not ingested yet: the dry run says the declared corpora's job
     would be ingested and every model of the models file would score the new corpus, and writes nothing."""
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
@@ -246,7 +280,8 @@ def test_dry_run_after_corpus_add_plans_its_ingest_and_every_model_on_it(wh, tin
     assert ingest.startswith("would ingest") and "declared_corpora" in ingest, ingest
     assert s["score"].split(None, 2)[2] == (
         f"would score 5 task(s): {tiny_gpt2_dir} / score lab, {tiny_llama_dir} / score ucl, "
-        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score meco_german and 1 more")
+        f"{tiny_llama_dir} / score brown, {tiny_llama_dir} / score meco_german and 1 more"
+    )
     assert {p: sha256_of(p) for p in files} == files
     assert not list(wh.token_scores.rglob("corpus=lab"))
 
@@ -271,31 +306,49 @@ def test_two_refreshes_at_once_take_turns(wh, refreshed):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    for res in (SimpleNamespace(returncode=first.returncode, stdout=out, stderr=err),
-                SimpleNamespace(returncode=second.returncode, stdout=out2, stderr="".join(seen) + err2)):
+    for res in (
+        SimpleNamespace(returncode=first.returncode, stdout=out, stderr=err),
+        SimpleNamespace(returncode=second.returncode, stdout=out2, stderr="".join(seen) + err2),
+    ):
         s = ok(res)
         assert all(line.split(None, 2)[2].startswith("nothing to do") for line in s.values()), s
     assert snapshot_id(wh) == sid
 
 
-CHAIN = ["lock.acquired", "fetch.copied", "refresh.planned", "ingest.before_commit", "score.part_written",
-         "refresh.scored", "build.dbt_node", "build.dbt_done", "publish.copied", "publish.replaced",
-         "refresh.state_saved"]
+CHAIN = [
+    "lock.acquired",
+    "fetch.copied",
+    "refresh.planned",
+    "ingest.before_commit",
+    "score.part_written",
+    "refresh.scored",
+    "build.dbt_node",
+    "build.dbt_done",
+    "publish.copied",
+    "publish.replaced",
+    "refresh.state_saved",
+]
 
 
 def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_completes_only_what_changed(
-        wh, refreshed, mirror, tiny_gpt2_dir, tiny_llama_dir, tmp_path):
+    wh, refreshed, mirror, tiny_gpt2_dir, tiny_llama_dir, tmp_path
+):
     """One refresh's work: a fetched file altered (fetch restores it), a job whose source changed (its
     raw.ingest_log row says it read an older file), a model added to the models file. The refresh is
     SIGKILLed at each failpoint in turn: every kill leaves the published snapshot as it was (until it is
     replaced), each next refresh gets further, and one more has nothing to do. Then: only that file was
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
-    from predictabase.core.failpoints import POINTS
     from ingest.sources.catalog import files_for
+    from predictabase.core.failpoints import POINTS
+
     # not on a refresh's way: a GGUF conversion, `corpus add`, `export`, `sql`
-    assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {"models.converted", "corpus.copied",
-                                                                       "export.page_done", "sql.query_started",
-                                                                       "sql.output_opened"}
+    assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {
+        "models.converted",
+        "corpus.copied",
+        "export.page_done",
+        "sql.query_started",
+        "sql.output_opened",
+    }
     models = models_file(tmp_path / "models.toml", tiny_gpt2_dir, tiny_llama_dir)
     path = alter_job_input(wh, PERFS_JOB)
     (wh.raw / path).write_bytes((wh.raw / path).read_bytes() + b"\n")
@@ -314,8 +367,11 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
         else:
             assert snapshot_id(wh) != sid and perplexity_models(wh) == {tiny_gpt2_dir.name, tiny_llama_dir.name}
         if point == "ingest.before_commit":  # nothing of the transaction committed
-            latest = q(wh.duckdb, "SELECT inputs FROM raw.ingest_log WHERE job = ? ORDER BY ingested_at DESC "
-                                  "LIMIT 1", PERFS_JOB)[0][0]
+            latest = q(
+                wh.duckdb,
+                "SELECT inputs FROM raw.ingest_log WHERE job = ? ORDER BY ingested_at DESC LIMIT 1",
+                PERFS_JOB,
+            )[0][0]
             assert json.loads(latest)[path] == "0" * 64
         if point == "score.part_written":
             [run] = (wh.token_scores / f"model={tiny_llama_dir.name}" / "corpus=ucl").iterdir()
@@ -341,22 +397,43 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     after = q(wh.duckdb, "SELECT path, origin, fetched_at FROM raw.source_files ORDER BY path")
     assert [r for r in after if r not in source_files] == [r for r in after if r[0] == path]
     # re-ingested that job alone
-    latest = dict(q(wh.duckdb, "SELECT job, ingest_id FROM raw.ingest_log QUALIFY row_number() OVER "
-                               "(PARTITION BY job ORDER BY ingested_at DESC) = 1"))
+    latest = dict(
+        q(
+            wh.duckdb,
+            "SELECT job, ingest_id FROM raw.ingest_log QUALIFY row_number() OVER "
+            "(PARTITION BY job ORDER BY ingested_at DESC) = 1",
+        )
+    )
     assert {j for j, i in latest.items() if (j, i) not in log_before} == {PERFS_JOB}
     # scored the new model alone
     assert mtimes(wh.token_scores / f"model={tiny_gpt2_dir.name}") == first_runs
     assert sorted(p.name for p in wh.token_scores.iterdir()) == sorted(
-        [f"model={tiny_gpt2_dir.name}", f"model={tiny_llama_dir.name}", "model=gpt3-davinci", "model=smollm2-135m"])
+        [f"model={tiny_gpt2_dir.name}", f"model={tiny_llama_dir.name}", "model=gpt3-davinci", "model=smollm2-135m"]
+    )
     # built their downstream only
     sel = state["built"]["select"].split()
-    assert sorted(sel) == ["mart_build_info", "mart_warehouse_tables", "source:raw.source_files+",
-                           "source:scores.run_registry+", "source:scores.token_scores+",
-                           "source:top1.top1_reference_accuracies+"]
-    allowed = downstream(wh, [f"source.predictabase.{x[len('source:'):-1]}" for x in sel if x.startswith("source:")]
-                         + [f"model.predictabase.{m}" for m in sel if m.startswith("mart_")])
+    assert sorted(sel) == [
+        "mart_build_info",
+        "mart_warehouse_tables",
+        "source:raw.source_files+",
+        "source:scores.run_registry+",
+        "source:scores.token_scores+",
+        "source:top1.top1_reference_accuracies+",
+    ]
+    allowed = downstream(
+        wh,
+        [f"source.predictabase.{x[len('source:') : -1]}" for x in sel if x.startswith("source:")]
+        + [f"model.predictabase.{m}" for m in sel if m.startswith("mart_")],
+    )
     ran = {n for n in executed_nodes(wh) if n.startswith(("model.", "seed.", "snapshot."))}  # tests, hooks aside
-    assert ran <= allowed and {"model.predictabase.mart_model_perplexity", "model.predictabase.mart_top1_summary",
-                               "model.predictabase.mart_sources"} <= ran
+    assert (
+        ran <= allowed
+        and {
+            "model.predictabase.mart_model_perplexity",
+            "model.predictabase.mart_top1_summary",
+            "model.predictabase.mart_sources",
+        }
+        <= ran
+    )
     assert not any("wild" in n or "pairwise" in n or "eye_tracking" in n for n in ran)
     assert perplexity_models(wh) == {tiny_gpt2_dir.name, tiny_llama_dir.name}

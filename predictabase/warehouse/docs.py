@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from predictabase.core.config import Paths
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
 from predictabase.core.errors import BuildError
 from predictabase.core.fsutil import atomic_path
 from predictabase.warehouse.dbt import run_dbt
@@ -54,5 +54,16 @@ def generate_docs(paths: Paths) -> Path:
         raise BuildError(built, "dbt docs generate --static wrote no static_index.html")
     dest = docs_path(paths)
     with atomic_path(dest, suffix=".html") as tmp:
-        shutil.copyfile(built, tmp)
+        Path(tmp).write_text(without_machine_paths(built.read_text(encoding="utf-8"), paths), encoding="utf-8")
     return dest
+
+
+def without_machine_paths(site: str, paths: Paths) -> str:
+    """The docs site with the folders of this machine named by their role: the sources' globs read
+    `<warehouse>/parquet/...` and the project `<dbt project>` (a published site is read on other machines, and the
+    folder it was built in says nothing there). Both spellings: as written, and JSON-escaped (Windows)."""
+    for folder, name in ((paths.warehouse.resolve(), "<warehouse>"), (DBT_PROJECT_DIR.resolve(), "<dbt project>"),
+                         (paths.warehouse, "<warehouse>")):
+        text = str(folder)
+        site = site.replace(text, name).replace(text.replace("\\", "\\\\"), name)
+    return site
