@@ -19,16 +19,23 @@ PORT ?= 8501
 # warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4.
 TEST_WORKERS ?= auto
 
-.PHONY: up test setup fonts orchestrate gemma chromium r-engine clean-setup docs docs-serve
+.PHONY: up test lint setup fonts orchestrate gemma chromium r-engine clean-setup docs docs-serve
 
 up: setup r-engine
 	$(VENV)/bin/predictabase all $(if $(MIRROR),--mirror $(MIRROR)) --port $(PORT)
 
-test: setup orchestrate gemma chromium r-engine
+test: setup orchestrate gemma chromium r-engine lint
 	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q \
 	  --numprocesses $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 setup: $(STAMP) fonts
+
+# The linters, before the tests (and in .pre-commit-config.yaml): ruff lints and checks the formatting of the Python
+# (pyproject.toml [tool.ruff]); sqlfluff lints the dbt models in DuckDB's dialect (.sqlfluff).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/sqlfluff lint dbt_project/models --processes 2 --disable-progress-bar
 
 # Every install goes through constraints.txt, which pins the exact builds (torch: the CPU build from the local
 # wheels; the package metadata carries only a range). torch first, so pip takes it from those wheels. The two

@@ -1,6 +1,7 @@
 """Hatchling build hook: the wheel carries the dbt project, the dashboard app and the default models.toml as
 package data under predictabase/_project/ (read by predictabase.core.resources). Only the standard wheel: an
 editable install reads them from the checkout, so no stale copy lands in site-packages."""
+
 from __future__ import annotations
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface

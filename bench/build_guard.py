@@ -7,6 +7,7 @@ copy, the rename, the drop), several times, against the last full `build` of the
 Prints a table: the database's size, each guard's seconds, the build's seconds and the guard's share of it.
 Takes the writer lock, so run it when nothing else writes the warehouse.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,9 @@ from predictabase.warehouse.lock import writer_lock
 
 def last_build_seconds(runs_log: Path) -> float | None:
     ends = [json.loads(x) for x in runs_log.read_text().splitlines() if '"end"' in x]
-    builds = [r for r in ends if r["command"] == "build" and r["status"] == "ok" and not (r["args"] or {}).get("select")]
+    builds = [
+        r for r in ends if r["command"] == "build" and r["status"] == "ok" and not (r["args"] or {}).get("select")
+    ]
     if not builds:
         return None
     r = builds[-1]
@@ -48,8 +51,10 @@ def main() -> None:
     print("| working database | guard runs (s) | median (s) | last full build (s) | guard / build |")
     print("|---|---|---|---|---|")
     share = f"{statistics.median(times) / build:.2%}" if build else "n/a"
-    print(f"| {size_mb:.0f} MB | {', '.join(f'{t:.2f}' for t in times)} | {statistics.median(times):.2f} | "
-          f"{build if build is not None else 'n/a'} | {share} |")
+    print(
+        f"| {size_mb:.0f} MB | {', '.join(f'{t:.2f}' for t in times)} | {statistics.median(times):.2f} | "
+        f"{build if build is not None else 'n/a'} | {share} |"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ end-of-text, (a) at the end of the complete text, where a document separator is 
 token, and (b) over all positions inside the texts, where any such token is wrong; and how much
 counting each of them moves ln B (the word-boundary mass) at the positions inside the texts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,9 +22,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase.core.config import paths as get_paths  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.profile import TokenizerProfile  # noqa: E402
+from predictabase.core.config import paths as get_paths  # noqa: E402
 from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))
@@ -39,13 +40,16 @@ def main() -> None:
     profile = TokenizerProfile.build(tok, lm.model_type, lm.vocab_size, args.model)
     specials = sorted(profile.special_ids | profile.end_of_text_ids)
     names = tok.convert_ids_to_tokens(specials)
-    texts = {"natural_stories": list(natural_stories(MIRROR).values()),
-             "ucl": ucl_sentences(MIRROR, args.ucl)}
+    texts = {"natural_stories": list(natural_stories(MIRROR).values()), "ucl": ucl_sentences(MIRROR, args.ucl)}
     spaced = profile.word_initial.copy()
     spaced[list(profile.end_of_text_ids)] = False  # word-initial tokens only
-    print(f"model {lm.model_id}  BOS {profile.bos.token} ({profile.bos.token_id})  declared EOS "
-          f"{tok.eos_token} ({tok.eos_token_id})")
-    print(f"| corpus | token | id | mean p at the end of a text | mean p inside texts | max shift of ln B inside (nats) |")
+    print(
+        f"model {lm.model_id}  BOS {profile.bos.token} ({profile.bos.token_id})  declared EOS "
+        f"{tok.eos_token} ({tok.eos_token_id})"
+    )
+    print(
+        "| corpus | token | id | mean p at the end of a text | mean p inside texts | max shift of ln B inside (nats) |"
+    )
     print("|---|---|---|---|---|---|")
     for corpus, docs in texts.items():
         end_p = {i: [] for i in specials}

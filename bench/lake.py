@@ -50,6 +50,7 @@ The lake goes under a temp dir that is deleted afterwards unless --keep DIR (the
 present, with each measurement appended to DIR/rows-N/results.jsonl). --project-dir builds another copy
 of the dbt project (e.g. the one before a change) on the same lake.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,9 @@ SELECT = "+mart_model_perplexity +mart_models stg_documents"  # stg_documents: t
 # timed apart from the build (see the docstring and bench/RESULTS.md)
 SPANS_TEST = "assert_token_spans_match_documents"
 AGGREGATE = "select model_key, corpus, sum(surprisal_bits) from intermediate.int_token_scores group by all"
-AGGREGATE_LAKE = ("select model_key, corpus, sum(-logprob_nats / ln(2)) from read_parquet('{root}/*/*/*/part-*.parquet') "
-                  "group by all")
+AGGREGATE_LAKE = (
+    "select model_key, corpus, sum(-logprob_nats / ln(2)) from read_parquet('{root}/*/*/*/part-*.parquet') group by all"
+)
 
 # family -> (tokenizer, vocab size, word-initial marker, bos id, bos token, end-of-text id, token)
 FAMILIES = {
@@ -139,7 +141,7 @@ def make_vocab(family: str):
             body = letters[i, : n - int(space[i])].tobytes().decode()
             if accent[i] and body:
                 j = i % len(body)
-                body = body[:j] + NON_ASCII[i % len(NON_ASCII)] + body[j + 1:]
+                body = body[:j] + NON_ASCII[i % len(NON_ASCII)] + body[j + 1 :]
         texts.append((" " if space[i] else "") + body)
         toks.append((marker if space[i] else "") + body)
     # frequent ids tend to be the short ones (" the", ",", "."): order by length + noise, Zipf over that order
@@ -156,8 +158,13 @@ def make_vocab(family: str):
             toks[n] = "a" * n
             lens[n] = n
             fix[n] = n
-    return (pa.array(toks, pa.string()), pa.array(texts, pa.string()),
-            np.array([len(t) for t in texts], np.int64), (order, cdf_by_rank), fix)
+    return (
+        pa.array(toks, pa.string()),
+        pa.array(texts, pa.string()),
+        np.array([len(t) for t in texts], np.int64),
+        (order, cdf_by_rank),
+        fix,
+    )
 
 
 def draw_ids(rng, sampler, n: int) -> np.ndarray:
@@ -197,8 +204,15 @@ def tokenize(family: str, corpus: str, L: np.ndarray, vocab) -> dict:
     assert (end - start == vlen[ids]).all()
     n_per_doc = np.bincount(doc, minlength=len(L))
     first = np.concatenate([[0], np.cumsum(n_per_doc)[:-1]])
-    return dict(ids=ids, doc=doc.astype(np.int32), start=start.astype(np.int32), end=end.astype(np.int32),
-                token_index=(np.arange(len(ids)) - first[doc]).astype(np.int32), n_per_doc=n_per_doc, first=first)
+    return dict(
+        ids=ids,
+        doc=doc.astype(np.int32),
+        start=start.astype(np.int32),
+        end=end.astype(np.int32),
+        token_index=(np.arange(len(ids)) - first[doc]).astype(np.int32),
+        n_per_doc=n_per_doc,
+        first=first,
+    )
 
 
 REFERENCE_FAMILY = "gpt2"  # the corpus texts are written by this family's tokens; every tokenizer tiles them
@@ -214,10 +228,16 @@ def corpus_text(corpus: str, n_docs: int) -> dict:
     blen = 1 + (cp >= 0x80).astype(np.int64) + (cp >= 0x800) + (cp >= 0x10000)
     doc0 = np.concatenate([[0], np.cumsum(L)])
     assert len(text) == doc0[-1]
-    return dict(L=L, text=text, data=pa.py_buffer(text.encode("utf-8")), cp=cp,
-                bmap=np.concatenate([[0], np.cumsum(blen)]), doc0=doc0,
-                doc_ids=pa.array([f"{corpus}-{i:06d}" for i in range(n_docs)], pa.string()),
-                version=hashlib.sha256(f"{corpus}:{n_docs}:{GEN_VERSION}".encode()).hexdigest())
+    return dict(
+        L=L,
+        text=text,
+        data=pa.py_buffer(text.encode("utf-8")),
+        cp=cp,
+        bmap=np.concatenate([[0], np.cumsum(blen)]),
+        doc0=doc0,
+        doc_ids=pa.array([f"{corpus}-{i:06d}" for i in range(n_docs)], pa.string()),
+        version=hashlib.sha256(f"{corpus}:{n_docs}:{GEN_VERSION}".encode()).hexdigest(),
+    )
 
 
 def slices(ct: dict, char_bounds: np.ndarray) -> pa.Array:
@@ -230,15 +250,20 @@ def documents_table(corpus: str, ct: dict) -> pa.Table:
     """raw.documents of a corpus (the texts every run tiles; corpus_version = the runs')."""
     n = len(ct["L"])
     text = slices(ct, ct["doc0"])
-    return pa.table({
-        "corpus": pa.array(np.full(n, corpus, dtype=object), pa.string()), "doc_id": ct["doc_ids"],
-        "doc_index": pa.array(np.arange(n, dtype=np.int32)), "text": text,
-        "n_chars": pa.array(ct["L"]), "n_bytes": pa.array(np.diff(ct["bmap"][ct["doc0"]])),
-        "score_prefix_chars": pa.nulls(n, pa.int32()),
-        "corpus_version": pa.array(np.full(n, ct["version"], dtype=object), pa.string()),
-        "source_path": pa.array(np.full(n, f"bench/{corpus}.txt", dtype=object), pa.string()),
-        "source_sha256": pa.array(np.full(n, "0" * 64, dtype=object), pa.string()),
-    })
+    return pa.table(
+        {
+            "corpus": pa.array(np.full(n, corpus, dtype=object), pa.string()),
+            "doc_id": ct["doc_ids"],
+            "doc_index": pa.array(np.arange(n, dtype=np.int32)),
+            "text": text,
+            "n_chars": pa.array(ct["L"]),
+            "n_bytes": pa.array(np.diff(ct["bmap"][ct["doc0"]])),
+            "score_prefix_chars": pa.nulls(n, pa.int32()),
+            "corpus_version": pa.array(np.full(n, ct["version"], dtype=object), pa.string()),
+            "source_path": pa.array(np.full(n, f"bench/{corpus}.txt", dtype=object), pa.string()),
+            "source_sha256": pa.array(np.full(n, "0" * 64, dtype=object), pa.string()),
+        }
+    )
 
 
 def words_table(corpus: str, ct: dict) -> pa.Table:
@@ -260,20 +285,23 @@ def words_table(corpus: str, ct: dict) -> pa.Table:
     bounds = np.empty(2 * n, np.int64)
     bounds[0::2], bounds[1::2] = starts, ends
     word = slices(ct, bounds).take(pa.array(np.arange(0, 2 * n - 1, 2)))
-    return pa.table({
-        "corpus": pa.array(np.full(n, corpus, dtype=object), pa.string()),
-        "doc_id": ct["doc_ids"].take(pa.array(doc)),
-        "word_index": pa.array(widx.astype(np.int32)),
-        "word": word,
-        "char_start": pa.array((starts - doc0[doc]).astype(np.int32)),
-        "char_end": pa.array((ends - doc0[doc]).astype(np.int32)),
-        "native_id": pa.array(widx + 1).cast(pa.string()),
-        "source_path": pa.array(np.full(n, f"bench/{corpus}.txt", dtype=object), pa.string()),
-        "source_sha256": pa.array(np.full(n, "0" * 64, dtype=object), pa.string()),
-    })
+    return pa.table(
+        {
+            "corpus": pa.array(np.full(n, corpus, dtype=object), pa.string()),
+            "doc_id": ct["doc_ids"].take(pa.array(doc)),
+            "word_index": pa.array(widx.astype(np.int32)),
+            "word": word,
+            "char_start": pa.array((starts - doc0[doc]).astype(np.int32)),
+            "char_end": pa.array((ends - doc0[doc]).astype(np.int32)),
+            "native_id": pa.array(widx + 1).cast(pa.string()),
+            "source_path": pa.array(np.full(n, f"bench/{corpus}.txt", dtype=object), pa.string()),
+            "source_sha256": pa.array(np.full(n, "0" * 64, dtype=object), pa.string()),
+        }
+    )
 
 
 # --- runs ------------------------------------------------------------------------------------------
+
 
 def plan(rows: int) -> dict:
     """Documents per corpus and the runs, for about `rows` token rows."""
@@ -306,18 +334,34 @@ def run_id_of(r: dict) -> str:
     return hashlib.sha256(json.dumps(r, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def run_values(rng, n: int, vocab_size: int, word_initial: np.ndarray, doc_last: np.ndarray, ctx: int, stride: int,
-               token_index: np.ndarray) -> dict:
+def run_values(
+    rng,
+    n: int,
+    vocab_size: int,
+    word_initial: np.ndarray,
+    doc_last: np.ndarray,
+    ctx: int,
+    stride: int,
+    token_index: np.ndarray,
+) -> dict:
     s = rng.gamma(0.9, 3.9, n).astype(np.float32).astype(np.float64) + 1e-4
     rank = np.clip(np.floor(np.exp(0.8 * s + rng.normal(0, 0.7, n))), 1, vocab_size).astype(np.int32)
     entropy = (0.45 * s + rng.gamma(2.0, 1.0, n)).astype(np.float32).astype(np.float64)
-    lnb = np.where(word_initial, -rng.exponential(0.15, n), -rng.gamma(2.0, 1.5, n)).astype(np.float32).astype(np.float64)
+    lnb = (
+        np.where(word_initial, -rng.exponential(0.15, n), -rng.gamma(2.0, 1.5, n)).astype(np.float32).astype(np.float64)
+    )
     after = np.empty(n)
     after[:-1] = lnb[1:]
     after[doc_last] = -rng.exponential(3.0, int(doc_last.sum()))  # ln B at the end of the text
     context = np.where(token_index < ctx, token_index, (ctx - stride) + (token_index - ctx) % stride).astype(np.int32)
-    return dict(logprob_nats=-s, rank=rank, entropy_nats=entropy, logprob_word_initial_nats=lnb,
-                logprob_word_initial_after_nats=after, context_tokens=context)
+    return dict(
+        logprob_nats=-s,
+        rank=rank,
+        entropy_nats=entropy,
+        logprob_word_initial_nats=lnb,
+        logprob_word_initial_after_nats=after,
+        context_tokens=context,
+    )
 
 
 def list_column(flat: pa.Array, n: int, k: int) -> pa.Array:
@@ -327,6 +371,7 @@ def list_column(flat: pa.Array, n: int, k: int) -> pa.Array:
 def write_group(args) -> list[dict]:
     """Every run of one (tokenizer family, corpus): tokenize the corpus once, write each run's parts."""
     from ingest.scoring import store
+
     root, family, corpus, n_docs, runs = args
     root = Path(root)
     vocab = make_vocab(family)
@@ -376,7 +421,7 @@ def write_group(args) -> list[dict]:
                 hi = int(tk["first"][d] + tk["n_per_doc"][d])
                 bounds.append((lo, hi))
                 lo, size, target = hi, 0, PART_TOKENS
-        started = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(hours=seed_of(rid) % 5000)
+        started = dt.datetime(2025, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=seed_of(rid) % 5000)
         if kind == "older":
             started -= dt.timedelta(days=60)
         for lo, hi in bounds:
@@ -398,13 +443,16 @@ def write_group(args) -> list[dict]:
                 "entropy_nats": pa.array(vals["entropy_nats"][sl]),
             }
             if top_k:
-                fl = tk_ids[lo * top_k: hi * top_k]
+                fl = tk_ids[lo * top_k : hi * top_k]
                 cols["topk_token_ids"] = list_column(pa.array(fl), m, top_k)
                 cols["topk_tokens"] = list_column(vocab[0].take(pa.array(fl)), m, top_k)
                 cols["topk_logprobs_nats"] = list_column(pa.array(tk_lp[sl].reshape(-1)), m, top_k)
             else:  # --top-k 0: empty lists, as the scorer writes them
-                for c, t in (("topk_token_ids", pa.int32()), ("topk_tokens", pa.string()),
-                             ("topk_logprobs_nats", pa.float64())):
+                for c, t in (
+                    ("topk_token_ids", pa.int32()),
+                    ("topk_tokens", pa.string()),
+                    ("topk_logprobs_nats", pa.float64()),
+                ):
                     cols[c] = list_column(pa.array([], t), m, 0)
             for c in ("logprob_word_initial_nats", "logprob_word_initial_after_nats", "context_tokens"):
                 cols[c] = pa.array(vals[c][sl])
@@ -414,15 +462,37 @@ def write_group(args) -> list[dict]:
             continue
         finished = started + dt.timedelta(seconds=n / 5000.0)
         record = store.RunRecord(
-            run_id=rid, model_key=model, model_id=model_id, model_revision=hashlib.sha1(model_id.encode()).hexdigest(),
-            tokenizer=tokenizer, tokenizer_sha256=hashlib.sha256(tokenizer.encode()).hexdigest(), vocab_size=V,
-            dtype="bfloat16", device="cuda", bos_policy="prepend", bos_token_id=bos_id, bos_token=bos_tok,
-            corpus=corpus, corpus_version=ct["version"],
-            context_length=ctx, stride=stride, top_k=top_k, batch_tokens=8192, limit=limit, full=False,
-            n_docs=n_run_docs, n_docs_with_tokens=n_run_docs, n_tokens=n, source="scored",
-            started_at=started.isoformat(), finished_at=finished.isoformat(),
+            run_id=rid,
+            model_key=model,
+            model_id=model_id,
+            model_revision=hashlib.sha1(model_id.encode()).hexdigest(),
+            tokenizer=tokenizer,
+            tokenizer_sha256=hashlib.sha256(tokenizer.encode()).hexdigest(),
+            vocab_size=V,
+            dtype="bfloat16",
+            device="cuda",
+            bos_policy="prepend",
+            bos_token_id=bos_id,
+            bos_token=bos_tok,
+            corpus=corpus,
+            corpus_version=ct["version"],
+            context_length=ctx,
+            stride=stride,
+            top_k=top_k,
+            batch_tokens=8192,
+            limit=limit,
+            full=False,
+            n_docs=n_run_docs,
+            n_docs_with_tokens=n_run_docs,
+            n_tokens=n,
+            source="scored",
+            started_at=started.isoformat(),
+            finished_at=finished.isoformat(),
             package_versions={"torch": "2.5.1", "transformers": "4.46.0", "bench": f"lake/{GEN_VERSION}"},
-            scorer_version=2, end_of_text_ids=[eot_id], end_of_text_tokens=[eot_tok])
+            scorer_version=2,
+            end_of_text_ids=[eot_id],
+            end_of_text_tokens=[eot_tok],
+        )
         store.finish_run(rdir, record)
         out.append(dict(run_id=rid, rows=n, complete=True))
     return out
@@ -440,6 +510,7 @@ def generate(root: Path, rows: int, raw_dir: Path, workers: int = 2) -> dict:
     with ProcessPoolExecutor(workers) as ex:
         results = [x for res in ex.map(write_group, tasks) for x in res]
     import pyarrow.parquet as pq
+
     words, documents = [], []
     for c in CORPORA:
         ct = corpus_text(c, p["n_docs"][c])
@@ -448,14 +519,22 @@ def generate(root: Path, rows: int, raw_dir: Path, workers: int = 2) -> dict:
     words = pa.concat_tables(words)
     pq.write_table(words, raw_dir / "words.parquet")
     pq.write_table(pa.concat_tables(documents), raw_dir / "documents.parquet")
-    info = dict(version=GEN_VERSION, rows_asked=rows, rows=sum(r["rows"] for r in results),
-                complete_rows=sum(r["rows"] for r in results if r["complete"]), runs=len(results),
-                docs=sum(p["n_docs"].values()), words=words.num_rows, seconds=time.perf_counter() - t0)
+    info = dict(
+        version=GEN_VERSION,
+        rows_asked=rows,
+        rows=sum(r["rows"] for r in results),
+        complete_rows=sum(r["rows"] for r in results if r["complete"]),
+        runs=len(results),
+        docs=sum(p["n_docs"].values()),
+        words=words.num_rows,
+        seconds=time.perf_counter() - t0,
+    )
     (root.parent / "lake.json").write_text(json.dumps(info, indent=1))
     return info
 
 
 # --- measurements (children) -------------------------------------------------------------------------
+
 
 def cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)  # every thread of the process, DuckDB's included
@@ -473,6 +552,7 @@ def bench_profiles(profiles_dir: Path, memory_limit: str, temp_dir: Path, projec
     cursor): DuckDB refuses to SET temp_directory once it has been used, so with `settings` a build that
     spilled fails in the next cursor (the on-run-end hook's)."""
     import yaml
+
     prof = yaml.safe_load((project_dir / "profiles.yml").read_text())
     for out in prof["predictabase"]["outputs"].values():
         out.setdefault("config_options", {}).update({"memory_limit": memory_limit, "temp_directory": str(temp_dir)})
@@ -483,6 +563,7 @@ def bench_profiles(profiles_dir: Path, memory_limit: str, temp_dir: Path, projec
 def child_build(warehouse: Path, profiles_dir: Path, project_dir: Path, spans_test: bool) -> dict:
     """dbt parse, then the build of the chain without SPANS_TEST, then (when asked) SPANS_TEST alone."""
     from dbt.cli.main import dbtRunner
+
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.dbt import dbt_args, dbt_env, environ
 
@@ -499,12 +580,19 @@ def child_build(warehouse: Path, profiles_dir: Path, project_dir: Path, spans_te
             res = dbtRunner().invoke(args)
             out[f"{name}_s"], out[f"{name}_cpu_s"] = time.perf_counter() - t0, cpu_s() - c0
             if not res.success:
-                raise SystemExit(f"dbt {command} failed: {res.exception or ''} "
-                                 + "; ".join(f"{r.node.unique_id}: {r.message}" for r in (res.result or [])
-                                             if str(r.status).lower() in ("error", "fail")))
+                raise SystemExit(
+                    f"dbt {command} failed: {res.exception or ''} "
+                    + "; ".join(
+                        f"{r.node.unique_id}: {r.message}"
+                        for r in (res.result or [])
+                        if str(r.status).lower() in ("error", "fail")
+                    )
+                )
             if name == "build":
-                out["nodes"] = sorted(((r.node.unique_id.split(".", 2)[-1], round(r.execution_time, 2))
-                                       for r in res.result), key=lambda x: -x[1])
+                out["nodes"] = sorted(
+                    ((r.node.unique_id.split(".", 2)[-1], round(r.execution_time, 2)) for r in res.result),
+                    key=lambda x: -x[1],
+                )
                 out["n_nodes"] = len(res.result)
                 out["peak_rss_mb"] = peak_rss_mb()  # of parse + build (ru_maxrss only grows)
     out["peak_rss_with_spans_test_mb"] = peak_rss_mb()
@@ -513,6 +601,7 @@ def child_build(warehouse: Path, profiles_dir: Path, project_dir: Path, spans_te
 
 def child_query(warehouse: Path, memory_limit: str, temp_dir: Path, sql: str) -> dict:
     import duckdb
+
     t0 = time.perf_counter()
     con = duckdb.connect(str(warehouse / "predictabase.duckdb"), read_only=True)
     con.execute(f"set memory_limit = '{memory_limit}'")
@@ -523,8 +612,15 @@ def child_query(warehouse: Path, memory_limit: str, temp_dir: Path, sql: str) ->
         t0 = time.perf_counter()
         result = con.execute(sql).fetchall()
         times.append(time.perf_counter() - t0)
-    return dict(connect_s=connect_s, cold_s=times[0], warm_s=times[1], warm_runs=times[1:], groups=len(result),
-                total_bits=float(sum(r[2] for r in result)), peak_rss_mb=peak_rss_mb())
+    return dict(
+        connect_s=connect_s,
+        cold_s=times[0],
+        warm_s=times[1],
+        warm_runs=times[1:],
+        groups=len(result),
+        total_bits=float(sum(r[2] for r in result)),
+        peak_rss_mb=peak_rss_mb(),
+    )
 
 
 def run_child(*args: str) -> dict:
@@ -536,6 +632,7 @@ def run_child(*args: str) -> dict:
 
 
 # --- driver ------------------------------------------------------------------------------------------
+
 
 def disk_bytes(root: Path) -> tuple[int, int]:
     files = size = 0
@@ -550,6 +647,7 @@ def disk_bytes(root: Path) -> tuple[int, int]:
 def measure(size_dir: Path, rows: int, a: argparse.Namespace, tries: int) -> list[dict]:
     memory_limit = a.memory_limit
     import duckdb
+
     lake_parent = size_dir / "lake"
     root = lake_parent / "token_scores"
     info_path = lake_parent / "lake.json"
@@ -560,8 +658,11 @@ def measure(size_dir: Path, rows: int, a: argparse.Namespace, tries: int) -> lis
     else:
         shutil.rmtree(lake_parent, ignore_errors=True)
         info = generate(root, rows, lake_parent)
-        print(f"  generated {info['rows']:,} rows ({info['runs']} runs, {info['docs']:,} documents, "
-              f"{info['words']:,} words) in {info['seconds']:.0f} s", flush=True)
+        print(
+            f"  generated {info['rows']:,} rows ({info['runs']} runs, {info['docs']:,} documents, "
+            f"{info['words']:,} words) in {info['seconds']:.0f} s",
+            flush=True,
+        )
     files, nbytes = disk_bytes(root)
     out = []
     for attempt in range(tries):
@@ -583,19 +684,35 @@ def measure(size_dir: Path, rows: int, a: argparse.Namespace, tries: int) -> lis
         q = run_child("--child-query", str(wh), memory_limit, str(tmp), AGGREGATE)
         ql = run_child("--child-query", str(wh), memory_limit, str(tmp), AGGREGATE_LAKE.format(root=root))
         with duckdb.connect(str(wh / "predictabase.duckdb"), read_only=True) as con:
-            marts = con.execute("select count(*), sum(n_tokens), sum(n_docs) from marts.mart_model_perplexity").fetchone()
-        out.append(dict(rows=info["rows"], complete_rows=info["complete_rows"], files=files, bytes=nbytes,
-                        gen_s=info["seconds"], build=build, query=q, query_lake=ql, marts=marts))
+            marts = con.execute(
+                "select count(*), sum(n_tokens), sum(n_docs) from marts.mart_model_perplexity"
+            ).fetchone()
+        out.append(
+            dict(
+                rows=info["rows"],
+                complete_rows=info["complete_rows"],
+                files=files,
+                bytes=nbytes,
+                gen_s=info["seconds"],
+                build=build,
+                query=q,
+                query_lake=ql,
+                marts=marts,
+            )
+        )
         with open(size_dir / "results.jsonl", "a") as f:
             f.write(json.dumps(dict(out[-1], when=dt.datetime.now().isoformat(timespec="seconds"))) + "\n")
-        r = out[-1]
+        out[-1]
         spans_s = f", {SPANS_TEST} {build['spans_test_s']:.1f} s" if "spans_test_s" in build else ""
-        print(f"  try {attempt + 1}: parse {build['parse_s']:.1f} s, build {build['build_s']:.1f} s "
-              f"(CPU {build['build_cpu_s']:.0f} s){spans_s} "
-              f"({build['n_nodes']} nodes; slowest {build['nodes'][:8]}), build peak RSS {build['peak_rss_mb']:.0f} MB; "
-              f"aggregate cold {q['cold_s']:.3f} s warm {q['warm_s']:.3f} s (runs {[round(x, 3) for x in q['warm_runs']]}), "
-              f"peak RSS {q['peak_rss_mb']:.0f} MB; read_parquet direct cold {ql['cold_s']:.3f} warm {ql['warm_s']:.3f}; "
-              f"mart rows/tokens/docs {marts}", flush=True)
+        print(
+            f"  try {attempt + 1}: parse {build['parse_s']:.1f} s, build {build['build_s']:.1f} s "
+            f"(CPU {build['build_cpu_s']:.0f} s){spans_s} "
+            f"({build['n_nodes']} nodes; slowest {build['nodes'][:8]}), build peak RSS {build['peak_rss_mb']:.0f} MB; "
+            f"aggregate cold {q['cold_s']:.3f} s warm {q['warm_s']:.3f} s (runs {[round(x, 3) for x in q['warm_runs']]}), "
+            f"peak RSS {q['peak_rss_mb']:.0f} MB; read_parquet direct cold {ql['cold_s']:.3f} warm {ql['warm_s']:.3f}; "
+            f"mart rows/tokens/docs {marts}",
+            flush=True,
+        )
         if not a.keep or attempt < tries - 1:
             shutil.rmtree(wh, ignore_errors=True)
     return out
@@ -608,42 +725,65 @@ def machine() -> str:
     except (OSError, StopIteration):
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    import duckdb
     import dbt.version
-    return (f"{platform.platform()}, {os.cpu_count()} CPU cores ({cpu}), {mem:.0f} GiB RAM; Python "
-            f"{platform.python_version()}, DuckDB {duckdb.__version__}, dbt-core {dbt.version.__version__}")
+    import duckdb
+
+    return (
+        f"{platform.platform()}, {os.cpu_count()} CPU cores ({cpu}), {mem:.0f} GiB RAM; Python "
+        f"{platform.python_version()}, DuckDB {duckdb.__version__}, dbt-core {dbt.version.__version__}"
+    )
 
 
 def table(results: dict[int, list[dict]], memory_limit: str) -> str:
     def f(v, fmt):
         return "-" if v is None else format(v, fmt)
-    lines = ["| rows | files | lake on disk | dbt build (s) | aggregate cold (s) | aggregate warm (s) | "
-             "peak RSS build / query (MB) | dbt parse (s) | spans test (s) | read_parquet warm (s) |", "|" + "---|" * 10]
+
+    lines = [
+        "| rows | files | lake on disk | dbt build (s) | aggregate cold (s) | aggregate warm (s) | "
+        "peak RSS build / query (MB) | dbt parse (s) | spans test (s) | read_parquet warm (s) |",
+        "|" + "---|" * 10,
+    ]
     first = {}
     for n, tries in results.items():
         for i, r in enumerate(tries):
             tag = f" (try {i + 1})" if len(tries) > 1 else ""
             b, q = r["build"], r["query"]
-            lines.append(f"| {r['rows']:,}{tag} | {r['files']:,} | {r['bytes'] / 2**30:.2f} GiB | {b['build_s']:.1f} | "
-                         f"{q['cold_s']:.3f} | {q['warm_s']:.3f} | {b['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} | "
-                         f"{b['parse_s']:.1f} | {f(b.get('spans_test_s'), '.1f')} | {r['query_lake']['warm_s']:.3f} |")
+            lines.append(
+                f"| {r['rows']:,}{tag} | {r['files']:,} | {r['bytes'] / 2**30:.2f} GiB | {b['build_s']:.1f} | "
+                f"{q['cold_s']:.3f} | {q['warm_s']:.3f} | {b['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} | "
+                f"{b['parse_s']:.1f} | {f(b.get('spans_test_s'), '.1f')} | {r['query_lake']['warm_s']:.3f} |"
+            )
         first[n] = tries[0]
     keys = list(first)
     if len(keys) > 1:
-        lines += ["", "Growth (each figure over the previous size's; first try):", "",
-                  "| from -> to | rows | files | lake | build | agg cold | agg warm | RSS build | RSS query | spans test |",
-                  "|" + "---|" * 10]
+        lines += [
+            "",
+            "Growth (each figure over the previous size's; first try):",
+            "",
+            "| from -> to | rows | files | lake | build | agg cold | agg warm | RSS build | RSS query | spans test |",
+            "|" + "---|" * 10,
+        ]
         for a, b in zip(keys, keys[1:]):
             x, y = first[a], first[b]
             sx, sy = x["build"].get("spans_test_s"), y["build"].get("spans_test_s")
-            g = [y["rows"] / x["rows"], y["files"] / x["files"], y["bytes"] / x["bytes"],
-                 y["build"]["build_s"] / x["build"]["build_s"], y["query"]["cold_s"] / x["query"]["cold_s"],
-                 y["query"]["warm_s"] / x["query"]["warm_s"], y["build"]["peak_rss_mb"] / x["build"]["peak_rss_mb"],
-                 y["query"]["peak_rss_mb"] / x["query"]["peak_rss_mb"], sy / sx if sx and sy else None]
+            g = [
+                y["rows"] / x["rows"],
+                y["files"] / x["files"],
+                y["bytes"] / x["bytes"],
+                y["build"]["build_s"] / x["build"]["build_s"],
+                y["query"]["cold_s"] / x["query"]["cold_s"],
+                y["query"]["warm_s"] / x["query"]["warm_s"],
+                y["build"]["peak_rss_mb"] / x["build"]["peak_rss_mb"],
+                y["query"]["peak_rss_mb"] / x["query"]["peak_rss_mb"],
+                sy / sx if sx and sy else None,
+            ]
             lines.append(f"| {a:.0e} -> {b:.0e} | " + " | ".join("-" if v is None else f"{v:.1f}x" for v in g) + " |")
-    lines += ["", f"dbt build = `dbt build --select {SELECT} --exclude {SPANS_TEST}` (models + their data tests, "
-              f"after `dbt parse`); spans test = `dbt test --select {SPANS_TEST}` alone. DuckDB memory_limit = "
-              f"{memory_limit} (dbt profile config_options and the query connection), temp_directory set (spilling allowed)."]
+    lines += [
+        "",
+        f"dbt build = `dbt build --select {SELECT} --exclude {SPANS_TEST}` (models + their data tests, "
+        f"after `dbt parse`); spans test = `dbt test --select {SPANS_TEST}` alone. DuckDB memory_limit = "
+        f"{memory_limit} (dbt profile config_options and the query connection), temp_directory set (spilling allowed).",
+    ]
     return "\n".join(lines)
 
 
@@ -659,16 +799,29 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="write (and reuse) the lakes under DIR and keep them")
     ap.add_argument("--memory-limit", default="4GB", help="DuckDB memory_limit (default 4GB)")
     ap.add_argument("--repeat-largest", type=int, default=2, help="measure the largest size this many times")
-    ap.add_argument("--spans-test", choices=["first", "all", "none"], default="first",
-                    help=f"time {SPANS_TEST} alone on the first try of each size (default), every try, or never")
-    ap.add_argument("--spans-test-max-rows", type=float, default=2e7,
-                    help="...only up to this many rows (default 2e7: it grows with rows x document length, ~20 min "
-                         "at 10^8 on 2 cores)")
-    ap.add_argument("--project-dir", type=Path, default=None,
-                    help="the dbt project to build (default: this checkout's dbt_project; e.g. a copy before a change)")
+    ap.add_argument(
+        "--spans-test",
+        choices=["first", "all", "none"],
+        default="first",
+        help=f"time {SPANS_TEST} alone on the first try of each size (default), every try, or never",
+    )
+    ap.add_argument(
+        "--spans-test-max-rows",
+        type=float,
+        default=2e7,
+        help="...only up to this many rows (default 2e7: it grows with rows x document length, ~20 min "
+        "at 10^8 on 2 cores)",
+    )
+    ap.add_argument(
+        "--project-dir",
+        type=Path,
+        default=None,
+        help="the dbt project to build (default: this checkout's dbt_project; e.g. a copy before a change)",
+    )
     a = ap.parse_args()
     if a.project_dir is None:
         from predictabase.core.config import DBT_PROJECT_DIR
+
         a.project_dir = DBT_PROJECT_DIR
     a.project_dir = a.project_dir.resolve()
     work = a.keep.resolve() if a.keep else Path(tempfile.mkdtemp(prefix="predictabase-lake-"))

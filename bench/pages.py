@@ -11,6 +11,7 @@ confirms the page stays idle is not counted. Prints a table: the median over --r
 the worst. With --baseline, a second server runs another checkout's dashboard on the same snapshot, each page is
 measured on the two in turn (pair by pair), and the table gives the ratio of the loads.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,24 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from players import start_server  # noqa: E402
+
 from tests.helpers import APP_READY, FINISHED_RUNS  # noqa: E402
 
-PAGES = ["/", "/scoreboard", "/perplexity", "/human-perplexity", "/top1", "/play-top1", "/play-pairwise",
-         "/word-surprisal", "/next-word", "/reading-times", "/languages", "/wild", "/sql"]
+PAGES = [
+    "/",
+    "/scoreboard",
+    "/perplexity",
+    "/human-perplexity",
+    "/top1",
+    "/play-top1",
+    "/play-pairwise",
+    "/word-surprisal",
+    "/next-word",
+    "/reading-times",
+    "/languages",
+    "/wild",
+    "/sql",
+]
 
 
 def idle_at(page) -> float:
@@ -95,21 +110,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--warehouse", type=Path, required=True)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--baseline", type=Path, help="another checkout's dashboards/app.py: each page is measured on "
-                                                  "both servers in turn, and the table gives the ratio")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout's dashboards/app.py: each page is measured on "
+        "both servers in turn, and the table gives the ratio",
+    )
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
+
     sides = ["this"] + (["baseline"] if args.baseline else [])
     results: dict[str, dict[str, list]] = {side: {} for side in sides}
     with tempfile.TemporaryDirectory() as tmp:
         servers = {}
         for side in sides:
             (Path(tmp) / side).mkdir()
-            servers[side] = start_server(args.warehouse, Path(tmp) / side, args.baseline if side == "baseline" else None)
+            servers[side] = start_server(
+                args.warehouse, Path(tmp) / side, args.baseline if side == "baseline" else None
+            )
         try:
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+                browser = pw.chromium.launch(
+                    executable_path=shutil.which("chromium"),
+                    headless=True,
+                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                )
                 for side in sides:
                     measure(browser, servers[side][1], "/")  # the server's first run (imports) is not a page's
                 for _ in range(args.repeat):
@@ -121,11 +146,15 @@ def main() -> None:
             for proc, _url in servers.values():
                 proc.terminate()
                 proc.wait(timeout=15)
-    print(f"bench/pages.py: {args.warehouse}; median of {args.repeat} fresh pages (worst in brackets); seconds "
-          "until the script run ended, charts drawn; localhost, headless Chromium"
-          + (f"; baseline: {args.baseline}" if args.baseline else ""))
+    print(
+        f"bench/pages.py: {args.warehouse}; median of {args.repeat} fresh pages (worst in brackets); seconds "
+        "until the script run ended, charts drawn; localhost, headless Chromium"
+        + (f"; baseline: {args.baseline}" if args.baseline else "")
+    )
     if args.baseline:
-        print("| page | load (s) | baseline load (s) | ratio | control 1 (s) | baseline (s) | control 2 (s) | baseline (s) |")
+        print(
+            "| page | load (s) | baseline load (s) | ratio | control 1 (s) | baseline (s) | control 2 (s) | baseline (s) |"
+        )
         print("|---|---|---|---|---|---|---|---|")
     else:
         print("| page | load (s) | control 1 | control 1 (s) | control 2 | control 2 (s) | within 2 s |")
@@ -139,12 +168,18 @@ def main() -> None:
             b_loads = [r[0] for r in base]
             b_moves = [[r[1][j][1] for r in base if len(r[1]) > j] for j in range(2)]
             ratio = statistics.median(loads) / statistics.median(b_loads)
-            print(f"| {path} | {_cell(loads)} | {_cell(b_loads)} | {ratio:.2f} | "
-                  + " | ".join(f"{_cell(moves[j])} | {_cell(b_moves[j])}" for j in range(2)) + " |")
+            print(
+                f"| {path} | {_cell(loads)} | {_cell(b_loads)} | {ratio:.2f} | "
+                + " | ".join(f"{_cell(moves[j])} | {_cell(b_moves[j])}" for j in range(2))
+                + " |"
+            )
         else:
             worst = max([max(loads)] + [x for xs in moves for x in xs])
-            print(f"| {path} | {_cell(loads)} | " + " | ".join(f"{names[j]} | {_cell(moves[j])}" for j in range(2))
-                  + f" | {'yes' if worst <= 2 else 'no'} |")
+            print(
+                f"| {path} | {_cell(loads)} | "
+                + " | ".join(f"{names[j]} | {_cell(moves[j])}" for j in range(2))
+                + f" | {'yes' if worst <= 2 else 'no'} |"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ is in: how long the answering took, the CPU seconds the dashboard server used me
 per answer: with its "Next question" redraw), and those of the whole machine (the server, the Chromium pages and
 this script), to tell the server's share from the browsers' on the same cores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,13 +45,15 @@ CHOICES = ["70%", "30%", "90%", "10%", "60%", "40%", "80%", "20%"]
 
 def _free_port() -> int:
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_server(warehouse: Path, tmp: Path, app: Path | None = None, cpus: set[int] | None = None
-                 ) -> tuple[subprocess.Popen, str]:
+def start_server(
+    warehouse: Path, tmp: Path, app: Path | None = None, cpus: set[int] | None = None
+) -> tuple[subprocess.Popen, str]:
     """The dashboard on a free localhost port (`app`: another checkout's dashboards/ entry script, the one
     `predictabase serve` runs, for a comparison; `cpus`: the cores the server may run on, taskset's way)."""
     port = _free_port()
@@ -62,8 +65,9 @@ def start_server(warehouse: Path, tmp: Path, app: Path | None = None, cpus: set[
     if cpus:
         argv = ["taskset", "--cpu-list", ",".join(map(str, sorted(cpus))), *argv]
     env["HOME"] = str(tmp)
-    proc = subprocess.Popen(argv, env=env, cwd=PROJECT_ROOT, stdout=open(tmp / "streamlit.log", "wb"),
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        argv, env=env, cwd=PROJECT_ROOT, stdout=open(tmp / "streamlit.log", "wb"), stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -80,8 +84,9 @@ async def idle(page) -> None:
     await page.wait_for_selector(APP_READY, state="attached", timeout=120_000)
 
 
-async def one_player(browser, url: str, i: int, answers: int, ready: list, start: asyncio.Event,
-                     logins: asyncio.Semaphore) -> dict:
+async def one_player(
+    browser, url: str, i: int, answers: int, ready: list, start: asyncio.Event, logins: asyncio.Semaphore
+) -> dict:
     ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await ctx.new_page()
     page.set_default_timeout(180_000)
@@ -110,8 +115,11 @@ async def one_player(browser, url: str, i: int, answers: int, ready: list, start
         t1 = time.perf_counter()
         await page.get_by_role("button", name="Next question").click()
         if k + 1 < answers:
-            await page.get_by_role("button", name=CHOICES[(i + k + 1) % len(CHOICES)], exact=True).or_(
-                page.get_by_role("button", name="Continue")).first.wait_for(timeout=120_000)
+            await (
+                page.get_by_role("button", name=CHOICES[(i + k + 1) % len(CHOICES)], exact=True)
+                .or_(page.get_by_role("button", name="Continue"))
+                .first.wait_for(timeout=120_000)
+            )
             redraw.append(time.perf_counter() - t1)
     await ctx.close()
     return {"code": code, "feedback": feedback, "redraw": redraw, "clicked": clicked}
@@ -137,9 +145,13 @@ def pct(xs: list[float], q: float) -> float:
 
 async def run(url: str, players: int, answers: int, server_pid: int) -> tuple[list[dict], float, float]:
     from playwright.async_api import async_playwright
+
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                                           args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = await pw.chromium.launch(
+            executable_path=shutil.which("chromium"),
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        )
         start, ready = asyncio.Event(), [players + 1]  # ready[0]: how many entries mean "all logged in"
         logins = asyncio.Semaphore(4)
         marks = {}
@@ -147,9 +159,11 @@ async def run(url: str, players: int, answers: int, server_pid: int) -> tuple[li
         async def mark() -> None:  # the server's CPU and the clock from the moment everyone answers
             await start.wait()
             marks.update(cpu=cpu_seconds(server_pid), t=time.perf_counter(), busy=machine_busy_seconds())
+
         marker = asyncio.ensure_future(mark())
-        results = await asyncio.gather(*(one_player(browser, url, i, answers, ready, start, logins)
-                                         for i in range(players)))
+        results = await asyncio.gather(
+            *(one_player(browser, url, i, answers, ready, start, logins) for i in range(players))
+        )
         await marker
         server_cpu, wall = cpu_seconds(server_pid) - marks["cpu"], time.perf_counter() - marks["t"]
         busy = machine_busy_seconds() - marks["busy"]
@@ -162,9 +176,13 @@ def main() -> None:
     ap.add_argument("--warehouse", type=Path, required=True, help="a COPY of a built warehouse (answers are written)")
     ap.add_argument("--players", type=int, nargs="+", default=[1, 20])
     ap.add_argument("--answers", type=int, default=5)
-    ap.add_argument("--server-cpus", type=lambda v: {int(c) for c in v.split(",")}, default=None,
-                    help="pin the dashboard server to these cores (e.g. 0) and the browsers and this script to the "
-                         "others, so that the figures are the server's alone (taskset)")
+    ap.add_argument(
+        "--server-cpus",
+        type=lambda v: {int(c) for c in v.split(",")},
+        default=None,
+        help="pin the dashboard server to these cores (e.g. 0) and the browsers and this script to the "
+        "others, so that the figures are the server's alone (taskset)",
+    )
     args = ap.parse_args()
     if args.server_cpus:
         others = set(range(os.cpu_count() or 1)) - args.server_cpus
@@ -185,27 +203,53 @@ def main() -> None:
                 fb = [x for r in results for x in r["feedback"]]
                 rd = [x for r in results for x in r["redraw"]]
                 with sqlite3.connect(store) as con:
-                    stored = {r["code"]: con.execute(
-                        "SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers WHERE player_id = ?",
-                        [r["code"]]).fetchone() for r in results}
+                    stored = {
+                        r["code"]: con.execute(
+                            "SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers WHERE player_id = ?",
+                            [r["code"]],
+                        ).fetchone()
+                        for r in results
+                    }
                 once = all(stored[r["code"]] == (r["clicked"], r["clicked"]) for r in results)
-                rows.append((n, len(fb), statistics.median(fb), pct(fb, 0.95), max(fb),
-                             statistics.median(rd) if rd else float("nan"), pct(rd, 0.95) if rd else float("nan"),
-                             wall, server_cpu, answering, busy, once))
+                rows.append(
+                    (
+                        n,
+                        len(fb),
+                        statistics.median(fb),
+                        pct(fb, 0.95),
+                        max(fb),
+                        statistics.median(rd) if rd else float("nan"),
+                        pct(rd, 0.95) if rd else float("nan"),
+                        wall,
+                        server_cpu,
+                        answering,
+                        busy,
+                        once,
+                    )
+                )
         finally:
             proc.terminate()
             proc.wait(timeout=15)
-    pinned = (f"; the server pinned to core(s) {sorted(args.server_cpus)}, the browsers to the others"
-              if args.server_cpus else "")
-    print(f"bench/players.py: {os.cpu_count()} CPUs{pinned}; {args.answers} pairwise answers per player, all "
-          "players answering at once; localhost, headless Chromium")
-    print("| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
-          "redraw p95 (s) | wall (s) | answering (s) | server CPU (s) | server CPU per answer (s) | "
-          "machine CPU (s) | every answer stored once |")
+    pinned = (
+        f"; the server pinned to core(s) {sorted(args.server_cpus)}, the browsers to the others"
+        if args.server_cpus
+        else ""
+    )
+    print(
+        f"bench/players.py: {os.cpu_count()} CPUs{pinned}; {args.answers} pairwise answers per player, all "
+        "players answering at once; localhost, headless Chromium"
+    )
+    print(
+        "| players | answers | feedback p50 (s) | feedback p95 (s) | feedback max (s) | redraw p50 (s) | "
+        "redraw p95 (s) | wall (s) | answering (s) | server CPU (s) | server CPU per answer (s) | "
+        "machine CPU (s) | every answer stored once |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, a, f50, f95, fmax, r50, r95, wall, cpu, answering, busy, once in rows:
-        print(f"| {n} | {a} | {f50:.2f} | {f95:.2f} | {fmax:.2f} | {r50:.2f} | {r95:.2f} | {wall:.0f} | "
-              f"{answering:.0f} | {cpu:.1f} | {cpu / a:.3f} | {busy:.1f} | {'yes' if once else 'NO'} |")
+        print(
+            f"| {n} | {a} | {f50:.2f} | {f95:.2f} | {fmax:.2f} | {r50:.2f} | {r95:.2f} | {wall:.0f} | "
+            f"{answering:.0f} | {cpu:.1f} | {cpu / a:.3f} | {busy:.1f} | {'yes' if once else 'NO'} |"
+        )
 
 
 if __name__ == "__main__":

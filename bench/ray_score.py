@@ -9,6 +9,7 @@ the written `_run.json`, so Ray's start, the replicas' model loads and the probe
 same plan (--part-tokens) and must write the same rows, which is checked. The table shows each pair's seconds,
 tokens/s and the ratio ray / local; the median ratio is the cost (or gain) of the Ray engine on this machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,6 +38,7 @@ def rows(paths, run) -> list:
     d = store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     t = pa.concat_tables([pq.read_table(p, partitioning=None) for p in store.part_files(d)])
     return sorted(t.to_pylist(), key=lambda r: (int(r["doc_id"]), r["token_index"]))
 
@@ -53,10 +55,13 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     models = make_paths(base / "models-cache")  # one GGUF conversion before the pairs, copied into every run
     from ingest.scoring.models import load_model
+
     load_model(args.model, models, "cpu", None)
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; model {args.model}; "
-          f"Natural Stories ({len(texts)} stories); Ray: {args.workers} workers x 1 core; "
-          f"part tokens {args.part_tokens}")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; model {args.model}; "
+        f"Natural Stories ({len(texts)} stories); Ray: {args.workers} workers x 1 core; "
+        f"part tokens {args.part_tokens}"
+    )
     print(f"{'pair':>4} {'local s':>8} {'ray s':>8} {'local tok/s':>12} {'ray tok/s':>10} {'ray/local':>9} same rows")
     ratios = []
     try:
@@ -71,8 +76,14 @@ def main() -> None:
                 if engine == "local":
                     [run] = score_corpora(p, args.model, ["natural_stories"], settings, show_progress=False)
                 else:
-                    [run] = score_corpora_ray(p, args.model, ["natural_stories"], settings,
-                                              RayOptions(workers=args.workers), show_progress=False)
+                    [run] = score_corpora_ray(
+                        p,
+                        args.model,
+                        ["natural_stories"],
+                        settings,
+                        RayOptions(workers=args.workers),
+                        show_progress=False,
+                    )
                 out[engine] = (time.perf_counter() - t0, run, p)
             (tl, run, pl), (tr, _, pr) = out["local"], out["ray"]
             same = rows(pl, run) == rows(pr, run)

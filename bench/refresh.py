@@ -16,6 +16,7 @@ into that cache) and never written in place. Then, each through the real CLI (`.
 
 Prints a markdown table of the wall seconds, then each refresh's step table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,13 @@ CLI = ROOT / ".venv" / "bin" / "predictabase"
 
 def run(warehouse: Path, models: Path, env: dict) -> tuple[float, str]:
     t0 = time.perf_counter()
-    res = subprocess.run([str(CLI), "refresh", "--warehouse", str(warehouse), "--models", str(models)],
-                         env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    res = subprocess.run(
+        [str(CLI), "refresh", "--warehouse", str(warehouse), "--models", str(models)],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     seconds = time.perf_counter() - t0
     if res.returncode != 0:
         sys.exit(f"refresh failed ({res.returncode}):\n{res.stdout}\n{res.stderr[-3000:]}")
@@ -62,8 +68,9 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-refresh-"))
     wh = tmp / "warehouse"
     t0 = time.perf_counter()
-    shutil.copytree(args.warehouse, wh, symlinks=True,
-                    ignore=shutil.ignore_patterns(".writer.lock", ".marts-*", "runs.jsonl"))
+    shutil.copytree(
+        args.warehouse, wh, symlinks=True, ignore=shutil.ignore_patterns(".writer.lock", ".marts-*", "runs.jsonl")
+    )
     print(f"copied {args.warehouse} to {wh} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     try:
         models = tmp / "models.toml"
@@ -78,12 +85,17 @@ def main() -> None:
             if "nothing changed" not in out:
                 sys.exit(f"no-change refresh {i + 1} changed something:\n{out}")
             times.append(s)
-        rows.append((f"no-change refresh (median of {args.repeat}: {', '.join(f'{t:.1f}' for t in times)})",
-                     f"{statistics.median(times):.1f}"))
+        rows.append(
+            (
+                f"no-change refresh (median of {args.repeat}: {', '.join(f'{t:.1f}' for t in times)})",
+                f"{statistics.median(times):.1f}",
+            )
+        )
         reports.append(("no change", out))
         with open(models, "a", encoding="utf-8") as fh:
-            fh.write(f'\n[[model]]\nname = "{args.add_model}"\ncorpora = {list(args.add_corpora)!r}\n'
-                     .replace("'", '"'))
+            fh.write(
+                f'\n[[model]]\nname = "{args.add_model}"\ncorpora = {list(args.add_corpora)!r}\n'.replace("'", '"')
+            )
         s, out = run(wh, models, env)
         rows.append((f"add a model ({args.add_model} on {', '.join(args.add_corpora)})", f"{s:.1f}"))
         reports.append((f"add {args.add_model}", out))

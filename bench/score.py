@@ -25,6 +25,7 @@ C = minicons IncrementalLMScorer.token_score on the same model object (full cont
 alternating with A pair by pair (when minicons is installed and not --no-minicons).
 --bos-evidence: mean log-prob of the model on UCL sentences with BOS id 0 vs id 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,10 +46,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictabase.core.config import paths as get_paths  # noqa: E402
-from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows, memory_batch_tokens  # noqa: E402
 from ingest.scoring.models import LoadedModel, load_model, tokenizer_sha256  # noqa: E402
+from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
+from predictabase.core.config import paths as get_paths  # noqa: E402
 from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402 (imports no duckdb)
 
 
@@ -61,12 +62,17 @@ def _import_pipeline():
         except ImportError:
             sys.modules[name] = types.ModuleType(name)
     from ingest.scoring import pipeline
+
     return pipeline
 
 
 pipeline = _import_pipeline()
-Document, ScoreSettings, build_table, effective_lengths = (pipeline.Document, pipeline.ScoreSettings,
-                                                           pipeline.build_table, pipeline.effective_lengths)
+Document, ScoreSettings, build_table, effective_lengths = (
+    pipeline.Document,
+    pipeline.ScoreSettings,
+    pipeline.build_table,
+    pipeline.effective_lengths,
+)
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))
 
@@ -86,8 +92,8 @@ PEAK_TFLOPS = [
 
 # config-built Llama shapes (timing only): hidden, intermediate, layers, heads, key/value heads
 CONFIG_SHAPES = {
-    "config-1b": (2048, 5632, 22, 32, 4),    # TinyLlama-1.1B
-    "config-3b": (3072, 8192, 28, 24, 8),    # Llama-3.2-3B
+    "config-1b": (2048, 5632, 22, 32, 4),  # TinyLlama-1.1B
+    "config-3b": (3072, 8192, 28, 24, 8),  # Llama-3.2-3B
     "config-7b": (4096, 11008, 32, 32, 32),  # Llama-2-7B
 }
 CONFIG_SEED = 0
@@ -134,9 +140,11 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 def config_tokenizer(tokenizer_dir: str | None):
     """SmolLM2's tokenizer: from a saved tokenizer folder (--tokenizer), else from the installed GGUF."""
     from transformers import AutoTokenizer
+
     if tokenizer_dir:
         return AutoTokenizer.from_pretrained(tokenizer_dir)
     from ingest.scoring.models import smollm2_gguf
+
     gguf = smollm2_gguf()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
@@ -145,25 +153,46 @@ def random_model(cfg, tok, key: str, model_id: str, device: str, dtype: str) -> 
     """The model of `cfg` with seeded random weights, built in float32 on the device, then cast: every dtype
     gets the same weights, rounded."""
     from transformers import AutoModelForCausalLM
+
     from ingest.scoring.models import max_positions
+
     torch.manual_seed(CONFIG_SEED)
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     model = model.to(DTYPES[dtype]).eval()
-    return LoadedModel(model=model, tokenizer=tok, model_key=key, model_id=model_id,
-                       model_revision=f"seed{CONFIG_SEED}", tokenizer_name=type(tok).__name__,
-                       tokenizer_sha256=tokenizer_sha256(tok), vocab_size=model.get_output_embeddings().weight.shape[0],
-                       dtype=dtype, device=device, max_positions=max_positions(model.config),
-                       model_type=str(cfg.model_type))
+    return LoadedModel(
+        model=model,
+        tokenizer=tok,
+        model_key=key,
+        model_id=model_id,
+        model_revision=f"seed{CONFIG_SEED}",
+        tokenizer_name=type(tok).__name__,
+        tokenizer_sha256=tokenizer_sha256(tok),
+        vocab_size=model.get_output_embeddings().weight.shape[0],
+        dtype=dtype,
+        device=device,
+        max_positions=max_positions(model.config),
+        model_type=str(cfg.model_type),
+    )
 
 
 def build_config_model(name: str, device: str, dtype: str, tok) -> LoadedModel:
     """A Llama of CONFIG_SHAPES[name] with SmolLM2's tokenizer, seeded random weights."""
     from transformers import LlamaConfig
+
     hidden, inter, layers, heads, kv = CONFIG_SHAPES[name]
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
-                      num_attention_heads=heads, num_key_value_heads=kv, max_position_embeddings=CONFIG_CONTEXT,
-                      bos_token_id=0, eos_token_id=tok.eos_token_id, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=inter,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        max_position_embeddings=CONFIG_CONTEXT,
+        bos_token_id=0,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=True,
+    )
     return random_model(cfg, tok, name, f"config:{name}:seed{CONFIG_SEED}", device, dtype)
 
 
@@ -171,6 +200,7 @@ def build_twin(folder: str, device: str, dtype: str) -> LoadedModel:
     """twin:FOLDER - a model's own config.json and tokenizer files (no weights), seeded random weights: the
     same shapes and kernels as the pretrained model, for timing where its weights cannot travel."""
     from transformers import AutoConfig, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(folder)
     cfg = AutoConfig.from_pretrained(folder)
     name = Path(folder).name
@@ -181,7 +211,7 @@ def load(spec: str, device: str, dtype: str, tok_dir: str | None) -> LoadedModel
     if spec in CONFIG_SHAPES:
         return build_config_model(spec, device, dtype, config_tokenizer(tok_dir))
     if spec.startswith("twin:"):
-        return build_twin(spec[len("twin:"):], device, dtype)
+        return build_twin(spec[len("twin:") :], device, dtype)
     return load_model(spec, get_paths(), device, dtype)
 
 
@@ -226,9 +256,9 @@ def run_bare(model, tok, bos, texts, ctx, stride, batch_tokens, device):
             inp = np.full((len(batch), width), bos.token_id, dtype=np.int64)
             att = np.zeros((len(batch), width), dtype=np.int64)
             for r, w in enumerate(batch):
-                seq = ids_list[w.doc][w.begin:w.end]
-                inp[r, 1:1 + len(seq)] = seq
-                att[r, :1 + len(seq)] = 1
+                seq = ids_list[w.doc][w.begin : w.end]
+                inp[r, 1 : 1 + len(seq)] = seq
+                att[r, : 1 + len(seq)] = 1
             inp_t, att_t = torch.from_numpy(inp).to(device), torch.from_numpy(att).to(device)
             logits = model(input_ids=inp_t, attention_mask=att_t, use_cache=False).logits
             lp = torch.log_softmax(logits[:, :-1].float(), -1)
@@ -238,10 +268,11 @@ def run_bare(model, tok, bos, texts, ctx, stride, batch_tokens, device):
 
 def run_minicons(lm, texts, bos_token, device):
     from minicons import scorer as mscorer
+
     s = mscorer.IncrementalLMScorer(lm.model, device=device, tokenizer=lm.tokenizer)
     scores = []
     for i in range(0, len(texts), 8):
-        batch = [bos_token + t for t in texts[i:i + 8]]
+        batch = [bos_token + t for t in texts[i : i + 8]]
         scores += s.token_score(batch, bos_token=False)
     return scores
 
@@ -258,8 +289,9 @@ def bos_evidence(lm, texts):
         for t in texts:
             ids = tok(t, add_special_tokens=False)["input_ids"]
             with torch.inference_mode():
-                lp = torch.log_softmax(model(torch.tensor([[bos_id] + ids], device=lm.device)).logits[0, :-1].float(),
-                                       -1)
+                lp = torch.log_softmax(
+                    model(torch.tensor([[bos_id] + ids], device=lm.device)).logits[0, :-1].float(), -1
+                )
             tot += lp[torch.arange(len(ids)), torch.tensor(ids)].sum().item()
             n += len(ids)
         rows.append((bos_id, tok.convert_ids_to_tokens(bos_id), tot / n, n))
@@ -281,7 +313,7 @@ def measured_peak_tflops(device: str, dtype: torch.dtype, size: int, seconds: fl
             for _ in range(4):
                 a @ b
             sync(device)
-            best = max(best, 4 * 2 * size ** 3 / (time.perf_counter() - t0))
+            best = max(best, 4 * 2 * size**3 / (time.perf_counter() - t0))
     return best / 1e12
 
 
@@ -311,19 +343,29 @@ def bench_model(spec: str, args, texts_all: list[str], peak: tuple[float, str]) 
     ctx, stride = effective_lengths(lm, ScoreSettings())  # the scorer's defaults
     texts = select_texts(tok, texts_all, args.max_tokens.get(spec), args.min_tokens)
     n = n_tokens(tok, texts)
-    row["model"] = (lm.model_key.removeprefix("twin-") + " (random twin)" if spec.startswith("twin:")
-                    else lm.model_key if spec.endswith(".gguf") else spec)
+    row["model"] = (
+        lm.model_key.removeprefix("twin-") + " (random twin)"
+        if spec.startswith("twin:")
+        else lm.model_key
+        if spec.endswith(".gguf")
+        else spec
+    )
     row.update(tokens=n, texts=len(texts), batch_tokens=args.batch_tokens or auto_batch_tokens(lm.model, device, ctx))
     bt = row["batch_tokens"]
-    print(f"\n== {spec}: {lm.model_id}; {len(texts)} texts, {n} tokens; context {ctx}, stride {stride}; "
-          f"BOS {bos.policy} id {bos.token_id}; loaded in {time.perf_counter() - t_load:.1f} s", flush=True)
+    print(
+        f"\n== {spec}: {lm.model_id}; {len(texts)} texts, {n} tokens; context {ctx}, stride {stride}; "
+        f"BOS {bos.policy} id {bos.token_id}; loaded in {time.perf_counter() - t_load:.1f} s",
+        flush=True,
+    )
 
     def diff(dt, ref, lp, head_fp32):
         d = np.abs(lp - ref)
         row[f"maxdiff_{dt}"], row[f"meandiff_{dt}"] = float(np.max(d)), float(np.mean(d))
-        print(f"   {dt} vs float32: max |logprob difference| {row[f'maxdiff_{dt}']:.3e}, mean "
-              f"{row[f'meandiff_{dt}']:.3e} nats over {len(d)} tokens (LM head output in float32: {head_fp32})",
-              flush=True)
+        print(
+            f"   {dt} vs float32: max |logprob difference| {row[f'maxdiff_{dt}']:.3e}, mean "
+            f"{row[f'meandiff_{dt}']:.3e} nats over {len(d)} tokens (LM head output in float32: {head_fp32})",
+            flush=True,
+        )
 
     def compare(dt, ref):
         """Score the texts with the model loaded in `dt` and compare with the float32 log-probabilities (a
@@ -359,10 +401,13 @@ def bench_model(spec: str, args, texts_all: list[str], peak: tuple[float, str]) 
     scorer = Scorer(model, profile, 10, lm.device)
     row["split"], row["head_fp32"] = scorer._split, scorer._head_fp32 is not None
     row["compiled"] = scorer._fused is not None
-    print(f"   timing {lm.dtype} on {lm.device}; attention {row['attn']}; batch_tokens {bt}; "
-          f"split LM head {scorer._split}; LM head output in float32 {row['head_fp32']}; "
-          f"statistics compiled {row['compiled']}; "
-          f"{row['params'] / 1e6:.1f} M parameters, N = {row['n_mfu'] / 1e6:.1f} M for MFU", flush=True)
+    print(
+        f"   timing {lm.dtype} on {lm.device}; attention {row['attn']}; batch_tokens {bt}; "
+        f"split LM head {scorer._split}; LM head output in float32 {row['head_fp32']}; "
+        f"statistics compiled {row['compiled']}; "
+        f"{row['params'] / 1e6:.1f} M parameters, N = {row['n_mfu'] / 1e6:.1f} M for MFU",
+        flush=True,
+    )
     warm = texts if device.startswith("cuda") else texts[:4]  # on CUDA the first full passes pick kernels
     run_scorer(scorer, tok, bos, warm, ctx, stride, bt)
     run_bare(model, tok, bos, warm, ctx, stride, bt, device)
@@ -376,7 +421,7 @@ def bench_model(spec: str, args, texts_all: list[str], peak: tuple[float, str]) 
     ta, tb, tt = [], [], []
     for i in range(args.pairs):
         t = {}
-        for which in (("A", "B") if i % 2 == 0 else ("B", "A")):
+        for which in ("A", "B") if i % 2 == 0 else ("B", "A"):
             sync(device)
             t0 = time.perf_counter()
             if which == "A":
@@ -388,17 +433,24 @@ def bench_model(spec: str, args, texts_all: list[str], peak: tuple[float, str]) 
         ta.append(t["A"])
         tb.append(t["B"])
         tt.append(TABLE_SECONDS[0])
-        print(f"   pair {i + 1}: scorer {n / t['A']:10.1f} tok/s  bare {n / t['B']:10.1f} tok/s  "
-              f"scorer/bare {t['B'] / t['A']:.3f}  (Arrow table {tt[-1]:.2f} s of the scorer's {t['A']:.2f} s; "
-              f"without it {t['B'] / (t['A'] - tt[-1]):.3f})", flush=True)
+        print(
+            f"   pair {i + 1}: scorer {n / t['A']:10.1f} tok/s  bare {n / t['B']:10.1f} tok/s  "
+            f"scorer/bare {t['B'] / t['A']:.3f}  (Arrow table {tt[-1]:.2f} s of the scorer's {t['A']:.2f} s; "
+            f"without it {t['B'] / (t['A'] - tt[-1]):.3f})",
+            flush=True,
+        )
     row["compiled"] = scorer._fused is not None  # a failure on the way switches to the eager path
     if device.startswith("cuda"):
-        row["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2 ** 30
+        row["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30
     ratios = [b / a for a, b in zip(ta, tb)]
-    row.update(ratios=ratios, ratio=statistics.median(ratios), tps_a=statistics.median(n / a for a in ta),
-               tps_b=statistics.median(n / b for b in tb),
-               ratio_core=statistics.median(b / (a - x) for a, b, x in zip(ta, tb, tt)),
-               table_share=statistics.median(x / a for a, x in zip(ta, tt)))
+    row.update(
+        ratios=ratios,
+        ratio=statistics.median(ratios),
+        tps_a=statistics.median(n / a for a in ta),
+        tps_b=statistics.median(n / b for b in tb),
+        ratio_core=statistics.median(b / (a - x) for a, b, x in zip(ta, tb, tt)),
+        table_share=statistics.median(x / a for a, x in zip(ta, tt)),
+    )
     row["mfu_a"] = 2 * row["n_mfu"] * row["tps_a"] / (pk * 1e12) if pk else None
     row["mfu_b"] = 2 * row["n_mfu"] * row["tps_b"] / (pk * 1e12) if pk else None
     lp = np.asarray(table.column("logprob_nats"), dtype=np.float64)
@@ -439,7 +491,7 @@ def minicons_compare(lm, scorer, tok, bos, texts, ctx, stride, bt, table, pairs)
     mratios = []
     for i in range(pairs):
         t = {}
-        for which in (("A", "C") if i % 2 == 0 else ("C", "A")):
+        for which in ("A", "C") if i % 2 == 0 else ("C", "A"):
             sync(lm.device)
             t0 = time.perf_counter()
             if which == "A":
@@ -449,8 +501,9 @@ def minicons_compare(lm, scorer, tok, bos, texts, ctx, stride, bt, table, pairs)
             sync(lm.device)
             t[which] = time.perf_counter() - t0
         mratios.append(t["C"] / t["A"])
-        print(f"   pair {i + 1}: scorer {n / t['A']:10.1f} tok/s  minicons {n / t['C']:10.1f} tok/s  "
-              f"{mratios[-1]:6.3f}")
+        print(
+            f"   pair {i + 1}: scorer {n / t['A']:10.1f} tok/s  minicons {n / t['C']:10.1f} tok/s  {mratios[-1]:6.3f}"
+        )
     # minicons: full context, BOS given as text; compare where our context is the whole prefix
     doc = np.array(table.column("doc_id").to_pylist()).astype(int)
     diffs = []
@@ -461,8 +514,10 @@ def minicons_compare(lm, scorer, tok, bos, texts, ctx, stride, bt, table, pairs)
             theirs = theirs[1:]
         k = min(len(ours), len(theirs), ctx - 1)
         diffs.append(np.abs(ours[:k] - theirs[:k]).max())
-    print(f"   median minicons/scorer time ratio {statistics.median(mratios):.3f}; max |logprob diff| vs scorer "
-          f"{max(diffs):.2e} (tokens with index < {ctx - 1})")
+    print(
+        f"   median minicons/scorer time ratio {statistics.median(mratios):.3f}; max |logprob diff| vs scorer "
+        f"{max(diffs):.2e} (tokens with index < {ctx - 1})"
+    )
 
 
 # --- main ---------------------------------------------------------------------------------------------
@@ -471,20 +526,45 @@ def fmt(x, spec):
 
 
 def table_lines(rows: list[dict], device: str, half: list[str]) -> list[str]:
-    cols = ["model", "params (M)", "N for MFU (M)", "dtype", "attention", "batch tokens", "tokens",
-            "scorer tok/s", "bare tok/s", "scorer/bare per pair", "median", "median w/o Arrow table",
-            "peak TFLOP/s", "MFU scorer", "MFU bare"]
+    cols = [
+        "model",
+        "params (M)",
+        "N for MFU (M)",
+        "dtype",
+        "attention",
+        "batch tokens",
+        "tokens",
+        "scorer tok/s",
+        "bare tok/s",
+        "scorer/bare per pair",
+        "median",
+        "median w/o Arrow table",
+        "peak TFLOP/s",
+        "MFU scorer",
+        "MFU bare",
+    ]
     for dt in half:
         short = {"bfloat16": "bf16", "float16": "fp16"}[dt]
         cols += [f"max abs fp32-{short}", f"mean abs fp32-{short}"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        vals = [r["model"], f"{r['params'] / 1e6:.1f}", f"{r['n_mfu'] / 1e6:.1f}", r["dtype"], r["attn"],
-                str(r["batch_tokens"]), str(r["tokens"]), f"{r['tps_a']:.1f}", f"{r['tps_b']:.1f}",
-                " ".join(f"{x:.3f}" for x in r["ratios"]), f"{r['ratio']:.3f}",
-                f"{r['ratio_core']:.3f} (table {100 * r['table_share']:.0f}%)", fmt(r["peak"], ".3g"),
-                fmt(r["mfu_a"] and 100 * r["mfu_a"], ".1f") + ("%" if r["mfu_a"] else ""),
-                fmt(r["mfu_b"] and 100 * r["mfu_b"], ".1f") + ("%" if r["mfu_b"] else "")]
+        vals = [
+            r["model"],
+            f"{r['params'] / 1e6:.1f}",
+            f"{r['n_mfu'] / 1e6:.1f}",
+            r["dtype"],
+            r["attn"],
+            str(r["batch_tokens"]),
+            str(r["tokens"]),
+            f"{r['tps_a']:.1f}",
+            f"{r['tps_b']:.1f}",
+            " ".join(f"{x:.3f}" for x in r["ratios"]),
+            f"{r['ratio']:.3f}",
+            f"{r['ratio_core']:.3f} (table {100 * r['table_share']:.0f}%)",
+            fmt(r["peak"], ".3g"),
+            fmt(r["mfu_a"] and 100 * r["mfu_a"], ".1f") + ("%" if r["mfu_a"] else ""),
+            fmt(r["mfu_b"] and 100 * r["mfu_b"], ".1f") + ("%" if r["mfu_b"] else ""),
+        ]
         for dt in half:
             vals += [fmt(r.get(f"maxdiff_{dt}"), ".2e"), fmt(r.get(f"meandiff_{dt}"), ".2e")]
         lines.append("| " + " | ".join(vals) + " |")
@@ -501,23 +581,43 @@ def parse_max_tokens(items: list[str]) -> dict[str, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", nargs="+", default=None,
-                    help="model specs (aliases, directories, .gguf files) and/or " + ", ".join(CONFIG_SHAPES))
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        default=None,
+        help="model specs (aliases, directories, .gguf files) and/or " + ", ".join(CONFIG_SHAPES),
+    )
     ap.add_argument("--model", default=None, help="one model (as --models MODEL)")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--device", default=None)
     ap.add_argument("--dtype", default=None, help="timing dtype (default: bfloat16 on CUDA, float32 on CPU)")
     ap.add_argument("--ucl", type=int, default=205, help="UCL sentences (first N)")
     ap.add_argument("--stories", type=int, default=10, help="Natural Stories (first N)")
-    ap.add_argument("--max-tokens", action="append", default=[], metavar="MODEL=N",
-                    help="use only the first texts up to about N tokens for MODEL (e.g. config-1b=400 on a CPU)")
-    ap.add_argument("--min-tokens", type=int, default=None,
-                    help="repeat the texts up to this many tokens (default: 200,000 on CUDA, none on CPU)")
-    ap.add_argument("--batch-tokens", type=int, default=None,
-                    help="padded tokens per batch (default: the pipeline's on CPU, memory-sized on CUDA)")
+    ap.add_argument(
+        "--max-tokens",
+        action="append",
+        default=[],
+        metavar="MODEL=N",
+        help="use only the first texts up to about N tokens for MODEL (e.g. config-1b=400 on a CPU)",
+    )
+    ap.add_argument(
+        "--min-tokens",
+        type=int,
+        default=None,
+        help="repeat the texts up to this many tokens (default: 200,000 on CUDA, none on CPU)",
+    )
+    ap.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        help="padded tokens per batch (default: the pipeline's on CPU, memory-sized on CUDA)",
+    )
     ap.add_argument("--peak-tflops", type=float, default=None, help="device peak for MFU (TFLOP/s)")
-    ap.add_argument("--tokenizer", default=None, help="SmolLM2 tokenizer folder for config-* models "
-                                                      "(default: from the installed GGUF)")
+    ap.add_argument(
+        "--tokenizer",
+        default=None,
+        help="SmolLM2 tokenizer folder for config-* models (default: from the installed GGUF)",
+    )
     ap.add_argument("--no-diff", action="store_true", help="skip the float32 vs half-precision comparison")
     ap.add_argument("--no-minicons", action="store_true")
     ap.add_argument("--bos-evidence", action="store_true")
@@ -530,18 +630,26 @@ def main() -> None:
     args.max_tokens = parse_max_tokens(args.max_tokens)
     args.min_tokens = args.min_tokens if args.min_tokens is not None else (200_000 if cuda else 0)
     mirror = Path(args.mirror) if args.mirror else MIRROR
-    texts = ucl_sentences(mirror, args.ucl) + list(natural_stories(mirror).values())[:args.stories]
+    texts = ucl_sentences(mirror, args.ucl) + list(natural_stories(mirror).values())[: args.stories]
 
-    print(f"bench/score.py {datetime.datetime.now().isoformat(timespec='seconds')}; command: "
-          f"python {' '.join(sys.argv)}")
-    print(f"torch {torch.__version__}; device {args.device}"
-          + (f" ({torch.cuda.get_device_name(torch.device(args.device))}, "
-             f"{torch.cuda.get_device_properties(torch.device(args.device)).total_memory / 2 ** 30:.1f} GiB)"
-             if cuda else f"; {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, "
-                          f"{platform.processor() or platform.machine()}")
-          + f"; float32 matmul precision {torch.get_float32_matmul_precision()}")
-    print(f"texts: {args.ucl} UCL sentences + {args.stories} Natural Stories from {mirror}; "
-          f"min tokens {args.min_tokens}; per-model caps {args.max_tokens or 'none'}")
+    print(
+        f"bench/score.py {datetime.datetime.now().isoformat(timespec='seconds')}; command: python {' '.join(sys.argv)}"
+    )
+    print(
+        f"torch {torch.__version__}; device {args.device}"
+        + (
+            f" ({torch.cuda.get_device_name(torch.device(args.device))}, "
+            f"{torch.cuda.get_device_properties(torch.device(args.device)).total_memory / 2**30:.1f} GiB)"
+            if cuda
+            else f"; {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, "
+            f"{platform.processor() or platform.machine()}"
+        )
+        + f"; float32 matmul precision {torch.get_float32_matmul_precision()}"
+    )
+    print(
+        f"texts: {args.ucl} UCL sentences + {args.stories} Natural Stories from {mirror}; "
+        f"min tokens {args.min_tokens}; per-model caps {args.max_tokens or 'none'}"
+    )
     sheet, sheet_note = datasheet_peak(args.device, args.dtype)
     measured = measured_peak_tflops(args.device, DTYPES[args.dtype], 8192 if cuda else 2048)
     if args.peak_tflops:
@@ -549,17 +657,25 @@ def main() -> None:
     elif sheet:
         peak = (sheet, sheet_note)
     else:
-        peak = (measured, f"measured in this run: best {args.dtype} {8192 if cuda else 2048}^3 matrix product "
-                          f"on {args.device} ({torch.get_num_threads()} threads)" if not cuda else
-                          f"{sheet_note}; measured {args.dtype} matrix product")
-    print(f"peak for MFU: {peak[0]:.3f} TFLOP/s ({peak[1]}); measured {args.dtype} matmul peak in this run "
-          f"{measured:.3f} TFLOP/s", flush=True)
+        peak = (
+            measured,
+            f"measured in this run: best {args.dtype} {8192 if cuda else 2048}^3 matrix product "
+            f"on {args.device} ({torch.get_num_threads()} threads)"
+            if not cuda
+            else f"{sheet_note}; measured {args.dtype} matrix product",
+        )
+    print(
+        f"peak for MFU: {peak[0]:.3f} TFLOP/s ({peak[1]}); measured {args.dtype} matmul peak in this run "
+        f"{measured:.3f} TFLOP/s",
+        flush=True,
+    )
 
     args.measure_peak_per_model = not cuda and not args.peak_tflops
     rows = []
 
     def stop(signum, frame):  # `timeout` (bench/gpu_score.sh): the table of the models done so far
         raise KeyboardInterrupt(f"signal {signum}")
+
     signal.signal(signal.SIGTERM, stop)
     try:
         for spec in args.models:
@@ -574,19 +690,26 @@ def main() -> None:
     if args.no_diff:
         half = []
     print("\n" + "\n".join(table_lines(rows, args.device, half)))
-    peak_note = (f"the peak column: the best {args.dtype} 2048^3 matrix product measured just before each model's "
-                 "pairs" if args.measure_peak_per_model else f"{peak[0]:.3f} TFLOP/s ({peak[1]})")
-    print(f"\nMFU = 2 x N x tokens/s / peak; {peak_note}; N = all parameters except the embedding "
-          "(lookup) tables, LM head included (tied or not); attention score/value products not counted. "
-          "tokens = scored tokens (no padding). scorer/bare = bare time / scorer time, pair by pair (>1: the scorer "
-          "is faster); w/o Arrow table: the scorer's time less its build_table (host-side; the pipeline could "
-          "overlap it with the next group's forward passes). fp32-half = |log p| difference in nats between the scorer on the float32 model and on the "
-          "half-precision model (same weights, rounded), over the same tokens.")
+    peak_note = (
+        f"the peak column: the best {args.dtype} 2048^3 matrix product measured just before each model's pairs"
+        if args.measure_peak_per_model
+        else f"{peak[0]:.3f} TFLOP/s ({peak[1]})"
+    )
+    print(
+        f"\nMFU = 2 x N x tokens/s / peak; {peak_note}; N = all parameters except the embedding "
+        "(lookup) tables, LM head included (tied or not); attention score/value products not counted. "
+        "tokens = scored tokens (no padding). scorer/bare = bare time / scorer time, pair by pair (>1: the scorer "
+        "is faster); w/o Arrow table: the scorer's time less its build_table (host-side; the pipeline could "
+        "overlap it with the next group's forward passes). fp32-half = |log p| difference in nats between the scorer on the float32 model and on the "
+        "half-precision model (same weights, rounded), over the same tokens."
+    )
     for r in rows:
         extra = f"; peak GPU memory {r['peak_mem_gib']:.1f} GiB" if "peak_mem_gib" in r else ""
-        print(f"{r['model']}: split LM head {r['split']}, head in float32 {r['head_fp32']}, statistics compiled "
-              f"{r['compiled']}, mean surprisal "
-              f"{r['surprisal']:.3f} nats/token{extra}")
+        print(
+            f"{r['model']}: split LM head {r['split']}, head in float32 {r['head_fp32']}, statistics compiled "
+            f"{r['compiled']}, mean surprisal "
+            f"{r['surprisal']:.3f} nats/token{extra}"
+        )
 
 
 if __name__ == "__main__":

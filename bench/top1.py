@@ -16,6 +16,7 @@ Prints per pair: seconds of each, their ratio (goal: <= 3), questions, expansion
 milliseconds per question, and the share of predictions proven the argmax. The model loads and
 the choice-set trie is built once, outside the timings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,13 +37,13 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from predictabase.core.config import Paths  # noqa: E402
 from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
 from ingest.scoring.models import load_model  # noqa: E402
 from ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402
 from ingest.scoring.profile import TokenizerProfile  # noqa: E402
 from ingest.scoring.top1 import Top1Settings  # noqa: E402
 from ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token  # noqa: E402
+from predictabase.core.config import Paths  # noqa: E402
 
 
 def game_inputs(mirror: Path, n_docs: int) -> tuple[list[tuple[str, list[Question]]], list[str], list[str]]:
@@ -59,13 +60,16 @@ def game_inputs(mirror: Path, n_docs: int) -> tuple[list[tuple[str, list[Questio
         starts = [0]
         for t in doc:
             starts.append(starts[-1] + len(t))
-        qs = [Question(str(d), i, starts[i - 1]) for i in sorted(positions[d])
-              if i < len(doc) and is_word_token(doc[i - 1]) and doc[i].startswith(" ")]
+        qs = [
+            Question(str(d), i, starts[i - 1])
+            for i in sorted(positions[d])
+            if i < len(doc) and is_word_token(doc[i - 1]) and doc[i].startswith(" ")
+        ]
         if not qs:
             continue
         text = "".join(doc)
         inputs.append((text, qs))
-        prefixes.append(text[:starts[min(max(positions[d]), len(doc))]])
+        prefixes.append(text[: starts[min(max(positions[d]), len(doc))]])
         if len(inputs) == n_docs:
             break
     vocab = ast.literal_eval((game / "server/tokens.json").read_text())
@@ -77,8 +81,12 @@ def main() -> None:
     ap.add_argument("-m", "--model", default="smollm2-135m")
     ap.add_argument("--docs", type=int, default=40)
     ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--candidates", type=int, default=Top1Settings().n_candidates,
-                    help="words proven and kept per question (the search's k)")
+    ap.add_argument(
+        "--candidates",
+        type=int,
+        default=Top1Settings().n_candidates,
+        help="words proven and kept per question (the search's k)",
+    )
     ap.add_argument("--mirror", default=os.environ.get("PREDICTABASE_MIRROR", str(ROOT.parent / "shared" / "data")))
     ap.add_argument("--model-cache", default=None, help="converted-model cache (default: a temporary folder)")
     args = ap.parse_args()
@@ -90,7 +98,9 @@ def main() -> None:
     ctx, stride = effective_lengths(lm, ScoreSettings())
     inputs, prefixes, words = game_inputs(Path(args.mirror), args.docs)
     trie = build_trie(profile, words)
-    predictor = WordPredictor(lm.model, profile, trie, Top1Settings(n_candidates=args.candidates), device=lm.device, context_length=ctx)
+    predictor = WordPredictor(
+        lm.model, profile, trie, Top1Settings(n_candidates=args.candidates), device=lm.device, context_length=ctx
+    )
     scorer = Scorer(lm.model, profile, top_k=10, device=lm.device)
     encoded = [ids for ids, _ in profile.encode(prefixes)]
     windows = [w for i, ids in enumerate(encoded) for w in make_windows(i, len(ids), ctx, stride)]
@@ -101,13 +111,19 @@ def main() -> None:
     scorer.score_windows(encoded[:1], make_batches(windows[:1], ScoreSettings().batch_tokens))
     predictor.predict_documents(inputs[:1])
 
-    print(f"model {lm.model_key}, top {args.candidates} words per question ({lm.device}, {lm.dtype}, {torch.get_num_threads()} threads), "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
-    print(f"{len(inputs)} documents, {n_tok} prefix tokens, {n_q} word-token questions, "
-          f"{len(words)} choice-set words ({sum(1 for n in trie.word_at if trie.depth[n] > 1)} of them multi-token)")
+    print(
+        f"model {lm.model_key}, top {args.candidates} words per question ({lm.device}, {lm.dtype}, {torch.get_num_threads()} threads), "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{len(inputs)} documents, {n_tok} prefix tokens, {n_q} word-token questions, "
+        f"{len(words)} choice-set words ({sum(1 for n in trie.word_at if trie.depth[n] > 1)} of them multi-token)"
+    )
     print()
-    print(f"{'pair':>4} {'scoring pass s':>15} {'predictions s':>14} {'ratio':>6} {'expansions/q':>13} "
-          f"{'ms/question':>12} {'proven argmax':>14} {'proven by mass':>15}")
+    print(
+        f"{'pair':>4} {'scoring pass s':>15} {'predictions s':>14} {'ratio':>6} {'expansions/q':>13} "
+        f"{'ms/question':>12} {'proven argmax':>14} {'proven by mass':>15}"
+    )
     ratios = []
     for k in range(args.pairs):
         t0 = time.perf_counter()
@@ -121,8 +137,10 @@ def main() -> None:
         by_mass = sum(math.exp(r["candidate_logprobs_nats"][0]) > r["unexplored_mass"] for r in ok)
         exp_q = sum(r["n_expanded"] for r in res) / len(res)
         ratios.append(t_pred / t_score)
-        print(f"{k + 1:>4} {t_score:>15.2f} {t_pred:>14.2f} {t_pred / t_score:>6.2f} {exp_q:>13.2f} "
-              f"{1000 * t_pred / n_q:>12.1f} {proven / len(ok):>14.3f} {by_mass / len(ok):>15.3f}")
+        print(
+            f"{k + 1:>4} {t_score:>15.2f} {t_pred:>14.2f} {t_pred / t_score:>6.2f} {exp_q:>13.2f} "
+            f"{1000 * t_pred / n_q:>12.1f} {proven / len(ok):>14.3f} {by_mass / len(ok):>15.3f}"
+        )
     print()
     print(f"median ratio predictions / scoring pass: {statistics.median(ratios):.2f} (goal <= 3)")
 

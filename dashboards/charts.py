@@ -2,6 +2,7 @@
 description for readers and screen readers (Vega-Lite's `description`, which the chart's renderer exposes as
 its ARIA label), and Streamlit's theme, so the chart follows the user's light or dark theme. Under it, SVG and
 PNG download buttons (dashboards/downloads.py); the collect hook (predictabase/collect.py) records it."""
+
 from __future__ import annotations
 
 import functools
@@ -10,13 +11,19 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import downloads
 from predictabase import collect
 
-import downloads
 
-
-def show(chart: alt.TopLevelMixin, title: str, description: str, *, subtitle: str | list[str] | None = None, where=st,
-         width: str = "stretch") -> None:
+def show(
+    chart: alt.TopLevelMixin,
+    title: str,
+    description: str,
+    *,
+    subtitle: str | list[str] | None = None,
+    where=st,
+    width: str = "stretch",
+) -> None:
     """Draw `chart` in `where` (st or a column) with its title, subtitle (a list: one line each) and description."""
     if not title.strip() or not description.strip():
         raise ValueError("a chart needs a title and a description")

@@ -4,6 +4,7 @@ Which references each page cites is declared in predictabase/citations.py (share
 their text is read from the published `mart_references`, like every other number of the dashboard. `show(url_path)`
 draws the section under a page (app.py calls it after the page has run).
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -24,10 +25,17 @@ def show(url_path: str) -> None:
     refs = data.table(MART)
     rows = entries(refs, page)
     if rows is None:
-        st.caption("This snapshot has no references (mart_references): rebuild it (`predictabase ingest references`, "
-                   "then `predictabase build`) to list them here.")
+        st.caption(
+            "This snapshot has no references (mart_references): rebuild it (`predictabase ingest references`, "
+            "then `predictabase build`) to list them here."
+        )
         return
     st.caption("The numbers on this page come from these papers, datasets and models:")
     st.markdown("\n".join(f"- {c}" for c in rows["citation"]))
-    st.download_button("BibTeX (.bib)", data=page_bibtex(refs, page), file_name=f"predictabase-{page}.bib",
-                       mime="application/x-bibtex", key=f"bibtex-{page}")
+    st.download_button(
+        "BibTeX (.bib)",
+        data=page_bibtex(refs, page),
+        file_name=f"predictabase-{page}.bib",
+        mime="application/x-bibtex",
+        key=f"bibtex-{page}",
+    )

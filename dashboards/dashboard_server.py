@@ -4,16 +4,18 @@ theme kept across pages, no 404 for a page opened by its address, /home).
 
 `streamlit run dashboards/app.py` still serves the same app without them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-import page_head
 import streamlit as st
 from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+
+import page_head
 
 #: the fonts `make setup` installs with npm (package.json at the repository's root); absent in an installed wheel,
 #: where the pages fall back on the reader's own fonts
@@ -31,5 +33,4 @@ _routes = [Route(f"{_prefix}/{page_head.FONT_ROUTE}/{page_head.FONT_CSS}", _font
 if _css:
     _routes.append(Mount(f"{_prefix}/{page_head.FONT_ROUTE}", StaticFiles(directory=FONTSOURCE)))
 
-app = st.App("app.py", routes=_routes,
-             middleware=[Middleware(page_head.PageHead, base=BASE, with_fonts=bool(_css))])
+app = st.App("app.py", routes=_routes, middleware=[Middleware(page_head.PageHead, base=BASE, with_fonts=bool(_css))])

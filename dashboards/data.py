@@ -20,6 +20,7 @@ Two DuckDB details decide how a read finds the current file:
 Pages compute no metrics here or anywhere else: they select, filter and format the
 columns the marts already hold.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,7 +53,7 @@ def marts_path() -> Path:
     try:
         from predictabase.core.config import paths
     except ImportError:  # the dashboard run outside the installed package
-        return (Path(__file__).resolve().parent.parent / "warehouse" / "marts.duckdb")
+        return Path(__file__).resolve().parent.parent / "warehouse" / "marts.duckdb"
     return paths().marts
 
 
@@ -141,8 +142,12 @@ def _read(path: str, snapshot_id: str, sql: str, params: list | None = None, arr
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cached_tables(path: str, snapshot_id: str) -> list[str]:
-    df = _read(path, snapshot_id, "SELECT table_name FROM information_schema.tables "
-                                  "WHERE table_catalog = 'snap' AND table_schema = 'main' ORDER BY table_name")
+    df = _read(
+        path,
+        snapshot_id,
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_catalog = 'snap' AND table_schema = 'main' ORDER BY table_name",
+    )
     return df["table_name"].tolist()
 
 
@@ -157,13 +162,21 @@ def _quote(column: str) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _cached_rows(path: str, snapshot_id: str, name: str, columns: tuple[str, ...],
-                 where: tuple[tuple[str, object], ...], order_by: tuple[str, ...], arrow: bool = False):
+def _cached_rows(
+    path: str,
+    snapshot_id: str,
+    name: str,
+    columns: tuple[str, ...],
+    where: tuple[tuple[str, object], ...],
+    order_by: tuple[str, ...],
+    arrow: bool = False,
+):
     cols = ", ".join(map(_quote, columns)) if columns else "*"
     cond = " AND ".join(f"{_quote(c)} = ?" for c, _ in where) or "true"
     order = f" ORDER BY {', '.join(map(_quote, order_by))}" if order_by else ""
-    return _read(path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where],
-                 arrow)
+    return _read(
+        path, snapshot_id, f'SELECT {cols} FROM main."{name}" WHERE {cond}{order}', [v for _, v in where], arrow
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -228,15 +241,22 @@ def shared(name: str, columns: list[str] | None = None) -> pd.DataFrame | None:
     return _stable(_shared_table, name, tuple(columns or ()))
 
 
-def rows(name: str, columns: list[str] | None = None, where: dict | None = None,
-         order_by: list[str] | None = None, *, arrow: bool = False):
+def rows(
+    name: str,
+    columns: list[str] | None = None,
+    where: dict | None = None,
+    order_by: list[str] | None = None,
+    *,
+    arrow: bool = False,
+):
     """Some columns of a mart's rows whose columns equal the values in `where` (a large mart read a slice
     at a time, e.g. one run's words); None when the snapshot or the table does not exist. A pandas DataFrame,
     or with `arrow` a pyarrow Table (for `predictabase.export`, which reads the marts' types as they are)."""
     if not _readable(name):
         return None
-    return _stable(_cached_rows, name, tuple(columns or ()), tuple(sorted((where or {}).items())),
-                   tuple(order_by or ()), arrow)
+    return _stable(
+        _cached_rows, name, tuple(columns or ()), tuple(sorted((where or {}).items())), tuple(order_by or ()), arrow
+    )
 
 
 def require_snapshot() -> Snapshot:
@@ -255,8 +275,7 @@ def require_snapshot() -> Snapshot:
 
 
 def missing(name: str) -> None:
-    st.warning(f"`{name}` is not in this snapshot yet; rebuild with `predictabase build`.",
-               icon=":material/warning:")
+    st.warning(f"`{name}` is not in this snapshot yet; rebuild with `predictabase build`.", icon=":material/warning:")
 
 
 def section(name: str) -> pd.DataFrame | None:

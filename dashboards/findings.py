@@ -1,6 +1,7 @@
 """The pages' opening sentences where they weigh a difference: a difference the statistics do not support is
 said to be a tie. Only words from mart values; nothing is computed here but the comparison of an
 interval with its null value, or of a mart's p-value with 0.05."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -37,25 +38,30 @@ def scoreboard(gaps: pd.DataFrame, fmt=value_text) -> str:
     n_model, n_humans, n_tie = int((clear & ~humans).sum()), int((clear & humans).sum()), int((~clear).sum())
     parts = []
     if n_model:
-        parts.append(f"the best language model beats humans on {n_model} of the {len(gaps)} comparisons where both "
-                     "were measured")
+        parts.append(
+            f"the best language model beats humans on {n_model} of the {len(gaps)} comparisons where both were measured"
+        )
     if n_humans:
         parts.append(f"humans beat the best model on {n_humans}" + ("" if parts else f" of the {len(gaps)}"))
     if n_tie:
-        parts.append(f"{n_tie} {'is a tie' if n_tie == 1 else 'are ties'} (the 95% interval of the gap includes no "
-                     "difference)")
+        parts.append(
+            f"{n_tie} {'is a tie' if n_tie == 1 else 'are ties'} (the 95% interval of the gap includes no difference)"
+        )
     lead = "; ".join(parts)
     lead = lead[0].upper() + lead[1:]
     top = gaps.iloc[0]
-    return (f"{lead}: on {top['comparison_label'].lower()}, humans score {fmt(top['humans_value'], top['unit'])} "
-            f"and {top['best_display_name']} {fmt(top['best_value'], top['unit'])}.")
+    return (
+        f"{lead}: on {top['comparison_label'].lower()}, humans score {fmt(top['humans_value'], top['unit'])} "
+        f"and {top['best_display_name']} {fmt(top['best_value'], top['unit'])}."
+    )
 
 
 def wild(loss: pd.DataFrame) -> str | None:
     """Casares et al.'s (2022) Table 1 in a sentence: in which task domains the mean loss with GPT-3 differs from the loss by
     hand by the mart's two-sided test, Holm-adjusted over the domains; the rest are ties."""
-    w = loss.pivot_table(index=["domain_order", "domain"], columns="condition",
-                         values=["loss_mean", "p_value_two_sided_holm"]).reset_index()
+    w = loss.pivot_table(
+        index=["domain_order", "domain"], columns="condition", values=["loss_mean", "p_value_two_sided_holm"]
+    ).reset_index()
     if ("loss_mean", "with_model") not in w.columns or ("loss_mean", "without_model") not in w.columns:
         return None
     w = w.sort_values("domain_order")
@@ -76,5 +82,8 @@ def wild(loss: pd.DataFrame) -> str | None:
         said.append(f"better with GPT-3 in {len(better)} of {n} ({'; '.join(better)})")
     if ties:
         said.append(f"no different in {'the other ' if said else ''}{len(ties)}: {', '.join(ties)}")
-    return ("People's answers, by their mean loss (0 best, 1 worst; two-sided test, Holm-adjusted, p < 0.05), were "
-            + "; ".join(said) + ".")
+    return (
+        "People's answers, by their mean loss (0 best, 1 worst; two-sided test, Holm-adjusted, p < 0.05), were "
+        + "; ".join(said)
+        + "."
+    )

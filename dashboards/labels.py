@@ -2,6 +2,7 @@
 reads, through data.py, are the snapshot's descriptions of its mart columns (`snapshot_columns`: the label, format
 and description each column has in dbt's YAML) and the corpora's names for people (a user's corpus has its title
 in the snapshot's `mart_corpora`)."""
+
 from __future__ import annotations
 
 import os
@@ -27,6 +28,7 @@ SNAPSHOT_COLUMNS = "snapshot_columns"  # publish's: every mart column, with dbt'
 class Column:
     """How a page shows a column: its header (with the unit), printf number format (None: text or default) and
     the hover help (what the column holds, in words; None: no help)."""
+
     label: str
     format: str | None = None
     help: str | None = None
@@ -108,8 +110,10 @@ def described() -> _Described:
                     labelled[col] = (labelled[col][0], fmt)
             if desc:
                 helps.setdefault(col, Counter())[desc] += 1
-    by_name = {col: Column(*labelled.get(col, ("", None)), helps[col].most_common(1)[0][0] if col in helps else None)
-               for col in set(labelled) | set(helps)}
+    by_name = {
+        col: Column(*labelled.get(col, ("", None)), helps[col].most_common(1)[0][0] if col in helps else None)
+        for col in set(labelled) | set(helps)
+    }
     _DESCRIBED = (ident, _Described(by_mart, by_name))
     return _DESCRIBED[1]
 
@@ -149,11 +153,19 @@ COLUMNS = _Headers()
 
 
 # outcomes of dbt source freshness and of a recorded command run, in words
-FRESHNESS_STATUS: dict[str, str] = {"pass": "fresh", "warn": "stale (past the warning age)",
-                                    "error": "stale (past the error age)",
-                                    "runtime error": "not checked (the check failed)"}
-RUN_STATUS: dict[str, str] = {"ok": "finished", "error": "failed", "interrupted": "interrupted",
-                              "killed": "killed (no end recorded)", "running": "running"}
+FRESHNESS_STATUS: dict[str, str] = {
+    "pass": "fresh",
+    "warn": "stale (past the warning age)",
+    "error": "stale (past the error age)",
+    "runtime error": "not checked (the check failed)",
+}
+RUN_STATUS: dict[str, str] = {
+    "ok": "finished",
+    "error": "failed",
+    "interrupted": "interrupted",
+    "killed": "killed (no end recorded)",
+    "running": "running",
+}
 
 
 def freshness_status(status) -> str:
@@ -203,8 +215,13 @@ def corpus_titles() -> dict[str, str]:
     if seen == ident:
         return titles
     df = data.table(CORPORA_MART)
-    titles = {} if df is None or not {"corpus", "title"} <= set(df.columns) else {
-        str(c): str(t) for c, t in zip(df["corpus"], df["title"]) if pd.notna(c) and pd.notna(t) and str(t).strip()}
+    titles = (
+        {}
+        if df is None or not {"corpus", "title"} <= set(df.columns)
+        else {
+            str(c): str(t) for c, t in zip(df["corpus"], df["title"]) if pd.notna(c) and pd.notna(t) and str(t).strip()
+        }
+    )
     _TITLES = (ident, titles)
     return titles
 
@@ -298,8 +315,9 @@ def ordered(df: pd.DataFrame, first: list[str]) -> pd.DataFrame:
     return df[cols + [c for c in df.columns if c not in cols]]
 
 
-def show(df: pd.DataFrame, first: list[str] | None = None, *, mart: str | None = None, title: str | None = None,
-         **kwargs) -> None:
+def show(
+    df: pd.DataFrame, first: list[str] | None = None, *, mart: str | None = None, title: str | None = None, **kwargs
+) -> None:
     """Draw `df` (the `first` columns leading; its columns those of `mart`, see `column`) with headers in words,
     number formats and help, and under it CSV and LaTeX download buttons of the table as shown, titled `title`
     (default: the table's `key` in words)."""
@@ -331,8 +349,10 @@ def frame(df: pd.DataFrame, *, title: str, column_config: dict | None = None, co
     (header, printf format) pair for a number column, or a st.column_config entry), with the same CSV and LaTeX
     download buttons as `show` and recorded by the collect hook: the headers and printf formats of the files are
     those of the configuration."""
-    config = {col: st.column_config.NumberColumn(cfg[0], format=cfg[1]) if isinstance(cfg, tuple) else cfg
-              for col, cfg in (column_config or {}).items()}
+    config = {
+        col: st.column_config.NumberColumn(cfg[0], format=cfg[1]) if isinstance(cfg, tuple) else cfg
+        for col, cfg in (column_config or {}).items()
+    }
     data_, shown_config = blank_nulls(df, config)
     st.dataframe(data_, column_config=shown_config, column_order=column_order, **{"hide_index": True, **kwargs})
     shown = df[[c for c in (column_order or df.columns) if c in df.columns]]
@@ -360,6 +380,7 @@ def _printf(fmt: str | None):
         if fmt == "scientific":
             return f"{v:.3e}"
         return fmt % v if fmt else f"{v:.6g}"
+
     return render
 
 
@@ -370,16 +391,20 @@ def blank_nulls(df: pd.DataFrame, config: dict):
     columns are left as they are."""
     fill, formats, config = {}, {}, dict(config)
     for col in df.columns:
-        if not df[col].isna().any() or pd.api.types.is_bool_dtype(df[col]) \
-                or pd.api.types.is_datetime64_any_dtype(df[col]):
+        if (
+            not df[col].isna().any()
+            or pd.api.types.is_bool_dtype(df[col])
+            or pd.api.types.is_datetime64_any_dtype(df[col])
+        ):
             continue
         if pd.api.types.is_numeric_dtype(df[col]):
             cfg = config.get(col)
             fmt = number_format(col)
             if isinstance(cfg, dict):
                 fmt = (cfg.get("type_config") or {}).get("format") or fmt
-                config[col] = {**cfg, "type_config": {**cfg["type_config"], "format": None}} \
-                    if cfg.get("type_config") else cfg
+                config[col] = (
+                    {**cfg, "type_config": {**cfg["type_config"], "format": None}} if cfg.get("type_config") else cfg
+                )
             fill[col], formats[col] = MISSING, _printf(fmt)
         elif df[col].dtype == object or pd.api.types.is_string_dtype(df[col]):
             fill[col] = ""

@@ -9,19 +9,20 @@ A player's running score is computed by the SAME SQL as the marts: the macros of
 in-memory DuckDB over the player's own answers and the mart rows they need. After the next build,
 `mart_live_top1_players` and `mart_pairwise_player_perplexity` hold the same numbers for every player.
 """
+
 from __future__ import annotations
 
 import secrets
 from functools import lru_cache
 from pathlib import Path
 
-import data
 import duckdb
 import jinja2
-import labels
 import pandas as pd
 import streamlit as st
 
+import data
+import labels
 from predictabase.core import live
 from predictabase.core.resources import dbt_project_dir
 
@@ -73,11 +74,15 @@ def too_long_message(what: str, text: str | None, limit: int) -> str | None:
 def plain(exc: live.LiveError) -> str:
     """What the store refused, in words for a player (the store's own message names the field, for logs)."""
     if exc.field_name == "guess" and "not a token" in exc.problem:
-        return ("That is not one of the game's tokens: GPT-2 writes it as several pieces. Type its first piece, "
-                "or search the list and pick one.")
+        return (
+            "That is not one of the game's tokens: GPT-2 writes it as several pieces. Type its first piece, "
+            "or search the list and pick one."
+        )
     if exc.field_name == "guess" and "characters" in exc.problem:
-        return f"Your guess is too long ({exc.problem.split(';')[0]}); the game's tokens are at most " \
-               f"{live.MAX_GUESS_CHARS} characters."
+        return (
+            f"Your guess is too long ({exc.problem.split(';')[0]}); the game's tokens are at most "
+            f"{live.MAX_GUESS_CHARS} characters."
+        )
     if exc.field_name == "name":
         return f"That name cannot be stored: {exc.problem}."
     if "already answered" in exc.problem:
@@ -97,8 +102,10 @@ def require_player() -> dict:
     if current is not None:
         st.query_params["player"] = current["id"]
         c1, c2 = st.columns([4, 1])
-        c1.markdown(f"Playing as **{current['label']}** (player code `{current['id']}`: keep this page's address to "
-                    "come back as the same player).")
+        c1.markdown(
+            f"Playing as **{current['label']}** (player code `{current['id']}`: keep this page's address to "
+            "come back as the same player)."
+        )
         if c2.button("Switch player", key="live_switch"):
             del st.session_state[PLAYER_KEY]
             st.session_state.pop("pairwise_game", None)  # the next player starts with training
@@ -110,16 +117,19 @@ def require_player() -> dict:
         st.markdown("**Who is playing?** Your answers join the warehouse as *live* data, kept apart from the study's.")
         # no max_chars: Streamlit drops a longer paste without a word and stops typing silently; the length is
         # checked here and said in words instead
-        name = st.text_input("Your name (optional)", key="live_name",
-                             placeholder=f"at most {live.MAX_NAME_CHARS} characters")
+        name = st.text_input(
+            "Your name (optional)", key="live_name", placeholder=f"at most {live.MAX_NAME_CHARS} characters"
+        )
         too_long = too_long_message("Your name", name, live.MAX_NAME_CHARS)
         if too_long:
             st.warning(too_long)
-        consent = st.checkbox("Store my name as I typed it (otherwise only a salted hash of it is kept)",
-                              key="live_consent")
+        consent = st.checkbox(
+            "Store my name as I typed it (otherwise only a salted hash of it is kept)", key="live_consent"
+        )
         c1, c2 = st.columns(2)
-        if c1.button("Start playing", type="primary", key="live_start",
-                     disabled=not (name or "").strip() or bool(too_long)):
+        if c1.button(
+            "Start playing", type="primary", key="live_start", disabled=not (name or "").strip() or bool(too_long)
+        ):
             _start(name, consent)
             st.rerun()
         if c2.button("Play anonymously", key="live_anon"):
@@ -164,10 +174,13 @@ def run_macro(call: str, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 def answers(player_id: str) -> dict[str, pd.DataFrame]:
     rows = live.player_answers(store_file(), player_id)
-    return {"top1": pd.DataFrame(rows["top1"], columns=["answer_id", "player_id", "corpus", "doc_id", "position",
-                                                         "guess"]),
-            "pairwise": pd.DataFrame(rows["pairwise"], columns=["answer_id", "player", "comparison_id", "k",
-                                                                "p_percent", "true_token_shown_as", "auto_answered"])}
+    return {
+        "top1": pd.DataFrame(rows["top1"], columns=["answer_id", "player_id", "corpus", "doc_id", "position", "guess"]),
+        "pairwise": pd.DataFrame(
+            rows["pairwise"],
+            columns=["answer_id", "player", "comparison_id", "k", "p_percent", "true_token_shown_as", "auto_answered"],
+        ),
+    }
 
 
 # ---- the pairwise game: which questions and samples are dealt, and how their tokens are shown
@@ -179,9 +192,11 @@ def answers(player_id: str) -> dict[str, pd.DataFrame]:
 #: file holds the context and one token, not what follows). A player understands "a piece of a character"
 #: where "�" reads as a broken page, so that is what the game shows, with a caption saying what it means.
 BYTE_PIECE = "‹part of a character›"
-BYTE_PIECE_NOTE = ("‹part of a character› is a token holding only some of the bytes of one character: GPT-2 "
-                   "writes curly quotes (’ “ ”), dashes (—), accented letters and emoji as two to four such byte "
-                   "tokens. The study's files keep that a token is such a piece, not which bytes it holds.")
+BYTE_PIECE_NOTE = (
+    "‹part of a character› is a token holding only some of the bytes of one character: GPT-2 "
+    "writes curly quotes (’ “ ”), dashes (—), accented letters and emoji as two to four such byte "
+    "tokens. The study's files keep that a token is such a piece, not which bytes it holds."
+)
 
 
 def shown_token(token) -> str:

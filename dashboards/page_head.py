@@ -18,6 +18,7 @@
 - The Warehouse page at /home: the default page's url_path ("home" in app.py) is not an address Streamlit
   serves (it serves the default page at the root and said "Page not found" first); /home redirects to the root.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -31,8 +32,15 @@ FONT_CSS = "scripts.css"
 STREAMLIT_FAMILY = "Source Sans"
 #: code points per served font: Hangul (jamo, syllables, compatibility jamo) with the CJK symbols, punctuation,
 #: ideographs (hanja) and full-width forms Korean text uses; Hebrew's block and presentation forms
-HANGUL = [(0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF),
-          (0xFE30, 0xFE4F), (0xFF00, 0xFFEF)]
+HANGUL = [
+    (0x1100, 0x11FF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFE30, 0xFE4F),
+    (0xFF00, 0xFFEF),
+]
 HEBREW = [(0x0590, 0x05FF), (0xFB1D, 0xFB4F)]
 #: (npm package under @fontsource, its stylesheet of weight 400, the code points taken from it)
 FONTS = [("noto-sans-kr", "400.css", HANGUL), ("noto-sans-hebrew", "400.css", HEBREW)]
@@ -88,9 +96,11 @@ def font_css(fontsource: Path) -> str:
             if not ranges:
                 continue
             for style in ("normal", "italic"):
-                rules.append(f'@font-face{{font-family:"{STREAMLIT_FAMILY}";font-style:{style};font-weight:100 900;'
-                             f'font-display:swap;src:url({package}/{src.group(1)}) format("woff2");'
-                             f"unicode-range:{_range_text(ranges)}}}")
+                rules.append(
+                    f'@font-face{{font-family:"{STREAMLIT_FAMILY}";font-style:{style};font-weight:100 900;'
+                    f'font-display:swap;src:url({package}/{src.group(1)}) format("woff2");'
+                    f"unicode-range:{_range_text(ranges)}}}"
+                )
     return "\n".join(rules)
 
 
@@ -99,8 +109,10 @@ def head_html(depth: int, with_fonts: bool) -> str:
     parts = []
     if depth > 0:  # the server is at the app's root, `depth` folders up from the page's address
         up = "." if depth == 1 else "../" * (depth - 1)
-        parts.append("<script>window.__streamlit = Object.assign({}, window.__streamlit, "
-                     f"{{BACKEND_BASE_URL: new URL({json.dumps(up)}, window.location.href).href}});</script>")
+        parts.append(
+            "<script>window.__streamlit = Object.assign({}, window.__streamlit, "
+            f"{{BACKEND_BASE_URL: new URL({json.dumps(up)}, window.location.href).href}});</script>"
+        )
     parts.append(f"<script>{THEME_SCRIPT}</script>")
     if with_fonts:
         href = ("./" if depth <= 1 else "../" * (depth - 1)) + f"{FONT_ROUTE}/{FONT_CSS}"
@@ -113,7 +125,7 @@ def page_depth(path: str, base: str) -> int | None:
     address (Streamlit's routes, static files, the fonts) or outside the app."""
     if base and not (path == base or path.startswith(base + "/")):
         return None
-    segments = [s for s in path[len(base):].split("/") if s]
+    segments = [s for s in path[len(base) :].split("/") if s]
     if segments and (segments[0] in NOT_PAGES or "." in segments[-1]):
         return None
     return len(segments)
@@ -129,16 +141,24 @@ class PageHead:
         self.with_fonts = with_fonts
 
     async def __call__(self, scope, receive, send) -> None:
-        depth = (page_depth(scope["path"], self.base)
-                 if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") else None)
+        depth = (
+            page_depth(scope["path"], self.base)
+            if scope["type"] == "http" and scope["method"] in ("GET", "HEAD")
+            else None
+        )
         if depth is None:
             await self.app(scope, receive, send)
             return
-        if scope["path"][len(self.base):].strip("/") == HOME:
+        if scope["path"][len(self.base) :].strip("/") == HOME:
             query = scope.get("query_string", b"")
             location = (self.base or "") + "/" + ("?" + query.decode("latin-1") if query else "")
-            await send({"type": "http.response.start", "status": 301,
-                        "headers": [(b"location", location.encode("latin-1")), (b"cache-control", b"no-cache")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 301,
+                    "headers": [(b"location", location.encode("latin-1")), (b"cache-control", b"no-cache")],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         if scope["method"] == "HEAD":
@@ -171,8 +191,11 @@ class _Injecting:
         await self.send(message)
 
     async def _send_html(self) -> None:
-        headers = [(k, v) for k, v in self.start.get("headers", [])
-                   if k not in (b"content-length", b"content-encoding", b"etag", b"last-modified")]
+        headers = [
+            (k, v)
+            for k, v in self.start.get("headers", [])
+            if k not in (b"content-length", b"content-encoding", b"etag", b"last-modified")
+        ]
         body = b"".join(self.body)
         if dict(self.start.get("headers", [])).get(b"content-encoding") == b"gzip":
             body = gzip.decompress(body)

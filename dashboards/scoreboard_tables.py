@@ -1,18 +1,28 @@
 """The Scoreboard's summaries of mart_scoreboard_long and mart_scoreboard_gaps: which predictor leads each group of
 comparisons, and the group's values as a grid or a table. Selection, counting and wording only: every value and
 rank is the mart's."""
+
 from __future__ import annotations
 
-import findings
 import pandas as pd
 
+import findings
 from ingest.corpus_declarations import MEASURE_LABELS
 
-FAMILIES = {"bits_per_byte": "Bits per byte (texts)", "top1_accuracy": "Top-1 game accuracy",
-            "pairwise_perplexity": "Pairwise game perplexity", "cloze_agreement": "Agreement with cloze answers",
-            "pnc": "Correlation with cloze surprisal (PNC)", "delta_loglik": "Reading times (ΔLL)"}
-KINDS = {"humans": "humans", "scored": "scored here", "imported": "imported (published scores)",
-         "reference": "reported by the LM-game authors"}
+FAMILIES = {
+    "bits_per_byte": "Bits per byte (texts)",
+    "top1_accuracy": "Top-1 game accuracy",
+    "pairwise_perplexity": "Pairwise game perplexity",
+    "cloze_agreement": "Agreement with cloze answers",
+    "pnc": "Correlation with cloze surprisal (PNC)",
+    "delta_loglik": "Reading times (ΔLL)",
+}
+KINDS = {
+    "humans": "humans",
+    "scored": "scored here",
+    "imported": "imported (published scores)",
+    "reference": "reported by the LM-game authors",
+}
 MEASURES = {m: short for m, (_full, short) in MEASURE_LABELS.items()}  # declared order, short names
 DEFINITIONS = {"lw": "LW", "wt": "WT"}
 SEP = ":"  # a group's key: family, or family:measure for the reading-time families (one measure at a time)
@@ -62,21 +72,31 @@ def leaders(long: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
     for key in groups_with_values(long):
         part = g[g["group"] == key]
         n_comparisons = part["comparison"].nunique()
-        per = (part.groupby("display_name")
-               .agg(firsts=("rank_in_comparison", lambda r: int((r == 1).sum())),
-                    mean_rank=("rank_in_comparison", "mean"), covered=("comparison", "nunique"),
-                    kind=("predictor_kind", "first"))
-               .reset_index()
-               .sort_values(["firsts", "mean_rank", "covered", "display_name"], ascending=[False, True, False, True]))
+        per = (
+            part.groupby("display_name")
+            .agg(
+                firsts=("rank_in_comparison", lambda r: int((r == 1).sum())),
+                mean_rank=("rank_in_comparison", "mean"),
+                covered=("comparison", "nunique"),
+                kind=("predictor_kind", "first"),
+            )
+            .reset_index()
+            .sort_values(["firsts", "mean_rank", "covered", "display_name"], ascending=[False, True, False, True])
+        )
         best = per.iloc[0]
         second = per.iloc[1] if len(per) > 1 else None
-        rows.append({"group": key, "comparisons": group_name(key), "best": best["display_name"],
-                     "kind": KINDS.get(best["kind"], best["kind"]),
-                     "first_on": f"{int(best['firsts'])} of {n_comparisons}",
-                     "runner_up": "" if second is None else second["display_name"],
-                     "n_predictors": int(part["display_name"].nunique())})
-    return pd.DataFrame(rows, columns=["group", "comparisons", "best", "kind", "first_on", "runner_up",
-                                       "n_predictors"])
+        rows.append(
+            {
+                "group": key,
+                "comparisons": group_name(key),
+                "best": best["display_name"],
+                "kind": KINDS.get(best["kind"], best["kind"]),
+                "first_on": f"{int(best['firsts'])} of {n_comparisons}",
+                "runner_up": "" if second is None else second["display_name"],
+                "n_predictors": int(part["display_name"].nunique()),
+            }
+        )
+    return pd.DataFrame(rows, columns=["group", "comparisons", "best", "kind", "first_on", "runner_up", "n_predictors"])
 
 
 def verdict(g: pd.Series) -> str:
@@ -104,14 +124,22 @@ def interval_text(value, low, high, unit: str) -> str:
 def humans_vs_best(gaps: pd.DataFrame) -> pd.DataFrame:
     """mart_scoreboard_gaps as the page's first table: one row per comparison, in words."""
     gaps = gaps.sort_values("sort_order")
-    return pd.DataFrame({
-        "comparison": gaps["comparison_label"] + " (" + gaps["unit"] + ")",
-        "humans": [interval_text(v, lo, hi, u) for v, lo, hi, u in
-                   zip(gaps["humans_value"], gaps["humans_ci_low"], gaps["humans_ci_high"], gaps["unit"])],
-        "best_model": gaps["best_display_name"],
-        "best_value": [interval_text(v, lo, hi, u) for v, lo, hi, u in
-                       zip(gaps["best_value"], gaps["best_ci_low"], gaps["best_ci_high"], gaps["unit"])],
-        "better": [verdict(g) for _, g in gaps.iterrows()],
-        "gap": [gap_text(g) for _, g in gaps.iterrows()],
-        "n_models_compared": gaps["n_models_compared"].astype(int),
-    })
+    return pd.DataFrame(
+        {
+            "comparison": gaps["comparison_label"] + " (" + gaps["unit"] + ")",
+            "humans": [
+                interval_text(v, lo, hi, u)
+                for v, lo, hi, u in zip(
+                    gaps["humans_value"], gaps["humans_ci_low"], gaps["humans_ci_high"], gaps["unit"]
+                )
+            ],
+            "best_model": gaps["best_display_name"],
+            "best_value": [
+                interval_text(v, lo, hi, u)
+                for v, lo, hi, u in zip(gaps["best_value"], gaps["best_ci_low"], gaps["best_ci_high"], gaps["unit"])
+            ],
+            "better": [verdict(g) for _, g in gaps.iterrows()],
+            "gap": [gap_text(g) for _, g in gaps.iterrows()],
+            "n_models_compared": gaps["n_models_compared"].astype(int),
+        }
+    )

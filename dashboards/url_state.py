@@ -10,6 +10,7 @@ value in a short query parameter, so a view can be linked and reloaded, e.g.
   Streamlit drops the widget's state and `st.navigation` the parameters, so a page opens from its own URL only.
   Keys stay page-prefixed (two pages may share a parameter name such as `corpus`, never a widget's state).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -56,8 +57,17 @@ def select_slider(label: str, options: Sequence, *, key: str, param: str, defaul
     return _one(where.select_slider, label, options, key, param, default, **kwargs)
 
 
-def multiselect(label: str, options: Sequence, *, key: str, param: str, default: Sequence | None = None,
-                where=st, pills: bool = False, **kwargs) -> list:
+def multiselect(
+    label: str,
+    options: Sequence,
+    *,
+    key: str,
+    param: str,
+    default: Sequence | None = None,
+    where=st,
+    pills: bool = False,
+    **kwargs,
+) -> list:
     """`where.multiselect` kept in the URL as `?param=a&param=b`; `default`: every option unless given. An empty
     selection, or none of the URL's values an option, opens with the default. `pills`: the options as pills, each
     whole and wrapped onto more lines in a narrow column (a multiselect cuts the chips it cannot fit)."""

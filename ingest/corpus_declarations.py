@@ -28,6 +28,7 @@ user's catalog: ingest reads a file only when its sha256 still matches) and how 
 The shipped corpora stay declared in `ingest/corpora.toml` (their loaders handle what is special about each);
 `all_corpora` merges both. Light on purpose (no polars): the CLI's checks read it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,11 +56,13 @@ MEASURES = {
 }
 EYE_MEASURES = ("first_fixation", "gaze_duration", "go_past", "total_reading_time")
 #: each measure's name for people: in full (sentences, axes, the scoreboard's rows) and short (its grids' titles)
-MEASURE_LABELS = {"spr": ("self-paced reading time", "self-paced reading"),
-                  "first_fixation": ("first fixation duration", "first fixation"),
-                  "gaze_duration": ("gaze duration", "gaze duration"),
-                  "go_past": ("go-past time", "go-past time"),
-                  "total_reading_time": ("total reading time", "total reading time")}
+MEASURE_LABELS = {
+    "spr": ("self-paced reading time", "self-paced reading"),
+    "first_fixation": ("first fixation duration", "first fixation"),
+    "gaze_duration": ("gaze duration", "gaze duration"),
+    "go_past": ("go-past time", "go-past time"),
+    "total_reading_time": ("total reading time", "total reading time"),
+}
 #: the measures the pages show first, in this preference: gaze duration where a corpus has eye tracking, else its
 #: self-paced reading times
 DEFAULT_MEASURES = ("gaze_duration", "spr")
@@ -71,20 +74,24 @@ def shipped_measures(c: corpus_table.Corpus) -> list[str]:
     """The measures of a shipped corpus (ingest/corpora.toml): its declared `measures`, else every measure of its
     reading kinds (`reading`), kind by kind."""
     return list(c.measures) if c.measures else [m for kind in c.reading for m in SHIPPED_MEASURES[kind]]
+
+
 UNITS = {"ms": 1.0, "s": 1000.0}
 #: the published results a user corpus can be linked to: (dataset, their corpus name)
-PUBLISHED = {"pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "
-                                      "(word surprisals and their delta log-likelihoods)"}
+PUBLISHED = {
+    "pimentel_meister:brown": "Pimentel & Meister 2024's 11 models on the Brown self-paced reading corpus "
+    "(word surprisals and their delta log-likelihoods)"
+}
 INPUT_KEY = f"warehouse:{FILE_NAME}"  # how raw.ingest_log records the declarations file among a job's inputs
 
 
 @dataclass(frozen=True)
 class DeclaredFile:
-    path: str       # under <warehouse>/raw/
+    path: str  # under <warehouse>/raw/
     sha256: str
     original: str = ""
     measures: tuple[str, ...] = ()  # reading times only
-    units: str = "ms"               # reading times only
+    units: str = "ms"  # reading times only
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class Declaration:
     cloze: DeclaredFile | None = None
     frequencies: DeclaredFile | None = None
     published: str | None = None
-    language: str = "en"    # ISO 639-1: the language of the texts (wordfreq's list for it)
+    language: str = "en"  # ISO 639-1: the language of the texts (wordfreq's list for it)
     extra: dict = field(default_factory=dict, compare=False)
 
     @property
@@ -112,8 +119,12 @@ class Declaration:
 
     def digest(self) -> str:
         """sha256 of the declaration (its files' sha256s and reading options; not where they came from)."""
-        body = {"title": self.title, "encoding": self.encoding, "published": self.published,
-                "files": [[k, f.path, f.sha256, list(f.measures), f.units] for k, f in self.files()]}
+        body = {
+            "title": self.title,
+            "encoding": self.encoding,
+            "published": self.published,
+            "files": [[k, f.path, f.sha256, list(f.measures), f.units] for k, f in self.files()],
+        }
         if self.language != "en":  # an English corpus's digest as before languages were declared
             body["language"] = self.language
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
@@ -126,8 +137,13 @@ def declarations_file(paths: Paths) -> Path:
 def _file(data: dict, where: str) -> DeclaredFile:
     if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(data.get("sha256"), str):
         raise OptionError(where, "needs `path` and `sha256`")
-    return DeclaredFile(path=data["path"], sha256=data["sha256"], original=str(data.get("original", "")),
-                        measures=tuple(data.get("measures", ())), units=str(data.get("units", "ms")))
+    return DeclaredFile(
+        path=data["path"],
+        sha256=data["sha256"],
+        original=str(data.get("original", "")),
+        measures=tuple(data.get("measures", ())),
+        units=str(data.get("units", "ms")),
+    )
 
 
 def load_declarations(paths: Paths) -> dict[str, Declaration]:
@@ -153,11 +169,17 @@ def load_declarations(paths: Paths) -> dict[str, Declaration]:
             if bad or not r.measures:
                 raise OptionError(where, f"reading_times {r.path}: unknown measure or unit {bad}")
         out[name] = Declaration(
-            name=name, title=str(d.get("title") or name), texts=_file(d.get("texts"), f"{where}.texts"),
-            encoding=str(d.get("encoding", "utf-8")), added_at=str(d.get("added_at", "")), reading_times=rts,
+            name=name,
+            title=str(d.get("title") or name),
+            texts=_file(d.get("texts"), f"{where}.texts"),
+            encoding=str(d.get("encoding", "utf-8")),
+            added_at=str(d.get("added_at", "")),
+            reading_times=rts,
             cloze=_file(d["cloze"], f"{where}.cloze") if "cloze" in d else None,
             frequencies=_file(d["frequencies"], f"{where}.frequencies") if "frequencies" in d else None,
-            published=d.get("published"), language=language)
+            published=d.get("published"),
+            language=language,
+        )
     return out
 
 
@@ -168,8 +190,11 @@ def _toml_value(v) -> str:
 
 
 def render(decls: dict[str, Declaration]) -> str:
-    lines = ["# The user's corpora of this warehouse, written by `predictabase corpus add` (see",
-             "# ingest/corpus_declarations.py for the format). Files live under raw/user/NAME/ with their sha256.", ""]
+    lines = [
+        "# The user's corpora of this warehouse, written by `predictabase corpus add` (see",
+        "# ingest/corpus_declarations.py for the format). Files live under raw/user/NAME/ with their sha256.",
+        "",
+    ]
     for d in decls.values():
         lines.append(f"[{d.name}]")
         for k in ("title", "language", "added_at", "encoding", "published"):
@@ -179,11 +204,13 @@ def render(decls: dict[str, Declaration]) -> str:
 
         def block(header: str, f: DeclaredFile, reading: bool = False) -> None:
             lines.append(header)
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in (("path", f.path), ("sha256", f.sha256),
-                                                                  ("original", f.original)))
+            lines.extend(
+                f"{k} = {_toml_value(v)}" for k, v in (("path", f.path), ("sha256", f.sha256), ("original", f.original))
+            )
             if reading:
                 lines.extend([f"measures = {_toml_value(list(f.measures))}", f"units = {_toml_value(f.units)}"])
             lines.append("")
+
         block(f"[{d.name}.texts]", d.texts)
         for r in d.reading_times:
             block(f"[[{d.name}.reading_times]]", r, reading=True)
@@ -218,8 +245,10 @@ def user_corpora(paths: Paths) -> tuple[str, ...]:
 def languages(paths: Paths) -> dict[str, str]:
     """corpus -> the language of its texts (ISO 639-1): the shipped corpora's (ingest/corpora.toml), then the
     user's (their declarations)."""
-    return {**{k: c.language for k, c in corpus_table.CORPORA.items() if c.texts},
-            **{n: d.language for n, d in load_declarations(paths).items()}}
+    return {
+        **{k: c.language for k, c in corpus_table.CORPORA.items() if c.texts},
+        **{n: d.language for n, d in load_declarations(paths).items()},
+    }
 
 
 def scored_corpora(paths: Paths) -> tuple[str, ...]:
@@ -231,6 +260,6 @@ def main_job_corpora(paths: Paths) -> list[str]:
     """What the main job (`predictabase all`) scores with its model: every corpus but a collection's. MECO's 11
     languages are 82,761 SmolLM2 tokens (165 s on 2 cores: the main job took 11 min 46 s with them), so the
     repository's models.toml lists them and `predictabase refresh` scores them, as it does any other model."""
-    return [c for c in scored_corpora(paths)
-            if c not in corpus_table.CORPORA or corpus_table.CORPORA[c].collection is None]
-
+    return [
+        c for c in scored_corpora(paths) if c not in corpus_table.CORPORA or corpus_table.CORPORA[c].collection is None
+    ]

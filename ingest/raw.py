@@ -1,9 +1,10 @@
 """DuckDB access for ingest jobs: atomic, idempotent writes with provenance."""
+
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import polars as pl
@@ -25,7 +26,7 @@ def connect(paths: Paths, read_only: bool = False) -> Iterator[duckdb.DuckDBPyCo
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def now_iso() -> str:
@@ -33,8 +34,9 @@ def now_iso() -> str:
     return now_utc().isoformat(timespec="seconds")
 
 
-def replace_partitions_in(con: duckdb.DuckDBPyConnection,
-                          parts: list[tuple[str, pl.DataFrame, dict[str, object]]]) -> int:
+def replace_partitions_in(
+    con: duckdb.DuckDBPyConnection, parts: list[tuple[str, pl.DataFrame, dict[str, object]]]
+) -> int:
     """Replace the rows of each `table` matching `where` with `frame`, inside the caller's transaction.
 
     Idempotent: re-running with the same frames leaves the same rows. A table is created from
@@ -62,22 +64,27 @@ def replace_partitions_in(con: duckdb.DuckDBPyConnection,
 def _add_missing_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """Add to `table` (schema.name) every column of the registered `_incoming` frame it lacks, with its type."""
     schema, name = table.split(".", 1)
-    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
-                                      "AND table_name = ?", [schema, name]).fetchall()}
+    have = {
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+            [schema, name],
+        ).fetchall()
+    }
     for column, dtype, *_ in con.execute("DESCRIBE SELECT * FROM _incoming").fetchall():
         if column not in have:
             con.execute(f'ALTER TABLE {table} ADD COLUMN "{column}" {dtype}')
 
 
-def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
-                      where: dict[str, object]) -> int:
+def replace_partition(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame, where: dict[str, object]) -> int:
     """`replace_partitions_in` for one table, in a transaction of its own (all or nothing)."""
     with transaction(con):
         return replace_partitions_in(con, [(table, frame, where)])
 
 
-def replace_tables_in(con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame],
-                      schema: str = "raw") -> dict[str, int]:
+def replace_tables_in(
+    con: duckdb.DuckDBPyConnection, frames: dict[str, pl.DataFrame], schema: str = "raw"
+) -> dict[str, int]:
     """Create or replace `schema.<name>` from each frame inside the caller's transaction."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     for name, frame in frames.items():

@@ -1,6 +1,7 @@
 """Words of a text with their character spans: how the corpora's texts are split into words (`whitespace_words`)
 and joined from them (`join_with_spans`). Public: the dataset loaders, the scorer's diagnostics and the sentence
 box all use it, so a word is the same span everywhere."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ publish, ad-hoc SQL, the dashboard server, refresh, the Dagster definitions, the
 The ingest jobs themselves (sources, datasets, scoring) are the `ingest` package; the dbt project, the
 dashboard app and the default models.toml ship as package data (`predictabase.core.resources`).
 """
+
 from __future__ import annotations
 
 from importlib import metadata

@@ -1,4 +1,5 @@
 """`python -m predictabase`: the same as the `predictabase` command."""
+
 from predictabase.cli import main
 
 main()

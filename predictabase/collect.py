@@ -3,6 +3,7 @@ every chart the dashboard's `charts.show` draws and every table its `labels.show
 drawing order, with the page they are on. Off, as in the served
 dashboard, nothing is kept. The dashboard imports this module (the application's, not one of its own), so the
 export reaches the pages' output without importing the dashboard's modules or changing `sys.path`."""
+
 from __future__ import annotations
 
 import threading
@@ -60,4 +61,3 @@ def table(title: str, df: pd.DataFrame, headers: dict[str, str], formats: dict[s
     with _lock:
         if _page is not None:
             _items.append(Table(_page, title, df.copy(), dict(headers), dict(formats)))
-

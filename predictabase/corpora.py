@@ -8,17 +8,27 @@ rename). The next `predictabase refresh` ingests the corpus, scores it with ever
 builds its word surprisal, delta log-likelihood and PNC. `remove` deletes the declaration, the copies and the
 corpus's scoring runs; the next refresh deletes its raw rows and rebuilds the marts without it.
 """
+
 from __future__ import annotations
 
 import contextlib
 import shutil
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ingest import corpus_table
-from ingest.corpus_declarations import (MEASURES, NAME_RE, PUBLISHED, UNITS, USER_DIR, Declaration, DeclaredFile,
-                                        load_declarations, save_declarations)
+from ingest.corpus_declarations import (
+    MEASURES,
+    NAME_RE,
+    PUBLISHED,
+    UNITS,
+    USER_DIR,
+    Declaration,
+    DeclaredFile,
+    load_declarations,
+    save_declarations,
+)
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError
 from predictabase.core.failpoints import failpoint
@@ -26,11 +36,15 @@ from predictabase.core.failpoints import failpoint
 
 def check_name(name: str, decls: dict[str, Declaration], replacing: bool) -> None:
     if name in corpus_table.CORPORA:
-        raise OptionError("NAME", f"{name!r} clashes with a shipped corpus ({', '.join(corpus_table.CORPORA)}); "
-                                  "choose another name")
+        raise OptionError(
+            "NAME", f"{name!r} clashes with a shipped corpus ({', '.join(corpus_table.CORPORA)}); choose another name"
+        )
     if not NAME_RE.fullmatch(name):
-        raise OptionError("NAME", f"{name!r} is not a corpus name: lowercase letters, digits and _, starting with a "
-                                  "letter, at most 40 characters")
+        raise OptionError(
+            "NAME",
+            f"{name!r} is not a corpus name: lowercase letters, digits and _, starting with a "
+            "letter, at most 40 characters",
+        )
     if name in decls and not replacing:
         raise OptionError("NAME", f"corpus {name!r} exists; `--replace` replaces its files, `corpus remove` removes it")
 
@@ -46,8 +60,11 @@ def _pair_measures(reading_times: list[Path], measures: list[str]) -> list[tuple
     if len(reading_times) == 1:
         return [(reading_times[0], tuple(dict.fromkeys(measures)))]
     if len(measures) != len(reading_times):
-        raise OptionError("--measure", f"{len(reading_times)} --reading-times files need one --measure each, in the "
-                                       f"same order (or one file holding every measure); got {len(measures)}")
+        raise OptionError(
+            "--measure",
+            f"{len(reading_times)} --reading-times files need one --measure each, in the "
+            f"same order (or one file holding every measure); got {len(measures)}",
+        )
     return [(f, (m,)) for f, m in zip(reading_times, measures)]
 
 
@@ -61,13 +78,26 @@ def _copy(src: Path, tmp: Path, base: str, role: str, sha: str) -> DeclaredFile:
     return DeclaredFile(path=f"{base}/{target}", sha256=sha, original=str(src.resolve()))
 
 
-def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measures: list[str], units: str,
-        cloze: Path | None, frequencies: Path | None, encoding: str, title: str | None, published: str | None,
-        replacing: bool, language: str = "en") -> dict:
+def add(
+    paths: Paths,
+    name: str,
+    texts: Path,
+    reading_times: list[Path],
+    measures: list[str],
+    units: str,
+    cloze: Path | None,
+    frequencies: Path | None,
+    encoding: str,
+    title: str | None,
+    published: str | None,
+    replacing: bool,
+    language: str = "en",
+) -> dict:
     """Validate every file, then copy and declare them (see the module docstring). Returns what was added."""
     import codecs
 
     from ingest.datasets.user_corpus import parse_corpus, sha256_path
+
     decls = load_declarations(paths)
     check_name(name, decls, replacing)
     if units not in UNITS:
@@ -84,8 +114,11 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
             raise OptionError("--published", f"{published} is already linked to corpus {other!r}")
     check_language(language)
     pairs = _pair_measures(reading_times, measures)
-    for opt, f in [("--texts", texts)] + [("--reading-times", f) for f, _ in pairs] + \
-            [(o, f) for o, f in (("--cloze", cloze), ("--frequencies", frequencies)) if f is not None]:
+    for opt, f in (
+        [("--texts", texts)]
+        + [("--reading-times", f) for f, _ in pairs]
+        + [(o, f) for o, f in (("--cloze", cloze), ("--frequencies", frequencies)) if f is not None]
+    ):
         if not f.exists():
             raise OptionError(opt, f"{f}: no such file")
     # 1. read and validate everything, under the names the user gave (nothing is written yet)
@@ -105,8 +138,10 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
         declared: dict[str, DeclaredFile] = {}
         for role, (src, _name, sha) in files.items():
             declared[role] = _copy(src, tmp, base, role, sha)
-        rts = [replace(_copy(src, tmp, base, f"reading_times_{i}", sha), measures=ms, units=units)
-               for i, (src, _name, sha, ms, _u) in enumerate(reading, 1)]
+        rts = [
+            replace(_copy(src, tmp, base, f"reading_times_{i}", sha), measures=ms, units=units)
+            for i, (src, _name, sha, ms, _u) in enumerate(reading, 1)
+        ]
         failpoint("corpus.copied")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -116,20 +151,34 @@ def add(paths: Paths, name: str, texts: Path, reading_times: list[Path], measure
     if dest.exists():
         dest.rename(old)
     tmp.rename(dest)
-    d = Declaration(name=name, title=title or (decls[name].title if name in decls else name.replace("_", " ").title()),
-                    texts=declared["texts"], encoding=encoding,
-                    added_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), reading_times=tuple(rts),
-                    cloze=declared.get("cloze"), frequencies=declared.get("frequencies"), published=published,
-                    language=language)
+    d = Declaration(
+        name=name,
+        title=title or (decls[name].title if name in decls else name.replace("_", " ").title()),
+        texts=declared["texts"],
+        encoding=encoding,
+        added_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        reading_times=tuple(rts),
+        cloze=declared.get("cloze"),
+        frequencies=declared.get("frequencies"),
+        published=published,
+        language=language,
+    )
     save_declarations(paths, {**decls, name: d})
     shutil.rmtree(old, ignore_errors=True)
-    return {"corpus": name, "title": d.title, "language": d.language, "texts": parsed.texts.docs.height,
-            "words": parsed.texts.words.height,
-            "layout": parsed.texts.layout, "measures": list(d.measures),
-            "reading_time_rows": sum(df.height for df in parsed.reading_times),
-            "cloze_rows": parsed.cloze.height if parsed.cloze is not None else 0,
-            "frequency_rows": parsed.frequencies.height if parsed.frequencies is not None else 0,
-            "published": published, "declared_in": str(paths.warehouse / "corpora.toml")}
+    return {
+        "corpus": name,
+        "title": d.title,
+        "language": d.language,
+        "texts": parsed.texts.docs.height,
+        "words": parsed.texts.words.height,
+        "layout": parsed.texts.layout,
+        "measures": list(d.measures),
+        "reading_time_rows": sum(df.height for df in parsed.reading_times),
+        "cloze_rows": parsed.cloze.height if parsed.cloze is not None else 0,
+        "frequency_rows": parsed.frequencies.height if parsed.frequencies is not None else 0,
+        "published": published,
+        "declared_in": str(paths.warehouse / "corpora.toml"),
+    }
 
 
 def remove(paths: Paths, name: str) -> dict:
@@ -154,30 +203,53 @@ def check_language(language: str) -> None:
     """`--language`: a language wordfreq has a word list for, whose tokenizer runs here (Japanese, Chinese and
     Korean need wordfreq's optional tokenizers: `pip install wordfreq[cjk]`)."""
     import wordfreq
+
     known = sorted(wordfreq.available_languages("best"))
     if language not in known:
-        raise OptionError("--language", f"{language!r} is not allowed; an ISO 639-1 code wordfreq has a word list "
-                                        f"for: {', '.join(known)}")
+        raise OptionError(
+            "--language",
+            f"{language!r} is not allowed; an ISO 639-1 code wordfreq has a word list for: {', '.join(known)}",
+        )
     try:
         wordfreq.lossy_tokenize("a", language)
     except ImportError as exc:
-        raise OptionError("--language", f"{language}: wordfreq's tokenizer for it is not installed ({exc}); "
-                                        "pip install 'wordfreq[cjk]'") from None
+        raise OptionError(
+            "--language",
+            f"{language}: wordfreq's tokenizer for it is not installed ({exc}); pip install 'wordfreq[cjk]'",
+        ) from None
 
 
 def listing(paths: Paths) -> list[dict]:
     """Every corpus of the warehouse: the shipped ones and the user's, with what each has."""
     from ingest.corpus_declarations import shipped_measures
+
     counts = _ingested_counts(paths)
-    out = [{"corpus": c.key, "title": c.title, "origin": "shipped", "language": c.language,
-            "measures": shipped_measures(c), "cloze": c.cloze,
-            "frequencies": "wordfreq", **counts.get(c.key, {"texts": None, "words": None})}
-           for c in corpus_table.CORPORA.values()]
+    out = [
+        {
+            "corpus": c.key,
+            "title": c.title,
+            "origin": "shipped",
+            "language": c.language,
+            "measures": shipped_measures(c),
+            "cloze": c.cloze,
+            "frequencies": "wordfreq",
+            **counts.get(c.key, {"texts": None, "words": None}),
+        }
+        for c in corpus_table.CORPORA.values()
+    ]
     for d in load_declarations(paths).values():
-        out.append({"corpus": d.name, "title": d.title, "origin": "user", "language": d.language,
-                    "measures": list(d.measures),
-                    "cloze": d.cloze is not None, "frequencies": "user" if d.frequencies else "wordfreq",
-                    **counts.get(d.name, {"texts": None, "words": None})})
+        out.append(
+            {
+                "corpus": d.name,
+                "title": d.title,
+                "origin": "user",
+                "language": d.language,
+                "measures": list(d.measures),
+                "cloze": d.cloze is not None,
+                "frequencies": "user" if d.frequencies else "wordfreq",
+                **counts.get(d.name, {"texts": None, "words": None}),
+            }
+        )
     return out
 
 
@@ -189,10 +261,22 @@ def show(paths: Paths, name: str) -> dict:
         raise OptionError("NAME", f"no corpus {name!r}; `predictabase corpus list` lists them")
     d = decls[name]
     row = next(r for r in listing(paths) if r["corpus"] == name)
-    row.update(encoding=d.encoding, added_at=d.added_at, published=d.published, declaration_sha256=d.digest(),
-               files=[{"role": role, "path": f"raw/{f.path}", "sha256": f.sha256, "original": f.original,
-                       **({"measures": list(f.measures), "units": f.units} if f.measures else {})}
-                      for role, f in d.files()])
+    row.update(
+        encoding=d.encoding,
+        added_at=d.added_at,
+        published=d.published,
+        declaration_sha256=d.digest(),
+        files=[
+            {
+                "role": role,
+                "path": f"raw/{f.path}",
+                "sha256": f.sha256,
+                "original": f.original,
+                **({"measures": list(f.measures), "units": f.units} if f.measures else {}),
+            }
+            for role, f in d.files()
+        ],
+    )
     return row
 
 
@@ -201,6 +285,7 @@ def _ingested_counts(paths: Paths) -> dict[str, dict]:
     if not paths.duckdb.exists():
         return {}
     import duckdb
+
     try:
         with duckdb.connect(str(paths.duckdb), read_only=True) as con:
             rows = con.execute("SELECT corpus, count(DISTINCT doc_id), count(*) FROM raw.words GROUP BY 1").fetchall()

@@ -15,6 +15,7 @@ file. The Word surprisal page downloads the same table (`words_csv`).
 their default view (run headless with Streamlit's AppTest, recorded through the collect hook,
 predictabase/collect.py), written as paper-ready files (predictabase/paper_files.py) with a manifest.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,7 +30,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -37,23 +38,52 @@ import polars as pl
 
 from predictabase import citations, collect, paper_files
 from predictabase.core import resources
+from predictabase.core.config import is_warehouse
 from predictabase.core.errors import OptionError, WarehouseError
 from predictabase.core.failpoints import failpoint
-from predictabase.core.config import is_warehouse
 from predictabase.core.fsutil import atomic_path, remove_dead_temporaries, sha256_of, temp_prefix
 from predictabase.warehouse.dbt import environ
 
 MART = "mart_words_export"
 #: the word's own columns, in the file's order (those of measures the corpus lacks are dropped)
-WORD_COLUMNS = ["corpus", "doc_id", "word_index", "native_word_id", "word", "length_chars", "zipf_frequency",
-                "frequency_source", "mean_rt_spr_ms", "mean_rt_first_fixation_ms", "mean_rt_gaze_duration_ms",
-                "mean_rt_go_past_ms", "mean_rt_total_reading_time_ms", "cloze_probability", "cloze_surprisal_nats"]
+WORD_COLUMNS = [
+    "corpus",
+    "doc_id",
+    "word_index",
+    "native_word_id",
+    "word",
+    "length_chars",
+    "zipf_frequency",
+    "frequency_source",
+    "mean_rt_spr_ms",
+    "mean_rt_first_fixation_ms",
+    "mean_rt_gaze_duration_ms",
+    "mean_rt_go_past_ms",
+    "mean_rt_total_reading_time_ms",
+    "cloze_probability",
+    "cloze_surprisal_nats",
+]
 OPTIONAL = {c for c in WORD_COLUMNS if c.startswith(("mean_rt_", "cloze_"))}
 #: each model's columns, prefixed with the model
-MODEL_COLUMNS = ["surprisal_lw_bits", "surprisal_lw_nats", "surprisal_wt_bits", "surprisal_wt_nats",
-                 "logprob_boundary_before_nats", "logprob_boundary_after_nats"]
-RUN_COLUMNS = ["model_key", "model_id", "model_revision", "run_id", "run_source", "context_length", "stride", "dtype",
-               "bos_policy"]
+MODEL_COLUMNS = [
+    "surprisal_lw_bits",
+    "surprisal_lw_nats",
+    "surprisal_wt_bits",
+    "surprisal_wt_nats",
+    "logprob_boundary_before_nats",
+    "logprob_boundary_after_nats",
+]
+RUN_COLUMNS = [
+    "model_key",
+    "model_id",
+    "model_revision",
+    "run_id",
+    "run_source",
+    "context_length",
+    "stride",
+    "dtype",
+    "bos_policy",
+]
 FORMATS = (".csv", ".parquet")
 PAGE_TIMEOUT_S = 300  # `export --out`: the longest one dashboard page may take to run
 
@@ -65,23 +95,30 @@ def column_prefix(model_key: str) -> str:
 def wide(long: pl.DataFrame, corpus_info: dict | None = None) -> tuple[pl.DataFrame, dict]:
     """One row per word (every word of the corpus that any run covers, in text order) and the provenance."""
     keys = ["doc_id", "word_index"]
-    words = (long.select([c for c in WORD_COLUMNS if c in long.columns]).unique(keys, keep="first")
-             .sort(pl.col("doc_id").cast(pl.Int64, strict=False), "doc_id", "word_index", nulls_last=True))  # 2 < 10
+    words = (
+        long.select([c for c in WORD_COLUMNS if c in long.columns])
+        .unique(keys, keep="first")
+        .sort(pl.col("doc_id").cast(pl.Int64, strict=False), "doc_id", "word_index", nulls_last=True)
+    )  # 2 < 10
     words = words.drop([c for c in OPTIONAL if c in words.columns and words[c].null_count() == words.height])
     runs = long.select(RUN_COLUMNS).unique("run_id").sort("model_key", "run_id")
     out = words
     for model_key, run_id in runs.select("model_key", "run_id").iter_rows():
         p = column_prefix(model_key)
         cols = long.filter(pl.col("run_id") == run_id).select(
-            *keys, *[pl.col(c).alias(f"{p}__{c}") for c in MODEL_COLUMNS])
+            *keys, *[pl.col(c).alias(f"{p}__{c}") for c in MODEL_COLUMNS]
+        )
         out = out.join(cols, on=keys, how="left")
-    prov = {"exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "corpus": corpus_info or {"corpus": long["corpus"][0] if long.height else None},
-            "rows": out.height, "runs": runs.to_dicts(),
-            "columns": "one row per word; per model <model>__surprisal_{lw,wt}_{bits,nats} (LW = leading-whitespace, "
-                       "WT = whitespace-trailing, Oh & Schuler 2024, eqs. 5-6) and the boundary terms ln B before/after the "
-                       "word (nats); mean_rt_*_ms = per-word mean reading times; cloze_surprisal_nats = -ln "
-                       "(smoothed) cloze probability; zipf_frequency = log10 frequency per billion words"}
+    prov = {
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "corpus": corpus_info or {"corpus": long["corpus"][0] if long.height else None},
+        "rows": out.height,
+        "runs": runs.to_dicts(),
+        "columns": "one row per word; per model <model>__surprisal_{lw,wt}_{bits,nats} (LW = leading-whitespace, "
+        "WT = whitespace-trailing, Oh & Schuler 2024, eqs. 5-6) and the boundary terms ln B before/after the "
+        "word (nats); mean_rt_*_ms = per-word mean reading times; cloze_surprisal_nats = -ln "
+        "(smoothed) cloze probability; zipf_frequency = log10 frequency per billion words",
+    }
     return out, prov
 
 
@@ -92,8 +129,12 @@ def header_lines(prov: dict) -> list[str]:
     if prov.get("snapshot"):
         lines.append("snapshot: " + ", ".join(f"{k}={v}" for k, v in prov["snapshot"].items() if v is not None))
     for r in prov["runs"]:
-        lines.append("model " + column_prefix(r["model_key"]) + ": " +
-                     ", ".join(f"{k}={v}" for k, v in r.items() if v is not None))
+        lines.append(
+            "model "
+            + column_prefix(r["model_key"])
+            + ": "
+            + ", ".join(f"{k}={v}" for k, v in r.items() if v is not None)
+        )
     lines.append(f"columns: {prov['columns']}")
     return lines
 
@@ -116,8 +157,10 @@ def _snapshot(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | None) -> pl.DataFrame:
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                        "WHERE table_catalog = 'snap'").fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_catalog = 'snap'").fetchall()
+    }
     if MART not in tables:
         raise WarehouseError(MART, "not in the published snapshot; run `predictabase refresh` (or build)")
     corpora = [r[0] for r in con.execute(f"SELECT DISTINCT corpus FROM {MART} ORDER BY 1").fetchall()]
@@ -133,8 +176,18 @@ def read_long(con: duckdb.DuckDBPyConnection, corpus: str, models: list[str] | N
     return long
 
 
-CORPUS_PROVENANCE = ("corpus", "title", "origin", "published", "declared_at", "reading_measures", "frequency_source",
-                     "declaration_sha256", "source_path", "source_sha256")
+CORPUS_PROVENANCE = (
+    "corpus",
+    "title",
+    "origin",
+    "published",
+    "declared_at",
+    "reading_measures",
+    "frequency_source",
+    "declaration_sha256",
+    "source_path",
+    "source_sha256",
+)
 
 
 def _corpus_info(con: duckdb.DuckDBPyConnection, corpus: str) -> dict:
@@ -174,23 +227,36 @@ def export_words(marts: Path, corpus: str, models: list[str] | None, out: Path) 
             tmp.write_bytes(csv_bytes(table, prov))
         else:
             table.write_parquet(tmp, metadata={"predictabase.provenance": json.dumps(prov, default=str)})
-    return {"corpus": corpus, "rows": table.height, "columns": table.columns, "out": str(out),
-            "models": sorted({r["model_key"] for r in prov["runs"]})}
+    return {
+        "corpus": corpus,
+        "rows": table.height,
+        "columns": table.columns,
+        "out": str(out),
+        "models": sorted({r["model_key"] for r in prov["runs"]}),
+    }
 
 
 # --------------------------------------------------------------------------- `predictabase export --out DIR`
 
+
 def dashboard_pages(app: Path) -> list[dict]:
     """The `st.Page` entries of the dashboard's app.py, in order: path (relative to it), title, url_path."""
-    calls = [n for n in ast.walk(ast.parse(app.read_text())) if isinstance(n, ast.Call)
-             and isinstance(n.func, ast.Attribute) and n.func.attr == "Page" and n.args
-             and isinstance(n.args[0], ast.Constant)]
+    calls = [
+        n
+        for n in ast.walk(ast.parse(app.read_text()))
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "Page"
+        and n.args
+        and isinstance(n.args[0], ast.Constant)
+    ]
     pages = []
     for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
         path = call.args[0].value
         kw = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
-        pages.append({"path": path, "title": kw.get("title", Path(path).stem),
-                      "url_path": kw.get("url_path", Path(path).stem)})
+        pages.append(
+            {"path": path, "title": kw.get("title", Path(path).stem), "url_path": kw.get("url_path", Path(path).stem)}
+        )
     return pages
 
 
@@ -198,6 +264,7 @@ def _run_pages(app: Path, marts: Path, pages: list[dict]) -> Iterator[tuple[dict
     """Each page run headless (Streamlit's AppTest, which runs app.py as Streamlit does, its folder first on the
     path) at its default view, with what it drew (the collect hook, predictabase/collect.py): (page, items)."""
     from streamlit.testing.v1 import AppTest
+
     with environ({"PREDICTABASE_WAREHOUSE": str(marts)}):  # the dashboard reads `marts`
         quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
         level = quiet.level
@@ -214,16 +281,21 @@ def _run_pages(app: Path, marts: Path, pages: list[dict]) -> Iterator[tuple[dict
             finally:
                 items = collect.stop()
             if at.exception:
-                raise WarehouseError(f"dashboard page /{page['url_path']}",
-                                     f"failed: {' '.join(at.exception[0].message.split())}")
+                raise WarehouseError(
+                    f"dashboard page /{page['url_path']}", f"failed: {' '.join(at.exception[0].message.split())}"
+                )
             yield page, items
 
 
 def _entry(root: Path, path: Path, body: str | bytes, **fields) -> dict:
     data = body.encode() if isinstance(body, str) else body
     path.write_bytes(data)
-    return {**fields, "path": path.relative_to(root).as_posix(), "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest()}
+    return {
+        **fields,
+        "path": path.relative_to(root).as_posix(),
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
 
 def _svg_size(svg: str) -> dict:
@@ -234,6 +306,7 @@ def _svg_size(svg: str) -> dict:
 def _write_item(root: Path, folder: Path, n: int, item, prov: dict) -> Iterator[dict]:
     """The files of one chart (SVG, PNG) or table (CSV, LaTeX), one at a time, as manifest entries."""
     from PIL import Image
+
     stem = folder / f"{n:02d}-{paper_files.slug(item.title)}"
     meta = {"page": item.page, "title": item.title}
     if hasattr(item, "chart"):
@@ -245,18 +318,36 @@ def _write_item(root: Path, folder: Path, n: int, item, prov: dict) -> Iterator[
         yield _entry(root, stem.with_suffix(".png"), png, **meta, kind="chart", format="png", **size)
         return
     shape = {"rows": len(item.df), "columns": len(item.df.columns)}
-    yield _entry(root, stem.with_suffix(".csv"), paper_files.table_csv(item.df, prov, item.title, item.headers),
-                 **meta, kind="table", format="csv", **shape)
-    yield _entry(root, stem.with_suffix(".tex"),
-                 paper_files.table_latex(item.df, prov, item.title, item.formats, item.headers),
-                 **meta, kind="table", format="tex", **shape)
+    yield _entry(
+        root,
+        stem.with_suffix(".csv"),
+        paper_files.table_csv(item.df, prov, item.title, item.headers),
+        **meta,
+        kind="table",
+        format="csv",
+        **shape,
+    )
+    yield _entry(
+        root,
+        stem.with_suffix(".tex"),
+        paper_files.table_latex(item.df, prov, item.title, item.formats, item.headers),
+        **meta,
+        kind="table",
+        format="tex",
+        **shape,
+    )
 
 
 def _references(marts: Path):
     """The snapshot's mart_references (None where it has none), for each page's references.bib."""
     with _snapshot(marts) as con:
-        if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'snap' "
-                       "AND table_name = ?", [citations.MART]).fetchone()[0] == 0:
+        if (
+            con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'snap' AND table_name = ?",
+                [citations.MART],
+            ).fetchone()[0]
+            == 0
+        ):
             return None
         return con.execute(f"SELECT * FROM {citations.MART}").df()
 
@@ -271,8 +362,11 @@ def _check_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()):
         problem = not_a_previous_export(out)
         if problem:
-            raise OptionError("--out", f"{out}: {problem}; nothing was changed: name a new or empty directory "
-                                       "(an earlier export is replaced only when it holds its own files alone)")
+            raise OptionError(
+                "--out",
+                f"{out}: {problem}; nothing was changed: name a new or empty directory "
+                "(an earlier export is replaced only when it holds its own files alone)",
+            )
 
 
 def not_a_previous_export(out: Path) -> str | None:
@@ -322,8 +416,15 @@ def _swap(tmp: Path, out: Path) -> None:
 def _progress(show: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=Console(stderr=True), disable=not show)
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not show,
+    )
 
 
 def _export_pages(app: Path, marts: Path, root: Path, prov: dict, show_progress: bool) -> list[dict]:
@@ -343,8 +444,17 @@ def _export_pages(app: Path, marts: Path, root: Path, prov: dict, show_progress:
                     files.append(entry)
                     bar.advance(task)
             if bib:
-                files.append(_entry(root, folder / "references.bib", bib, page=page["url_path"],
-                                    title=f"{page['title']}: references", kind="references", format="bib"))
+                files.append(
+                    _entry(
+                        root,
+                        folder / "references.bib",
+                        bib,
+                        page=page["url_path"],
+                        title=f"{page['title']}: references",
+                        kind="references",
+                        format="bib",
+                    )
+                )
                 bar.advance(task)
             failpoint("export.page_done")
     return files
@@ -357,7 +467,7 @@ def export_all(marts: Path, out: Path, show_progress: bool = False) -> dict:
     _check_out(out)
     if not marts.exists():
         raise WarehouseError(marts, "no published snapshot yet; run `predictabase refresh` (or build)")
-    started, clock = datetime.now(timezone.utc), time.monotonic()
+    started, clock = datetime.now(UTC), time.monotonic()
     prov = paper_files.provenance(marts)
     snapshot_id = (prov.get("snapshot") or {}).get("snapshot_id")
     for name in (f"{out.name}.export", f"{out.name}.old"):  # what a killed export left beside `out`
@@ -368,16 +478,34 @@ def export_all(marts: Path, out: Path, show_progress: bool = False) -> dict:
         files = _export_pages(resources.dashboard_app(), marts, tmp, prov, show_progress)
         if (paper_files.provenance(marts).get("snapshot") or {}).get("snapshot_id") != snapshot_id:
             raise WarehouseError(marts, "a new snapshot was published during the export; run it again")
-        files.append(_entry(tmp, tmp / "provenance.json", json.dumps(prov, indent=2, sort_keys=True) + "\n",
-                            page=None, title="provenance", kind="provenance", format="json"))
-        manifest = {"snapshot_id": snapshot_id, "provenance": paper_files.provenance_line(prov),
-                    "started_at": started.isoformat(timespec="seconds"),
-                    "ended_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "files": files}
+        files.append(
+            _entry(
+                tmp,
+                tmp / "provenance.json",
+                json.dumps(prov, indent=2, sort_keys=True) + "\n",
+                page=None,
+                title="provenance",
+                kind="provenance",
+                format="json",
+            )
+        )
+        manifest = {
+            "snapshot_id": snapshot_id,
+            "provenance": paper_files.provenance_line(prov),
+            "started_at": started.isoformat(timespec="seconds"),
+            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "files": files,
+        }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         _swap(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"out": str(out), "files": len(files) + 1, "seconds": round(time.monotonic() - clock, 1),
-            "snapshot_id": snapshot_id, "charts": sum(f["format"] == "svg" for f in files),
-            "tables": sum(f["format"] == "csv" for f in files)}
+    return {
+        "out": str(out),
+        "files": len(files) + 1,
+        "seconds": round(time.monotonic() - clock, 1),
+        "snapshot_id": snapshot_id,
+        "charts": sum(f["format"] == "svg" for f in files),
+        "tables": sum(f["format"] == "csv" for f in files),
+    }

@@ -1,5 +1,6 @@
 """The models `predictabase refresh` keeps scored: `models.toml` of this checkout (or `--models FILE`,
 $PREDICTABASE_MODELS). Each entry is validated here; a bad file is a one-line error naming it."""
+
 from __future__ import annotations
 
 import tomllib
@@ -62,10 +63,19 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
                 raise OptionError(at, f"`{key}` must be an integer >= {low}")
         if e.get("dtype") is not None and e["dtype"] not in DTYPES:
             raise OptionError(at, f"`dtype` must be one of {', '.join(DTYPES)}")
-        out.append(ModelEntry(name=name, corpora=tuple(dict.fromkeys(corpora)), top1=e.get("top1", False),
-                              cloze=e.get("cloze", False), context_length=e.get("context_length"),
-                              stride=e.get("stride"), top_k=e.get("top_k", 10), dtype=e.get("dtype"),
-                              device=e.get("device")))
+        out.append(
+            ModelEntry(
+                name=name,
+                corpora=tuple(dict.fromkeys(corpora)),
+                top1=e.get("top1", False),
+                cloze=e.get("cloze", False),
+                context_length=e.get("context_length"),
+                stride=e.get("stride"),
+                top_k=e.get("top_k", 10),
+                dtype=e.get("dtype"),
+                device=e.get("device"),
+            )
+        )
     names = [m.name for m in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -1,6 +1,7 @@
 """Paper-ready files of the dashboard's charts and tables: SVG and PNG (rendered offline by vl-convert), CSV and
 LaTeX (booktabs), each carrying the provenance of the published snapshot it shows (snapshot id, build, the scoring
 runs and model revisions, the upstream commits). Formatting only: every value is the caller's, none is computed."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import json
 import re
 import textwrap
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from xml.sax.saxutils import escape as xml_escape
 
@@ -22,11 +23,12 @@ from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
 #: (provenance key, snapshot table, its columns kept); a snapshot without the table is skipped
-PROVENANCE_TABLES = (("snapshot", "snapshot_info", ("snapshot_id", "published_at")),
-                     ("build", "mart_build_info", ("built_at", "dbt_version", "invocation_id")),
-                     ("models", "mart_models", ("model_key", "model_id", "model_revision", "run_id", "corpus",
-                                                "dtype")),
-                     ("sources", "mart_sources", ("dataset", "repo", "commit")))
+PROVENANCE_TABLES = (
+    ("snapshot", "snapshot_info", ("snapshot_id", "published_at")),
+    ("build", "mart_build_info", ("built_at", "dbt_version", "invocation_id")),
+    ("models", "mart_models", ("model_key", "model_id", "model_revision", "run_id", "corpus", "dtype")),
+    ("sources", "mart_sources", ("dataset", "repo", "commit")),
+)
 PNG_KEY = "predictabase.provenance"  # the PNG tEXt chunk holding the provenance JSON
 CHART_WIDTH = 720  # px, for a chart the dashboard sizes to its container
 CHART_HEIGHT = 360
@@ -81,7 +83,7 @@ def _minute(stamp: str | None) -> str | None:
     if not stamp:
         return None
     ts = datetime.fromisoformat(stamp)
-    ts = ts.astimezone(timezone.utc) if ts.tzinfo else ts
+    ts = ts.astimezone(UTC) if ts.tzinfo else ts
     return ts.strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -107,8 +109,9 @@ def provenance_line(prov: dict) -> str:
     for m in prov.get("models") or []:
         models.setdefault(f"{m['model_key']}@{_short(m.get('model_revision'))}", []).append(_short(m["run_id"], 8))
     if models:
-        line += "; models: " + ", ".join(f"{k} (run{'s' if len(r) > 1 else ''} {', '.join(sorted(set(r)))})"
-                                         for k, r in sorted(models.items()))
+        line += "; models: " + ", ".join(
+            f"{k} (run{'s' if len(r) > 1 else ''} {', '.join(sorted(set(r)))})" for k, r in sorted(models.items())
+        )
     data = _repo_commits(prov.get("sources") or [])
     if data:
         line += "; data: " + ", ".join(f"{repo}@{_short(commit)}" for repo, commit in data)
@@ -122,6 +125,7 @@ def slug(title: str, limit: int = 60) -> str:
 
 
 # --------------------------------------------------------------------------- charts
+
 
 def _sized(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """A single or layered chart the dashboard sizes to its container, at a fixed size instead."""
@@ -146,9 +150,15 @@ def chart_spec(chart: alt.TopLevelMixin, prov: dict) -> dict:
         if getattr(inner, attr, alt.Undefined) is not alt.Undefined:
             top[attr] = getattr(inner, attr)
             setattr(inner, attr, alt.Undefined)
-    footer = alt.Title(textwrap.wrap(provenance_line(prov), FOOTER_CHARS, break_long_words=False,
-                                     break_on_hyphens=False),
-                       orient="bottom", anchor="start", fontSize=9, fontWeight="normal", color="#555555", offset=14)
+    footer = alt.Title(
+        textwrap.wrap(provenance_line(prov), FOOTER_CHARS, break_long_words=False, break_on_hyphens=False),
+        orient="bottom",
+        anchor="start",
+        fontSize=9,
+        fontWeight="normal",
+        color="#555555",
+        offset=14,
+    )
     with alt.data_transformers.disable_max_rows():  # a chart of every word of a corpus has >5,000 rows
         return alt.vconcat(inner, title=footer, **top).to_dict()
 
@@ -185,6 +195,7 @@ def chart_png(chart: alt.TopLevelMixin, prov: dict, scale: float = 2) -> bytes:
 
 # --------------------------------------------------------------------------- tables
 
+
 def comment_block(lines: list[str], mark: str = "# ") -> str:
     """`lines` as comment lines (`# ` for CSV, `% ` for LaTeX), each kept on one line."""
     return "".join(f"{mark}{' '.join(str(line).split())}\n" for line in lines)
@@ -193,11 +204,16 @@ def comment_block(lines: list[str], mark: str = "# ") -> str:
 def header_lines(prov: dict, title: str, columns: list[str], headers: dict[str, str] | None = None) -> list[str]:
     """A table file's header: its title, the provenance line, the snapshot, the runs, the sources, its columns."""
     snap, build = prov.get("snapshot") or {}, prov.get("build") or {}
-    lines = [title, provenance_line(prov),
-             "snapshot: " + ", ".join(f"{k}={v}" for k, v in {**snap, **build}.items() if v is not None)]
+    lines = [
+        title,
+        provenance_line(prov),
+        "snapshot: " + ", ".join(f"{k}={v}" for k, v in {**snap, **build}.items() if v is not None),
+    ]
     lines += ["run: " + ", ".join(f"{k}={v}" for k, v in m.items() if v is not None) for m in prov.get("models", [])]
-    lines += [f"source: {repo}@{commit} ({', '.join(sorted(set(datasets)))})"
-              for (repo, commit), datasets in _repo_commits(prov.get("sources") or []).items()]
+    lines += [
+        f"source: {repo}@{commit} ({', '.join(sorted(set(datasets)))})"
+        for (repo, commit), datasets in _repo_commits(prov.get("sources") or []).items()
+    ]
     lines += [f"column: {c} = {(headers or {}).get(c, c)}" for c in columns]
     return lines
 
@@ -238,13 +254,39 @@ def table_csv(df: pd.DataFrame, prov: dict, title: str, headers: dict[str, str] 
     return comment_block(header_lines(prov, title, [str(c) for c in df.columns], headers)) + body
 
 
-LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-                 # characters pdflatex has no glyph for without extra packages
-                 "−": "$-$", "–": "--", "—": "---", "…": r"\ldots{}", "×": r"$\times$", "±": r"$\pm$",
-                 "≤": r"$\leq$", "≥": r"$\geq$", "‖": r"$\|$", "ρ": r"$\rho$", "Δ": r"$\Delta$", "⁻": "$^{-}$",
-                 "²": "$^{2}$", "’": "'", "‘": "`", "“": "``", "”": "''"}
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    # characters pdflatex has no glyph for without extra packages
+    "−": "$-$",
+    "–": "--",
+    "—": "---",
+    "…": r"\ldots{}",
+    "×": r"$\times$",
+    "±": r"$\pm$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "‖": r"$\|$",
+    "ρ": r"$\rho$",
+    "Δ": r"$\Delta$",
+    "⁻": "$^{-}$",
+    "²": "$^{2}$",
+    "’": "'",
+    "‘": "`",
+    "“": "``",
+    "”": "''",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -268,21 +310,34 @@ def format_value(value, fmt: str | None) -> str:
     return str(value)
 
 
-def table_latex(df: pd.DataFrame, prov: dict, title: str, formats: dict[str, str | None],
-                headers: dict[str, str] | None = None) -> str:
+def table_latex(
+    df: pd.DataFrame, prov: dict, title: str, formats: dict[str, str | None], headers: dict[str, str] | None = None
+) -> str:
     """The table as a booktabs `table` (needs `\\usepackage{booktabs}`): headers in words with units, numbers in
     the dashboard's formats, one line per row, the title as its caption and the provenance line under it (and,
     whole, as `%` comments at the top). No machine path."""
     df = without_machine_paths(df)
     columns = [str(c) for c in df.columns]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
-    lines = [comment_block(header_lines(prov, title, columns, headers), "% ").rstrip("\n"),
-             r"\begin{table}[htbp]", r"\centering", rf"\caption{{{latex_escape(title)}}}",
-             r"\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}", r"\toprule",
-             " & ".join(latex_escape((headers or {}).get(c, c)) for c in columns) + r" \\", r"\midrule"]
+    lines = [
+        comment_block(header_lines(prov, title, columns, headers), "% ").rstrip("\n"),
+        r"\begin{table}[htbp]",
+        r"\centering",
+        rf"\caption{{{latex_escape(title)}}}",
+        r"\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}",
+        r"\toprule",
+        " & ".join(latex_escape((headers or {}).get(c, c)) for c in columns) + r" \\",
+        r"\midrule",
+    ]
     for row in df.itertuples(index=False, name=None):
-        lines.append(" & ".join(latex_escape(format_value(v, (formats or {}).get(c)))
-                                for c, v in zip(columns, row)) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", "",
-              r"\par\smallskip{\footnotesize " + latex_escape(provenance_line(prov)) + "}", r"\end{table}"]
+        lines.append(
+            " & ".join(latex_escape(format_value(v, (formats or {}).get(c))) for c, v in zip(columns, row)) + r" \\"
+        )
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        "",
+        r"\par\smallskip{\footnotesize " + latex_escape(provenance_line(prov)) + "}",
+        r"\end{table}",
+    ]
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@
 assets carry each stage's group, and their dependencies follow the same order (ingest after fetch, each model
 step after the ingest jobs that write what it reads, dbt after both, the snapshot last).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,9 +16,9 @@ from ingest.scoring.steps import STEPS as MODEL_STEPS
 
 @dataclass(frozen=True)
 class Stage:
-    name: str            # fetch | ingest | score | top1 | cloze | build
-    kind: str            # fetch | ingest | model | build
-    group: str           # the Dagster asset group of its assets
+    name: str  # fetch | ingest | score | top1 | cloze | build
+    kind: str  # fetch | ingest | model | build
+    group: str  # the Dagster asset group of its assets
     description: str
 
 

@@ -14,6 +14,7 @@ leaves at most one torn last line, which `read_runs` skips. A run with a start l
 
 Standard library and `predictabase.core.config` only: the dashboard imports this module to show the latest runs.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,23 +23,35 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from predictabase.core.config import is_warehouse_or_being_made
 
-COLUMNS = ("run_id", "parent_run_id", "command", "args", "pid", "started_at", "ended_at", "status",
-           "rows_in", "rows_out", "error")
+COLUMNS = (
+    "run_id",
+    "parent_run_id",
+    "command",
+    "args",
+    "pid",
+    "started_at",
+    "ended_at",
+    "status",
+    "rows_in",
+    "rows_out",
+    "error",
+)
 STATUSES = ("running", "ok", "error", "interrupted", "killed")
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass
 class Run:
     """A command being recorded; the command sets `rows_in` / `rows_out` (and `error`) as it learns them."""
+
     log: Path
     command: str
     args: dict
@@ -51,10 +64,20 @@ class Run:
     started_logged: bool = False
 
     def line(self, event: str, status: str, ended_at: str | None) -> dict:
-        return {"run_id": self.run_id, "parent_run_id": self.parent_run_id, "command": self.command,
-                "args": self.args, "pid": os.getpid(), "event": event, "started_at": self.started_at,
-                "ended_at": ended_at, "status": status, "rows_in": self.rows_in, "rows_out": self.rows_out,
-                "error": self.error}
+        return {
+            "run_id": self.run_id,
+            "parent_run_id": self.parent_run_id,
+            "command": self.command,
+            "args": self.args,
+            "pid": os.getpid(),
+            "event": event,
+            "started_at": self.started_at,
+            "ended_at": ended_at,
+            "status": status,
+            "rows_in": self.rows_in,
+            "rows_out": self.rows_out,
+            "error": self.error,
+        }
 
 
 def append(log: Path, record: dict) -> bool:

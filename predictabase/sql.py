@@ -29,6 +29,7 @@ DuckDB has no statement timeout: the query runs in a worker thread while the cal
 clock and Ctrl-C, and either interrupts the connection (`con.interrupt()`).
 Errors become one line (`SqlError`) with the reason first and DuckDB's own message after it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -69,7 +70,6 @@ QUERY = "query"  # the subject of an error in the query itself (Binder Error, Ca
 NO_SNAPSHOT = "no published snapshot yet; run `predictabase build` (or `predictabase all`) first"
 
 
-
 class SqlError(PredictabaseError):
     """A query that DuckDB refused or that failed; the message is one line, reason first."""
 
@@ -96,8 +96,9 @@ def _quote(text: str) -> str:
 # the connection
 
 
-def readonly_connection(snapshot: Path, memory_limit: str = "2GB", threads: int = 2,
-                        runs_log: Path | None = None) -> duckdb.DuckDBPyConnection:
+def readonly_connection(
+    snapshot: Path, memory_limit: str = "2GB", threads: int = 2, runs_log: Path | None = None
+) -> duckdb.DuckDBPyConnection:
     """A locked, read-only DuckDB connection on the published snapshot (see the module docstring).
 
     `runs_log`: the warehouse's runs log, offered as the temporary table `runs` (default: the
@@ -108,21 +109,26 @@ def readonly_connection(snapshot: Path, memory_limit: str = "2GB", threads: int 
     if not snapshot.is_file():
         raise SqlError(NO_SNAPSHOT, snapshot)
     try:
-        con = duckdb.connect(":memory:", config={
-            "memory_limit": memory_limit,
-            "threads": int(threads),
-            "temp_directory": "",  # no spilling to disk: memory_limit is the limit
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "allow_community_extensions": False,
-            "allow_unsigned_extensions": False,
-            "python_enable_replacements": False,
-            "allow_persistent_secrets": False,
-        })
+        con = duckdb.connect(
+            ":memory:",
+            config={
+                "memory_limit": memory_limit,
+                "threads": int(threads),
+                "temp_directory": "",  # no spilling to disk: memory_limit is the limit
+                "autoinstall_known_extensions": False,
+                "autoload_known_extensions": False,
+                "allow_community_extensions": False,
+                "allow_unsigned_extensions": False,
+                "python_enable_replacements": False,
+                "allow_persistent_secrets": False,
+            },
+        )
     except duckdb.Error as exc:
         if "memory" in str(exc).lower():
-            raise OptionError("--memory-limit", f"{memory_limit!r} is not a memory size DuckDB understands, "
-                                                f"e.g. 2GB or 500MB ({_one_line(exc)})") from None
+            raise OptionError(
+                "--memory-limit",
+                f"{memory_limit!r} is not a memory size DuckDB understands, e.g. 2GB or 500MB ({_one_line(exc)})",
+            ) from None
         raise OptionError("--threads", f"{threads!r} refused by DuckDB: {_one_line(exc)}") from None
     try:
         con.execute("SET TimeZone = 'UTC'")  # timestamps with time zone print in UTC (as in the dashboard)
@@ -152,6 +158,7 @@ def _runs_rows(runs_log: Path) -> list[dict]:
 def _create_runs_table(con: duckdb.DuckDBPyConnection, runs_log: Path) -> None:
     """temp.main.runs: the runs log as it is now (read in Python, before file access is switched off)."""
     import json
+
     rows = _runs_rows(runs_log)
 
     def text(v):
@@ -161,8 +168,14 @@ def _create_runs_table(con: duckdb.DuckDBPyConnection, runs_log: Path) -> None:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     ints = {"pid", "rows_in", "rows_out"}
-    table = pa.table({c: pa.array([(integer if c in ints else text)(r.get(c)) for r in rows],
-                                   pa.int64() if c in ints else pa.string()) for c in RUNS_COLUMNS})
+    table = pa.table(
+        {
+            c: pa.array(
+                [(integer if c in ints else text)(r.get(c)) for r in rows], pa.int64() if c in ints else pa.string()
+            )
+            for c in RUNS_COLUMNS
+        }
+    )
     con.register("_runs_log", table)
     try:
         con.execute("""
@@ -201,6 +214,7 @@ def explain_error(exc: duckdb.Error, statement_type: str | None = None, memory_l
 @dataclass
 class Result:
     """A query's result: its columns and (up to the row cap) its rows as an Arrow table."""
+
     table: pa.Table
     truncated: bool  # more rows than the cap; `table` holds the first `cap`
 
@@ -258,8 +272,7 @@ class _Worker:
         threading.Thread(target=self._run, name=name, daemon=True).start()
 
 
-def within_deadline(connect: Callable[[], duckdb.DuckDBPyConnection], timeout_s: float
-                    ) -> duckdb.DuckDBPyConnection:
+def within_deadline(connect: Callable[[], duckdb.DuckDBPyConnection], timeout_s: float) -> duckdb.DuckDBPyConnection:
     """`connect()` (opening the snapshot: a slow disk, a network file system) under the same watchdog as a query:
     SqlError after `timeout_s` seconds, SqlInterrupted on Ctrl-C (the process ends then, the connection with it)."""
     worker = _Worker(connect)
@@ -276,9 +289,15 @@ def within_deadline(connect: Callable[[], duckdb.DuckDBPyConnection], timeout_s:
     return worker.value
 
 
-def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None,
-            consume: Callable[[pa.RecordBatchReader], object], limit_name: str = "--timeout",
-            memory_limit: str | None = None):
+def execute(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    timeout_s: float | None,
+    consume: Callable[[pa.RecordBatchReader], object],
+    limit_name: str = "--timeout",
+    memory_limit: str | None = None,
+):
     """Run every statement of `sql` (split by DuckDB's own parser) under one deadline; `consume` gets
     the last statement's result as a stream of Arrow record batches and its return value is returned.
     Raises SqlError (one line) for anything DuckDB refuses, fails or cancels (timeout, Ctrl-C)."""
@@ -299,8 +318,11 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, *, timeout_s: float | None
         stype[0] = statements[-1].type.name
         failpoint("sql.query_started")
         relation = con.sql(statements[-1].query)  # the last one's result streams
-        reader = (relation.to_arrow_reader(10_000) if relation is not None
-                  else pa.RecordBatchReader.from_batches(pa.schema([]), []))
+        reader = (
+            relation.to_arrow_reader(10_000)
+            if relation is not None
+            else pa.RecordBatchReader.from_batches(pa.schema([]), [])
+        )
         try:
             return consume(reader)
         finally:
@@ -332,13 +354,28 @@ def collect(reader: pa.RecordBatchReader, cap: int | None) -> Result:
     return Result(pa.Table.from_batches(batches, schema=reader.schema), truncated=False)
 
 
-def query(snapshot: Path, sql: str, *, timeout_s: float = 60.0, memory_limit: str = "2GB", threads: int = 2,
-          cap: int | None = None, runs_log: Path | None = None, limit_name: str = "--timeout") -> Result:
+def query(
+    snapshot: Path,
+    sql: str,
+    *,
+    timeout_s: float = 60.0,
+    memory_limit: str = "2GB",
+    threads: int = 2,
+    cap: int | None = None,
+    runs_log: Path | None = None,
+    limit_name: str = "--timeout",
+) -> Result:
     """Open a read-only connection, run `sql`, keep at most `cap` rows, close (the dashboard's way)."""
     con = readonly_connection(snapshot, memory_limit=memory_limit, threads=threads, runs_log=runs_log)
     try:
-        return execute(con, sql, timeout_s=timeout_s, consume=lambda r: collect(r, cap), limit_name=limit_name,
-                       memory_limit=memory_limit)
+        return execute(
+            con,
+            sql,
+            timeout_s=timeout_s,
+            consume=lambda r: collect(r, cap),
+            limit_name=limit_name,
+            memory_limit=memory_limit,
+        )
     finally:
         con.close()
 
@@ -403,8 +440,10 @@ def write_json(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
     out.write("[")
     for batch in reader:
         for row in zip(*(col.to_pylist() for col in batch.columns)):
-            out.write(("\n" if n == 0 else ",\n") + json.dumps(dict(zip(names, map(_json_value, row))),
-                                                              ensure_ascii=False, allow_nan=False))
+            out.write(
+                ("\n" if n == 0 else ",\n")
+                + json.dumps(dict(zip(names, map(_json_value, row))), ensure_ascii=False, allow_nan=False)
+            )
             n += 1
     out.write("\n]\n" if n else "]\n")
     return n
@@ -417,8 +456,9 @@ def _md(text: str) -> str:
 def write_markdown(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
     """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
     schema = reader.schema
-    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
-               for f in schema]
+    numeric = [
+        pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in schema
+    ]
     out.write("| " + " | ".join(_md(n) for n in schema.names) + " |\n")
     out.write("|" + "|".join("---:" if num else "---" for num in numeric) + "|\n")
     n = 0
@@ -432,6 +472,7 @@ def write_markdown(reader: pa.RecordBatchReader, out: io.TextIOBase) -> int:
 def write_parquet(reader: pa.RecordBatchReader, path: Path) -> int:
     """Stream the result into a Parquet file (written beside `path`, then renamed over it)."""
     import pyarrow.parquet as pq
+
     n = 0
     try:
         with _atomic(path, binary=True) as tmp:
@@ -447,6 +488,7 @@ def write_parquet(reader: pa.RecordBatchReader, path: Path) -> int:
 def parquet_bytes(table: pa.Table) -> bytes:
     """The table as a Parquet file in memory (the dashboard's download); SqlError for a type Parquet lacks."""
     import pyarrow.parquet as pq
+
     buf = io.BytesIO()
     try:
         pq.write_table(table, buf)
@@ -479,6 +521,7 @@ def print_table(result: Result, console=None) -> None:
     """A rich table on stdout (the first TABLE_ROWS rows), and how many rows there were on stderr."""
     from rich.console import Console
     from rich.table import Table
+
     console = console or Console(soft_wrap=False)
     t = Table(show_header=True, header_style="bold", show_lines=False)
     for f in result.table.schema:
@@ -487,8 +530,11 @@ def print_table(result: Result, console=None) -> None:
     for row in zip(*(c.to_pylist() for c in result.table.columns)):
         t.add_row(*["NULL" if v is None else _cell(v) for v in row])
     console.print(t)
-    note = (f"first {result.num_rows:,} rows shown (more exist; use --format csv, json, markdown or parquet "
-            "for every row)" if result.truncated else f"{result.num_rows:,} row{'s' if result.num_rows != 1 else ''}")
+    note = (
+        f"first {result.num_rows:,} rows shown (more exist; use --format csv, json, markdown or parquet for every row)"
+        if result.truncated
+        else f"{result.num_rows:,} row{'s' if result.num_rows != 1 else ''}"
+    )
     print(note, file=sys.stderr)
 
 
@@ -505,7 +551,9 @@ def _check_output(fmt: str, output: Path | None, interactive: bool) -> None:
         raise OptionError("--output", "--format parquet writes a file: give --output FILE")
     if output is not None:
         if fmt == "table":
-            raise OptionError("--output", "writes csv, json, markdown or parquet; add --format csv|json|markdown|parquet")
+            raise OptionError(
+                "--output", "writes csv, json, markdown or parquet; add --format csv|json|markdown|parquet"
+            )
         if output.is_dir():
             raise OptionError("--output", f"{output} is a directory; give a file name")
         if not output.parent.is_dir():
@@ -531,19 +579,30 @@ def _emit(fmt: str, reader: pa.RecordBatchReader, output: Path | None) -> int:
     return n
 
 
-def cli_sql(paths, *, query: str | None, fmt: str = "table", output: Path | None = None, timeout_s: float = 60.0,
-            memory_limit: str = "2GB", threads: int = 2) -> int | None:
+def cli_sql(
+    paths,
+    *,
+    query: str | None,
+    fmt: str = "table",
+    output: Path | None = None,
+    timeout_s: float = 60.0,
+    memory_limit: str = "2GB",
+    threads: int = 2,
+) -> int | None:
     """`predictabase sql`: with `query` run it and print or write the result (the number of result rows
     is returned); without, an interactive shell (None). One-line errors (SqlError, OptionError)."""
     output = Path(output) if output is not None else None
     _check_output(fmt, output, interactive=query is None)
-    con = within_deadline(lambda: readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads,
-                                                      runs_log=paths.runs_log), timeout_s)
+    con = within_deadline(
+        lambda: readonly_connection(paths.marts, memory_limit=memory_limit, threads=threads, runs_log=paths.runs_log),
+        timeout_s,
+    )
     try:
         if query is not None:
             try:
-                return execute(con, query, timeout_s=timeout_s, consume=lambda r: _emit(fmt, r, output),
-                               memory_limit=memory_limit)
+                return execute(
+                    con, query, timeout_s=timeout_s, consume=lambda r: _emit(fmt, r, output), memory_limit=memory_limit
+                )
             except BrokenPipeError:  # `... | head`: the reader has what it wanted
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return None
@@ -568,8 +627,15 @@ ATTACH, extensions and settings are refused.
 
 
 class Shell:
-    def __init__(self, con: duckdb.DuckDBPyConnection, fmt: str, timeout_s: float, snapshot: Path,
-                 memory_limit: str | None = None, stdin=None):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        fmt: str,
+        timeout_s: float,
+        snapshot: Path,
+        memory_limit: str | None = None,
+        stdin=None,
+    ):
         self.con, self.fmt, self.timeout_s, self.snapshot = con, fmt, timeout_s, snapshot
         self.memory_limit = memory_limit
         self.stdin = stdin or sys.stdin
@@ -611,6 +677,7 @@ class Shell:
         def save() -> None:
             with contextlib.suppress(OSError):
                 readline.write_history_file(hist)
+
         atexit.register(save)
 
     def loop(self) -> None:
@@ -650,8 +717,13 @@ class Shell:
         psql's ON_ERROR_STOP and DuckDB's own shell do: the statements after it would run on a state it did not
         make."""
         try:
-            execute(self.con, sql, timeout_s=self.timeout_s, consume=lambda r: _emit(self.fmt, r, None),
-                    memory_limit=self.memory_limit)
+            execute(
+                self.con,
+                sql,
+                timeout_s=self.timeout_s,
+                consume=lambda r: _emit(self.fmt, r, None),
+                memory_limit=self.memory_limit,
+            )
         except SqlError as exc:
             self.fail(exc)
 
@@ -665,7 +737,9 @@ class Shell:
         elif word == ".tables":
             rows = self.con.execute(
                 "SELECT table_name FROM information_schema.tables WHERE (table_catalog = ? AND table_schema = 'main') "
-                "OR table_catalog = 'temp' ORDER BY table_name", [SNAPSHOT_ALIAS]).fetchall()
+                "OR table_catalog = 'temp' ORDER BY table_name",
+                [SNAPSHOT_ALIAS],
+            ).fetchall()
             print("\n".join(r[0] for r in rows))
         elif word == ".schema":
             if not arg:
@@ -680,16 +754,21 @@ class Shell:
         cols = self.con.execute(
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
             "AND (table_catalog = ? OR table_catalog = 'temp') ORDER BY table_catalog = 'temp', ordinal_position",
-            [name, SNAPSHOT_ALIAS]).fetchall()
+            [name, SNAPSHOT_ALIAS],
+        ).fetchall()
         if not cols:
             self.error(f"no table {name} in the snapshot; .tables lists them")
             return
         descriptions: dict[str, str] = {}
         with contextlib.suppress(duckdb.Error):
-            descriptions = dict(self.con.execute(
-                "SELECT column_name, description FROM snapshot_columns WHERE mart = ?", [name]).fetchall())
+            descriptions = dict(
+                self.con.execute(
+                    "SELECT column_name, description FROM snapshot_columns WHERE mart = ?", [name]
+                ).fetchall()
+            )
         from rich.console import Console
         from rich.table import Table
+
         t = Table("column", "type", "description", title=name, title_justify="left")
         for col, dtype in cols:
             t.add_row(col, dtype, descriptions.get(col) or "")

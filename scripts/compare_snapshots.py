@@ -8,6 +8,7 @@ in the last bits from run to run: 1e-16 nats in the pairwise bootstrap). Rows ar
 sorted lists, so a table's row order does not matter. Prints one line per table and exits 1 on any
 difference.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,9 +16,20 @@ import sys
 
 import duckdb
 
-VOLATILE = {"built_at", "finished_at", "started_at", "published_at", "last_fetched_at", "fetched_at",
-            "invocation_id", "dbt_invocation_id", "snapshot_id",
-            "max_loaded_at", "snapshotted_at", "age_s"}  # source_freshness: when the files were fetched, and how long ago
+VOLATILE = {
+    "built_at",
+    "finished_at",
+    "started_at",
+    "published_at",
+    "last_fetched_at",
+    "fetched_at",
+    "invocation_id",
+    "dbt_invocation_id",
+    "snapshot_id",
+    "max_loaded_at",
+    "snapshotted_at",
+    "age_s",
+}  # source_freshness: when the files were fetched, and how long ago
 
 
 def _norm(v):
@@ -40,7 +52,9 @@ def _close(a, b) -> bool:
 
 def table_rows(con, catalog: str, table: str) -> tuple[list[str], list[tuple]]:
     cols = [r[0] for r in con.execute(f'DESCRIBE {catalog}.main."{table}"').fetchall() if r[0] not in VOLATILE]
-    rows = con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {catalog}.main."{table}"').fetchall()
+    rows = con.execute(
+        f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {catalog}.main."{table}"'
+    ).fetchall()
     return cols, sorted((tuple(_norm(v) for v in r) for r in rows), key=_sort_key)
 
 
@@ -50,16 +64,23 @@ def compare(before: str, after: str, skip: set[str] = frozenset()) -> list[str]:
     con.execute(f"ATTACH '{after}' AS a (READ_ONLY)")
 
     def tables(cat):
-        return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                          f"WHERE table_catalog = '{cat}' AND table_schema = 'main'").fetchall()}
+        return {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables "
+                f"WHERE table_catalog = '{cat}' AND table_schema = 'main'"
+            ).fetchall()
+        }
+
     tb, ta = tables("b") - skip, tables("a") - skip
     problems = [f"{t}: only in before" for t in sorted(tb - ta)] + [f"{t}: only in after" for t in sorted(ta - tb)]
     for t in sorted(tb & ta):
         cb, rb = table_rows(con, "b", t)
         ca, ra = table_rows(con, "a", t)
         if cb != ca:
-            problems.append(f"{t}: columns differ: before-only {sorted(set(cb) - set(ca))}, "
-                            f"after-only {sorted(set(ca) - set(cb))}")
+            problems.append(
+                f"{t}: columns differ: before-only {sorted(set(cb) - set(ca))}, after-only {sorted(set(ca) - set(cb))}"
+            )
             print(f"DIFF  {t}: columns differ")
         elif len(rb) != len(ra) or not all(_close(x, y) for x, y in zip(rb, ra)):
             diff = [x for x, y in zip(rb, ra) if not _close(x, y)][:3]

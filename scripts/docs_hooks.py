@@ -8,6 +8,7 @@
   (empty DOCS_WAREHOUSE: none), else `$PREDICTABASE_WAREHOUSE/marts.duckdb` when it exists. Without one, each results
   page says so in one line and links its SQL; with one, its dbt docs site (dbt_docs.html) is added to the reference.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -43,8 +44,10 @@ def warehouse() -> Path | None:
             return None
         path = Path(explicit).expanduser()
         if not (path / "marts.duckdb").is_file():
-            raise PluginError(f"DOCS_WAREHOUSE={explicit}: no published snapshot there (marts.duckdb); "
-                              "build one with `predictabase build`, or leave DOCS_WAREHOUSE empty")
+            raise PluginError(
+                f"DOCS_WAREHOUSE={explicit}: no published snapshot there (marts.duckdb); "
+                "build one with `predictabase build`, or leave DOCS_WAREHOUSE empty"
+            )
         return path
     fallback = os.environ.get("PREDICTABASE_WAREHOUSE")
     if fallback and (Path(fallback) / "marts.duckdb").is_file():
@@ -55,6 +58,7 @@ def warehouse() -> Path | None:
 def _connection():
     if "con" not in _state:
         import duckdb
+
         _state["con"] = duckdb.connect(str(_state["warehouse"] / "marts.duckdb"), read_only=True)
         try:
             built = _state["con"].execute("select max(built_at) from mart_build_info").fetchone()[0]
@@ -127,7 +131,7 @@ def _filled(name: str, page_dir: Path) -> str:
     path = page_dir / name
     if not path.is_file():
         raise PluginError(f"{path}: no such SQL file (a `<!-- sql: {name} -->` line names it)")
-    run = f"`predictabase sql -c \"$(cat docs/results/{name})\" --format markdown`"
+    run = f'`predictabase sql -c "$(cat docs/results/{name})" --format markdown`'
     if _state.get("warehouse") is None:
         return f"*Table: [`{name}`]({name}) on a published snapshot ({run}).*"
     try:
@@ -142,12 +146,14 @@ def _filled(name: str, page_dir: Path) -> str:
     table = markdown_table(columns, rows)
     if len(rows) > FOLD_ROWS:
         body = "\n".join("    " + line for line in table.splitlines())
-        return f"??? abstract \"The whole table: {len(rows):,} rows\"\n\n{body}\n\n{caption}"
+        return f'??? abstract "The whole table: {len(rows):,} rows"\n\n{body}\n\n{caption}'
     return f"{table}\n\n{caption}"
 
 
-NO_WAREHOUSE = ("*No warehouse was given when this site was built, so its tables are not filled in: build it with "
-                "`DOCS_WAREHOUSE=<a warehouse with marts.duckdb> make docs`.*")
+NO_WAREHOUSE = (
+    "*No warehouse was given when this site was built, so its tables are not filled in: build it with "
+    "`DOCS_WAREHOUSE=<a warehouse with marts.duckdb> make docs`.*"
+)
 
 
 def on_page_markdown(markdown, page, config, files):

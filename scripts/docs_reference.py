@@ -15,6 +15,7 @@
 scripts/docs_hooks.py (the MkDocs hooks of mkdocs.yml) adds them to the site as pages when it builds;
 `python scripts/docs_reference.py DIR` writes them to DIR for a look without MkDocs.
 """
+
 from __future__ import annotations
 
 import re
@@ -33,8 +34,10 @@ CODE_DIRS = ("predictabase", "ingest", "dashboards")
 #: setting, listed apart
 ENV_SET_FOR_SUBPROCESSES = ("predictabase/warehouse/dbt.py",)
 
-GENERATED_NOTE = ("!!! note \"Generated\"\n    This page is generated from {source} each time the site is built "
-                  "(`make docs`); edit the source, not the page.\n")
+GENERATED_NOTE = (
+    '!!! note "Generated"\n    This page is generated from {source} each time the site is built '
+    "(`make docs`); edit the source, not the page.\n"
+)
 
 
 def _md(text: object) -> str:
@@ -63,10 +66,12 @@ def _slug(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------------------------ CLI
 
+
 def _cli_command():
     import typer
 
     from predictabase.cli import app
+
     return typer.main.get_command(app)
 
 
@@ -132,16 +137,22 @@ def _options_table(command, ctx) -> list[str]:
         help_text = getattr(p, "help", None) or ""
         if p.param_type_name == "option" and p.required:
             help_text = f"**required.** {help_text}"
-        rows.append(f"| {name} | {_md(_type(p, ctx))} | {_md(help_text)} | {_md(_default(p, ctx)) and _code(_default(p, ctx))} "
-                    f"| {_code(envvar) if envvar else ''} | {_md(_bounds(p))} |")
+        rows.append(
+            f"| {name} | {_md(_type(p, ctx))} | {_md(help_text)} | {_md(_default(p, ctx)) and _code(_default(p, ctx))} "
+            f"| {_code(envvar) if envvar else ''} | {_md(_bounds(p))} |"
+        )
     if not rows:
         return []
-    return ["| option | type | what it does | default | environment variable | bounds |",
-            "|---|---|---|---|---|---|", *rows]
+    return [
+        "| option | type | what it does | default | environment variable | bounds |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def exit_codes() -> dict[int, str]:
     from predictabase.core.errors import EXIT_CODES
+
     return dict(EXIT_CODES)
 
 
@@ -149,21 +160,40 @@ def cli_reference() -> str:
     """The CLI reference page (Markdown)."""
     root = _cli_command()
     commands = list(walk_commands(root))
-    out = ["# Command line", "",
-           GENERATED_NOTE.format(source="the Typer app `predictabase.cli:app`"), "",
-           _md(root.help), "",
-           ("Every command below, with each option's help, type, default, environment variable and bounds, is what "
-           "`predictabase COMMAND --help` shows. An option's environment variable is read when the option is not "
-           "given. Bounds that the command checks itself are in the option's help."), "",
-           "## Commands", "",
-           "| command | what it does |", "|---|---|"]
+    out = [
+        "# Command line",
+        "",
+        GENERATED_NOTE.format(source="the Typer app `predictabase.cli:app`"),
+        "",
+        _md(root.help),
+        "",
+        (
+            "Every command below, with each option's help, type, default, environment variable and bounds, is what "
+            "`predictabase COMMAND --help` shows. An option's environment variable is read when the option is not "
+            "given. Bounds that the command checks itself are in the option's help."
+        ),
+        "",
+        "## Commands",
+        "",
+        "| command | what it does |",
+        "|---|---|",
+    ]
     for path, cmd in commands[1:]:
         name = " ".join(path)
         summary = (cmd.help or "").strip().split("\n\n")[0]  # the first paragraph, whole (click's short help cuts
         # at the first full stop, "et al." included)
         out.append(f"| [{_code(name)}](#{_slug(name)}) | {_md(summary)} |")
-    out += ["", "## Exit codes", "", _md(root.epilog or ""), "",
-            "| code | meaning |", "|---|---|", *[f"| {code} | {_md(what)} |" for code, what in exit_codes().items()], ""]
+    out += [
+        "",
+        "## Exit codes",
+        "",
+        _md(root.epilog or ""),
+        "",
+        "| code | meaning |",
+        "|---|---|",
+        *[f"| {code} | {_md(what)} |" for code, what in exit_codes().items()],
+        "",
+    ]
     for path, cmd in commands:
         name = " ".join(path)
         ctx = _context(cmd, path)
@@ -177,29 +207,37 @@ def cli_reference() -> str:
             out += [*table, ""]
         subs = [n for n, s in (getattr(cmd, "commands", None) or {}).items() if not getattr(s, "hidden", False)]
         if subs:
-            out += ["Subcommands: " + ", ".join(f"[{_code(name + ' ' + s)}](#{_slug(name + ' ' + s)})" for s in subs) + ".", ""]
+            out += [
+                "Subcommands: " + ", ".join(f"[{_code(name + ' ' + s)}](#{_slug(name + ' ' + s)})" for s in subs) + ".",
+                "",
+            ]
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------------------------------------- marts
 
+
 def _doc_blocks() -> dict[str, str]:
     """dbt's `{% docs name %}...{% enddocs %}` blocks of the project."""
     blocks: dict[str, str] = {}
     for md in sorted((DBT_PROJECT / "models").rglob("*.md")):
-        for name, body in re.findall(r"\{%-?\s*docs\s+(\w+)\s*-?%\}(.*?)\{%-?\s*enddocs\s*-?%\}", md.read_text(encoding="utf-8"), re.DOTALL):
+        for name, body in re.findall(
+            r"\{%-?\s*docs\s+(\w+)\s*-?%\}(.*?)\{%-?\s*enddocs\s*-?%\}", md.read_text(encoding="utf-8"), re.DOTALL
+        ):
             blocks[name] = body.strip()
     return blocks
 
 
 def _dbt_vars() -> dict[str, Any]:
     import yaml
+
     return (yaml.safe_load((DBT_PROJECT / "dbt_project.yml").read_text(encoding="utf-8")) or {}).get("vars") or {}
 
 
 def _renderer():
     """Renders the Jinja of a dbt description: doc() blocks and var() values as the project sets them."""
     import jinja2
+
     blocks, variables = _doc_blocks(), _dbt_vars()
     env = jinja2.Environment(undefined=jinja2.ChainableUndefined)
 
@@ -215,6 +253,7 @@ def _renderer():
         if "{{" not in text and "{%" not in text:
             return text
         return env.from_string(text).render(doc=doc, var=var)
+
     return render
 
 
@@ -222,6 +261,7 @@ def marts() -> list[dict[str, Any]]:
     """Every model of the marts folder as dbt's YAML documents it, sorted by domain then name: name, domain, file,
     description and columns (name, data_type, description, label), descriptions rendered."""
     import yaml
+
     render = _renderer()
     out = []
     for yml in sorted(MARTS_DIR.rglob("_*.yml")):
@@ -229,10 +269,23 @@ def marts() -> list[dict[str, Any]]:
             columns = []
             for c in model.get("columns") or []:
                 meta = {**(c.get("meta") or {}), **((c.get("config") or {}).get("meta") or {})}
-                columns.append({"name": c["name"], "data_type": c.get("data_type") or "",
-                                "description": render(c.get("description")), "label": meta.get("label") or ""})
-            out.append({"name": model["name"], "domain": yml.parent.name, "file": yml.relative_to(ROOT).as_posix(),
-                        "description": render(model.get("description")), "columns": columns})
+                columns.append(
+                    {
+                        "name": c["name"],
+                        "data_type": c.get("data_type") or "",
+                        "description": render(c.get("description")),
+                        "label": meta.get("label") or "",
+                    }
+                )
+            out.append(
+                {
+                    "name": model["name"],
+                    "domain": yml.parent.name,
+                    "file": yml.relative_to(ROOT).as_posix(),
+                    "description": render(model.get("description")),
+                    "columns": columns,
+                }
+            )
     return sorted(out, key=lambda m: (m["domain"], m["name"]))
 
 
@@ -243,7 +296,7 @@ def _first_sentence(text: str) -> str:
     """The first sentence of a description ("et al.", "eq.", "sec.", "Fig." do not end one)."""
     flat = " ".join(text.split())
     m = _SENTENCE_END.search(flat)
-    return (flat[:m.start()] if m else flat).rstrip(".") + "."
+    return (flat[: m.start()] if m else flat).rstrip(".") + "."
 
 
 def mart_files() -> set[str]:
@@ -254,38 +307,60 @@ def mart_files() -> set[str]:
 def marts_reference(dbt_docs_link: str | None = None) -> str:
     """The marts reference page (Markdown); `dbt_docs_link`: where the site holds a warehouse's dbt docs, if it does."""
     models = marts()
-    out = ["# Marts", "", GENERATED_NOTE.format(source="the dbt project's YAML (`dbt_project/models/marts/*/_*.yml`)"), "",
-           ("The published snapshot (`<warehouse>/marts.duckdb`, schema `main`; also `marts.*` in "
-           "`predictabase.duckdb`) holds one table per mart below. Read them with `predictabase sql`, DuckDB, or the "
-           "dashboard's SQL page. The *label* is the column's name for readers: the dashboard's table headers and "
-           "hover help use it."), ""]
+    out = [
+        "# Marts",
+        "",
+        GENERATED_NOTE.format(source="the dbt project's YAML (`dbt_project/models/marts/*/_*.yml`)"),
+        "",
+        (
+            "The published snapshot (`<warehouse>/marts.duckdb`, schema `main`; also `marts.*` in "
+            "`predictabase.duckdb`) holds one table per mart below. Read them with `predictabase sql`, DuckDB, or the "
+            "dashboard's SQL page. The *label* is the column's name for readers: the dashboard's table headers and "
+            "hover help use it."
+        ),
+        "",
+    ]
     if dbt_docs_link:
-        out += [(f"dbt's own documentation site of the warehouse this site was built from, with the lineage graph of "
-                f"every model (staging, intermediate, marts) and its SQL: [dbt docs]({dbt_docs_link})."), ""]
+        out += [
+            (
+                f"dbt's own documentation site of the warehouse this site was built from, with the lineage graph of "
+                f"every model (staging, intermediate, marts) and its SQL: [dbt docs]({dbt_docs_link})."
+            ),
+            "",
+        ]
     else:
-        out += [("dbt's own documentation site, with the lineage graph of every model and its SQL, is published beside "
+        out += [
+            (
+                "dbt's own documentation site, with the lineage graph of every model and its SQL, is published beside "
                 "every built snapshot as `<warehouse>/dbt_docs.html` (`predictabase build`; `--no-docs` skips it); "
-                "build this site with `DOCS_WAREHOUSE=<warehouse> make docs` to include it here."), ""]
+                "build this site with `DOCS_WAREHOUSE=<warehouse> make docs` to include it here."
+            ),
+            "",
+        ]
     out += ["| mart | domain | columns | what it holds |", "|---|---|---|---|"]
     for m in models:
-        out.append(f"| [{_code(m['name'])}](#{m['name']}) | {m['domain']} | {len(m['columns'])} | "
-                   f"{_md(_first_sentence(m['description']))} |")
+        out.append(
+            f"| [{_code(m['name'])}](#{m['name']}) | {m['domain']} | {len(m['columns'])} | "
+            f"{_md(_first_sentence(m['description']))} |"
+        )
     domain = None
     for m in models:
         if m["domain"] != domain:
             domain = m["domain"]
             out += ["", f"## {domain}", ""]
-        out += [f"### {m['name']}", "", _text(" ".join(m["description"].split())), "",
-                f"Defined in `{m['file']}`.", ""]
+        out += [f"### {m['name']}", "", _text(" ".join(m["description"].split())), "", f"Defined in `{m['file']}`.", ""]
         if m["columns"]:
             out += ["| column | type | label | description |", "|---|---|---|---|"]
-            out += [f"| {_code(c['name'])} | {_md(c['data_type'])} | {_md(c['label'])} | {_md(c['description'])} |"
-                    for c in m["columns"]]
+            out += [
+                f"| {_code(c['name'])} | {_md(c['data_type'])} | {_md(c['label'])} | {_md(c['description'])} |"
+                for c in m["columns"]
+            ]
             out.append("")
     return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------------- configuration
+
 
 def _header_comment(path: Path) -> str:
     """The comment block at the top of a TOML file, without the `#`s."""
@@ -315,45 +390,109 @@ def config_reference() -> str:
     from predictabase.models_config import KEYS, ModelEntry, load_models_config
 
     models_toml, corpora_toml = ROOT / "models.toml", ROOT / "ingest" / "corpora.toml"
-    out = ["# Configuration files", "", GENERATED_NOTE.format(
-        source="`models.toml`, `ingest/corpora.toml` and `ingest/corpus_declarations.py`"), "",
-        "## models.toml: the models to keep scored", "",
-        ("`predictabase refresh` scores every model listed here on its corpora, and only what is not scored yet. The "
-        "file read is `--models FILE`, else `$PREDICTABASE_MODELS`, else the `models.toml` shipped with predictabase."),
-        "", "The file's own description:", "", "```text", _header_comment(models_toml), "```", "",
-        "Keys of a `[[model]]` entry (anything else is refused):", "",
-        "| key | default |", "|---|---|"]
+    out = [
+        "# Configuration files",
+        "",
+        GENERATED_NOTE.format(source="`models.toml`, `ingest/corpora.toml` and `ingest/corpus_declarations.py`"),
+        "",
+        "## models.toml: the models to keep scored",
+        "",
+        (
+            "`predictabase refresh` scores every model listed here on its corpora, and only what is not scored yet. The "
+            "file read is `--models FILE`, else `$PREDICTABASE_MODELS`, else the `models.toml` shipped with predictabase."
+        ),
+        "",
+        "The file's own description:",
+        "",
+        "```text",
+        _header_comment(models_toml),
+        "```",
+        "",
+        "Keys of a `[[model]]` entry (anything else is refused):",
+        "",
+        "| key | default |",
+        "|---|---|",
+    ]
     defaults = ModelEntry(name="")
     for key in sorted(KEYS):
         d = getattr(defaults, key, None)
-        shown = "required" if key == "name" else ("every scored corpus" if key == "corpora" else
-                                                  ("(model's own)" if d is None else _value(d)))
+        shown = (
+            "required"
+            if key == "name"
+            else ("every scored corpus" if key == "corpora" else ("(model's own)" if d is None else _value(d)))
+        )
         out.append(f"| `{key}` | {_md(shown)} |")
-    out += ["", "What the shipped file declares:", "", "| model | corpora | top-1 game | cloze | other settings |",
-            "|---|---|---|---|---|"]
+    out += [
+        "",
+        "What the shipped file declares:",
+        "",
+        "| model | corpora | top-1 game | cloze | other settings |",
+        "|---|---|---|---|---|",
+    ]
     for m in load_models_config(models_toml):
         other = {k: getattr(m, k) for k in ("context_length", "stride", "dtype", "device") if getattr(m, k) is not None}
         if m.top_k != 10:
             other["top_k"] = m.top_k
-        out.append(f"| `{m.name}` | {_md(', '.join(m.corpora))} | {_value(m.top1)} | {_value(m.cloze)} | "
-                   f"{_md(_value(other)) if other else ''} |")
+        out.append(
+            f"| `{m.name}` | {_md(', '.join(m.corpora))} | {_value(m.top1)} | {_value(m.cloze)} | "
+            f"{_md(_value(other)) if other else ''} |"
+        )
 
     data = tomllib.loads(corpora_toml.read_text(encoding="utf-8"))
-    keys = ["title", "language", "texts", "reading", "cloze", "cloze_norms", "game", "measures", "collection", "featured"]
-    out += ["", "## ingest/corpora.toml: the shipped corpora", "",
-            ("Every corpus the warehouse ships is declared once here; the CLI's `--corpus` choices, models.toml's "
-            "`corpora`, the scoring steps, the Dagster partitions and the dashboard's corpus names derive from it."), "",
-            "The file's own description of the keys:", "", "```text", _header_comment(corpora_toml), "```", "",
-            "What it declares:", "", "| corpus | " + " | ".join(keys) + " | exclusions |",
-            "|---|" + "---|" * (len(keys) + 1)]
+    keys = [
+        "title",
+        "language",
+        "texts",
+        "reading",
+        "cloze",
+        "cloze_norms",
+        "game",
+        "measures",
+        "collection",
+        "featured",
+    ]
+    out += [
+        "",
+        "## ingest/corpora.toml: the shipped corpora",
+        "",
+        (
+            "Every corpus the warehouse ships is declared once here; the CLI's `--corpus` choices, models.toml's "
+            "`corpora`, the scoring steps, the Dagster partitions and the dashboard's corpus names derive from it."
+        ),
+        "",
+        "The file's own description of the keys:",
+        "",
+        "```text",
+        _header_comment(corpora_toml),
+        "```",
+        "",
+        "What it declares:",
+        "",
+        "| corpus | " + " | ".join(keys) + " | exclusions |",
+        "|---|" + "---|" * (len(keys) + 1),
+    ]
     for name, c in data.items():
         excl = c.get("exclusions") or {}
-        out.append(f"| `{name}` | " + " | ".join(_md(_value(c[k])) if k in c else "" for k in keys)
-                   + f" | {_md('; '.join(f'{kind}: {_value(v)}' for kind, v in excl.items()))} |")
+        out.append(
+            f"| `{name}` | "
+            + " | ".join(_md(_value(c[k])) if k in c else "" for k in keys)
+            + f" | {_md('; '.join(f'{kind}: {_value(v)}' for kind, v in excl.items()))} |"
+        )
     doc = (corpus_declarations.__doc__ or "").strip()
-    out += ["", "## <warehouse>/corpora.toml: a user's corpora", "",
-            ("`predictabase corpus add` declares a researcher's own corpus in the warehouse's own `corpora.toml`, "
-            "beside the shipped ones. From `ingest/corpus_declarations.py`:"), "", "```text", doc, "```", ""]
+    out += [
+        "",
+        "## <warehouse>/corpora.toml: a user's corpora",
+        "",
+        (
+            "`predictabase corpus add` declares a researcher's own corpus in the warehouse's own `corpora.toml`, "
+            "beside the shipped ones. From `ingest/corpus_declarations.py`:"
+        ),
+        "",
+        "```text",
+        doc,
+        "```",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -380,10 +519,14 @@ def _prose(path: Path) -> list[str]:
     import ast
     import io
     import tokenize
+
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)
-    docs = [ast.get_docstring(n) or "" for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    docs = [
+        ast.get_docstring(n) or ""
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
     comments, block, last = [], [], -2
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type == tokenize.COMMENT:
@@ -413,6 +556,7 @@ def _sentence(texts: list[str], name: str) -> str:
 def _config_docstring() -> dict[str, str]:
     """predictabase.core.config's table of its variables: name -> description (continuation lines joined)."""
     from predictabase.core import config
+
     out: dict[str, str] = {}
     last = None
     for line in (config.__doc__ or "").splitlines():
@@ -444,8 +588,9 @@ def environment_variables() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in sorted(set(uses) | set(options)):
         where = [(f, n) for f, n, _ in uses.get(name, [])]
-        read_here = any(("environ" in t or "getenv" in t) and f not in ENV_SET_FOR_SUBPROCESSES
-                        for f, _, t in uses.get(name, []))
+        read_here = any(
+            ("environ" in t or "getenv" in t) and f not in ENV_SET_FOR_SUBPROCESSES for f, _, t in uses.get(name, [])
+        )
         set_for_dbt = any(f in ENV_SET_FOR_SUBPROCESSES for f, _ in where)
         internal = set_for_dbt and not read_here and name not in options
         text = helps.get(name) or documented.get(name) or ""
@@ -471,27 +616,50 @@ def environment_reference() -> str:
         files = list(dict.fromkeys(f for f, _ in v["where"]))
         return ", ".join(f"`{f}`" for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
 
-    out = ["# Environment variables", "", GENERATED_NOTE.format(
-        source="the CLI's options and every `PREDICTABASE_*` name in the code (`predictabase/`, `ingest/`, "
-               "`dashboards/`)"), "",
-        ("An option's variable is read when the option is not given on the command line; the others are read where "
-        "the table says."), "",
-        "| variable | stands for | what it does | read in |", "|---|---|---|---|"]
+    out = [
+        "# Environment variables",
+        "",
+        GENERATED_NOTE.format(
+            source="the CLI's options and every `PREDICTABASE_*` name in the code (`predictabase/`, `ingest/`, "
+            "`dashboards/`)"
+        ),
+        "",
+        (
+            "An option's variable is read when the option is not given on the command line; the others are read where "
+            "the table says."
+        ),
+        "",
+        "| variable | stands for | what it does | read in |",
+        "|---|---|---|---|",
+    ]
     for name, v in users.items():
         opts = "<br>".join(_code(o) for o in v["options"])
         out.append(f"| `{name}` | {opts} | {_md(v['help'])} | {where(v)} |")
     if internal:
-        out += ["", "Set by predictabase itself for the dbt subprocesses it starts (not a setting): "
-                + ", ".join(f"`{k}`" for k in internal) + ".", ""]
-    out += ["", ("Other variables read by the tools predictabase runs: `DOCS_WAREHOUSE` (this site's build: the "
-            "warehouse whose snapshot fills the results tables), dbt's and DuckDB's own."), ""]
+        out += [
+            "",
+            "Set by predictabase itself for the dbt subprocesses it starts (not a setting): "
+            + ", ".join(f"`{k}`" for k in internal)
+            + ".",
+            "",
+        ]
+    out += [
+        "",
+        (
+            "Other variables read by the tools predictabase runs: `DOCS_WAREHOUSE` (this site's build: the "
+            "warehouse whose snapshot fills the results tables), dbt's and DuckDB's own."
+        ),
+        "",
+    ]
     return "\n".join(out)
 
 
 # ----------------------------------------------------------------------------------------------------- references
 
+
 def _references():
     from ingest.sources.references import load_references
+
     return load_references()
 
 
@@ -503,10 +671,18 @@ def references_bib() -> str:
 
 def references_page() -> str:
     refs = _references()
-    out = ["# References", "", GENERATED_NOTE.format(source="`ingest/sources/references.toml`"), "",
-           ("The works the warehouse's numbers come from: the papers whose methods the marts reproduce, the datasets "
-           "they read and the models they show. The same entries, as BibTeX: [references.bib](../references.bib) "
-           "(also in the published `mart_references`, and under every dashboard page's \"How to cite\")."), ""]
+    out = [
+        "# References",
+        "",
+        GENERATED_NOTE.format(source="`ingest/sources/references.toml`"),
+        "",
+        (
+            "The works the warehouse's numbers come from: the papers whose methods the marts reproduce, the datasets "
+            "they read and the models they show. The same entries, as BibTeX: [references.bib](../references.bib) "
+            '(also in the published `mart_references`, and under every dashboard page\'s "How to cite").'
+        ),
+        "",
+    ]
     for kind, title in (("paper", "Papers"), ("dataset", "Datasets"), ("model", "Models")):
         rows = [r for r in refs if r.kind == kind]
         if not rows:
@@ -518,21 +694,24 @@ def references_page() -> str:
             venue = f" *{r.venue}*." if r.venue else ""
             url = r.entry.fields.get("url")
             link = f" <{url.strip('{}')}>" if url else ""
-            out.append(f"- <span id=\"{r.key}\"></span>{who}{year}. {r.title}.{venue}{link} `{r.key}`")
+            out.append(f'- <span id="{r.key}"></span>{who}{year}. {r.title}.{venue}{link} `{r.key}`')
         out.append("")
     return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------------------ all pages
 
+
 def pages(dbt_docs_link: str | None = None) -> dict[str, str]:
     """Every generated file: its path under docs/ -> its text."""
-    return {"reference/cli.md": cli_reference(),
-            "reference/marts.md": marts_reference(dbt_docs_link),
-            "reference/configuration.md": config_reference(),
-            "reference/environment.md": environment_reference(),
-            "methods/references.md": references_page(),
-            "references.bib": references_bib()}
+    return {
+        "reference/cli.md": cli_reference(),
+        "reference/marts.md": marts_reference(dbt_docs_link),
+        "reference/configuration.md": config_reference(),
+        "reference/environment.md": environment_reference(),
+        "methods/references.md": references_page(),
+        "references.bib": references_bib(),
+    }
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ every page (full page, 1280 px wide, the window the pages are checked at) in the
 (tests/test_dashboard_browser.py: `serving`, `Page`), one PNG per page, quantized to 256 colours to keep them
 small. The page tour of docs/pages/ is taken with it, on a warehouse `make up` and `refresh` built.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,6 +25,7 @@ from tests.test_dashboard_browser import CHROMIUM_ARGS, Page, serving  # noqa: E
 def nav_paths() -> dict[str, str]:
     """{file stem: url path} of every page of dashboards/app.py, in the sidebar's order."""
     import ast
+
     tree = ast.parse((ROOT / "dashboards" / "app.py").read_text())
     out = {}
     for node in ast.walk(tree):
@@ -63,8 +65,11 @@ def shoot(warehouse: Path, out: Path, pages: list[str] | None = None) -> list[Pa
 
     out.mkdir(parents=True, exist_ok=True)
     shots = []
-    with tempfile.TemporaryDirectory() as tmp, serving(make_paths(warehouse), Path(tmp)) as url, \
-            sync_playwright() as pw:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        serving(make_paths(warehouse), Path(tmp)) as url,
+        sync_playwright() as pw,
+    ):
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_ARGS)
         for stem, path in nav_paths().items():
             if pages and stem not in pages:

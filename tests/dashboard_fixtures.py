@@ -6,12 +6,13 @@ other (perplexity = exp(mean surprisal), bits = nats / ln 2, ...), so a page tha
 showed the wrong column would show a visibly wrong value. Written like the real
 publish: to a temporary file, then `os.replace`.
 """
+
 from __future__ import annotations
 
 import math
-import uuid
 import os
-from datetime import datetime, timezone
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -32,8 +33,10 @@ def dbt_column_meta() -> dict[tuple[str, str], dict]:
                 meta = (col.get("config") or {}).get("meta") or {}
                 desc = col.get("description")
                 out[(model["name"], col["name"])] = {
-                    "label": meta.get("label"), "format": meta.get("format"),
-                    "description": desc.strip() if isinstance(desc, str) and "{{" not in desc else None}
+                    "label": meta.get("label"),
+                    "format": meta.get("format"),
+                    "description": desc.strip() if isinstance(desc, str) and "{{" not in desc else None,
+                }
     return out
 
 
@@ -41,31 +44,64 @@ def describe_columns(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)write `snapshot_columns` as publish does: every table of the snapshot but its metadata, each column with
     its type and the description, label and format dbt's YAML gives it."""
     meta = dbt_column_meta()
-    con.execute("CREATE OR REPLACE TABLE snapshot_columns (mart VARCHAR, column_name VARCHAR, data_type VARCHAR, "
-                "description VARCHAR, ordinal INTEGER, label VARCHAR, format VARCHAR)")
-    tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                                        "ORDER BY 1").fetchall() if r[0] not in SNAPSHOT_META]
+    con.execute(
+        "CREATE OR REPLACE TABLE snapshot_columns (mart VARCHAR, column_name VARCHAR, data_type VARCHAR, "
+        "description VARCHAR, ordinal INTEGER, label VARCHAR, format VARCHAR)"
+    )
+    tables = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
+        ).fetchall()
+        if r[0] not in SNAPSHOT_META
+    ]
     for table in tables:
         for i, (name, dtype, *_) in enumerate(con.execute(f'DESCRIBE "{table}"').fetchall(), 1):
             m = meta.get((table, name), {})
-            con.execute("INSERT INTO snapshot_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [table, name, dtype, m.get("description"), i, m.get("label"), m.get("format")])
+            con.execute(
+                "INSERT INTO snapshot_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [table, name, dtype, m.get("description"), i, m.get("label"), m.get("format")],
+            )
+
 
 SOURCES = [
     # dataset, repo, commit, license, n_files, total_bytes
     ("lm_game", "bshlgrs/lm-game", "f3ba57f5182df8b56877371efae561b863a69f21", "none stated", 40, 231_504),
-    ("natural_stories", "languageMIT/naturalstories", "4700daad696e942f5aba23c957a7423d0de66612",
-     "CC BY-NC-SA 4.0", 1, 58_721),
-    ("provo", "martin-vasilev/Provo_corpus", "736e69b1e5a0444ceb81787b789a0e375c063b89",
-     "none stated; Provo itself CC BY 4.0", 1, 1_733_456),
-    ("ucl", "Andrea-de-Varda/prediction-resource", "7162734da00a9a3c81d5ebaec65bdf6d59e931fc",
-     "none stated", 2, 402_331),
+    (
+        "natural_stories",
+        "languageMIT/naturalstories",
+        "4700daad696e942f5aba23c957a7423d0de66612",
+        "CC BY-NC-SA 4.0",
+        1,
+        58_721,
+    ),
+    (
+        "provo",
+        "martin-vasilev/Provo_corpus",
+        "736e69b1e5a0444ceb81787b789a0e375c063b89",
+        "none stated; Provo itself CC BY 4.0",
+        1,
+        1_733_456,
+    ),
+    (
+        "ucl",
+        "Andrea-de-Varda/prediction-resource",
+        "7162734da00a9a3c81d5ebaec65bdf6d59e931fc",
+        "none stated",
+        2,
+        402_331,
+    ),
 ]
 
 # model_key, model_id, revision, tokenizer, vocab, source
 MODELS = {
-    "smollm2-135m": ("HuggingFaceTB/SmolLM2-135M", "93efa2f097d58c2a74874c7e644dbc9b0cee75a2", "GPT2TokenizerFast",
-                     49152, "scored"),
+    "smollm2-135m": (
+        "HuggingFaceTB/SmolLM2-135M",
+        "93efa2f097d58c2a74874c7e644dbc9b0cee75a2",
+        "GPT2TokenizerFast",
+        49152,
+        "scored",
+    ),
     "gpt3-davinci": ("davinci (OpenAI API, imported)", "naturalstories@4700daad", "gpt2 BPE", 50257, "imported"),
 }
 
@@ -80,11 +116,12 @@ PERPLEXITY = [
 
 
 def _ts(s: str) -> datetime:
-    return datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(s).replace(tzinfo=UTC)
 
 
-def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: float = 1.0,
-                 snapshot_id: str | None = None) -> Path:
+def create_marts(
+    path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: float = 1.0, snapshot_id: str | None = None
+) -> Path:
     """Write a marts snapshot at `path` (atomically). `scale` multiplies every surprisal,
     so two snapshots differ visibly (the republish test)."""
     path = Path(path)
@@ -98,8 +135,10 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
             citation VARCHAR, n_repos BIGINT, n_files BIGINT, total_bytes BIGINT, n_verified BIGINT,
             all_verified BOOLEAN, last_fetched_at TIMESTAMPTZ)""")
         for ds, repo, commit, lic, n, size in SOURCES:
-            con.execute("INSERT INTO mart_sources VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                        [ds, repo, commit, lic, f"citation for {ds}", n, size, n, True, _ts("2025-11-23 09:12:44")])
+            con.execute(
+                "INSERT INTO mart_sources VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                [ds, repo, commit, lic, f"citation for {ds}", n, size, n, True, _ts("2025-11-23 09:12:44")],
+            )
 
         con.execute("""CREATE TABLE mart_models (run_id VARCHAR, model_key VARCHAR, model_id VARCHAR,
             model_revision VARCHAR, tokenizer VARCHAR, dtype VARCHAR, device VARCHAR, bos_policy VARCHAR,
@@ -118,52 +157,121 @@ def create_marts(path: Path, *, built_at: str = "2025-11-23 09:41:07", scale: fl
             normalized_perplexity DOUBLE, finished_at TIMESTAMPTZ, built_at TIMESTAMPTZ)""")
         for i, (key, corpus, docs, toks, words, chars, mean, se) in enumerate(PERPLEXITY):
             model_id, rev, tok, vocab, source = MODELS[key]
-            run_id = f"{(0x5a17c0de + 7919 * i):08x}{(0x9e3779b1 * (i + 1)) % 2**32:08x}"
+            run_id = f"{(0x5A17C0DE + 7919 * i):08x}{(0x9E3779B1 * (i + 1)) % 2**32:08x}"
             scored = source == "scored"
-            con.execute("INSERT INTO mart_models VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?)",
-                        [run_id, key, model_id, rev, tok, "float32" if scored else None, "cpu" if scored else None,
-                         "prepend" if scored else "none", "<|endoftext|>" if scored else None, corpus,
-                         1024 if scored else None, 512 if scored else None, 10 if scored else None,
-                         docs, toks, source, _ts("2025-11-23 09:30:00"), True,
-                         vocab, "tokenizer" if scored else "gpt2 BPE", None, False,
-                         _ts("2025-11-23 09:25:00"), _ts(built_at)])
+            con.execute(
+                "INSERT INTO mart_models VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?)",
+                [
+                    run_id,
+                    key,
+                    model_id,
+                    rev,
+                    tok,
+                    "float32" if scored else None,
+                    "cpu" if scored else None,
+                    "prepend" if scored else "none",
+                    "<|endoftext|>" if scored else None,
+                    corpus,
+                    1024 if scored else None,
+                    512 if scored else None,
+                    10 if scored else None,
+                    docs,
+                    toks,
+                    source,
+                    _ts("2025-11-23 09:30:00"),
+                    True,
+                    vocab,
+                    "tokenizer" if scored else "gpt2 BPE",
+                    None,
+                    False,
+                    _ts("2025-11-23 09:25:00"),
+                    _ts(built_at),
+                ],
+            )
             mean *= scale
             total = mean * toks
             n_bytes = chars + chars // 200  # a few non-ASCII characters
             ppl = math.exp(mean)
             lo, hi = mean - 1.96 * se, mean + 1.96 * se
-            con.execute("INSERT INTO mart_model_perplexity VALUES (" + ", ".join(["?"] * 32) + ")",
-                        [key, corpus, run_id, model_id, rev, tok, source, vocab, docs, toks, words, chars, n_bytes,
-                         total, total / LN2, mean, mean / LN2, ppl, math.exp(lo), math.exp(hi), lo, hi, 2000,
-                         total / LN2 / n_bytes, lo * toks / LN2 / n_bytes, hi * toks / LN2 / n_bytes,
-                         total / LN2 / chars, math.exp(total / words), total / LN2 / words,
-                         ppl / vocab, _ts("2025-11-23 09:30:00"), _ts(built_at)])
+            con.execute(
+                "INSERT INTO mart_model_perplexity VALUES (" + ", ".join(["?"] * 32) + ")",
+                [
+                    key,
+                    corpus,
+                    run_id,
+                    model_id,
+                    rev,
+                    tok,
+                    source,
+                    vocab,
+                    docs,
+                    toks,
+                    words,
+                    chars,
+                    n_bytes,
+                    total,
+                    total / LN2,
+                    mean,
+                    mean / LN2,
+                    ppl,
+                    math.exp(lo),
+                    math.exp(hi),
+                    lo,
+                    hi,
+                    2000,
+                    total / LN2 / n_bytes,
+                    lo * toks / LN2 / n_bytes,
+                    hi * toks / LN2 / n_bytes,
+                    total / LN2 / chars,
+                    math.exp(total / words),
+                    total / LN2 / words,
+                    ppl / vocab,
+                    _ts("2025-11-23 09:30:00"),
+                    _ts(built_at),
+                ],
+            )
         # a scoring run that is not used by the marts (a --limit quick run)
-        con.execute("INSERT INTO mart_models VALUES ('0badc0ffee123456', 'smollm2-135m', "
-                    "'HuggingFaceTB/SmolLM2-135M', '93efa2f097d58c2a74874c7e644dbc9b0cee75a2', 'GPT2TokenizerFast', "
-                    "'float32', 'cpu', 'prepend', '<|endoftext|>', 'provo', 1024, 512, 10, 5, 287, 'scored', "
-                    "TIMESTAMPTZ '2025-11-23 09:20:00+00', false, 49152, 'tokenizer', 5, false, "
-                    "TIMESTAMPTZ '2025-11-23 09:19:00+00', ?)", [_ts(built_at)])
+        con.execute(
+            "INSERT INTO mart_models VALUES ('0badc0ffee123456', 'smollm2-135m', "
+            "'HuggingFaceTB/SmolLM2-135M', '93efa2f097d58c2a74874c7e644dbc9b0cee75a2', 'GPT2TokenizerFast', "
+            "'float32', 'cpu', 'prepend', '<|endoftext|>', 'provo', 1024, 512, 10, 5, 287, 'scored', "
+            "TIMESTAMPTZ '2025-11-23 09:20:00+00', false, 49152, 'tokenizer', 5, false, "
+            "TIMESTAMPTZ '2025-11-23 09:19:00+00', ?)",
+            [_ts(built_at)],
+        )
 
-        con.execute("CREATE TABLE mart_warehouse_tables (table_name VARCHAR, layer VARCHAR, n_rows BIGINT, "
-                    "present BOOLEAN)")
-        con.executemany("INSERT INTO mart_warehouse_tables VALUES (?, ?, ?, true)", [
-            ("raw.documents", "raw", 310), ("raw.game_doc_tokens", "raw", 10_912),
-            ("raw.imported_word_surprisal", "raw", 7_722), ("raw.source_files", "raw", 51),
-            ("raw.words", "raw", 23_080), ("parquet token_scores (complete runs)", "parquet", 41_141),
-            ("parquet _run.json (complete runs)", "parquet", len(PERPLEXITY) + 1),
-            ("mart_model_perplexity", "mart", len(PERPLEXITY)),
-        ])
-        con.execute("CREATE TABLE mart_build_info (built_at TIMESTAMPTZ, dbt_version VARCHAR, duckdb_version VARCHAR, "
-                    "invocation_id VARCHAR, n_complete_runs BIGINT, n_runs_used_in_marts BIGINT)")
-        con.execute("INSERT INTO mart_build_info VALUES (?, '1.11.2', 'v1.4.1', "
-                    "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13', ?, ?)",
-                    [_ts(built_at), len(PERPLEXITY) + 1, len(PERPLEXITY)])
+        con.execute(
+            "CREATE TABLE mart_warehouse_tables (table_name VARCHAR, layer VARCHAR, n_rows BIGINT, present BOOLEAN)"
+        )
+        con.executemany(
+            "INSERT INTO mart_warehouse_tables VALUES (?, ?, ?, true)",
+            [
+                ("raw.documents", "raw", 310),
+                ("raw.game_doc_tokens", "raw", 10_912),
+                ("raw.imported_word_surprisal", "raw", 7_722),
+                ("raw.source_files", "raw", 51),
+                ("raw.words", "raw", 23_080),
+                ("parquet token_scores (complete runs)", "parquet", 41_141),
+                ("parquet _run.json (complete runs)", "parquet", len(PERPLEXITY) + 1),
+                ("mart_model_perplexity", "mart", len(PERPLEXITY)),
+            ],
+        )
+        con.execute(
+            "CREATE TABLE mart_build_info (built_at TIMESTAMPTZ, dbt_version VARCHAR, duckdb_version VARCHAR, "
+            "invocation_id VARCHAR, n_complete_runs BIGINT, n_runs_used_in_marts BIGINT)"
+        )
+        con.execute(
+            "INSERT INTO mart_build_info VALUES (?, '1.11.2', 'v1.4.1', '6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13', ?, ?)",
+            [_ts(built_at), len(PERPLEXITY) + 1, len(PERPLEXITY)],
+        )
         # what `predictabase.warehouse.publish` adds to every snapshot: its own id
-        con.execute("CREATE TABLE snapshot_info AS SELECT ? AS snapshot_id, ?::TIMESTAMPTZ AS published_at, "
-                    "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13' AS dbt_invocation_id, 5 AS n_marts, "
-                    "false AS allowed_shrink", [snapshot_id or uuid.uuid4().hex, _ts(built_at)])
+        con.execute(
+            "CREATE TABLE snapshot_info AS SELECT ? AS snapshot_id, ?::TIMESTAMPTZ AS published_at, "
+            "'6f1c2a5e-3b7d-4e0a-9c51-2d8e4f7a9b13' AS dbt_invocation_id, 5 AS n_marts, "
+            "false AS allowed_shrink",
+            [snapshot_id or uuid.uuid4().hex, _ts(built_at)],
+        )
         describe_columns(con)  # ... and its columns' descriptions, labels and formats
         con.execute("CHECKPOINT")
     finally:
@@ -184,11 +292,44 @@ def expected_token_perplexity(model_key: str, corpus: str, scale: float = 1.0) -
 # parameters, ΔLL (nats per word), its 95% interval, permutation p; method cv_means, both definitions (WT = LW + 0.001)
 DELTA_LOGLIK = [
     ("natural_stories", "spr", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0112, 0.0071, 0.0153, 0.002),
-    ("natural_stories", "spr", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0097, 0.0050, 0.0144, 0.004),
+    (
+        "natural_stories",
+        "spr",
+        "smollm2-135m",
+        "SmolLM2-135M-Instruct (4-bit GGUF)",
+        "SmolLM2",
+        135_000_000,
+        0.0097,
+        0.0050,
+        0.0144,
+        0.004,
+    ),
     ("provo", "gaze_duration", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0231, 0.0150, 0.0312, 0.002),
-    ("provo", "gaze_duration", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0188, 0.0101, 0.0275, 0.002),
+    (
+        "provo",
+        "gaze_duration",
+        "smollm2-135m",
+        "SmolLM2-135M-Instruct (4-bit GGUF)",
+        "SmolLM2",
+        135_000_000,
+        0.0188,
+        0.0101,
+        0.0275,
+        0.002,
+    ),
     ("provo", "first_fixation", "gpt2", "GPT-2 small", "GPT-2", 124_000_000, 0.0042, -0.0011, 0.0095, 0.12),
-    ("provo", "first_fixation", "smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 135_000_000, 0.0035, -0.0020, 0.0090, 0.2),
+    (
+        "provo",
+        "first_fixation",
+        "smollm2-135m",
+        "SmolLM2-135M-Instruct (4-bit GGUF)",
+        "SmolLM2",
+        135_000_000,
+        0.0035,
+        -0.0020,
+        0.0090,
+        0.2,
+    ),
 ]
 
 
@@ -203,9 +344,24 @@ def add_reading_marts(path: Path) -> Path:
             delta_loglik_ci_high_nats_per_row DOUBLE, p_value DOUBLE)""")
         for corpus, measure, key, name, family, size, dll, lo, hi, p in DELTA_LOGLIK:
             for definition, shift in (("lw", 0.0), ("wt", 0.001)):
-                con.execute("INSERT INTO mart_delta_loglik VALUES (?, ?, ?, ?, ?, ?, ?, 'scored', ?, 'cv_means', 'ok', "
-                            "1000, 1000, ?, ?, ?, ?)", [corpus, measure, key, name, family, size, f"{key}@{corpus}",
-                                                        definition, dll + shift, lo + shift, hi + shift, p])
+                con.execute(
+                    "INSERT INTO mart_delta_loglik VALUES (?, ?, ?, ?, ?, ?, ?, 'scored', ?, 'cv_means', 'ok', "
+                    "1000, 1000, ?, ?, ?, ?)",
+                    [
+                        corpus,
+                        measure,
+                        key,
+                        name,
+                        family,
+                        size,
+                        f"{key}@{corpus}",
+                        definition,
+                        dll + shift,
+                        lo + shift,
+                        hi + shift,
+                        p,
+                    ],
+                )
         describe_columns(con)
         con.execute("CHECKPOINT")
     finally:
@@ -225,11 +381,15 @@ CORPORA = [
     (USER_CORPUS, USER_TITLE, "user", False, True, 2, 12, ["spr"], 0),
 ]
 # the user corpus's texts: doc_id -> words
-USER_TEXTS = {"1": ["The", "horse", "raced", "past", "the", "barn", "fell."],
-              "2": ["Colorless", "green", "ideas", "sleep", "furiously."]}
+USER_TEXTS = {
+    "1": ["The", "horse", "raced", "past", "the", "barn", "fell."],
+    "2": ["Colorless", "green", "ideas", "sleep", "furiously."],
+}
 # its scored runs: model_key, model_id, run_id, a shift of every surprisal (bits)
-USER_RUNS = [("smollm2-135m", "HuggingFaceTB/SmolLM2-135M", "b0b0b0b0b0b0b0b0", 0.0),
-             ("gpt2", "openai-community/gpt2", "b1b1b1b1b1b1b1b1", 1.5)]
+USER_RUNS = [
+    ("smollm2-135m", "HuggingFaceTB/SmolLM2-135M", "b0b0b0b0b0b0b0b0", 0.0),
+    ("gpt2", "openai-community/gpt2", "b1b1b1b1b1b1b1b1", 1.5),
+]
 
 
 def user_corpus_words() -> list[dict]:
@@ -241,10 +401,22 @@ def user_corpus_words() -> list[dict]:
             for i, word in enumerate(words):
                 lw = 2 + len(word) / 2 + shift
                 wt = lw + (1.25 if i == len(words) - 1 else -0.25)
-                rows.append({"corpus": USER_CORPUS, "doc_id": doc, "word_index": i, "word": word, "model_key": key,
-                             "model_id": model_id, "run_id": run_id, "native_word_id": f"{doc}.{i + 1}",
-                             "surprisal_lw_bits": lw, "surprisal_wt_bits": wt, "n_tokens": 1 + len(word) // 6,
-                             "mean_rt_spr_ms": 300.0 + 10 * len(word)})
+                rows.append(
+                    {
+                        "corpus": USER_CORPUS,
+                        "doc_id": doc,
+                        "word_index": i,
+                        "word": word,
+                        "model_key": key,
+                        "model_id": model_id,
+                        "run_id": run_id,
+                        "native_word_id": f"{doc}.{i + 1}",
+                        "surprisal_lw_bits": lw,
+                        "surprisal_wt_bits": wt,
+                        "n_tokens": 1 + len(word) // 6,
+                        "mean_rt_spr_ms": 300.0 + 10 * len(word),
+                    }
+                )
     return rows
 
 
@@ -260,18 +432,38 @@ def add_user_corpus(path: Path) -> Path:
             frequency_source VARCHAR, n_runs BIGINT)""")
         for corpus, title, origin, game, words_ok, n_texts, n_words, measures, n_cloze in CORPORA:
             user = origin == "user"
-            con.execute("INSERT INTO mart_corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-                        [corpus, title, origin, game, words_ok, "pimentel_meister:brown" if user else None,
-                         _ts("2025-11-23 08:00:00") if user else None, n_texts, n_words, measures, bool(measures),
-                         n_cloze > 0, n_cloze, ("user" if user else "wordfreq") if words_ok else None])
+            con.execute(
+                "INSERT INTO mart_corpora VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                [
+                    corpus,
+                    title,
+                    origin,
+                    game,
+                    words_ok,
+                    "pimentel_meister:brown" if user else None,
+                    _ts("2025-11-23 08:00:00") if user else None,
+                    n_texts,
+                    n_words,
+                    measures,
+                    bool(measures),
+                    n_cloze > 0,
+                    n_cloze,
+                    ("user" if user else "wordfreq") if words_ok else None,
+                ],
+            )
         # perplexity: SmolLM2 on the user corpus, with Provo's numbers
-        con.execute("INSERT INTO mart_model_perplexity SELECT * REPLACE (? AS corpus, ? AS run_id) "
-                    "FROM mart_model_perplexity WHERE model_key = 'smollm2-135m' AND corpus = 'provo'",
-                    [USER_CORPUS, USER_RUNS[0][2]])
+        con.execute(
+            "INSERT INTO mart_model_perplexity SELECT * REPLACE (? AS corpus, ? AS run_id) "
+            "FROM mart_model_perplexity WHERE model_key = 'smollm2-135m' AND corpus = 'provo'",
+            [USER_CORPUS, USER_RUNS[0][2]],
+        )
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "mart_delta_loglik" in tables:  # self-paced reading times, both runs
-            con.execute("INSERT INTO mart_delta_loglik SELECT * REPLACE (? AS corpus, model_key || '@' || ? AS run_id) "
-                        "FROM mart_delta_loglik WHERE corpus = 'natural_stories'", [USER_CORPUS, USER_CORPUS])
+            con.execute(
+                "INSERT INTO mart_delta_loglik SELECT * REPLACE (? AS corpus, model_key || '@' || ? AS run_id) "
+                "FROM mart_delta_loglik WHERE corpus = 'natural_stories'",
+                [USER_CORPUS, USER_CORPUS],
+            )
 
         rows = user_corpus_words()
         con.execute("""CREATE TABLE mart_word_surprisal (corpus VARCHAR, model_key VARCHAR, model_id VARCHAR,
@@ -294,16 +486,56 @@ def add_user_corpus(path: Path) -> Path:
             lw, wt = r["surprisal_lw_bits"], r["surprisal_wt_bits"]
             last = r["word_index"] == len(USER_TEXTS[r["doc_id"]]) - 1
             before, after = -0.1, (-1.0 if last else -0.2)
-            con.execute("INSERT INTO mart_word_surprisal VALUES (?, ?, ?, ?, 'scored', 'LW and WT', true, "
-                        "'<|endoftext|>', ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?, ?, ?, ?)",
-                        [USER_CORPUS, r["model_key"], r["model_id"], r["run_id"], r["doc_id"], r["word_index"],
-                         f"{r['doc_id']}:{r['word_index']}", r["native_word_id"], r["word"], r["word_index"] == 0,
-                         last, r["n_tokens"], r["n_tokens"] > 1, lw * LN2, lw, wt * LN2, wt, wt - lw, before, after])
-            con.execute("INSERT INTO mart_words_export VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'main', ?, 'scored', 1024, 512, "
-                        "'float32', 'prepend', ?, ?, ?, ?, ?, ?, ?, ?, 'user', ?, NULL, NULL, NULL, NULL, NULL, NULL)",
-                        [USER_CORPUS, USER_TITLE, r["doc_id"], r["word_index"], r["native_word_id"], r["word"],
-                         r["model_key"], r["model_id"], r["run_id"], lw * LN2, lw, wt * LN2, wt, before, after,
-                         len(r["word"]), 7.0 - len(r["word"]) / 3, r["mean_rt_spr_ms"]])
+            con.execute(
+                "INSERT INTO mart_word_surprisal VALUES (?, ?, ?, ?, 'scored', 'LW and WT', true, "
+                "'<|endoftext|>', ?, ?, ?, ?, ?, ?, ?, ?, ?, true, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    USER_CORPUS,
+                    r["model_key"],
+                    r["model_id"],
+                    r["run_id"],
+                    r["doc_id"],
+                    r["word_index"],
+                    f"{r['doc_id']}:{r['word_index']}",
+                    r["native_word_id"],
+                    r["word"],
+                    r["word_index"] == 0,
+                    last,
+                    r["n_tokens"],
+                    r["n_tokens"] > 1,
+                    lw * LN2,
+                    lw,
+                    wt * LN2,
+                    wt,
+                    wt - lw,
+                    before,
+                    after,
+                ],
+            )
+            con.execute(
+                "INSERT INTO mart_words_export VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'main', ?, 'scored', 1024, 512, "
+                "'float32', 'prepend', ?, ?, ?, ?, ?, ?, ?, ?, 'user', ?, NULL, NULL, NULL, NULL, NULL, NULL)",
+                [
+                    USER_CORPUS,
+                    USER_TITLE,
+                    r["doc_id"],
+                    r["word_index"],
+                    r["native_word_id"],
+                    r["word"],
+                    r["model_key"],
+                    r["model_id"],
+                    r["run_id"],
+                    lw * LN2,
+                    lw,
+                    wt * LN2,
+                    wt,
+                    before,
+                    after,
+                    len(r["word"]),
+                    7.0 - len(r["word"]) / 3,
+                    r["mean_rt_spr_ms"],
+                ],
+            )
         con.execute("""CREATE TABLE mart_word_surprisal_summary AS
             SELECT corpus, model_key, any_value(model_id) AS model_id, run_id, 'scored' AS run_source,
                 'LW and WT' AS definitions, '<|endoftext|>' AS end_of_text_tokens, count(*) AS n_words,

@@ -1,4 +1,5 @@
 """Helpers the test modules share (instead of each module defining its own `q()`)."""
+
 from __future__ import annotations
 
 import signal
@@ -68,17 +69,36 @@ FINISHED_RUNS = """() => {
 #: folder, the workspace, a home folder
 MACHINE_PATH_MARKERS = ("/.venv", "site-packages", "/tmp/", "/work/", "/home/")
 #: column types that cannot hold a path (the others, text and nested values, are read as text)
-_PATHLESS_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-                   "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "BOOLEAN", "DATE", "TIME", "TIMESTAMP",
-                   "INTERVAL", "UUID")
+_PATHLESS_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL",
+    "BOOLEAN",
+    "DATE",
+    "TIME",
+    "TIMESTAMP",
+    "INTERVAL",
+    "UUID",
+)
 
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def machine_paths_in_relations(con, relations: list[tuple[str, str]], markers=MACHINE_PATH_MARKERS,
-                               per_column: int = 3) -> list[tuple[str, str, str]]:
+def machine_paths_in_relations(
+    con, relations: list[tuple[str, str]], markers=MACHINE_PATH_MARKERS, per_column: int = 3
+) -> list[tuple[str, str, str]]:
     """(relation, column, value) for up to `per_column` distinct values of each column of `relations` ((label,
     SQL relation) pairs on `con`) whose text holds one of `markers`."""
     where = " OR ".join("contains(v, ?)" for _ in markers)
@@ -87,8 +107,11 @@ def machine_paths_in_relations(con, relations: list[tuple[str, str]], markers=MA
         for name, dtype, *_ in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall():
             if str(dtype).upper().startswith(_PATHLESS_TYPES):
                 continue
-            rows = con.execute(f"SELECT DISTINCT v FROM (SELECT CAST({_quoted(name)} AS VARCHAR) AS v "
-                               f"FROM {relation}) WHERE {where} LIMIT {per_column}", list(markers)).fetchall()
+            rows = con.execute(
+                f"SELECT DISTINCT v FROM (SELECT CAST({_quoted(name)} AS VARCHAR) AS v "
+                f"FROM {relation}) WHERE {where} LIMIT {per_column}",
+                list(markers),
+            ).fetchall()
             found += [(label, name, v) for (v,) in rows]
     return found
 
@@ -97,12 +120,14 @@ def machine_paths_in(db_path: Path, markers=MACHINE_PATH_MARKERS) -> list[tuple[
     """(table, column, value) for every column of every table and view of a DuckDB file (a published snapshot,
     marts.duckdb) holding a machine path (`markers`); [] when it names none. Opened read-only."""
     import duckdb
+
     con = duckdb.connect(str(db_path), read_only=True)
     try:
-        tables = con.execute("SELECT table_schema, table_name FROM information_schema.tables "
-                             "WHERE table_catalog = current_database() ORDER BY 1, 2").fetchall()
-        return machine_paths_in_relations(
-            con, [(f"{s}.{t}", f"{_quoted(s)}.{_quoted(t)}") for s, t in tables], markers)
+        tables = con.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_catalog = current_database() ORDER BY 1, 2"
+        ).fetchall()
+        return machine_paths_in_relations(con, [(f"{s}.{t}", f"{_quoted(s)}.{_quoted(t)}") for s, t in tables], markers)
     finally:
         con.close()
 
@@ -112,14 +137,17 @@ def machine_paths_in_files(folder: Path, markers=MACHINE_PATH_MARKERS) -> list[t
     text chunks) whose content names a machine path (`markers`); [] when none does."""
     import duckdb
     from PIL import Image
+
     found = []
     for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
         if path.suffix == ".parquet":
             with duckdb.connect(":memory:") as con:
                 relation = "read_parquet('" + str(path).replace("'", "''") + "')"
-                found += [(rel, f"{column}: {value}")
-                          for _, column, value in machine_paths_in_relations(con, [(rel, relation)], markers)]
+                found += [
+                    (rel, f"{column}: {value}")
+                    for _, column, value in machine_paths_in_relations(con, [(rel, relation)], markers)
+                ]
             continue
         texts = [path.read_bytes().decode("utf-8", errors="replace")]
         if path.suffix == ".png":  # tEXt, zTXt and iTXt chunks (zTXt is compressed in the bytes)
@@ -129,5 +157,5 @@ def machine_paths_in_files(folder: Path, markers=MACHINE_PATH_MARKERS) -> list[t
             for marker in markers:
                 at = text.find(marker)
                 if at >= 0:
-                    found.append((rel, text[max(0, at - 60):at + 60]))
+                    found.append((rel, text[max(0, at - 60) : at + 60]))
     return found

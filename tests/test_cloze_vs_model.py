@@ -9,6 +9,7 @@ several positions shared) must store the same three numbers to 1e-5 nats, on rea
 contexts with real human responses, for a Llama with SmolLM2's real tokenizer (responses of 1 to 4
 tokens) and the tiny GPT-2 (the real GPT-2 BPE).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,19 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.core.config import paths as make_paths
-from ingest.scoring.cloze import (Candidate, ClozeSettings, read_inputs, run_cloze, run_dir, score_candidates,
-                                  scored_text, scores_root)
+from ingest.scoring.cloze import (
+    Candidate,
+    ClozeSettings,
+    read_inputs,
+    run_cloze,
+    run_dir,
+    score_candidates,
+    scored_text,
+    scores_root,
+)
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.word_search import word_token_ids
+from predictabase.core.config import paths as make_paths
 
 # float32 scorer vs float64 brute force: the log-softmax normalizer sums ~50k float32 terms, whose rounding
 # error is ~sqrt(V) * 2^-24 ~ 1.3e-5 nats, shifting every log-probability of a position alike (seen: 1.07e-5 on
@@ -37,6 +46,7 @@ TOL = 3e-5
 def cloze_warehouse(fetched_raw, tmp_path_factory):
     """UCL and Provo with their cloze norms and UCL's response distributions, ingested from the mirror."""
     from ingest.datasets.registry import run_ingest
+
     p = make_paths(tmp_path_factory.mktemp("cloze") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     run_ingest(p, ["ucl", "provo", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions"], show_progress=False)
@@ -45,6 +55,7 @@ def cloze_warehouse(fetched_raw, tmp_path_factory):
 
 def load(directory, model_type):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForCausalLM.from_pretrained(directory).eval()
     return model, TokenizerProfile.build(tok, model_type, model.config.vocab_size, str(directory))
@@ -53,6 +64,7 @@ def load(directory, model_type):
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory):
     from tests.scoring_helpers import build_tiny_llama
+
     return load(build_tiny_llama(tmp_path_factory.mktemp("tiny-llama")), "llama")
 
 
@@ -63,9 +75,9 @@ def tiny_gpt2(tiny_gpt2_dir):
 
 def brute_force(model64, profile: TokenizerProfile, context: str, word: str) -> tuple[float, float, float, int]:
     """(LW, ln B before, ln B after, n tokens) from one plain float64 forward pass over BOS + context + word."""
-    (ctx_ids, _), = profile.encode([context])
-    ids, = word_token_ids(profile, [" " + word])
-    (joint, _), = profile.encode([context + " " + word])
+    ((ctx_ids, _),) = profile.encode([context])
+    (ids,) = word_token_ids(profile, [" " + word])
+    ((joint, _),) = profile.encode([context + " " + word])
     assert joint == ctx_ids + ids, "the context + word tokenize as the context's tokens then the word's"
     inp = torch.tensor([[profile.bos.token_id, *ctx_ids, *ids]])
     with torch.no_grad():
@@ -80,6 +92,7 @@ def check(model, profile, inputs, settings=ClozeSettings(), n_per_kind=12, exact
     """Scores of `model` (float32) against the brute force of its float64 copy: to TOL nats (relative 1e-6
     for large values: float32 rounding); `exact`: the scorer runs the float64 copy too, to 1e-9."""
     import copy
+
     model64 = copy.deepcopy(model).double()
     rows, stats = score_candidates(model64 if exact else model, profile, inputs, settings)
     assert len(rows) == len(inputs.candidates)
@@ -96,7 +109,7 @@ def check(model, profile, inputs, settings=ClozeSettings(), n_per_kind=12, exact
     picked += [r for r in ok if r["scored_text"] != r["response"] and r["candidate_kind"] != "true_word"][:4]
     for r in picked:
         text = inputs.texts[(r["corpus"], r["doc_id"])]
-        lw, before, after, n = brute_force(model64, profile, text[:r["context_chars"]], r["scored_text"])
+        lw, before, after, n = brute_force(model64, profile, text[: r["context_chars"]], r["scored_text"])
         assert r["n_tokens"] == n
         assert r["logprob_tokens_nats"] == pytest.approx(lw, **tol), r
         assert r["logprob_boundary_before_nats"] == pytest.approx(before, **tol), r
@@ -116,8 +129,9 @@ def test_llama_smollm2_tokenizer_equals_brute_force(cloze_warehouse, tiny_llama)
 def test_float64_model_is_exact(cloze_warehouse, tiny_llama):
     """The cache, the tree mask and the positions lose nothing: a float64 model gives the brute force to 1e-9."""
     model, profile = tiny_llama
-    check(model, profile, read_inputs(cloze_warehouse, limit=1), ClozeSettings(batch_tokens=100), n_per_kind=8,
-          exact=True)
+    check(
+        model, profile, read_inputs(cloze_warehouse, limit=1), ClozeSettings(batch_tokens=100), n_per_kind=8, exact=True
+    )
 
 
 def test_gpt2_equals_brute_force_and_packing_changes_nothing(cloze_warehouse, tiny_gpt2):
@@ -139,19 +153,26 @@ def test_inputs_on_the_real_data(cloze_warehouse):
     kinds = Counter(c.kind for c in inputs.candidates)
     con = duckdb.connect(str(cloze_warehouse.duckdb), read_only=True)
     try:
-        n_resp = con.execute("SELECT count(*) FROM (SELECT DISTINCT doc_id, word_index, response "
-                             "FROM raw.cloze_responses WHERE response IS NOT NULL AND response_count > 0)").fetchone()[0]
+        n_resp = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT doc_id, word_index, response "
+            "FROM raw.cloze_responses WHERE response IS NOT NULL AND response_count > 0)"
+        ).fetchone()[0]
         n_null = con.execute("SELECT count(*) FROM raw.cloze_responses WHERE response IS NULL").fetchone()[0]
-        n_modal = con.execute("SELECT count(*) FROM (SELECT DISTINCT doc_id, word_index, modal_response FROM "
-                              "raw.cloze_norms WHERE corpus = 'provo' AND modal_response IS NOT NULL "
-                              "AND n_responses IS NOT NULL AND word_index > 0)").fetchone()[0]
+        n_modal = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT doc_id, word_index, modal_response FROM "
+            "raw.cloze_norms WHERE corpus = 'provo' AND modal_response IS NOT NULL "
+            "AND n_responses IS NOT NULL AND word_index > 0)"
+        ).fetchone()[0]
     finally:
         con.close()
     assert kinds["response"] == n_resp == 66_209  # 42,482 (context, response) pairs over the 1,726 positions
     assert n_null > 0 and not any(c.response is None or c.response == "unk" for c in inputs.candidates)
     assert kinds["modal_response"] == n_modal
-    ucl_pairs = {(inputs.texts[("ucl", c.doc_id)][:inputs.cuts[("ucl", c.doc_id, c.word_index)]], c.response)
-                 for c in inputs.candidates if c.kind == "response"}
+    ucl_pairs = {
+        (inputs.texts[("ucl", c.doc_id)][: inputs.cuts[("ucl", c.doc_id, c.word_index)]], c.response)
+        for c in inputs.candidates
+        if c.kind == "response"
+    }
     assert len(ucl_pairs) >= 42_482  # punctuation kept: a cloze key can stand for two printed contexts
 
 
@@ -178,6 +199,7 @@ def test_run_is_stored_once(cloze_warehouse, tiny_gpt2_dir, tmp_path):
     assert rec["limit"] == 1 and rec["scorer_version"] == 1 and rec["inputs_sha256"]
     assert {s["table"] for s in rec["sources"]} == {"cloze_responses", "cloze_norms", "documents"}
     from tests.test_token_store import PSEUDO, dbt_columns  # every key dbt reads from this run record is written
+
     reads = {w: c for w, c in dbt_columns("_run.json").items() if "cloze" in w}
     assert reads
     for where, cols in reads.items():

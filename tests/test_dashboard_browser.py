@@ -12,6 +12,7 @@ and, shared by the module, one that fetch + ingest + `dbt build` + publish reall
 from the mirror's data (natural_stories, ucl, GPT-3 import, pairwise game: the session's real_warehouse of
 tests/conftest.py, copied; then wild ingested and its domain built).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,22 +31,60 @@ import pytest
 from predictabase.core.config import paths as make_paths
 from predictabase.warehouse.serve import PROJECT_ROOT, streamlit_command
 
-from .dashboard_fixtures import (USER_CORPUS, USER_TEXTS, USER_TITLE, add_reading_marts, add_user_corpus, create_marts,
-                                 expected_token_perplexity, user_corpus_words)
+from .dashboard_fixtures import (
+    USER_CORPUS,
+    USER_TEXTS,
+    USER_TITLE,
+    add_reading_marts,
+    add_user_corpus,
+    create_marts,
+    expected_token_perplexity,
+    user_corpus_words,
+)
 from .helpers import APP_READY, FINISHED_RUNS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-PAGES = {"home": "/", "scoreboard": "/scoreboard", "perplexity": "/perplexity", "human_perplexity": "/human-perplexity", "top1": "/top1",
-         "play_top1": "/play-top1", "play_pairwise": "/play-pairwise",
-         "word_surprisal": "/word-surprisal", "next_word": "/next-word", "reading_times": "/reading-times",
-         "languages": "/languages", "wild": "/wild", "sql": "/sql"}
-NAV = ["Warehouse", "Scoreboard", "Perplexity", "Human perplexity", "Top-1 game", "Play: next token",
-       "Play: which came next", "Word surprisal", "Humans vs models: next word",
-       "Reading times", "Languages", "Prompts in the wild", "SQL"]
+PAGES = {
+    "home": "/",
+    "scoreboard": "/scoreboard",
+    "perplexity": "/perplexity",
+    "human_perplexity": "/human-perplexity",
+    "top1": "/top1",
+    "play_top1": "/play-top1",
+    "play_pairwise": "/play-pairwise",
+    "word_surprisal": "/word-surprisal",
+    "next_word": "/next-word",
+    "reading_times": "/reading-times",
+    "languages": "/languages",
+    "wild": "/wild",
+    "sql": "/sql",
+}
+NAV = [
+    "Warehouse",
+    "Scoreboard",
+    "Perplexity",
+    "Human perplexity",
+    "Top-1 game",
+    "Play: next token",
+    "Play: which came next",
+    "Word surprisal",
+    "Humans vs models: next word",
+    "Reading times",
+    "Languages",
+    "Prompts in the wild",
+    "SQL",
+]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 
 
 def _free_port() -> int:
@@ -110,6 +149,7 @@ def browser():
     if exe is None:
         pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
         try:
@@ -175,13 +215,15 @@ class Page:
         redrawn under the click by a run that was still settling, on a loaded machine: two full runs failed so) is
         made again, at most twice; once the box shows it, the app settling is waited for."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         for attempt in range(3):
             before = self._finished_runs()
             box.click()
             option.first.click()
             try:
-                self.page.wait_for_function("n => window.__finishedRuns > n", arg=before,
-                                            timeout=30_000 if attempt < 2 else 120_000)
+                self.page.wait_for_function(
+                    "n => window.__finishedRuns > n", arg=before, timeout=30_000 if attempt < 2 else 120_000
+                )
             except PlaywrightTimeout:
                 text = self.shows(box)
                 taken = shown.search(text) if isinstance(shown, re.Pattern) else shown in text
@@ -242,8 +284,11 @@ def page(browser, app):
 
 def _cells_text(page) -> str:
     """One line per header or cell of every grid, so adjacent numbers never run together."""
-    return "\n".join(page.page.locator(
-        '[data-testid="stDataFrame"] table th, [data-testid="stDataFrame"] table td').all_text_contents())
+    return "\n".join(
+        page.page.locator(
+            '[data-testid="stDataFrame"] table th, [data-testid="stDataFrame"] table td'
+        ).all_text_contents()
+    )
 
 
 def _grid_text(page, n_grids: int) -> str:
@@ -251,6 +296,7 @@ def _grid_text(page, n_grids: int) -> str:
     Streamlit's dataframes draw on a canvas, but keep an accessible table of the visible
     cells inside it."""
     from playwright.sync_api import expect
+
     grids = page.page.locator('[data-testid="stDataFrame"]')
     expect(grids).to_have_count(n_grids, timeout=60_000)
     for i in range(grids.count()):
@@ -264,6 +310,7 @@ def _grids_text(page, at_least: int, containing: tuple[str, ...] = (), timeout_s
     table fills after the grid attaches, and a grid drawn again empties it for a moment), failing
     with the texts still missing."""
     import time
+
     grids = page.page.locator('[data-testid="stDataFrame"]')
     grids.nth(at_least - 1).wait_for(state="attached", timeout=60_000)
     for i in range(grids.count()):
@@ -295,7 +342,7 @@ def _numbers(text: str) -> list[float]:
 
 def _shows_value(text: str, value: float, places: int = 2) -> bool:
     """Whether `value` appears in `text`, formatted or raw (the grid's accessible table has raw values)."""
-    return any(abs(n - value) < 0.5 * 10 ** -places for n in _numbers(text))
+    return any(abs(n - value) < 0.5 * 10**-places for n in _numbers(text))
 
 
 def _nav_links(page) -> list[str]:
@@ -322,6 +369,7 @@ def test_home_page(app, page):
     page.open(app["url"] + PAGES["home"])
     page.assert_no_exception()
     from playwright.sync_api import expect
+
     main = page.page.locator('[data-testid="stMain"]')
     # expect retries: CI once read the page between its title and its first sentence
     expect(main).to_contain_text("The warehouse holds ")
@@ -344,27 +392,37 @@ def test_perplexity_metric_selector(app, page):
     values of that metric (the test once checked before the page had changed, and asserted no value)."""
     import duckdb
     from playwright.sync_api import expect
+
     with duckdb.connect(str(app["paths"].marts), read_only=True) as con:
-        spans = {m: con.execute(f"SELECT min({m}), max({m}) FROM mart_model_perplexity").fetchone()
-                 for m in ["bits_per_char", "word_perplexity", "normalized_perplexity", "token_perplexity",
-                           "bits_per_byte"]}
+        spans = {
+            m: con.execute(f"SELECT min({m}), max({m}) FROM mart_model_perplexity").fetchone()
+            for m in ["bits_per_char", "word_perplexity", "normalized_perplexity", "token_perplexity", "bits_per_byte"]
+        }
     page.open(app["url"] + PAGES["perplexity"])
-    for key, label in [("bits_per_char", "Bits per character (bits/char)"),
-                       ("word_perplexity", "Word perplexity (per word)"),
-                       ("normalized_perplexity", "Normalized perplexity (token perplexity / vocabulary size)"),
-                       ("token_perplexity", "Token perplexity (per token)"),
-                       ("bits_per_byte", "Bits per byte (bits/byte)")]:
-        page.pick(page.page.locator('[data-testid="stSelectbox"]').first,
-                  page.page.get_by_role("option", name=label, exact=True), label)
+    for key, label in [
+        ("bits_per_char", "Bits per character (bits/char)"),
+        ("word_perplexity", "Word perplexity (per word)"),
+        ("normalized_perplexity", "Normalized perplexity (token perplexity / vocabulary size)"),
+        ("token_perplexity", "Token perplexity (per token)"),
+        ("bits_per_byte", "Bits per byte (bits/byte)"),
+    ]:
+        page.pick(
+            page.page.locator('[data-testid="stSelectbox"]').first,
+            page.page.get_by_role("option", name=label, exact=True),
+            label,
+        )
         page.assert_no_exception()
         # the browser applies the run's URL and draws its chart after the run has ended: both waited for (retrying)
         _wait_query(page, {} if key == "bits_per_byte" else {"metric": [key]})  # the default leaves the URL clean
         chart = page.page.locator('[data-testid="stVegaLiteChart"]')
         expect(chart.locator('[aria-roledescription="title"]')).to_have_attribute(
-            "aria-label", f"Title text '{label} by corpus and model'")
+            "aria-label", f"Title text '{label} by corpus and model'"
+        )
         assert _chart_titles(page, 1) == [f"{label} by corpus and model"]
         axis = chart.locator('[aria-roledescription="axis"][aria-label^="X-axis"]')
-        said = axis.get_attribute("aria-label")  # Vega's: "X-axis titled '…' for a linear scale with values from a to b"
+        said = axis.get_attribute(
+            "aria-label"
+        )  # Vega's: "X-axis titled '…' for a linear scale with values from a to b"
         span = re.search(r"values from ([\d.,e+-]+) to ([\d.,e+-]+)", said or "")
         assert span, (key, said)
         lo, hi = (float(v.replace(",", "")) for v in span.groups())
@@ -423,8 +481,9 @@ def test_pages_on_a_dbt_built_snapshot(browser, dbt_fixture_built, tmp_path):
     p.warehouse.mkdir(parents=True)
     shutil.copy2(dbt_fixture_built.paths.marts, p.marts)  # the snapshot, all the dashboard reads
     with duckdb.connect(str(p.marts), read_only=True) as con:
-        rows = con.execute("SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity "
-                           "ORDER BY model_key, corpus").fetchall()
+        rows = con.execute(
+            "SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity ORDER BY model_key, corpus"
+        ).fetchall()
         datasets = [r[0] for r in con.execute("SELECT dataset FROM mart_sources ORDER BY dataset").fetchall()]
     assert rows and datasets
     with serving(p, tmp_path) as url:
@@ -442,6 +501,7 @@ def test_pages_on_a_dbt_built_snapshot(browser, dbt_fixture_built, tmp_path):
             pg.screenshot("perplexity_dbt")
             from ingest import corpus_table
             from ingest.scoring.model_table import display_name
+
             for model_key, corpus, ppl in rows:  # by their names
                 assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)
                 assert _shows_value(cells, ppl), (model_key, corpus, ppl)
@@ -478,9 +538,12 @@ def _selected(page, *labels: str) -> dict[str, str]:
     """Each selectbox's label and the option it shows (once the selectboxes named `labels` are drawn)."""
     for label in labels:
         page.page.locator(f'[data-testid="stSelectbox"] input[aria-label="{label}"]').wait_for(state="attached")
-    return dict(page.page.eval_on_selector_all(
-        '[data-testid="stMain"] [data-testid="stSelectbox"] input',
-        "els => els.map(e => [e.getAttribute('aria-label'), e.value])"))
+    return dict(
+        page.page.eval_on_selector_all(
+            '[data-testid="stMain"] [data-testid="stSelectbox"] input',
+            "els => els.map(e => [e.getAttribute('aria-label'), e.value])",
+        )
+    )
 
 
 def _tags(page, label: str) -> list[str]:
@@ -491,8 +554,11 @@ def _tags(page, label: str) -> list[str]:
 
 def _choose(page, label: str, option: str) -> None:
     """Pick `option` (another than the one shown) in the select box `label`; return once the run it started ended."""
-    page.pick(page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label),
-              page.page.get_by_role("option", name=option, exact=True), option)
+    page.pick(
+        page.page.locator('[data-testid="stSelectbox"]').filter(has_text=label),
+        page.page.get_by_role("option", name=option, exact=True),
+        option,
+    )
 
 
 def _chart_titles(page, n: int) -> list[str]:
@@ -555,6 +621,7 @@ def views_app(tmp_path_factory):
     """The dashboard against the fixture snapshot with the top-1 marts, mart_delta_loglik and a user's corpus
     (mart_corpora, its perplexity, reading-time and word marts) added."""
     from .top1_dashboard_fixtures import create_top1_marts
+
     tmp = tmp_path_factory.mktemp("dashboard_views")
     p = make_paths(tmp / "warehouse")
     add_user_corpus(add_reading_marts(create_top1_marts(p.marts)))
@@ -571,10 +638,13 @@ def test_reading_times_view_in_the_url(views_app, views_page):
     pg = views_page
     pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=provo&measure=first_fixation&definition=lw")
     pg.assert_no_exception()
-    assert _selected(pg, "Model") == {"Corpus": "Provo", "Reading measure": "first fixation duration",
-                                      "Regression": "cross-validated, per-word means (default)",
-                                      "Word surprisal": "leading-whitespace (LW, common practice)",
-                                      "Model": "GPT-2 small"}
+    assert _selected(pg, "Model") == {
+        "Corpus": "Provo",
+        "Reading measure": "first fixation duration",
+        "Regression": "cross-validated, per-word means (default)",
+        "Word surprisal": "leading-whitespace (LW, common practice)",
+        "Model": "GPT-2 small",
+    }
     assert "On Provo (first fixation duration)" in pg.page.inner_text('[data-testid="stMain"]')
     assert _chart_titles(pg, 1) == ["ΔLL per model (10⁻² nats per word), Provo, first fixation duration"]
     assert _query(pg) == {"corpus": ["provo"], "measure": ["first_fixation"], "definition": ["lw"]}
@@ -587,7 +657,9 @@ def test_reading_times_view_in_the_url(views_app, views_page):
 
     pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=ucl&measure=spr&regression=lmer")  # none of them here
     pg.assert_no_exception()
-    assert _selected(pg)["Corpus"] == "Natural Stories" and _selected(pg)["Reading measure"] == "self-paced reading time"
+    assert (
+        _selected(pg)["Corpus"] == "Natural Stories" and _selected(pg)["Reading measure"] == "self-paced reading time"
+    )
     _wait_query(pg, {})
 
 
@@ -598,6 +670,7 @@ def test_a_users_corpus_on_the_pages(views_app, views_page):
     import csv
 
     from playwright.sync_api import expect
+
     pg, url = views_page, views_app["url"]
     pg.open(url + PAGES["perplexity"])
     pg.assert_no_exception()
@@ -626,11 +699,13 @@ def test_a_users_corpus_on_the_pages(views_app, views_page):
     assert header[0].startswith("# predictabase export words: 12 words, exported ")
     assert f"# corpus: corpus={USER_CORPUS}, title={USER_TITLE}, origin=user" in header
     assert any(h.startswith("# snapshot: snapshot_id=") for h in header)
-    assert any(h.startswith("# model smollm2_135m: model_key=smollm2-135m") and "run_id=b0b0b0b0b0b0b0b0" in h
-               for h in header)
+    assert any(
+        h.startswith("# model smollm2_135m: model_key=smollm2-135m") and "run_id=b0b0b0b0b0b0b0b0" in h for h in header
+    )
     rows = list(csv.DictReader(lines[n_header:]))
     assert [(r["doc_id"], int(r["word_index"]), r["word"]) for r in rows] == [
-        (doc, i, w) for doc, words in USER_TEXTS.items() for i, w in enumerate(words)]
+        (doc, i, w) for doc, words in USER_TEXTS.items() for i, w in enumerate(words)
+    ]
     for w in user_corpus_words():  # every model's surprisals beside the word, its reading time once
         [r] = [r for r in rows if (r["doc_id"], int(r["word_index"])) == (w["doc_id"], w["word_index"])]
         prefix = w["model_key"].replace("-", "_")
@@ -643,6 +718,7 @@ def test_a_users_corpus_on_the_pages(views_app, views_page):
 
 def test_top1_view_in_the_url(views_app, views_page):
     from playwright.sync_api import expect
+
     pg = views_page
     pg.open(views_app["url"] + PAGES["top1"] + "?questions=all_possible&document=12&question=6&excluded=true")
     pg.assert_no_exception()
@@ -681,8 +757,11 @@ def test_the_users_dark_theme(browser, app):
             main = pg.page.locator('[data-testid="stApp"]')
             background = _luminance(main.evaluate("e => getComputedStyle(e).backgroundColor"))
             text = _luminance(pg.page.locator('[data-testid="stMain"] h1').evaluate("e => getComputedStyle(e).color"))
-            chart = _luminance(pg.page.locator('[data-testid="stVegaLiteChart"] svg').first.evaluate(
-                "e => getComputedStyle(e).backgroundColor"))
+            chart = _luminance(
+                pg.page.locator('[data-testid="stVegaLiteChart"] svg').first.evaluate(
+                    "e => getComputedStyle(e).backgroundColor"
+                )
+            )
             pg.screenshot(f"perplexity_{scheme}")
             if scheme == "dark":
                 assert background < 0.2 and chart < 0.2 and text > 0.7, (background, chart, text)
@@ -714,8 +793,13 @@ def real_app(real_warehouse, tmp_path_factory):
     try:
         shutil.copytree(real_warehouse.warehouse, p.warehouse)
         with duckdb.connect(str(p.duckdb), read_only=True) as con:  # the copy has every job the pages need but wild
-            assert con.execute("SELECT count(*) FROM information_schema.tables "
-                               "WHERE table_schema = 'raw' AND table_name LIKE 'wild%'").fetchone()[0] == 0
+            assert (
+                con.execute(
+                    "SELECT count(*) FROM information_schema.tables "
+                    "WHERE table_schema = 'raw' AND table_name LIKE 'wild%'"
+                ).fetchone()[0]
+                == 0
+            )
         run_ingest(p, ["wild"], show_progress=False)
         dbt_build(p, select="+tag:wild tag:core")
         publish(p)
@@ -725,16 +809,24 @@ def real_app(real_warehouse, tmp_path_factory):
                 "datasets": [r[0] for r in q("SELECT dataset FROM mart_sources ORDER BY dataset")],
                 "perplexity": q("SELECT model_key, corpus, token_perplexity FROM mart_model_perplexity"),
                 # the page's defaults: all questions, the game's 11 choices, +-2 sigma
-                "human": q("SELECT perplexity, perplexity_low, perplexity_high FROM mart_pairwise_perplexity "
-                           "WHERE predictor_kind = 'human' AND subset = 'all' AND rounding = 'interface_11' "
-                           "AND uncertainty_method = 'two_sigma'"),
-                "generator": q("SELECT perplexity FROM mart_pairwise_perplexity WHERE is_generator "
-                               "AND subset = 'all' AND rounding = 'exact' AND uncertainty_method = 'two_sigma'"),
-                "wild_loss": q("SELECT domain, condition, loss_mean, paper_loss_mean FROM mart_wild_loss "
-                               "ORDER BY domain_order, condition"),
+                "human": q(
+                    "SELECT perplexity, perplexity_low, perplexity_high FROM mart_pairwise_perplexity "
+                    "WHERE predictor_kind = 'human' AND subset = 'all' AND rounding = 'interface_11' "
+                    "AND uncertainty_method = 'two_sigma'"
+                ),
+                "generator": q(
+                    "SELECT perplexity FROM mart_pairwise_perplexity WHERE is_generator "
+                    "AND subset = 'all' AND rounding = 'exact' AND uncertainty_method = 'two_sigma'"
+                ),
+                "wild_loss": q(
+                    "SELECT domain, condition, loss_mean, paper_loss_mean FROM mart_wild_loss "
+                    "ORDER BY domain_order, condition"
+                ),
                 # the browser's defaults: numeric, instance 1, with GPT-3, first respondent
-                "wild_prompt": q("SELECT prompt_text FROM mart_wild_texts WHERE domain = 'numeric' AND instance = 1 "
-                                 "AND condition = 'with_model' ORDER BY respondent_id LIMIT 1"),
+                "wild_prompt": q(
+                    "SELECT prompt_text FROM mart_wild_texts WHERE domain = 'numeric' AND instance = 1 "
+                    "AND condition = 'with_model' ORDER BY respondent_id LIMIT 1"
+                ),
             }
         with serving(p, tmp) as url:
             yield {"url": url, "paths": p, "tmp": tmp, "expected": expected}
@@ -774,6 +866,7 @@ def test_real_perplexity_page(real_app, real_page):
     assert ex["perplexity"]
     from ingest import corpus_table
     from ingest.scoring.model_table import display_name
+
     for model_key, corpus, ppl in ex["perplexity"]:  # by their names (a model the table lacks: its key)
         assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)
         assert _shows_value(cells, ppl), (model_key, corpus, ppl)
@@ -815,10 +908,15 @@ def test_real_wild_page(real_app, real_page):
     # the headline follows the test. It once said GPT-3 helped "in 1 of 4" domains: writing, 0.465 vs
     # 0.466, Holm p 0.93, a tie. Numeric and communication differ (worse with GPT-3); reasoning and writing are ties
     first = pg.page.locator('[data-testid="stMain"] [data-testid="stMarkdown"]').first.inner_text()
-    assert "worse with GPT-3 than by hand in 2 of 4 task domains (numeric 0.61 vs 0.31; communication 0.59 vs 0.38)" \
-        in first, first
-    assert re.search(r"no different in the other 2: reasoning \(0\.35 vs 0\.35, Holm p [\d.]+\), writing "
-                     r"\(0\.47 vs 0\.47, Holm p [\d.]+\)", first), first
+    assert (
+        "worse with GPT-3 than by hand in 2 of 4 task domains (numeric 0.61 vs 0.31; communication 0.59 vs 0.38)"
+        in first
+    ), first
+    assert re.search(
+        r"no different in the other 2: reasoning \(0\.35 vs 0\.35, Holm p [\d.]+\), writing "
+        r"\(0\.47 vs 0\.47, Holm p [\d.]+\)",
+        first,
+    ), first
     assert "better with GPT-3" not in first
     [(prompt,)] = ex["wild_prompt"]
     shown = [t.strip() for t in pg.page.locator('[data-testid="stText"]').all_inner_texts()]
@@ -841,23 +939,53 @@ def test_home_page_runs_freshness_and_every_mart(browser, real_warehouse, tmp_pa
     publish(p)
     with duckdb.connect(str(p.marts), read_only=True) as con:
         marts = [r[0] for r in con.execute("SELECT mart FROM snapshot_marts ORDER BY mart").fetchall()]
-        [(status, age_s)] = con.execute("SELECT status, age_s FROM source_freshness "
-                                        "WHERE source_name = 'raw' AND table_name = 'source_files'").fetchall()
+        [(status, age_s)] = con.execute(
+            "SELECT status, age_s FROM source_freshness WHERE source_name = 'raw' AND table_name = 'source_files'"
+        ).fetchall()
     assert status == "pass" and len(marts) >= 25
     gone = subprocess.Popen(["true"])
     gone.wait()  # a pid no longer alive: its start-only run reads as killed
 
     def line(run_id, command, event, status, started, ended=None, **kw):
-        return {"run_id": run_id, "parent_run_id": None, "command": command, "args": kw.pop("args", {}),
-                "pid": gone.pid, "event": event, "started_at": started, "ended_at": ended, "status": status,
-                "rows_in": kw.pop("rows_in", None), "rows_out": kw.pop("rows_out", None), "error": kw.pop("error", None)}
-    log = [line("a" * 32, "ingest", "start", "running", "2026-01-05T10:00:00.000+00:00"),
-           line("a" * 32, "ingest", "end", "error", "2026-01-05T10:00:00.000+00:00", "2026-01-05T10:00:03.000+00:00",
-                error="raw/ucl/items.csv: column 'word' missing", args={"jobs": ["ucl"]}),
-           line("b" * 32, "build", "start", "running", "2026-01-05T11:00:00.000+00:00"),
-           line("b" * 32, "build", "end", "ok", "2026-01-05T11:00:00.000+00:00", "2026-01-05T11:02:00.000+00:00",
-                rows_out=len(marts)),
-           line("c" * 32, "refresh", "start", "running", "2026-01-05T12:00:00.000+00:00")]
+        return {
+            "run_id": run_id,
+            "parent_run_id": None,
+            "command": command,
+            "args": kw.pop("args", {}),
+            "pid": gone.pid,
+            "event": event,
+            "started_at": started,
+            "ended_at": ended,
+            "status": status,
+            "rows_in": kw.pop("rows_in", None),
+            "rows_out": kw.pop("rows_out", None),
+            "error": kw.pop("error", None),
+        }
+
+    log = [
+        line("a" * 32, "ingest", "start", "running", "2026-01-05T10:00:00.000+00:00"),
+        line(
+            "a" * 32,
+            "ingest",
+            "end",
+            "error",
+            "2026-01-05T10:00:00.000+00:00",
+            "2026-01-05T10:00:03.000+00:00",
+            error="raw/ucl/items.csv: column 'word' missing",
+            args={"jobs": ["ucl"]},
+        ),
+        line("b" * 32, "build", "start", "running", "2026-01-05T11:00:00.000+00:00"),
+        line(
+            "b" * 32,
+            "build",
+            "end",
+            "ok",
+            "2026-01-05T11:00:00.000+00:00",
+            "2026-01-05T11:02:00.000+00:00",
+            rows_out=len(marts),
+        ),
+        line("c" * 32, "refresh", "start", "running", "2026-01-05T12:00:00.000+00:00"),
+    ]
     (p.warehouse / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
     with serving(p, tmp_path) as url:
         pg = Page(browser, tmp_path)
@@ -961,6 +1089,7 @@ PRINTED_NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?: × 10([⁻⁰¹�
 
 def _finding_numbers(marts_path: Path, page: str) -> list[float]:
     import duckdb
+
     with duckdb.connect(str(marts_path), read_only=True) as con:
         rows = con.execute(FINDING_NUMBERS[page]).fetchall()
     values = [v for row in rows for v in row]
@@ -976,7 +1105,7 @@ def _printed(value: float, sentence: str) -> bool:
         places = len(digits.split(".", 1)[1]) if "." in digits else 0
         scale = 10.0 ** int(power.translate(SUPERSCRIPT)) if power else 1.0
         scale /= 100 if percent else 1
-        if abs(value - x * scale) <= (0.5 * 10 ** -places + 1e-9) * scale:
+        if abs(value - x * scale) <= (0.5 * 10**-places + 1e-9) * scale:
             return True
     return False
 
@@ -1021,11 +1150,13 @@ def test_every_page_opens_with_a_sentence_holding_a_number_from_its_marts(real_a
 
 def test_reading_times_and_top1_open_with_their_finding(views_app, views_page):
     """The two pages on the fixture snapshot that has their marts (mart_delta_loglik, the top-1 marts)."""
-    sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["reading_times"], "reading_times",
-                                          views_app["paths"].marts)
+    sentence = _assert_opens_with_finding(
+        views_page, views_app["url"] + PAGES["reading_times"], "reading_times", views_app["paths"].marts
+    )
     assert "improves the prediction of reading times" in sentence
-    sentence = _assert_opens_with_finding(views_page, views_app["url"] + PAGES["top1"], "top1",
-                                          views_app["paths"].marts)
+    sentence = _assert_opens_with_finding(
+        views_page, views_app["url"] + PAGES["top1"], "top1", views_app["paths"].marts
+    )
     assert "players" in sentence
 
 
@@ -1051,6 +1182,7 @@ def test_the_scoreboard_fits_the_page(real_app, browser):
     the group's comparisons that have a value (no empty column) and whose charts fit the column; another group by
     its address."""
     import duckdb
+
     app = real_app
     page = Page(browser, app["tmp"])
     try:
@@ -1072,8 +1204,9 @@ def test_the_scoreboard_fits_the_page(real_app, browser):
         assert tables.nth(0).locator("tbody tr").count() == n_gaps >= 1
         assert tables.nth(1).locator("tbody tr").count() == len(groups) >= 2
         for i in range(2):  # drawn whole: no table wider than the column
-            assert page.page.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1",
-                                      tables.nth(i).element_handle())
+            assert page.page.evaluate(
+                "t => t.scrollWidth <= t.parentElement.clientWidth + 1", tables.nth(i).element_handle()
+            )
         assert _charts(page) == groups[0][1] and _overflowing_charts(page) == []
         page.screenshot("scoreboard")
         other, n_grids = groups[-1]

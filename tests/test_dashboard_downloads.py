@@ -1,6 +1,7 @@
 """The dashboard's download buttons in a real browser: on the Perplexity page of the synthetic snapshot
 (tests/dashboard_fixtures.py), the chart's SVG and PNG and the table's CSV and LaTeX, each checked for its size,
 its values and the snapshot's provenance line; no request leaves this machine."""
+
 from __future__ import annotations
 
 import math
@@ -17,6 +18,7 @@ from ingest.scoring.model_table import display_name
 from predictabase import paper_files
 
 from .dashboard_fixtures import PERPLEXITY, expected_token_perplexity
+
 # the fixtures `app` (the synthetic snapshot served), `browser` and `page` (asserts no request left the machine)
 from .test_dashboard_browser import PAGES, _charts, _grid_text, app, browser, page  # noqa: F401
 
@@ -71,11 +73,11 @@ def test_perplexity_page_downloads(app, page, tmp_path):  # noqa: F811
     tex = _download(page, "LaTeX", tmp_path).read_text()
     lines = tex.splitlines()
     mid, bottom = lines.index(r"\midrule"), lines.index(r"\bottomrule")
-    assert lines.index(r"\toprule") < mid < bottom and len(lines[mid + 1:bottom]) == 5
+    assert lines.index(r"\toprule") < mid < bottom and len(lines[mid + 1 : bottom]) == 5
     assert f"% {line}" in lines and paper_files.latex_escape(line) in tex
     want = {f"{expected_token_perplexity(key, corpus):.2f}" for key, corpus, *_ in PERPLEXITY}
     column = [h.strip() for h in lines[mid - 1].rstrip("\\ ").split(" & ")].index("token perplexity (per token)")
-    assert {row.split(" & ")[column] for row in lines[mid + 1:bottom]} == want  # the page's %.2f
+    assert {row.split(" & ")[column] for row in lines[mid + 1 : bottom]} == want  # the page's %.2f
     # the paper's columns (the 21 the page leads with), not the mart's 33; no machine path anywhere
     headers = [h.strip() for h in lines[mid - 1].rstrip("\\ ").split(" & ")]
     assert headers[:2] == ["model", "corpus"] and len(headers) == 21, headers

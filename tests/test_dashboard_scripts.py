@@ -4,6 +4,7 @@ Chromium (a machine without any Hangul font: fc-list :lang=ko is empty here).
 One server (`predictabase serve`'s command, tests/test_dashboard_browser.py's `serving`) on a synthetic snapshot:
 tests/dashboard_fixtures.py's, with two corpora of the word-surprisal page's marts in Hebrew and Korean.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,33 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 HEBREW = ["בראשית", "ברא", "אלוהים", "את", "השמים", "ואת", "הארץ", "והארץ", "הייתה", "תוהו", "ובוהו"]
 #: long enough to fill several lines at 1280 px, so that a word could be split at a line's end
-KOREAN = ["옛날", "옛적에", "깊은", "산골", "마을에", "마음씨", "착한", "나무꾼이", "어머니를", "모시고", "살았습니다", "그는", "날마다",
-          "산에", "올라가", "나무를", "베어", "시장에", "내다", "팔았습니다", "어느", "날", "연못가에서", "도끼를", "떨어뜨렸습니다"] * 4
+KOREAN = [
+    "옛날",
+    "옛적에",
+    "깊은",
+    "산골",
+    "마을에",
+    "마음씨",
+    "착한",
+    "나무꾼이",
+    "어머니를",
+    "모시고",
+    "살았습니다",
+    "그는",
+    "날마다",
+    "산에",
+    "올라가",
+    "나무를",
+    "베어",
+    "시장에",
+    "내다",
+    "팔았습니다",
+    "어느",
+    "날",
+    "연못가에서",
+    "도끼를",
+    "떨어뜨렸습니다",
+] * 4
 CORPORA = {"meco_he": ("Hebrew (MECO)", "he", HEBREW), "meco_ko": ("Korean (MECO)", "ko", KOREAN)}
 
 
@@ -34,16 +60,28 @@ def add_scripts(path) -> None:
         con.execute("ALTER TABLE mart_corpora ADD COLUMN language VARCHAR")
         con.execute("UPDATE mart_corpora SET language = 'en'")
         for corpus, (title, lang, words) in CORPORA.items():
-            con.execute("INSERT INTO mart_corpora SELECT * REPLACE (? AS corpus, ? AS title, 'shipped' AS origin, "
-                        "? AS language) FROM mart_corpora WHERE corpus = ?", [corpus, title, lang, USER_CORPUS])
-            con.execute("CREATE TEMP TABLE w AS SELECT unnest(?::VARCHAR[]) AS word, "
-                        "generate_subscripts(?::VARCHAR[], 1) - 1 AS i", [words, words])
+            con.execute(
+                "INSERT INTO mart_corpora SELECT * REPLACE (? AS corpus, ? AS title, 'shipped' AS origin, "
+                "? AS language) FROM mart_corpora WHERE corpus = ?",
+                [corpus, title, lang, USER_CORPUS],
+            )
+            con.execute(
+                "CREATE TEMP TABLE w AS SELECT unnest(?::VARCHAR[]) AS word, "
+                "generate_subscripts(?::VARCHAR[], 1) - 1 AS i",
+                [words, words],
+            )
             for table in ("mart_word_surprisal", "mart_words_export"):
-                con.execute(f"""INSERT INTO {table} SELECT m.* REPLACE (? AS corpus, '1' AS doc_id, w.i AS word_index,
+                con.execute(
+                    f"""INSERT INTO {table} SELECT m.* REPLACE (? AS corpus, '1' AS doc_id, w.i AS word_index,
                     w.word AS word) FROM w JOIN (SELECT * FROM {table} WHERE corpus = ? AND doc_id = '1'
-                    AND word_index = 1) m ON true""", [corpus, USER_CORPUS])
-            con.execute("INSERT INTO mart_word_surprisal_summary SELECT * REPLACE (? AS corpus) "
-                        "FROM mart_word_surprisal_summary WHERE corpus = ?", [corpus, USER_CORPUS])
+                    AND word_index = 1) m ON true""",
+                    [corpus, USER_CORPUS],
+                )
+            con.execute(
+                "INSERT INTO mart_word_surprisal_summary SELECT * REPLACE (? AS corpus) "
+                "FROM mart_word_surprisal_summary WHERE corpus = ?",
+                [corpus, USER_CORPUS],
+            )
             con.execute("DROP TABLE w")
         con.execute("CHECKPOINT")
     finally:
@@ -156,7 +194,9 @@ def test_home_opens_the_warehouse_page(opened):
 
 
 def _background(tab: Tab) -> str:
-    return tab.page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor")
+    return tab.page.evaluate(
+        "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    )
 
 
 def _dark(colour: str) -> bool:
@@ -174,9 +214,11 @@ def test_dark_theme_survives_reload_and_opening_another_page(opened):
     opened.open(opened.base + "/")
     assert not _dark(_background(opened))
     _choose_dark(opened)
-    opened.page.wait_for_function("() => { const c = getComputedStyle(document.querySelector("
-                                  "'[data-testid=\"stApp\"]')).backgroundColor.match(/\\d+/g);"
-                                  " return c && (+c[0] + +c[1] + +c[2]) < 200; }")
+    opened.page.wait_for_function(
+        "() => { const c = getComputedStyle(document.querySelector("
+        "'[data-testid=\"stApp\"]')).backgroundColor.match(/\\d+/g);"
+        " return c && (+c[0] + +c[1] + +c[2]) < 200; }"
+    )
     # to another page inside the app, then reload there
     opened.page.get_by_test_id("stSidebarNav").get_by_text("Languages").click()
     opened.page.wait_for_url(re.compile(r"/languages$"))

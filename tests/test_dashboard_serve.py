@@ -1,4 +1,5 @@
 """`predictabase serve` starts Streamlit with usage statistics off and the warehouse set, whatever the config files say."""
+
 from __future__ import annotations
 
 from predictabase.core.config import paths as make_paths
@@ -43,10 +44,12 @@ def test_the_read_layer_cannot_write_the_snapshot(tmp_path, monkeypatch):
     import pytest
 
     from .dashboard_fixtures import create_marts
+
     create_marts(tmp_path / "marts.duckdb")
     monkeypatch.syspath_prepend(str(APP.parent))
     sys.modules.pop("data", None)
     import data
+
     with data._open(str(tmp_path / "marts.duckdb")) as con:
         with pytest.raises(duckdb.Error, match="read-only"):
             con.execute("CREATE TABLE main.x AS SELECT 1")

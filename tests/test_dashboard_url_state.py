@@ -1,6 +1,7 @@
 """The dashboard's views in the URL (dashboards/url_state.py), its charts' titles and descriptions
 (dashboards/charts.py) and its theme: fast checks without a browser (AppTest and the pages' source).
 The served pages in a real browser: tests/test_dashboard_browser.py."""
+
 from __future__ import annotations
 
 import ast
@@ -19,10 +20,12 @@ NOT_A_VIEW = {"top1_jump", "ws_sentence_model", "t1_how", "t1_pick_", "pw_length
 def _view_script():
     """A page with one widget of each kind, each kept in the URL."""
     import streamlit as st
+
     import url_state
 
-    corpus = url_state.selectbox("Corpus", ["natural_stories", "provo", "ucl"], key="c", param="corpus",
-                                 default="provo", format_func=str.upper)
+    corpus = url_state.selectbox(
+        "Corpus", ["natural_stories", "provo", "ucl"], key="c", param="corpus", default="provo", format_func=str.upper
+    )
     measure = url_state.radio("Measure", {"spr": "self-paced", "gaze": "gaze"}, key="m", param="measure")
     models = url_state.multiselect("Models", ["gpt2", "smollm2"], key="ms", param="model")
     word = url_state.select_slider("Word", [0, 1, 2], key="w", param="word")
@@ -33,6 +36,7 @@ def _view_script():
 @pytest.fixture
 def view(monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     monkeypatch.syspath_prepend(str(DASHBOARDS))
     return AppTest.from_function(_view_script, default_timeout=30)
 
@@ -121,8 +125,11 @@ def test_every_chart_has_a_title_and_a_description(page: Path) -> None:
             assert ast.unparse(description).rstrip("'\"").endswith("."), f"{page.name}:{c.lineno}: one sentence"
             for arg in (title, description):  # a name (a title built above) is checked when drawn (charts.show)
                 if isinstance(arg, (ast.Constant, ast.JoinedStr)):
-                    text = arg.value if isinstance(arg, ast.Constant) else "".join(
-                        v.value for v in arg.values if isinstance(v, ast.Constant))
+                    text = (
+                        arg.value
+                        if isinstance(arg, ast.Constant)
+                        else "".join(v.value for v in arg.values if isinstance(v, ast.Constant))
+                    )
                     assert len(text.strip()) >= 10, f"{page.name}:{c.lineno}: {text!r}"
 
 
@@ -141,14 +148,17 @@ def test_every_view_selector_is_kept_in_the_url(page: Path) -> None:
                 if isinstance(key, ast.JoinedStr) and key.values and isinstance(key.values[0], ast.Constant):
                     key = key.values[0]  # f"t1_pick_{question}": its constant prefix
                 assert isinstance(key, ast.Constant) and key.value in NOT_A_VIEW, (
-                    f"{page.name}:{c.lineno}: keep the view in the URL with url_state")
+                    f"{page.name}:{c.lineno}: keep the view in the URL with url_state"
+                )
 
 
 def test_charts_show_refuses_a_chart_without_a_title(monkeypatch) -> None:
     import altair as alt
     import pandas as pd
+
     monkeypatch.syspath_prepend(str(DASHBOARDS))
     import charts
+
     chart = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q")
     with pytest.raises(ValueError, match="title and a description"):
         charts.show(chart, " ", "A point.")
@@ -162,6 +172,7 @@ def test_the_theme_is_the_users() -> None:
 
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.serve import streamlit_command
+
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert "base" not in config.get("theme", {})
     argv, _env = streamlit_command(make_paths(ROOT / "warehouse"), 8599)
@@ -176,6 +187,7 @@ def test_the_server_runs_no_full_collection_after_every_run() -> None:
 
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.serve import streamlit_command
+
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     argv, _env = streamlit_command(make_paths(ROOT / "warehouse"), 8599)
     flags = dict(zip(argv[::1], argv[1::1]))

@@ -10,6 +10,7 @@ no database, no network; well under a second):
 * the project's generic tests carry dbt_utils's names and arguments where dbt_utils has the same test, so
   that moving to the dbt_utils package is a rename of the namespace only.
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,7 +46,13 @@ DBT_UTILS_TESTS = {
     "not_empty_string": {"trim_whitespace"},
     "cardinality_equality": {"field", "to"},
     "sequential_values": {"interval", "datepart", "group_by_columns"},
-    "mutually_exclusive_ranges": {"lower_bound_column", "upper_bound_column", "partition_by", "gaps", "zero_length_range_allowed"},
+    "mutually_exclusive_ranges": {
+        "lower_bound_column",
+        "upper_bound_column",
+        "partition_by",
+        "gaps",
+        "zero_length_range_allowed",
+    },
     "equality": {"compare_model", "compare_columns", "exclude_columns", "precision"},
 }
 # names the project once used for a dbt_utils test: never again
@@ -88,6 +95,7 @@ def _test_names(tests) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- exposures
 
+
 def _pages() -> dict[str, Path]:
     """url_path -> page file, from the st.Page calls of dashboards/app.py."""
     pages = {}
@@ -95,8 +103,9 @@ def _pages() -> dict[str, Path]:
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
             kw = {k.arg: k.value for k in node.keywords}
             assert node.args and isinstance(node.args[0], ast.Constant), ast.dump(node)
-            assert "url_path" in kw and isinstance(kw["url_path"], ast.Constant), \
+            assert "url_path" in kw and isinstance(kw["url_path"], ast.Constant), (
                 f"{node.args[0].value}: give the page a url_path (its exposure is keyed by it)"
+            )
             pages[kw["url_path"].value] = PAGES_DIR / node.args[0].value
     return pages
 
@@ -120,13 +129,22 @@ def marts_read(source: str, marts: set[str]) -> set[str]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     constants.setdefault(target.id, set()).add(node.value.value)
-        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, (ast.Tuple, ast.List)):
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, (ast.Tuple, ast.List))
+        ):
             constants.setdefault(node.target.id, set()).update(
-                e.value for e in node.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+                e.value for e in node.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
     read, followed = set(), True
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "data"):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "data"
+        ):
             continue
         # the table's name is the first argument of every reader (table, rows, page_table, missing)
         for arg in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "name")]:
@@ -177,8 +195,10 @@ def test_every_page_has_an_exposure_listing_the_marts_it_reads():
         assert url_path not in by_path, f"two exposures for the page {url_path}"
         assert e.get("url") == f"/{url_path}", f"{e['name']}: url {e.get('url')!r}, the page's path is /{url_path}"
         by_path[url_path] = e
-    assert set(by_path) == set(pages), (f"pages without an exposure: {sorted(set(pages) - set(by_path))}; "
-                                        f"exposures of no page: {sorted(set(by_path) - set(pages))}")
+    assert set(by_path) == set(pages), (
+        f"pages without an exposure: {sorted(set(pages) - set(by_path))}; "
+        f"exposures of no page: {sorted(set(by_path) - set(pages))}"
+    )
     for url_path, page in pages.items():
         e = by_path[url_path]
         assert e["meta"].get("page") == str(page.relative_to(PAGES_DIR.parent)), e["name"]
@@ -187,8 +207,10 @@ def test_every_page_has_an_exposure_listing_the_marts_it_reads():
         listed = [r.group(1) for r in refs]
         assert len(listed) == len(set(listed)), f"{e['name']}: a mart listed twice"
         expected = marts if url_path in PAGES_READING_EVERY_MART else marts_read(page.read_text(), marts) | shell
-        assert set(listed) == expected, (f"{e['name']} ({page.name}): listed but not read {sorted(set(listed) - expected)}, "
-                                         f"read but not listed {sorted(expected - set(listed))}")
+        assert set(listed) == expected, (
+            f"{e['name']} ({page.name}): listed but not read {sorted(set(listed) - expected)}, "
+            f"read but not listed {sorted(expected - set(listed))}"
+        )
 
 
 def test_marts_read_follows_constants_and_falls_back_on_built_names():
@@ -202,8 +224,10 @@ def test_marts_read_follows_constants_and_falls_back_on_built_names():
 
 
 def test_shell_marts_follow_the_dashboard_modules_app_imports(tmp_path):
-    (tmp_path / "app.py").write_text("import streamlit as st\nimport citations\n\npage = st.navigation([])\n"
-                                     "page.run()\ncitations.show(page.url_path)\n")
+    (tmp_path / "app.py").write_text(
+        "import streamlit as st\nimport citations\n\npage = st.navigation([])\n"
+        "page.run()\ncitations.show(page.url_path)\n"
+    )
     (tmp_path / "citations.py").write_text('import data\n\nMART = "mart_a"\n\n\ndef show(p):\n    data.table(MART)\n')
     (tmp_path / "helpers.py").write_text('import data\n\ndata.table("mart_b")\n')  # not imported by app.py
     assert shell_marts(tmp_path / "app.py", {"mart_a", "mart_b", "mart_c"}) == {"mart_a"}
@@ -211,18 +235,20 @@ def test_shell_marts_follow_the_dashboard_modules_app_imports(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- contracts
 
+
 def test_every_sql_mart_has_an_enforced_contract():
     models = _models()
     for name, path in sorted(_mart_files().items()):
         entry = models.get(name)
         assert entry is not None, f"{name}: not documented in a YAML file"
-        contract = ((entry.get("config") or {}).get("contract") or {})
+        contract = (entry.get("config") or {}).get("contract") or {}
         if path.suffix == ".py":  # dbt enforces no contract on a Python model
             assert not contract.get("enforced"), f"{name}: dbt does not support contracts on Python models"
             continue
         assert contract.get("enforced") is True, f"{name}: add `config: {{contract: {{enforced: true}}}}`"
-        assert not re.search(r"config\([^)]*contract", path.read_text(), re.S), \
+        assert not re.search(r"config\([^)]*contract", path.read_text(), re.S), (
             f"{name}: the contract is configured in the YAML, not in the SQL's config()"
+        )
         columns = entry.get("columns") or []
         assert columns, f"{name}: no columns"
         untyped = [c["name"] for c in columns if not c.get("data_type")]
@@ -241,13 +267,16 @@ def test_every_mart_checks_that_its_floats_are_finite_or_null():
         if not found:
             missing.append(name)
         for t in found:
-            allow = ((t.get("finite_or_null") or {}).get("arguments") or {}).get("allow", {}) if isinstance(t, dict) else {}
+            allow = (
+                ((t.get("finite_or_null") or {}).get("arguments") or {}).get("allow", {}) if isinstance(t, dict) else {}
+            )
             unexplained += [f"{name}.{c}" for c, why in allow.items() if len(str(why).split()) < 3]
     assert not missing, f"marts without the finite_or_null test: {missing}"
     assert not unexplained, f"finite_or_null allows these without a reason: {unexplained}"
 
 
 # ---------------------------------------------------------------------------------------------- staging and sources
+
 
 def test_every_staging_model_has_a_column_test():
     models = _models()
@@ -265,12 +294,14 @@ def test_every_source_table_has_a_test():
             for table in source.get("tables") or []:
                 tables += 1
                 tests = _test_names(table.get("data_tests")) + [
-                    t for c in table.get("columns") or [] for t in _test_names(c.get("data_tests"))]
+                    t for c in table.get("columns") or [] for t in _test_names(c.get("data_tests"))
+                ]
                 assert tests, f"{path.name}: source {source['name']}.{table['name']} has no test"
     assert tables > 0
 
 
 # ---------------------------------------------------------------------------------------------- generic tests
+
 
 def _defined_tests() -> dict[str, tuple[Path, set[str]]]:
     """The project's generic tests: name -> (file, argument names other than model/column_name)."""
@@ -307,18 +338,23 @@ def test_generic_tests_carry_dbt_utils_names():
             continue
         assert name in DBT_UTILS_TESTS or name in NO_DBT_UTILS_EQUIVALENT, (
             f"{path.name}: generic test {name}: use dbt_utils's name where it has the same test, or list it in "
-            "NO_DBT_UTILS_EQUIVALENT")
+            "NO_DBT_UTILS_EQUIVALENT"
+        )
         if name in DBT_UTILS_TESTS:
-            assert args <= DBT_UTILS_TESTS[name], f"{path.name}: {name} takes {sorted(args - DBT_UTILS_TESTS[name])}, " \
-                                                 f"which dbt_utils's {name} does not"
+            assert args <= DBT_UTILS_TESTS[name], (
+                f"{path.name}: {name} takes {sorted(args - DBT_UTILS_TESTS[name])}, which dbt_utils's {name} does not"
+            )
     used = _used_tests()
     assert not used & set(RENAMED), f"tests used under their old names: {sorted(used & set(RENAMED))}"
     unknown = used - set(defined) - BUILTIN_TESTS
-    assert not unknown, f"generic tests used but defined nowhere (the dbt_utils package is not installed): {sorted(unknown)}"
+    assert not unknown, (
+        f"generic tests used but defined nowhere (the dbt_utils package is not installed): {sorted(unknown)}"
+    )
 
 
-@pytest.mark.parametrize("name", sorted(DBT_UTILS_TESTS.keys() & {"accepted_range", "expression_is_true",
-                                                                   "unique_combination_of_columns"}))
+@pytest.mark.parametrize(
+    "name", sorted(DBT_UTILS_TESTS.keys() & {"accepted_range", "expression_is_true", "unique_combination_of_columns"})
+)
 def test_the_dbt_utils_tests_the_project_uses_are_its_own(name):
     assert name in _defined_tests(), f"{name} is used but no longer defined in dbt_project/tests/generic"
 

@@ -4,6 +4,7 @@ The fixture (tests/dbt_fixtures.py) writes raw tables and token-score Parquet in
 shape from real upstream files: GPT-3 davinci's real log-probabilities on the Natural Stories,
 and the UCL sentences scored in several runs (old / newest / --limit / incomplete).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ def perplexity_rows(fx) -> dict[tuple[str, str], dict]:
 
 
 def test_published_snapshot_holds_the_marts(built):
-    names = {r["table_name"] for r in marts(built, "SELECT table_name FROM information_schema.tables "
-                                                   "WHERE table_schema = 'main'")}
+    names = {
+        r["table_name"]
+        for r in marts(built, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'")
+    }
     assert set(MARTS) <= names
     assert not list(built.paths.warehouse.glob(".marts-*")), "temporary snapshot left behind"
     info = marts(built, "SELECT * FROM mart_build_info")
@@ -69,8 +72,14 @@ def test_metrics_match_independent_computation(built):
         exp, got = expected_metrics(built, run_id), rows[key]
         for col in ("n_docs", "n_tokens", "n_chars", "n_bytes", "n_words"):
             assert got[col] == exp[col], (key, col)
-        for col in ("total_surprisal_nats", "token_perplexity", "bits_per_byte", "bits_per_char",
-                    "word_perplexity", "bits_per_word"):
+        for col in (
+            "total_surprisal_nats",
+            "token_perplexity",
+            "bits_per_byte",
+            "bits_per_char",
+            "word_perplexity",
+            "bits_per_word",
+        ):
             assert got[col] == pytest.approx(exp[col], rel=1e-9), (key, col)
         assert got["mean_surprisal_bits"] == pytest.approx(exp["total_surprisal_nats"] / math.log(2) / exp["n_tokens"])
         assert got["normalized_perplexity"] == pytest.approx(got["token_perplexity"] / got["vocab_size"])
@@ -85,10 +94,13 @@ def test_imported_gpt3_first_tokens_not_scored(built):
     assert got["vocab_size"] == 50257 and got["vocab_size_source"] == "reference"
     # the unscored first tokens ('If', ...) are not counted: scored text starts after them
     with duckdb.connect(str(built.paths.duckdb), read_only=True) as con:
-        text_chars, = con.execute("SELECT sum(n_chars) FROM raw.documents WHERE corpus = 'natural_stories'").fetchone()
-        first_chars, = con.execute(
+        (text_chars,) = con.execute(
+            "SELECT sum(n_chars) FROM raw.documents WHERE corpus = 'natural_stories'"
+        ).fetchone()
+        (first_chars,) = con.execute(
             f"SELECT sum(char_end - char_start) FROM read_parquet('{built.run_dirs['gpt3run00000001']}/*.parquet') "
-            "WHERE token_index = 0").fetchone()
+            "WHERE token_index = 0"
+        ).fetchone()
     assert got["n_chars"] == text_chars - first_chars and first_chars > 0
 
 
@@ -97,7 +109,8 @@ def test_prefix_and_non_ascii(built):
     with duckdb.connect(str(built.paths.duckdb), read_only=True) as con:
         prefix_chars, prefix_bytes = con.execute(
             "SELECT sum(score_prefix_chars), sum(strlen(substr(text, 1, score_prefix_chars))) "
-            "FROM raw.documents WHERE corpus = 'lm_game'").fetchone()
+            "FROM raw.documents WHERE corpus = 'lm_game'"
+        ).fetchone()
     assert got["n_chars"] == prefix_chars and got["n_bytes"] == prefix_bytes and prefix_bytes > prefix_chars
     assert got["bits_per_char"] > got["bits_per_byte"]
 
@@ -131,11 +144,16 @@ def test_home_page_marts(built):
     sources = marts(built, "SELECT * FROM mart_sources")
     assert all(r["all_verified"] and r["n_files"] == r["n_verified"] for r in sources)
     from ingest.sources.catalog import load_catalog
+
     assert sum(r["n_files"] for r in sources) == len(load_catalog())
     tables = {r["table_name"]: r for r in marts(built, "SELECT * FROM mart_warehouse_tables")}
     assert tables["raw.documents"]["n_rows"] == 10 + 205 + 3
-    assert tables["raw.game_doc_tokens"] == {"table_name": "raw.game_doc_tokens", "layer": "raw", "n_rows": 0,
-                                             "present": False}
+    assert tables["raw.game_doc_tokens"] == {
+        "table_name": "raw.game_doc_tokens",
+        "layer": "raw",
+        "n_rows": 0,
+        "present": False,
+    }
     assert tables["mart_model_perplexity"]["n_rows"] == len(built.expected_runs)
 
 
@@ -147,7 +165,9 @@ def test_empty_warehouse_builds(tmp_path):
     with duckdb.connect(str(p.marts), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM mart_model_perplexity").fetchone() == (0,)
         assert con.execute("SELECT count(*) FROM mart_build_info").fetchone() == (1,)
-        tables = dict(con.execute("SELECT table_name, present FROM mart_warehouse_tables WHERE layer = 'raw'").fetchall())
+        tables = dict(
+            con.execute("SELECT table_name, present FROM mart_warehouse_tables WHERE layer = 'raw'").fetchall()
+        )
     manifest = json.loads((p.warehouse / "dbt" / "target" / "manifest.json").read_text())
     declared = {f"raw.{s['identifier']}" for s in manifest["sources"].values() if s["schema"] == "raw"}
     assert {"raw.documents", "raw.words", "raw.source_files", "raw.cloze_norms"} <= declared
@@ -168,8 +188,11 @@ def test_schema_test_failure_raises(built):
     run_json.write_text(json.dumps(bad))
     try:
         with pytest.raises(BuildError) as err:
-            dbt_build(built.paths, select="path:models/staging/core path:models/staging/perplexity "
-                                          "path:models/intermediate/perplexity path:seeds/perplexity mart_models")
+            dbt_build(
+                built.paths,
+                select="path:models/staging/core path:models/staging/perplexity "
+                "path:models/intermediate/perplexity path:seeds/perplexity mart_models",
+            )
     finally:
         run_json.write_text(good)
     assert "accepted_values_mart_models_source" in str(err.value)
@@ -178,13 +201,16 @@ def test_schema_test_failure_raises(built):
 def _copy_of(built, tmp_path):
     """A copy of the session's fixture warehouse to break (the shared one stays as it is)."""
     import shutil
+
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(built.paths.warehouse, p.warehouse)
     return p
 
 
-PERPLEXITY_SELECT = ("path:models/staging/core path:models/staging/perplexity path:models/intermediate/perplexity "
-                     "path:seeds/perplexity path:tests/perplexity")
+PERPLEXITY_SELECT = (
+    "path:models/staging/core path:models/staging/perplexity path:models/intermediate/perplexity "
+    "path:seeds/perplexity path:tests/perplexity"
+)
 
 
 def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_path):
@@ -192,6 +218,7 @@ def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_
     character spans (which make n_chars and n_words wrong) failed nothing. Now the build fails and names it,
     and the published snapshot is the one from before."""
     import pyarrow.parquet as pq
+
     p = _copy_of(built, tmp_path)
     assert dbt_build(p, select=PERPLEXITY_SELECT) == []  # as built: no warning, no failure
     before = p.marts.read_bytes()
@@ -200,8 +227,10 @@ def test_token_spans_that_do_not_match_their_document_fail_the_build(built, tmp_
     table = pq.read_table(part)
     texts = table.column("token_text").to_pylist()
     texts[1] = texts[1] + "x"  # one token's text no longer the document's characters at its span
-    pq.write_table(table.set_column(table.schema.get_field_index("token_text"), "token_text",
-                                    __import__("pyarrow").array(texts)), part)
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("token_text"), "token_text", __import__("pyarrow").array(texts)),
+        part,
+    )
     with pytest.raises(BuildError) as err:
         dbt_build(p, select=PERPLEXITY_SELECT)
     assert "assert_token_spans_match_documents" in str(err.value)

@@ -7,6 +7,7 @@ the packages by importing them.
 Every other place that still writes one as a quoted literal is listed in tests/literal_exceptions.toml, with
 how many it writes and why. A new literal anywhere (in a listed file too: its count changes) fails the test; so does a listed
 file that no longer writes as many (shrink the list as the literals go)."""
+
 from __future__ import annotations
 
 import re
@@ -20,18 +21,20 @@ SUFFIXES = (".py", ".sql")
 #: file -> (how many quoted shipped-corpus or measure names it writes, why): tests/literal_exceptions.toml
 ALLOWED: dict[str, tuple[int, str]] = {
     f: (e["count"], e["why"])
-    for f, e in tomllib.loads((ROOT / "tests" / "literal_exceptions.toml").read_text(encoding="utf-8")).items()}
+    for f, e in tomllib.loads((ROOT / "tests" / "literal_exceptions.toml").read_text(encoding="utf-8")).items()
+}
 
 
 def declared_names() -> list[str]:
     from ingest.corpus_declarations import MEASURES
+
     corpora = list(tomllib.loads((ROOT / "ingest" / "corpora.toml").read_text(encoding="utf-8")))
     return corpora + list(MEASURES)
 
 
 def quoted_literals(text: str, names: list[str]) -> list[str]:
     """Each name written as a whole quoted string ('ucl' or "ucl"), in order."""
-    pattern = re.compile(r"""(['"])(%s)\1""" % "|".join(re.escape(n) for n in names))
+    pattern = re.compile(r"""(['"])({})\1""".format("|".join(re.escape(n) for n in names)))
     return [m.group(2) for m in pattern.finditer(text)]
 
 
@@ -71,13 +74,21 @@ def test_reading_exclusions_are_declared_and_checked():
 
     from ingest import corpus_table
     from predictabase.warehouse.dbt import declarations
+
     rules = {(r["corpus"], r["kind"]): r for r in declarations()["exclusions"]}
     # Natural Stories: process_RTs.R (more than 4 of 6 correct) and Oh & Schuler's (2024) appendix B (fewer than 4 out)
     ns = rules[("natural_stories", "self_paced_reading")]
-    assert (ns["rt_min_ms"], ns["rt_max_ms"], ns["edges"], ns["min_correct_answers"],
-            ns["regression_min_correct_answers"], ns["comprehension_questions"]) == (100, 3000, "sentence", 5, 4, 6)
-    assert {k for k, c in corpus_table.CORPORA.items() for e in c.exclusions} == set(corpus_table.with_reading(
-        "eye_tracking")) | set(corpus_table.with_reading("self_paced_reading"))
+    assert (
+        ns["rt_min_ms"],
+        ns["rt_max_ms"],
+        ns["edges"],
+        ns["min_correct_answers"],
+        ns["regression_min_correct_answers"],
+        ns["comprehension_questions"],
+    ) == (100, 3000, "sentence", 5, 4, 6)
+    assert {k for k, c in corpus_table.CORPORA.items() for e in c.exclusions} == set(
+        corpus_table.with_reading("eye_tracking")
+    ) | set(corpus_table.with_reading("self_paced_reading"))
     for bad in ({"rt_ms": [3000, 100]}, {"edges": "line"}, {"min_correct_answers": "four"}, {"rt_max": 3000}):
         with pytest.raises(ValueError, match=r"\[mine\.exclusions\.self_paced_reading\]"):
             corpus_table._exclusions("mine", {"self_paced_reading": bad})
@@ -94,6 +105,7 @@ def test_the_wide_scoreboard_contract_is_written_from_the_declarations(monkeypat
     from ingest import corpus_table
     from predictabase.warehouse import scoreboard_contract as sc
     from predictabase.warehouse.dbt import declarations
+
     text = sc.YAML_FILE.read_text(encoding="utf-8")
     assert sc.written_lines(text) == sc.contract_lines()
     assert sc.main([]) == 0
@@ -101,8 +113,9 @@ def test_the_wide_scoreboard_contract_is_written_from_the_declarations(monkeypat
     assert declarations()["scoreboard_wide"] == names and len(names) == len(set(names))
     assert len(sc.written_lines(text)) == 5 * len(names)
     # one more corpus with texts and eye tracking, declared: 1 + 4 measures x 2 definitions more comparisons
-    extra = dataclasses.replace(corpus_table.CORPORA["provo"], key="extra_de", title="Extra German", cloze=False,
-                                cloze_norms=None)
+    extra = dataclasses.replace(
+        corpus_table.CORPORA["provo"], key="extra_de", title="Extra German", cloze=False, cloze_norms=None
+    )
     monkeypatch.setattr(corpus_table, "CORPORA", {**corpus_table.CORPORA, "extra_de": extra})
     grown = [n for n, _ in sc.wide_comparisons()]
     assert len(grown) == len(names) + 9 and "delta_loglik_extra_de_gaze_duration_wt_nats_per_word" in grown

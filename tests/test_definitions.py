@@ -1,13 +1,14 @@
 """The dataset definitions (ingest/sources/datasets.toml) against the catalog and the ingest jobs."""
+
 from __future__ import annotations
 
 import pytest
 
 from ingest.datasets.registry import JOBS
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.catalog import load_catalog
 from ingest.sources.definitions import dataset, dataset_names, load_definitions, owner_of
+from predictabase.core.errors import IngestError
 
 
 def test_every_role_names_catalog_files_and_every_file_belongs_to_its_first_dataset():
@@ -27,6 +28,7 @@ def test_ingest_names_and_dataset_names_are_one_vocabulary():
     # ... and a collection's corpus jobs, named after their corpus (MECO's languages: meco_nl, ...), which read
     # their adapter's dataset (wilcox_xlang)
     from ingest import corpus_table
+
     own |= {k for k, c in corpus_table.CORPORA.items() if c.adapter}
     assert set(JOBS) - own <= set(dataset_names()) and not own & set(dataset_names())
     counts = {d: sum(f.dataset == d for f in load_catalog()) for d in ("lm_game", "pairwise", "provo", "wild")}
@@ -60,8 +62,9 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
 
     import duckdb
 
-    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
+    from predictabase.core.config import paths as make_paths
+
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
     counts = run_ingest(p, ["natural_stories", "natural_stories_spr_means"], show_progress=False)
@@ -73,13 +76,15 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
             from raw.natural_stories_spr_means m
             left join raw.words w on w.corpus = 'natural_stories' and w.doc_id = m.doc_id
                  and w.native_id = m.native_id""").fetchone() == (10256, 10256, 10256)
-        mean, n = con.execute("select mean_rt_ms, n_readers from raw.natural_stories_spr_means "
-                              "where doc_id = '9' and native_id = '344'").fetchone()
+        mean, n = con.execute(
+            "select mean_rt_ms, n_readers from raw.natural_stories_spr_means where doc_id = '9' and native_id = '344'"
+        ).fetchone()
         assert (round(mean, 4), n) == (426.0921, 76)  # the file's first data row
 
 
 def test_a_malformed_definition_is_a_one_line_error_naming_the_file(tmp_path, monkeypatch):
     from ingest.sources import definitions
+
     bad = tmp_path / "datasets.toml"
     bad.write_text('[[dataset]]\nname = "x"\n[dataset.files.a]\npath = "p"\nformat = "xlsx"\n')
     monkeypatch.setattr(definitions, "DEFINITIONS_FILE", bad)

@@ -9,6 +9,7 @@ regression marts of a real warehouse against independent computations and the pu
    cv_means recomputed from the exported design with statsmodels, PNC with numpy, Pimentel & Meister's GPT-2
    small within the measured shuffle spread, de Varda's in-sample rows.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,15 +24,28 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "dbt_project" / "python"))
 import reading_regression as rr  # noqa: E402
 
-from tests.helpers import fetch_all  # noqa: E402
-from tests.helpers import q
+from tests.helpers import fetch_all, q  # noqa: E402
 
-READING_INGEST = ["provo", "natural_stories_spr", "ucl_spr", "word_frequencies", "provo_eye_tracking", "ucl_fixations",
-                  "provo_cloze", "ucl_cloze", "ucl_cloze_distributions", "ucl_imported_surprisal", "pimentel_meister_surprisal",
-                  "pimentel_meister_delta_llh", "ucl_published_predictors", "ucl_published_results"]
+READING_INGEST = [
+    "provo",
+    "natural_stories_spr",
+    "ucl_spr",
+    "word_frequencies",
+    "provo_eye_tracking",
+    "ucl_fixations",
+    "provo_cloze",
+    "ucl_cloze",
+    "ucl_cloze_distributions",
+    "ucl_imported_surprisal",
+    "pimentel_meister_surprisal",
+    "pimentel_meister_delta_llh",
+    "ucl_published_predictors",
+    "ucl_published_results",
+]
 
 
 # ------------------------------------------------------------------ 1. the statistics on synthetic data
+
 
 def _synthetic(n=3000, effect=25.0, seed=7):
     rng = np.random.default_rng(seed)
@@ -45,13 +59,14 @@ def _synthetic(n=3000, effect=25.0, seed=7):
 def _naive_fold_loglik(y, X, folds, K):
     """Held-out Gaussian log-likelihood per fold by refitting with statsmodels (sigma^2 = SSE/n of training)."""
     import statsmodels.api as sm
+
     out = []
     for k in range(K):
         tr = folds != k
         fit = sm.OLS(y[tr], sm.add_constant(X[tr], has_constant="add")).fit()
         s2 = fit.ssr / tr.sum()
         resid = y[~tr] - sm.add_constant(X[~tr], has_constant="add") @ fit.params
-        out.append(float(np.sum(-0.5 * np.log(2 * math.pi * s2) - resid ** 2 / (2 * s2))))
+        out.append(float(np.sum(-0.5 * np.log(2 * math.pi * s2) - resid**2 / (2 * s2))))
     return np.array(out)
 
 
@@ -69,6 +84,7 @@ def test_planted_effect_is_recovered_and_each_fold_matches_a_refit():
     assert res["p_value"] == pytest.approx(2 / 1024)
     # and its size: 0.5 ln(var(y | baseline) / var(y | baseline, surprisal)) for a Gaussian, in nats per row
     import statsmodels.api as sm
+
     r_b = sm.OLS(y, sm.add_constant(Xb)).fit().ssr
     r_f = sm.OLS(y, sm.add_constant(np.column_stack([Xb, S]))).fit().ssr
     assert res["delta_loglik_nats_per_row"] == pytest.approx(0.5 * math.log(r_b / r_f), rel=0.02)
@@ -109,8 +125,9 @@ def test_reader_intercepts_equal_a_regression_with_one_dummy_per_reader():
             beta = np.linalg.lstsq(X[tr], y[tr], rcond=None)[0]
             s2 = np.mean((y[tr] - X[tr] @ beta) ** 2)
             r = y[~tr] - X[~tr] @ beta
-            out.append(np.sum(-0.5 * np.log(2 * math.pi * s2) - r ** 2 / (2 * s2)))
+            out.append(np.sum(-0.5 * np.log(2 * math.pi * s2) - r**2 / (2 * s2)))
         return np.array(out)
+
     np.testing.assert_allclose(res["fold_loglik_baseline_nats"], naive(Xb[word]), atol=1e-8)
     np.testing.assert_allclose(res["fold_loglik_full_nats"], naive(np.column_stack([Xb, S])[word]), atol=1e-8)
     assert res["p_value"] == pytest.approx(2 / 1024)
@@ -126,6 +143,7 @@ def test_sign_flip_p_values():
 
 def test_in_sample_loglik_is_statsmodels_llf():
     import statsmodels.api as sm
+
     y, Xb, _ = _synthetic(n=500)
     ll, _ = rr.ols_loglik(y, Xb)
     assert ll == pytest.approx(sm.OLS(y, sm.add_constant(Xb)).fit().llf, abs=1e-8)
@@ -139,13 +157,15 @@ def test_folds_are_balanced_and_seeded():
 
 # ------------------------------------------------------------------ 2. the marts of a real warehouse
 
+
 @pytest.fixture(scope="module")
 def reg(real_warehouse, tmp_path_factory):
     """The session's real warehouse (UCL scored by the tiny GPT-2, Natural Stories with GPT-3's import) plus the
     reading data, cloze norms and the two studies' files, with the regression domain built and published."""
-    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
+    from predictabase.core.config import paths as make_paths
     from predictabase.warehouse import dbt_build, publish
+
     p = make_paths(tmp_path_factory.mktemp("regression") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, READING_INGEST, show_progress=False)
@@ -155,55 +175,78 @@ def reg(real_warehouse, tmp_path_factory):
 
 
 def test_spillover_is_null_at_text_starts_and_points_at_the_previous_words(reg):
-    bad = q(reg, """
+    bad = q(
+        reg,
+        """
         select count(*) filter (where word_index < 3 and prev3_length_chars is not null)
              + count(*) filter (where word_index = 0 and (prev1_length_chars is not null or prev1_log_frequency is not null))
              + count(*) filter (where word_index >= 3 and prev3_word_index <> word_index - 3)
-        from intermediate.int_reading_words""")
+        from intermediate.int_reading_words""",
+    )
     assert bad == [(0,)]
     # prev2 of each word is the word two before it in the same text (compared by a self-join, not by lag)
-    [(n, mismatched)] = q(reg, """
+    [(n, mismatched)] = q(
+        reg,
+        """
         select count(*), count(*) filter (where w.prev2_length_chars is distinct from v.length_chars
                                           or w.prev2_log_frequency is distinct from v.log_frequency)
         from intermediate.int_reading_words w
-        join intermediate.int_reading_words v on v.corpus = w.corpus and v.doc_id = w.doc_id and v.word_index = w.word_index - 2""")
+        join intermediate.int_reading_words v on v.corpus = w.corpus and v.doc_id = w.doc_id and v.word_index = w.word_index - 2""",
+    )
     assert n == 10256 + 2745 + 1931 - 2 * (10 + 55 + 205) and mismatched == 0  # every word but a text's first two
-    [(n, mismatched)] = q(reg, """
+    [(n, mismatched)] = q(
+        reg,
+        """
         select count(*), count(*) filter (where s.prev1_surprisal_nats is distinct from t.surprisal_nats)
         from intermediate.int_reading_surprisal s
         join intermediate.int_reading_surprisal t using (run_id, corpus, definition, doc_id)
-        where t.word_index = s.word_index - 1""")
+        where t.word_index = s.word_index - 1""",
+    )
     assert n > 100000 and mismatched == 0
     # never across a text start: the first word of every text has no previous surprisal
-    assert q(reg, "select count(*) from intermediate.int_reading_surprisal "
-                  "where word_index = 0 and prev1_surprisal_nats is not null") == [(0,)]
+    assert q(
+        reg,
+        "select count(*) from intermediate.int_reading_surprisal "
+        "where word_index = 0 and prev1_surprisal_nats is not null",
+    ) == [(0,)]
 
 
 def test_a_skipped_word_never_enters_a_duration_regression_as_0_ms(reg):
     assert q(reg, "select count(*) from intermediate.int_reading_observations where rt_ms <= 0") == [(0,)]
     # every eye-tracking row kept is a word with that duration, outside the text's first and last word
-    [(kept, expected)] = q(reg, """
+    [(kept, expected)] = q(
+        reg,
+        """
         select (select count(*) from intermediate.int_reading_observations
                 where corpus = 'ucl' and measure = 'gaze_duration'),
                (select count(*) from intermediate.int_eye_tracking_measures m
                 join intermediate.int_reading_words w using (corpus, doc_id, word_index)
-                where m.corpus = 'ucl' and m.gaze_duration_ms is not null and not w.is_text_first and not w.is_text_last)""")
+                where m.corpus = 'ucl' and m.gaze_duration_ms is not null and not w.is_text_first and not w.is_text_last)""",
+    )
     assert kept == expected > 10000
     # a skipped word is absent, not 0: the number of UCL readers skipping in first pass is large
-    [(skips,)] = q(reg, "select count(*) from intermediate.int_eye_tracking_measures where corpus = 'ucl' and skipped_first_pass")
+    [(skips,)] = q(
+        reg, "select count(*) from intermediate.int_eye_tracking_measures where corpus = 'ucl' and skipped_first_pass"
+    )
     assert skips > 20000
 
 
 def test_natural_stories_exclusions_follow_oh_and_schuler(reg):
-    [(n, lo, hi, first_last)] = q(reg, """
+    [(n, lo, hi, first_last)] = q(
+        reg,
+        """
         select count(*), min(o.rt_ms), max(o.rt_ms), count(*) filter (where w.is_sentence_first or w.is_sentence_last)
         from intermediate.int_reading_observations o join intermediate.int_reading_words w using (corpus, doc_id, word_index)
-        where o.corpus = 'natural_stories' and o.measure = 'spr'""")
+        where o.corpus = 'natural_stories' and o.measure = 'spr'""",
+    )
     assert lo >= 100 and hi <= 3000 and first_last == 0
-    [(bad_readers,)] = q(reg, """
+    [(bad_readers,)] = q(
+        reg,
+        """
         select count(*) from intermediate.int_reading_observations o
         join staging.stg_reading_times s using (corpus, measure, reader_id, doc_id, word_index)
-        where o.corpus = 'natural_stories' and s.reader_correct_answers < 4""")
+        where o.corpus = 'natural_stories' and s.reader_correct_answers < 4""",
+    )
     assert bad_readers == 0 and n > 700000
 
 
@@ -211,7 +254,10 @@ def test_cv_means_equals_a_statsmodels_refit_of_the_exported_design(reg):
     """Provo gaze duration, Pimentel & Meister's GPT-2 small, WT: rebuild the design from the warehouse tables in
     SQL, refit every fold with statsmodels, compare the mart's ΔLL and fold values."""
     import pandas as pd
-    rows = q(reg, """
+
+    rows = q(
+        reg,
+        """
         select m.mean_rt_ms, w.length_chars, w.prev1_length_chars, w.prev2_length_chars, w.prev3_length_chars,
                w.log_frequency, w.prev1_log_frequency, w.prev2_log_frequency, w.prev3_log_frequency,
                s.surprisal_nats, s.prev1_surprisal_nats, s.prev2_surprisal_nats, s.prev3_surprisal_nats
@@ -221,7 +267,8 @@ def test_cv_means_equals_a_statsmodels_refit_of_the_exported_design(reg):
           on s.corpus = m.corpus and s.doc_id = m.doc_id and s.word_index = m.word_index
          and s.run_id = 'pimentel-meister:gpt2' and s.definition = 'wt'
         where m.corpus = 'provo' and m.measure = 'gaze_duration'
-        order by m.doc_id, m.word_index""")
+        order by m.doc_id, m.word_index""",
+    )
     d = pd.DataFrame(rows).astype(float).to_numpy()
     base_ok = ~np.isnan(d[:, :9]).any(axis=1)
     d = d[base_ok]  # the folds are dealt over the words with a complete baseline, in (doc_id, word_index) order
@@ -233,10 +280,13 @@ def test_cv_means_equals_a_statsmodels_refit_of_the_exported_design(reg):
     full = _naive_fold_loglik(y, np.column_stack([Xb, S]), folds, 10)
     n = np.bincount(folds, minlength=10)
     expected = (full - base) / n
-    [(dll, fold_list, n_rows)] = q(reg, """
+    [(dll, fold_list, n_rows)] = q(
+        reg,
+        """
         select delta_loglik_nats_per_row, fold_delta_nats_per_row, n_rows from marts.mart_delta_loglik
         where corpus = 'provo' and measure = 'gaze_duration' and run_id = 'pimentel-meister:gpt2'
-          and definition = 'wt' and method = 'cv_means'""")
+          and definition = 'wt' and method = 'cv_means'""",
+    )
     assert n_rows == len(y)
     np.testing.assert_allclose(fold_list, expected, atol=1e-10)
     assert dll == pytest.approx(expected.mean(), abs=1e-10)
@@ -244,27 +294,36 @@ def test_cv_means_equals_a_statsmodels_refit_of_the_exported_design(reg):
 
 
 def test_every_reading_measure_has_fits_for_the_imported_models(reg):
-    got = dict(q(reg, "select corpus || '/' || measure, count(distinct run_id) from marts.mart_delta_loglik "
-                      "where method = 'cv_means' and status = 'ok' group by 1"))
+    got = dict(
+        q(
+            reg,
+            "select corpus || '/' || measure, count(distinct run_id) from marts.mart_delta_loglik "
+            "where method = 'cv_means' and status = 'ok' group by 1",
+        )
+    )
     # Natural Stories: GPT-3 + the 11 of Pimentel & Meister; Provo: the 11; UCL: de Varda's 7 + the tiny GPT-2
     assert got["natural_stories/spr"] == 12
     for m in ("first_fixation", "gaze_duration", "go_past", "total_reading_time"):
         assert got[f"provo/{m}"] == 11 and got[f"ucl/{m}"] == 8
     assert got["ucl/spr"] == 8
     # the readers method covers the same fits
-    assert q(reg, "select count(*) from marts.mart_delta_loglik where method = 'readers'") == \
-        q(reg, "select count(*) from marts.mart_delta_loglik where method = 'cv_means'")
+    assert q(reg, "select count(*) from marts.mart_delta_loglik where method = 'readers'") == q(
+        reg, "select count(*) from marts.mart_delta_loglik where method = 'cv_means'"
+    )
 
 
 def test_wt_vs_lw_is_paired_fold_by_fold(reg):
-    rows = q(reg, """
+    rows = q(
+        reg,
+        """
         select w.wt_minus_lw_nats_per_row, w.p_value, a.fold_delta_nats_per_row, b.fold_delta_nats_per_row
         from marts.mart_delta_loglik_wt_vs_lw w
         join marts.mart_delta_loglik a on a.run_id = w.run_id and a.corpus = w.corpus and a.measure = w.measure
              and a.method = w.method and a.definition = 'wt'
         join marts.mart_delta_loglik b on b.run_id = w.run_id and b.corpus = w.corpus and b.measure = w.measure
              and b.method = w.method and b.definition = 'lw'
-        where w.method = 'cv_means'""")
+        where w.method = 'cv_means'""",
+    )
     assert len(rows) == 11 + 11 * 4 + 5  # P&M on NS and the four Provo measures; the tiny GPT-2 on the five UCL ones
     for diff, p, fw, fl in rows:
         f = np.array(fw) - np.array(fl)
@@ -273,27 +332,43 @@ def test_wt_vs_lw_is_paired_fold_by_fold(reg):
 
 
 def test_pnc_equals_numpy_and_its_interval_covers_it(reg):
-    rows = q(reg, """
+    rows = q(
+        reg,
+        """
         select s.surprisal_nats, c.cloze_surprisal_nats from intermediate.int_reading_surprisal s
         join marts.mart_cloze c using (corpus, doc_id, word_index)
         where s.corpus = 'provo' and s.run_id = 'pimentel-meister:gpt2' and s.definition = 'lw'
-          and c.cloze_surprisal_nats is not null""")
+          and c.cloze_surprisal_nats is not null""",
+    )
     x = np.array(rows, dtype=float)
-    [(r, lo, hi, n)] = q(reg, "select pnc_pearson_r, pnc_ci_low, pnc_ci_high, n_words from marts.mart_pnc "
-                              "where corpus = 'provo' and run_id = 'pimentel-meister:gpt2' and definition = 'lw'")
+    [(r, lo, hi, n)] = q(
+        reg,
+        "select pnc_pearson_r, pnc_ci_low, pnc_ci_high, n_words from marts.mart_pnc "
+        "where corpus = 'provo' and run_id = 'pimentel-meister:gpt2' and definition = 'lw'",
+    )
     assert n == len(x) == 2601
     assert r == pytest.approx(np.corrcoef(x[:, 0], x[:, 1])[0, 1], abs=1e-12)
     assert lo < r < hi and hi - lo < 0.1
 
 
 def test_pimentel_meister_reproduced_exactly(reg):
-    rows = {(c, m, d): (ours, pub, agrees, note) for c, m, d, ours, pub, agrees, note in q(reg, """
+    rows = {
+        (c, m, d): (ours, pub, agrees, note)
+        for c, m, d, ours, pub, agrees, note in q(
+            reg,
+            """
         select corpus, predictor, definition, ours, published, agrees, note from marts.mart_reading_vs_published
-        where study = 'Pimentel & Meister 2024'""")}
+        where study = 'Pimentel & Meister 2024'""",
+        )
+    }
     assert len(rows) == 44  # 11 models x 2 corpora x WT, LW
     # their GPT-2 small (mean over folds x 100, SOURCES.md): NS 4.345 WT / 4.330 LW, Provo 3.633 / 3.473
-    for (c, d), pub in {("natural_stories", "wt"): 4.345, ("natural_stories", "lw"): 4.330,
-                        ("provo", "wt"): 3.633, ("provo", "lw"): 3.473}.items():
+    for (c, d), pub in {
+        ("natural_stories", "wt"): 4.345,
+        ("natural_stories", "lw"): 4.330,
+        ("provo", "wt"): 3.633,
+        ("provo", "lw"): 3.473,
+    }.items():
         ours, published, agrees, note = rows[(c, "gpt2", d)]
         assert round(100 * published, 3) == pub == round(100 * ours, 3)
         assert abs(ours - published) < 1e-12 and agrees
@@ -305,22 +380,32 @@ def test_pimentel_meister_reproduced_exactly(reg):
 
 
 def test_de_varda_reproduced(reg):
-    got = dict(((s, t), (n, a)) for s, t, n, a in q(reg, """
+    got = dict(
+        ((s, t), (n, a))
+        for s, t, n, a in q(
+            reg,
+            """
         select statistic, published_table, count(*), count(*) filter (where agrees) from marts.mart_reading_vs_published
-        where study = 'de Varda et al. 2023' group by all"""))
+        where study = 'de Varda et al. 2023' group by all""",
+        )
+    )
     # every in-sample row of results_linear.csv to 1e-3 (165 = 11 measures x 15 predictors)
     assert got[("llik", "supplementary_materials/results_linear.csv")] == (165, 165)
     assert got[("llik_baseline", "supplementary_materials/results_linear.csv")] == (165, 165)
     # the correlation of each predictor with cloze surprisal, on their 1,487 words
     assert got[("pearson_r_with_cloze_surprisal", "supplementary_materials/df_corr.csv")] == (30, 30)
-    [(r, n)] = q(reg, "select ours, n_rows from marts.mart_reading_vs_published "
-                      "where statistic = 'pearson_r_with_cloze_surprisal' and predictor = 's_GPT2'")
+    [(r, n)] = q(
+        reg,
+        "select ours, n_rows from marts.mart_reading_vs_published "
+        "where statistic = 'pearson_r_with_cloze_surprisal' and predictor = 's_GPT2'",
+    )
     assert round(r, 4) == 0.6999 and n == 1487
     # their cross-validation, reconstructed
     assert got[("D_ll_cv", "supplementary_materials/results_crossval.csv")] == (165, 165)
 
 
 # ------------------------------------------------------------------ 3. the page, in a real browser
+
 
 def test_reading_times_page_in_the_browser(reg, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -332,10 +417,13 @@ def test_reading_times_page_in_the_browser(reg, tmp_path):
         pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
     # the page's defaults: Natural Stories, self-paced reading, cv_means, WT (GPT-3 has LW only: the page falls
     # back to it); the finding names the best and worst model of that view
-    rows = fetch_all(reg.marts, """
+    rows = fetch_all(
+        reg.marts,
+        """
         select model_name, delta_loglik_nats_per_row, definition from mart_delta_loglik
         where corpus = 'natural_stories' and measure = 'spr' and method = 'cv_means' and status = 'ok'
-        order by run_id, definition desc""")
+        order by run_id, definition desc""",
+    )
     by_model: dict = {}
     for name, dll, _d in rows:
         by_model.setdefault(name, dll)  # WT first where the run has it

@@ -5,6 +5,7 @@ snapshot when one is given, with one line saying so when none is.
 The site is built once into a temporary folder (a few seconds); the generators (scripts/docs_reference.py) and the
 hooks (scripts/docs_hooks.py) are also checked on their own.
 """
+
 from __future__ import annotations
 
 import html
@@ -47,6 +48,7 @@ def _nav_files(nav) -> list[str]:
 def _config() -> dict:
     class Loader(yaml.SafeLoader):
         pass
+
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # mkdocs.yml's !ENV and the like
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
 
@@ -59,8 +61,15 @@ def site(tmp_path_factory) -> Path:
     assert not missing, f"pages the nav lists are missing from docs/: {missing}"
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "DOCS_WAREHOUSE": "", "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([str(MKDOCS), "build", "--strict", "--site-dir", str(out)], check=False, cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(MKDOCS), "build", "--strict", "--site-dir", str(out)],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     return out
 
@@ -71,13 +80,29 @@ def _page(site: Path, path: str) -> str:
 
 def test_the_nav_has_every_section():
     nav = [next(iter(item)) if isinstance(item, dict) else item for item in _config()["nav"]]
-    assert nav == ["Home", "Getting started", "Guides", "Reference", "Results", "Methods", "Architecture",
-                   "Changelog", "Page tour"]
+    assert nav == [
+        "Home",
+        "Getting started",
+        "Guides",
+        "Reference",
+        "Results",
+        "Methods",
+        "Architecture",
+        "Changelog",
+        "Page tour",
+    ]
     files = _nav_files(_config()["nav"])
     for guide in ("own-corpus", "own-model", "shipped-corpus", "scheduling", "sql", "operations", "scale"):
         assert f"guides/{guide}.md" in files
-    assert {"getting-started.md", "architecture.md", "pages/README.md", "changelog.md", "reference/cli.md",
-            "reference/marts.md", "methods/index.md"} <= set(files)
+    assert {
+        "getting-started.md",
+        "architecture.md",
+        "pages/README.md",
+        "changelog.md",
+        "reference/cli.md",
+        "reference/marts.md",
+        "methods/index.md",
+    } <= set(files)
 
 
 def test_the_cli_reference_names_every_command_and_option():
@@ -124,14 +149,21 @@ def test_the_marts_reference_has_every_mart_and_column():
 
 def test_the_environment_reference_lists_every_variable_the_cli_reads():
     env = docs_reference.environment_variables()
-    assert {"PREDICTABASE_WAREHOUSE", "PREDICTABASE_MIRROR", "PREDICTABASE_MODELS", "PREDICTABASE_HOME",
-            "PREDICTABASE_DEBUG", "PREDICTABASE_WAIT"} <= set(env)
+    assert {
+        "PREDICTABASE_WAREHOUSE",
+        "PREDICTABASE_MIRROR",
+        "PREDICTABASE_MODELS",
+        "PREDICTABASE_HOME",
+        "PREDICTABASE_DEBUG",
+        "PREDICTABASE_WAIT",
+    } <= set(env)
     assert env["PREDICTABASE_DUCKDB"]["internal"] and not env["PREDICTABASE_WAREHOUSE"]["internal"]
     assert all(v["help"] for v in env.values() if not v["internal"]), "a variable without a description"
 
 
 def test_references_bib_is_the_references_file():
     from ingest.sources.references import load_references, parse_bib
+
     keys = [e.key for e in parse_bib(docs_reference.references_bib())]
     assert keys == [r.key for r in load_references()]
 
@@ -172,13 +204,14 @@ def test_results_tables_come_from_the_snapshot(tmp_path, monkeypatch):
         con.execute("create table mart_x as select * from (values ('a|b', 1.23456, 1234), ('c', null, 5)) t(k, v, n)")
     docs = tmp_path / "docs"
     (docs / "results").mkdir(parents=True)
-    (docs / "results" / "x.sql").write_text("select k as \"key\", v, n from mart_x order by k")
+    (docs / "results" / "x.sql").write_text('select k as "key", v, n from mart_x order by k')
     monkeypatch.setenv("DOCS_WAREHOUSE", str(warehouse))
     hooks = _load("docs_hooks")
     hooks.on_config({})
     page = SimpleNamespace(file=SimpleNamespace(src_uri="results/x.md"))
-    out = hooks.on_page_markdown("# X\n\n<!-- sql: x.sql -->\n\nAfter.\n", page=page, config={"docs_dir": str(docs)},
-                                 files=None)
+    out = hooks.on_page_markdown(
+        "# X\n\n<!-- sql: x.sql -->\n\nAfter.\n", page=page, config={"docs_dir": str(docs)}, files=None
+    )
     hooks.on_post_build({})
     assert "| key | v | n |" in out and "| a\\|b | 1.235 | 1,234 |" in out and "| c | — | 5 |" in out
     assert "built 2026-01-02 03:04 UTC; 2 rows" in out and "No warehouse" not in out

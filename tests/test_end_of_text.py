@@ -6,6 +6,7 @@ when the vocabulary has one, else the declared EOS unless that is a chat end-of-
 chat turn end (SmolLM2-Instruct declares `<|im_end|>` as EOS: it does not count). It enters B, the mass on
 word-initial tokens + end-of-text, which WT word surprisal uses after a text's last word.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,6 +32,7 @@ def small_tokenizer(specials: list[str], words: list[str], byte_level: bool, **d
     (`Ġ`, GPT-2 / Llama 3 style) or SentencePiece style (`▁` Metaspace, Llama 2 / Gemma style)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
+
     vocab = {w: i for i, w in enumerate(specials + words)}
     t = Tokenizer(models.WordLevel(vocab, unk_token="<unk>" if "<unk>" in vocab else specials[0]))
     if byte_level:
@@ -48,23 +50,42 @@ SP_WORDS = ["\u2581the", "the", "\u2581cat", "cat", "\u2581", "<0x0A>", "s"]
 
 
 def llama3_style(eos: str):
-    return small_tokenizer(["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
-                            "<|eot_id|>", "<unk>"], BYTE_WORDS, True, bos_token="<|begin_of_text|>", eos_token=eos)
+    return small_tokenizer(
+        ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<unk>"],
+        BYTE_WORDS,
+        True,
+        bos_token="<|begin_of_text|>",
+        eos_token=eos,
+    )
 
 
 def gemma_style(eos: str):
-    return small_tokenizer(["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"], SP_WORDS, False,
-                           bos_token="<bos>", eos_token=eos, pad_token="<pad>", unk_token="<unk>")
+    return small_tokenizer(
+        ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"],
+        SP_WORDS,
+        False,
+        bos_token="<bos>",
+        eos_token=eos,
+        pad_token="<pad>",
+        unk_token="<unk>",
+    )
 
 
 def chatml_only():
-    return small_tokenizer(["<unk>", "<|im_start|>", "<|im_end|>"], SP_WORDS, False,
-                           bos_token="<|im_start|>", eos_token="<|im_end|>", unk_token="<unk>")
+    return small_tokenizer(
+        ["<unk>", "<|im_start|>", "<|im_end|>"],
+        SP_WORDS,
+        False,
+        bos_token="<|im_start|>",
+        eos_token="<|im_end|>",
+        unk_token="<unk>",
+    )
 
 
 def llama2_style():
-    return small_tokenizer(["<unk>", "<s>", "</s>"], SP_WORDS, False, bos_token="<s>", eos_token="</s>",
-                           unk_token="<unk>")
+    return small_tokenizer(
+        ["<unk>", "<s>", "</s>"], SP_WORDS, False, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
 
 
 def build(tok, model_type: str) -> TokenizerProfile:
@@ -112,8 +133,13 @@ def test_llama3_style_end_of_text_not_eot_id(eos):
     assert p.byte_level
     assert p.end_of_text_ids == {vocab["<|end_of_text|>"]} and eot_tokens(p) == ["<|end_of_text|>"]
     assert p.word_initial[vocab["<|end_of_text|>"]] and not p.word_initial[vocab["<|eot_id|>"]]
-    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == \
-        ["<|end_of_text|>", "Ġthe", "Ġcat", "Ġ", "Ċ"]
+    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == [
+        "<|end_of_text|>",
+        "Ġthe",
+        "Ġcat",
+        "Ġ",
+        "Ċ",
+    ]
 
 
 def test_gemma_style_eos_not_end_of_turn():
@@ -123,8 +149,13 @@ def test_gemma_style_eos_not_end_of_turn():
     p = build(tok, "gemma3_text")
     assert not p.byte_level and p.bos.token_id == vocab["<bos>"] == 2
     assert p.end_of_text_ids == {vocab["<eos>"]} == {1} and eot_tokens(p) == ["<eos>"]
-    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == \
-        ["<eos>", "\u2581the", "\u2581cat", "\u2581", "<0x0A>"]
+    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == [
+        "<eos>",
+        "\u2581the",
+        "\u2581cat",
+        "\u2581",
+        "<0x0A>",
+    ]
 
 
 def test_gemma_instruct_style_declaring_end_of_turn_keeps_eos():
@@ -145,25 +176,31 @@ def test_chatml_only_tokenizer_has_no_end_of_text():
     p = build(tok, "llama")
     assert p.end_of_text_ids == frozenset() and eot_tokens(p) == []
     vocab = tok.get_vocab()
-    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == \
-        ["\u2581the", "\u2581cat", "\u2581", "<0x0A>"]
+    assert [s for s, i in sorted(vocab.items(), key=lambda kv: kv[1]) if p.word_initial[i]] == [
+        "\u2581the",
+        "\u2581cat",
+        "\u2581",
+        "<0x0A>",
+    ]
 
 
 def test_llama2_style_eos_and_separator_preferred_over_eos():
     tok = llama2_style()
     assert build(tok, "llama").end_of_text_ids == {2}  # </s>
     # a vocabulary with <|endoftext|> and another declared EOS: the separator, only
-    both = small_tokenizer(["<unk>", "<s>", "</s>", "<|endoftext|>"], SP_WORDS, False, bos_token="<s>",
-                           eos_token="</s>", unk_token="<unk>")
+    both = small_tokenizer(
+        ["<unk>", "<s>", "</s>", "<|endoftext|>"], SP_WORDS, False, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     assert build(both, "llama").end_of_text_ids == {3}
 
 
 def test_real_gemma3_tokenizer_eos(tmp_path):
     from transformers import AutoTokenizer
 
+    from ingest.scoring.models import gemma3_gguf
     from predictabase.core.config import paths as make_paths
     from predictabase.core.errors import ModelLoadError
-    from ingest.scoring.models import gemma3_gguf
+
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)
     try:
@@ -185,15 +222,27 @@ def test_real_gemma3_tokenizer_eos(tmp_path):
 def test_run_id_changes_with_the_end_of_text_ids():
     tok = gpt2_tokenizer()
     p = build(tok, "gpt2")
-    lm = LoadedModel(model=None, tokenizer=tok, model_key="m", model_id="m", model_revision="rev",
-                     tokenizer_name="t", tokenizer_sha256="sha", vocab_size=len(tok), dtype="float32",
-                     device="cpu", max_positions=128, model_type="gpt2")
+    lm = LoadedModel(
+        model=None,
+        tokenizer=tok,
+        model_key="m",
+        model_id="m",
+        model_revision="rev",
+        tokenizer_name="t",
+        tokenizer_sha256="sha",
+        vocab_size=len(tok),
+        dtype="float32",
+        device="cpu",
+        max_positions=128,
+        model_type="gpt2",
+    )
 
     def rid(eot) -> str:
-        return make_run_id(lm, dataclasses.replace(p, end_of_text_ids=frozenset(eot)), "ucl", "v1", 128, 64,
-                           ScoreSettings())
-    ids = {name: rid(eot) for name, eot in (("gpt2", {50256}), ("none", set()), ("two", {50256, 0}),
-                                             ("other", {0}))}
+        return make_run_id(
+            lm, dataclasses.replace(p, end_of_text_ids=frozenset(eot)), "ucl", "v1", 128, 64, ScoreSettings()
+        )
+
+    ids = {name: rid(eot) for name, eot in (("gpt2", {50256}), ("none", set()), ("two", {50256, 0}), ("other", {0}))}
     assert len(set(ids.values())) == 4
     assert rid({50256}) == ids["gpt2"] == make_run_id(lm, p, "ucl", "v1", 128, 64, ScoreSettings())
 
@@ -208,8 +257,7 @@ def run_json(run: dict, paths) -> dict:
     return json.loads((d / "_run.json").read_text())
 
 
-def test_scored_run_records_end_of_text_and_a_new_rule_is_a_new_run(tmp_paths, mirror, tiny_gpt2_dir,
-                                                                    monkeypatch):
+def test_scored_run_records_end_of_text_and_a_new_rule_is_a_new_run(tmp_paths, mirror, tiny_gpt2_dir, monkeypatch):
     texts = ucl_sentences(mirror, 3)
     write_documents(tmp_paths, "ucl", texts)
     settings = ScoreSettings(top_k=0, device="cpu", dtype="float32")
@@ -241,11 +289,13 @@ def test_smollm2_tokenizer_run_records_endoftext_and_b_at_the_end(tmp_paths, mir
     <|endoftext|> (0), not <|im_end|>; the stored ln B after each document's last token (the end of the
     text) equals our own forward pass: mass on whitespace-first ids + id 0, at the position after it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     d = build_tiny_llama(tmp_path / "tiny-llama")
     texts = ucl_sentences(mirror, 3)
     write_documents(tmp_paths, "ucl", texts)
-    [run] = score_corpora(tmp_paths, str(d), ["ucl"], ScoreSettings(top_k=0, device="cpu", dtype="float32"),
-                          show_progress=False)
+    [run] = score_corpora(
+        tmp_paths, str(d), ["ucl"], ScoreSettings(top_k=0, device="cpu", dtype="float32"), show_progress=False
+    )
     rec = run_json(run, tmp_paths)
     assert rec["end_of_text_ids"] == [0] and rec["end_of_text_tokens"] == ["<|endoftext|>"]
     assert rec["bos_token_id"] == 0 and rec["bos_policy"] == "smollm2-endoftext" and rec["scorer_version"] == 2

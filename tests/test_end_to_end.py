@@ -6,6 +6,7 @@ independent computation: for UCL from plain full-context forward passes (every s
 window), for Natural Stories (sliding windows) from the Parquet the scorer wrote. Re-running the
 whole job changes nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,16 +18,18 @@ import pytest
 import torch
 
 from ingest.datasets.registry import run_ingest
-from predictabase.core.config import paths as make_paths
 from ingest.scoring import ScoreSettings, score_corpora
 from ingest.sources.fetch import fetch_and_record
+from predictabase.core.config import paths as make_paths
 from predictabase.warehouse import dbt_build, publish
 
 SELECT = "+tag:perplexity"
 SET = dict(top_k=3, device="cpu", dtype="float32")
-COLS = ("model_key, corpus, n_docs, n_tokens, n_words, n_chars, n_bytes, total_surprisal_nats, "
-        "mean_surprisal_bits, token_perplexity, token_perplexity_ci_low, token_perplexity_ci_high, "
-        "bits_per_byte, bits_per_char, word_perplexity, bits_per_word, vocab_size, normalized_perplexity")
+COLS = (
+    "model_key, corpus, n_docs, n_tokens, n_words, n_chars, n_bytes, total_surprisal_nats, "
+    "mean_surprisal_bits, token_perplexity, token_perplexity_ci_low, token_perplexity_ci_high, "
+    "bits_per_byte, bits_per_char, word_perplexity, bits_per_word, vocab_size, normalized_perplexity"
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +39,9 @@ def job(mirror, tiny_gpt2_dir, tmp_path_factory):
     def run():
         fetch_and_record(p, mirror, show_progress=False)
         run_ingest(p, ["ucl", "natural_stories"], show_progress=False)
-        runs = score_corpora(p, str(tiny_gpt2_dir), ["ucl", "natural_stories"], ScoreSettings(**SET),
-                             show_progress=False)
+        runs = score_corpora(
+            p, str(tiny_gpt2_dir), ["ucl", "natural_stories"], ScoreSettings(**SET), show_progress=False
+        )
         # the perplexity domain and everything it reads (what these tests check; a full build of every
         # domain is tests/conftest.py's real_warehouse and refreshed)
         dbt_build(p, select=SELECT)
@@ -59,10 +63,15 @@ def _mart(rows, corpus):
 
 def test_ucl_mart_equals_plain_forward_passes(job, mirror, tiny_gpt2_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     p, (runs, rows), _ = job
     with duckdb.connect(str(p.duckdb), read_only=True) as con:
-        texts = [t for (t,) in con.execute("SELECT text FROM raw.documents WHERE corpus = 'ucl' "
-                                           "ORDER BY CAST(doc_id AS INTEGER)").fetchall()]
+        texts = [
+            t
+            for (t,) in con.execute(
+                "SELECT text FROM raw.documents WHERE corpus = 'ucl' ORDER BY CAST(doc_id AS INTEGER)"
+            ).fetchall()
+        ]
         n_words = con.execute("SELECT count(*) FROM raw.words WHERE corpus = 'ucl'").fetchone()[0]
     assert len(texts) == 205 and n_words == 1931
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir, dtype=torch.float32).eval()
@@ -78,8 +87,13 @@ def test_ucl_mart_equals_plain_forward_passes(job, mirror, tiny_gpt2_dir):
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
     n_chars = sum(len(t) for t in texts)
     m = _mart(rows, "ucl")
-    assert (m["n_docs"], m["n_tokens"], m["n_words"], m["n_chars"], m["n_bytes"]) == (205, n_tokens, 1931, n_chars,
-                                                                                      n_bytes)
+    assert (m["n_docs"], m["n_tokens"], m["n_words"], m["n_chars"], m["n_bytes"]) == (
+        205,
+        n_tokens,
+        1931,
+        n_chars,
+        n_bytes,
+    )
     assert m["total_surprisal_nats"] == pytest.approx(nats, rel=1e-6)
     # the perplexity glossary: PPL = exp(-(1/T) sum ln p) over the corpus (not a mean of per-sentence perplexities)
     assert m["token_perplexity"] == pytest.approx(math.exp(nats / n_tokens), rel=1e-6)
@@ -98,8 +112,12 @@ def test_natural_stories_mart_equals_its_parquet(job):
     [run] = [r for r in runs if r["corpus"] == "natural_stories"]
     assert run["context_length"] == 128 and run["stride"] == 64  # the tiny model's maximum: sliding windows
     from ingest.scoring import store
-    t = ds.dataset(store.run_dir(p.token_scores, run["model_key"], "natural_stories", run["run_id"]),
-                   format="parquet", partitioning=None).to_table(columns=["doc_id", "logprob_nats", "token_text"])
+
+    t = ds.dataset(
+        store.run_dir(p.token_scores, run["model_key"], "natural_stories", run["run_id"]),
+        format="parquet",
+        partitioning=None,
+    ).to_table(columns=["doc_id", "logprob_nats", "token_text"])
     lp = np.asarray(t.column("logprob_nats"), dtype=np.float64)
     nats = -lp.sum()
     n_bytes = sum(len(s.encode("utf-8")) for s in t.column("token_text").to_pylist())
@@ -123,5 +141,6 @@ def test_rerunning_the_job_is_idempotent(job):
     with duckdb.connect(str(p.duckdb), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM raw.documents").fetchone()[0] == 205 + 10
     with duckdb.connect(str(p.marts), read_only=True) as con:
-        assert con.execute("SELECT count(*), count(DISTINCT run_id), bool_and(used_in_marts) "
-                           "FROM mart_models").fetchone() == (2, 2, True)
+        assert con.execute(
+            "SELECT count(*), count(DISTINCT run_id), bool_and(used_in_marts) FROM mart_models"
+        ).fetchone() == (2, 2, True)

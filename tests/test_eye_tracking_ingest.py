@@ -3,16 +3,18 @@
 Counts against SOURCES.md, the zero-as-skip conversion, mac_roman strings, the word joins (and a row that
 does not join), the fixation order, per-corpus replacement and idempotency.
 """
+
 from __future__ import annotations
 
 import pytest
 
-from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets import eye_tracking as et
 from ingest.datasets.registry import run_ingest
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec
+from predictabase.core.config import Paths
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import IngestError
 from tests.helpers import q
 
 JOBS = ["provo", "ucl", "provo_eye_tracking", "ucl_fixations", "ucl_eye_tracking"]
@@ -28,39 +30,61 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
 
 
 def test_counts_as_sources_md(wh):
-    assert q(wh, """select corpus, count(*), count(distinct reader_id), count(distinct doc_id),
+    assert q(
+        wh,
+        """select corpus, count(*), count(distinct reader_id), count(distinct doc_id),
                            count(*) - count(word_index)
-                    from raw.eye_tracking_fixations group by 1 order by 1""") == [
-        ("provo", 228_883, 84, 55, 5_827), ("ucl", 96_824, 43, 205, 2_088)]
-    assert q(wh, """select count(*), count(distinct reader_id), count(distinct doc_id)
-                    from raw.eye_tracking_measures_upstream""") == [(81_109, 43, 205)]
+                    from raw.eye_tracking_fixations group by 1 order by 1""",
+    ) == [("provo", 228_883, 84, 55, 5_827), ("ucl", 96_824, 43, 205, 2_088)]
+    assert q(
+        wh,
+        """select count(*), count(distinct reader_id), count(distinct doc_id)
+                    from raw.eye_tracking_measures_upstream""",
+    ) == [(81_109, 43, 205)]
     # fixation_index numbers each reader x text 1..n
-    assert q(wh, """select count(*) from (select corpus, reader_id, doc_id, min(fixation_index) lo,
+    assert q(
+        wh,
+        """select count(*) from (select corpus, reader_id, doc_id, min(fixation_index) lo,
                            max(fixation_index) hi, count(*) n, count(distinct fixation_index) d
-                    from raw.eye_tracking_fixations group by all) where lo <> 1 or hi <> n or d <> n""") == [(0,)]
+                    from raw.eye_tracking_fixations group by all) where lo <> 1 or hi <> n or d <> n""",
+    ) == [(0,)]
     # Provo: every reader reads the text of trial 1 again in trial 56 (two readings, told apart by trial_index)
-    assert q(wh, """select count(*), min(t1), max(t2) from (select reader_id, doc_id, min(trial_index) t1,
+    assert q(
+        wh,
+        """select count(*), min(t1), max(t2) from (select reader_id, doc_id, min(trial_index) t1,
                            max(trial_index) t2 from raw.eye_tracking_fixations where corpus = 'provo'
-                    group by all having count(distinct trial_index) > 1)""") == [(84, 1, 56)]
-    assert q(wh, "select count(*) from raw.eye_tracking_fixations where source_sha256 is null or duration_ms <= 0") \
-        == [(0,)]
+                    group by all having count(distinct trial_index) > 1)""",
+    ) == [(84, 1, 56)]
+    assert q(wh, "select count(*) from raw.eye_tracking_fixations where source_sha256 is null or duration_ms <= 0") == [
+        (0,)
+    ]
 
 
 def test_zero_as_skip(wh):
     # reader 1, pangoling sentence 2 'Billy wrote on the envelope.': 'the' is coded 0 on all four measures
-    assert q(wh, """select word, first_fixation_ms, first_pass_ms, right_bounded_ms, go_past_ms, skipped
+    assert q(
+        wh,
+        """select word, first_fixation_ms, first_pass_ms, right_bounded_ms, go_past_ms, skipped
                     from raw.eye_tracking_measures_upstream where reader_id = '1' and upstream_item = '2'
-                    order by word_index""") == [
-        ("Billy", 272, 272, 272, 272, False), ("wrote", 160, 160, 160, 160, False), ("on", 280, 280, 280, 280, False),
-        ("the", None, None, None, None, True), ("envelope.", 264, 820, 820, 820, False)]
-    assert q(wh, """select count(*) filter (where skipped),
+                    order by word_index""",
+    ) == [
+        ("Billy", 272, 272, 272, 272, False),
+        ("wrote", 160, 160, 160, 160, False),
+        ("on", 280, 280, 280, 280, False),
+        ("the", None, None, None, None, True),
+        ("envelope.", 264, 820, 820, 820, False),
+    ]
+    assert q(
+        wh,
+        """select count(*) filter (where skipped),
                            count(*) filter (where skipped <> (first_fixation_ms is null)
                                               or skipped <> (first_pass_ms is null)
                                               or skipped <> (right_bounded_ms is null)
                                               or skipped <> (go_past_ms is null)),
                            count(*) filter (where least(first_fixation_ms, first_pass_ms, right_bounded_ms,
                                                         go_past_ms) <= 0)
-                    from raw.eye_tracking_measures_upstream""") == [(28_039, 0, 0)]
+                    from raw.eye_tracking_measures_upstream""",
+    ) == [(28_039, 0, 0)]
 
 
 def test_zero_on_some_measures_only_is_refused(fetched_raw, monkeypatch):
@@ -71,17 +95,26 @@ def test_zero_on_some_measures_only_is_refused(fetched_raw, monkeypatch):
         if spec is et.UCL_RT_SPEC:
             df.loc[1, "RTgopast"] = 0  # reader 1, 'lost': fixated, go-past alone 0
         return df
+
     monkeypatch.setattr(readers, "rdata", doctored)
     with pytest.raises(IngestError, match=r"pangoling/data_frank2013_et_rt.rda: 0 ms .* row\(s\) 2 \(1 in all\)"):
         et.load_ucl_measures(fetched_raw)
 
 
 def test_mac_roman_strings(wh):
-    got = dict(q(wh, """select upstream_word, count(*) from raw.eye_tracking_fixations where corpus = 'provo'
-                        and upstream_word in ('doesn’t', 'women’s', 'bonds’', '—') group by 1"""))
+    got = dict(
+        q(
+            wh,
+            """select upstream_word, count(*) from raw.eye_tracking_fixations where corpus = 'provo'
+                        and upstream_word in ('doesn’t', 'women’s', 'bonds’', '—') group by 1""",
+        )
+    )
     assert got == {"doesn’t": 228, "women’s": 213, "bonds’": 206, "—": 79}
-    assert q(wh, """select count(*) from raw.eye_tracking_fixations
-                    where regexp_matches(upstream_word, '[ÕÑÒÓÔ]')""") == [(0,)]
+    assert q(
+        wh,
+        """select count(*) from raw.eye_tracking_fixations
+                    where regexp_matches(upstream_word, '[ÕÑÒÓÔ]')""",
+    ) == [(0,)]
 
 
 def test_pyreadr_refuses_mac_roman(fetched_raw):
@@ -93,23 +126,35 @@ def test_pyreadr_refuses_mac_roman(fetched_raw):
 
 def test_provo_words_join(wh):
     # every fixation on a word joins raw.words; the labels agree by letters except the two dash compounds
-    rows = q(wh, """select f.doc_id, f.upstream_word_number, f.upstream_word, w.word, count(*)
+    rows = q(
+        wh,
+        """select f.doc_id, f.upstream_word_number, f.upstream_word, w.word, count(*)
                     from raw.eye_tracking_fixations f join raw.words w using (corpus, doc_id, word_index)
                     where f.corpus = 'provo'
                       and regexp_replace(lower(f.upstream_word), '[^0-9a-z]', '', 'g')
                           <> regexp_replace(lower(w.word), '[^0-9a-z]', '', 'g')
-                    group by all order by all""")
+                    group by all order by all""",
+    )
     assert rows == [("55", 9, "livres--a", "livres,", 224), ("55", 60, "profession--writing.", "profession,", 311)]
-    assert q(wh, """select count(*), count(w.word), count(*) filter (where f.upstream_word = w.word)
+    assert q(
+        wh,
+        """select count(*), count(w.word), count(*) filter (where f.upstream_word = w.word)
                     from raw.eye_tracking_fixations f left join raw.words w using (corpus, doc_id, word_index)
-                    where f.corpus = 'provo' and f.word_index is not null""") == [(223_056, 223_056, 221_167)]
+                    where f.corpus = 'provo' and f.word_index is not null""",
+    ) == [(223_056, 223_056, 221_167)]
     # text 36 shows 'earth — betting': each label joins its own word (Texts/36.txt has 'earth betting —')
-    assert q(wh, """select upstream_word_number, upstream_word, word_index, native_id from raw.eye_tracking_fixations
+    assert q(
+        wh,
+        """select upstream_word_number, upstream_word, word_index, native_id from raw.eye_tracking_fixations
                     where corpus = 'provo' and doc_id = '36' and upstream_word_number in (24, 25)
-                    group by all order by 1""") == [(24, "—", 24, None), (25, "betting", 23, "24")]
+                    group by all order by 1""",
+    ) == [(24, "—", 24, None), (25, "betting", 23, "24")]
     # no-word fixations: wordID '.', word_text NaN
-    assert q(wh, """select distinct upstream_word, native_id, upstream_word_number from raw.eye_tracking_fixations
-                    where corpus = 'provo' and word_index is null""") == [(".", None, None)]
+    assert q(
+        wh,
+        """select distinct upstream_word, native_id, upstream_word_number from raw.eye_tracking_fixations
+                    where corpus = 'provo' and word_index is null""",
+    ) == [(".", None, None)]
 
 
 def test_align_numbers():
@@ -125,17 +170,26 @@ def test_align_numbers():
 
 def test_ucl_sentences_and_words_join(wh):
     # pangoling's 1..361 numbering mapped by text: 53 of the 205 sentences carry another id there
-    assert q(wh, """select count(distinct doc_id), count(distinct upstream_item),
+    assert q(
+        wh,
+        """select count(distinct doc_id), count(distinct upstream_item),
                            count(distinct doc_id) filter (where doc_id <> upstream_item)
-                    from raw.eye_tracking_fixations where corpus = 'ucl'""") == [(205, 205, 53)]
+                    from raw.eye_tracking_fixations where corpus = 'ucl'""",
+    ) == [(205, 205, 53)]
     for table in ["eye_tracking_fixations", "eye_tracking_measures_upstream"]:
         word = "upstream_word" if table == "eye_tracking_fixations" else "word"
-        assert q(wh, f"""select count(*) filter (where x.word_index is not null and w.word is distinct from x.{word}),
+        assert q(
+            wh,
+            f"""select count(*) filter (where x.word_index is not null and w.word is distinct from x.{word}),
                                 count(*) filter (where x.native_id <> (x.word_index + 1)::varchar)
                          from raw.{table} x left join raw.words w using (corpus, doc_id, word_index)
-                         where x.corpus = 'ucl'""") == [(0, 0)]
-    assert q(wh, """select distinct upstream_word, blink is null from raw.eye_tracking_fixations
-                    where corpus = 'ucl' and word_index is null order by 2""") == [("-", False), ("-", True)]
+                         where x.corpus = 'ucl'""",
+        ) == [(0, 0)]
+    assert q(
+        wh,
+        """select distinct upstream_word, blink is null from raw.eye_tracking_fixations
+                    where corpus = 'ucl' and word_index is null order by 2""",
+    ) == [("-", False), ("-", True)]
 
 
 def test_ucl_fixation_order_is_temporal(wh):
@@ -161,12 +215,19 @@ def test_row_that_does_not_join_is_an_error(fetched_raw, monkeypatch):
         if spec is et.UCL_FIX_SPEC:
             df.loc[0, "word_n"] = 9.0  # reader 1's first fixation, 'Anne' of a 5-word sentence
         return df
+
     monkeypatch.setattr(readers, "rdata", doctored)
-    with pytest.raises(IngestError, match=r"^provo_vasilev/data/df.Rda: reading rows do not join raw.words "
-                                          r"\(provo\): text 1 word 999 \(1 in all\)"):
+    with pytest.raises(
+        IngestError,
+        match=r"^provo_vasilev/data/df.Rda: reading rows do not join raw.words "
+        r"\(provo\): text 1 word 999 \(1 in all\)",
+    ):
         et.load_provo(fetched_raw)
-    with pytest.raises(IngestError, match=r"^pangoling/data_frank2013_et_fix.rda: reading rows do not join "
-                                          r"raw.words \(ucl\): sent_id 1 word 9 \(1 in all\)"):
+    with pytest.raises(
+        IngestError,
+        match=r"^pangoling/data_frank2013_et_fix.rda: reading rows do not join "
+        r"raw.words \(ucl\): sent_id 1 word 9 \(1 in all\)",
+    ):
         et.load_ucl_fixations(fetched_raw)
 
 
@@ -178,9 +239,13 @@ def test_ucl_word_not_in_the_sentence_is_an_error(fetched_raw, monkeypatch):
         if spec is et.UCL_RT_SPEC:
             df.loc[df["sent_id"] == 1, "word"] = df.loc[df["sent_id"] == 1, "word"].str.upper()
         return df
+
     monkeypatch.setattr(readers, "rdata", doctored)
-    with pytest.raises(IngestError, match=r"data_frank2013_et_rt.rda: sentence\(s\) not among the ucl documents "
-                                          r"by text \(sent_id\): 1 \(1 in all\)"):
+    with pytest.raises(
+        IngestError,
+        match=r"data_frank2013_et_rt.rda: sentence\(s\) not among the ucl documents "
+        r"by text \(sent_id\): 1 \(1 in all\)",
+    ):
         et.load_ucl_measures(fetched_raw)
 
 
@@ -188,6 +253,7 @@ def test_idempotent_and_per_corpus(wh, tmp_path):
     """Ingesting again into the same warehouse leaves the same rows; provo_eye_tracking writes before
     ucl_fixations, so a write replacing more than its corpus's partition would lose Provo's rows."""
     import shutil
+
     snapshot = """select corpus, count(*), sum(hash(reader_id, doc_id, fixation_index, word_index, native_id,
                          duration_ms, blink, x_px, y_px, upstream_word, trial_index))
                   from raw.eye_tracking_fixations group by 1 order by 1"""

@@ -10,6 +10,7 @@ after a sleep. Every case checks:
 
 Each case records its outcome; the list is printed at the end of the run (conftest.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,8 @@ import time
 from pathlib import Path
 
 import duckdb
-import pyarrow.dataset as ds
 import numpy as np
+import pyarrow.dataset as ds
 import pytest
 
 from ingest.sources.catalog import files_for
@@ -66,13 +67,27 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *args], env=env or cli_env(), capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, preexec_fn=interruptible)
+    return subprocess.run(
+        [CLI, *args],
+        env=env or cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=interruptible,
+    )
 
 
 def start(*args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([CLI, *args], env=env or cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, preexec_fn=interruptible)
+    return subprocess.Popen(
+        [CLI, *args],
+        env=env or cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=interruptible,
+    )
 
 
 #: notes a build prints before its outcome (predictabase.warehouse.freshness: a stale or unreadable source is
@@ -110,6 +125,7 @@ def wait_stopped(proc: subprocess.Popen, timeout: float = 120) -> None:
 
 def lock_holder_pid(p) -> int | None:
     import json
+
     text = (p.warehouse / LOCK_NAME).read_text() if (p.warehouse / LOCK_NAME).exists() else ""
     return json.loads(text)["pid"] if text.strip() else None
 
@@ -127,6 +143,7 @@ def snapshot_rows(p, sql: str):
 
 
 # --------------------------------------------------------------------------- 1. silent empty publishes
+
 
 def test_build_without_the_warehouse_file_refuses(wh):
     before = sha256_of(wh.marts)
@@ -161,6 +178,7 @@ def test_commands_refuse_a_warehouse_directory_that_does_not_exist(wh, tmp_path,
 
 # --------------------------------------------------------------------------- 3. one writer at a time
 
+
 def test_second_writer_refused_or_waits_and_a_killed_holder_is_taken_over(wh):
     before = sha256_of(wh.marts)
     w = ["--warehouse", str(wh.warehouse)]
@@ -182,8 +200,10 @@ def test_second_writer_refused_or_waits_and_a_killed_holder_is_taken_over(wh):
     assert f"took over the writer lock of `predictabase ingest` (pid {holder.pid}" in res.stderr
     assert lock_holder_pid(wh) is None  # released cleanly
     assert sha256_of(wh.marts) == before
-    _record("build/ingest/score/fetch while another writer holds the lock",
-            "refused in one line naming the holder; --wait waits, then gives up")
+    _record(
+        "build/ingest/score/fetch while another writer holds the lock",
+        "refused in one line naming the holder; --wait waits, then gives up",
+    )
     _record("writer SIGKILLed while holding the lock", "next writer takes the lock over and says so")
 
 
@@ -204,6 +224,7 @@ def test_two_builds_at_once_one_runs_the_other_refuses(wh):
 
 # --------------------------------------------------------------------------- 4. SIGKILL and leftovers
 
+
 def test_build_killed_during_publish_keeps_the_snapshot_and_the_next_writer_cleans_up(wh):
     before = sha256_of(wh.marts)
     w = ["--warehouse", str(wh.warehouse)]
@@ -214,14 +235,22 @@ def test_build_killed_during_publish_keeps_the_snapshot_and_the_next_writer_clea
     res = cli("ingest", "ucl", *w)
     assert res.returncode == 0 and "removed 1 leftover(s) of killed runs" in res.stderr, res.stderr
     assert not list(wh.warehouse.glob(".marts-*")) and sha256_of(wh.marts) == before
-    _record("build SIGKILLed after writing the new snapshot, before the rename",
-            "snapshot unchanged; the temporary snapshot removed by the next writer")
+    _record(
+        "build SIGKILLed after writing the new snapshot, before the rename",
+        "snapshot unchanged; the temporary snapshot removed by the next writer",
+    )
 
 
 def test_build_killed_after_dbt_keeps_the_snapshot(wh):
     before = sha256_of(wh.marts)
-    res = cli("build", "--select", "mart_build_info", "--warehouse", str(wh.warehouse),
-              env=cli_env(PREDICTABASE_FAILPOINT="build.dbt_done"))
+    res = cli(
+        "build",
+        "--select",
+        "mart_build_info",
+        "--warehouse",
+        str(wh.warehouse),
+        env=cli_env(PREDICTABASE_FAILPOINT="build.dbt_done"),
+    )
     assert killed(res) and sha256_of(wh.marts) == before
     _record("build SIGKILLed after dbt, before publish", "snapshot unchanged")
 
@@ -249,8 +278,18 @@ def test_model_conversion_killed_leaves_nothing_after_the_next_writer(wh, tmp_pa
     cache = tmp_path / "model-cache"
     env = cli_env(PREDICTABASE_MODEL_CACHE=str(cache))
     w = ["--warehouse", str(wh.warehouse)]
-    res = cli("score", "-m", "smollm2-135m", "-c", "ucl", "--limit", "1", *w,
-              env={**env, "PREDICTABASE_FAILPOINT": "models.converted"}, timeout=600)
+    res = cli(
+        "score",
+        "-m",
+        "smollm2-135m",
+        "-c",
+        "ucl",
+        "--limit",
+        "1",
+        *w,
+        env={**env, "PREDICTABASE_FAILPOINT": "models.converted"},
+        timeout=600,
+    )
     assert killed(res), res.stderr
     left = [p for p in cache.iterdir() if p.name.startswith(".")]
     assert len(left) == 1 and (left[0] / "config.json").exists()
@@ -264,6 +303,7 @@ def test_model_conversion_killed_leaves_nothing_after_the_next_writer(wh, tmp_pa
 
 # --------------------------------------------------------------------------- 6. ingest all or nothing
 
+
 def _drop_ucl_documents(p) -> int:
     with duckdb.connect(str(p.duckdb)) as con:
         n = con.execute("SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'").fetchone()[0]
@@ -274,6 +314,7 @@ def _drop_ucl_documents(p) -> int:
 def test_ingest_with_one_bad_file_writes_nothing(wh):
     n_ucl = _drop_ucl_documents(wh)  # were anything committed, the UCL documents would come back
     from ingest.datasets.wild import WITH_PATH
+
     whole = (wh.raw / WITH_PATH).read_bytes()
     (wh.raw / WITH_PATH).write_bytes(whole[:100])  # truncated
     line = user_error(cli("ingest", "ucl", "wild", "--warehouse", str(wh.warehouse)), WITH_PATH)
@@ -297,12 +338,15 @@ def test_ingest_killed_before_commit_writes_nothing(wh):
     assert rows(wh, "SELECT count(*) FROM raw.documents WHERE corpus = 'ucl'") == [(0,)]
     res = cli("ingest", "ucl", "natural_stories", *w)
     assert res.returncode == 0, res.stderr
-    assert rows(wh, "SELECT corpus, count(*) FROM raw.documents GROUP BY 1 ORDER BY 1") == \
-        [("natural_stories", 10), ("ucl", n_ucl)]
+    assert rows(wh, "SELECT corpus, count(*) FROM raw.documents GROUP BY 1 ORDER BY 1") == [
+        ("natural_stories", 10),
+        ("ucl", n_ucl),
+    ]
     _record("ingest SIGKILLed inside its transaction", "nothing committed; the rerun completes")
 
 
 # --------------------------------------------------------------------------- 7. resume granularity
+
 
 def _run_tokens(p, model_key: str) -> list[tuple]:
     d = p.token_scores / f"model={model_key}" / "corpus=natural_stories"
@@ -337,8 +381,10 @@ def test_scoring_killed_after_a_part_resumes_from_it(wh, base, tiny_gpt2_dir, tm
     resumed, uninterrupted = _run_tokens(wh, key), _run_tokens(clean, key)
     assert [r[:2] for r in resumed] == [r[:2] for r in uninterrupted]
     np.testing.assert_allclose([r[2] for r in resumed], [r[2] for r in uninterrupted], rtol=1e-6, atol=1e-5)
-    _record("score SIGKILLed after its first part file",
-            f"rerun resumes after {n_first} tokens (not from zero); tokens equal to an uninterrupted run's")
+    _record(
+        "score SIGKILLed after its first part file",
+        f"rerun resumes after {n_first} tokens (not from zero); tokens equal to an uninterrupted run's",
+    )
 
 
 # --------------------------------------------------------------------------- 5. arguments outside their domain
@@ -357,8 +403,14 @@ BAD_ARGS = [
     (["score", "-m", "no_such_model", "-c", "ucl"], "no_such_model: not in the local Hugging Face cache"),
     (["score", "-m", "not a model!", "-c", "ucl"], "not a model!: not a known model"),
     (["score", "-m", "./no/such/dir", "-c", "ucl"], "no such model directory"),
-    (["score", "-m", "{tiny}", "-c", "ucl", "--top-k", "100000"], "--top-k: 100000 is not allowed; an integer from 0 to 50257"),
-    (["score", "-m", "{tiny}", "-c", "ucl", "--context-length", "4096"], "--context-length: 4096 is not allowed; an integer from 2 to 128"),
+    (
+        ["score", "-m", "{tiny}", "-c", "ucl", "--top-k", "100000"],
+        "--top-k: 100000 is not allowed; an integer from 0 to 50257",
+    ),
+    (
+        ["score", "-m", "{tiny}", "-c", "ucl", "--context-length", "4096"],
+        "--context-length: 4096 is not allowed; an integer from 2 to 128",
+    ),
     (["score", "-m", "{tiny}", "-c", "ucl", "--context-length", "64", "--stride", "64"], "--stride: 64 is not allowed"),
     (["top1", "--max-expansions", "0"], "--max-expansions: 0 is not allowed; an integer from 1 to 100000"),
     (["top1", "--candidates", "101"], "--candidates: 101 is not allowed; an integer from 1 to 100"),
@@ -383,5 +435,7 @@ def test_options_outside_their_domain_are_refused_in_one_line(wh, tiny_gpt2_dir)
         user_error(cli(*args, "--warehouse", str(wh.warehouse)), expected)
     assert sorted(p.relative_to(wh.token_scores) for p in wh.token_scores.rglob("*")) == runs_before
     assert sha256_of(wh.marts) == before
-    _record(f"{len(BAD_ARGS)} option values outside their domain",
-            "each refused in one line naming the option and its range; no run recorded")
+    _record(
+        f"{len(BAD_ARGS)} option values outside their domain",
+        "each refused in one line naming the option and its range; no run recorded",
+    )

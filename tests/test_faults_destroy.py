@@ -6,6 +6,7 @@ in the fault list printed at the end of the run.
 The full disk is real: a small tmpfs mounted in a private mount namespace (`unshare -m`; a user namespace where the
 tests do not run as root), the warehouse copied into it, then the command run there.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ import pytest
 
 from predictabase.core import live
 from predictabase.core.fsutil import sha256_of
-from tests.test_faults import CLI, _record, cli, cli_env, rows, user_error
-from tests.test_faults import base, wh  # noqa: F401 - the fixtures: a private copy of the real warehouse
+from tests.test_faults import CLI, _record, base, cli, cli_env, rows, user_error, wh  # noqa: F401 - the fixtures: a private copy of the real warehouse
 
 
 def kept(p) -> dict[str, str]:
@@ -34,6 +34,7 @@ def last_end(p, command: str) -> dict:
 
 
 # --------------------------------------------------------------------------- 1. output paths inside the warehouse
+
 
 def test_output_paths_inside_the_warehouse_are_refused(wh, tmp_path):
     """`sql -o`, `export words --out`, `export --out` and `score --output` naming a path inside the warehouse
@@ -66,11 +67,14 @@ def test_output_paths_inside_the_warehouse_are_refused(wh, tmp_path):
     res = cli("export", "words", "--corpus", "ucl", "--out", str(out / "words.csv"), *w)
     assert res.returncode == 0, res.stderr
     assert sorted(x.name for x in out.iterdir()) == ["a.csv", "words.csv"]
-    _record("sql -o / export words --out / export --out / score --output inside the warehouse (also through a link)",
-            f"{len(cases)} refused in one line; snapshot, working database and source files unchanged")
+    _record(
+        "sql -o / export words --out / export --out / score --output inside the warehouse (also through a link)",
+        f"{len(cases)} refused in one line; snapshot, working database and source files unchanged",
+    )
 
 
 # --------------------------------------------------------------------------- 2. Ctrl-C in every writing command
+
 
 def _interrupt_cases(tiny: Path, mirror: Path, tmp: Path) -> dict[str, tuple[list[str], str]]:
     texts = tmp / "texts.csv"
@@ -81,8 +85,10 @@ def _interrupt_cases(tiny: Path, mirror: Path, tmp: Path) -> dict[str, tuple[lis
         "build": (["build"], "build.dbt_node:int"),  # inside dbt, which catches Ctrl-C itself
         "ingest": (["ingest", "ucl"], "ingest.before_commit:int"),
         "fetch": (["fetch", "--mirror", str(mirror), "--dataset", "ucl"], "fetch.copied:int"),
-        "score": (["score", "-m", str(tiny), "-c", "natural_stories", "--top-k", "2", "--device", "cpu"],
-                  "score.part_written:int"),
+        "score": (
+            ["score", "-m", str(tiny), "-c", "natural_stories", "--top-k", "2", "--device", "cpu"],
+            "score.part_written:int",
+        ),
         "refresh": (["refresh", "--mirror", str(mirror), "--models", str(models)], "refresh.planned:int"),
         "corpus add": (["corpus", "add", "mine", "--texts", str(texts)], "corpus.copied:int"),
         "export": (["export", "--out", str(tmp / "paper")], "export.page_done:int"),
@@ -116,13 +122,19 @@ def test_ctrl_c_in_every_writing_command(wh, tiny_gpt2_dir, mirror, tmp_path, co
         assert not (wh.warehouse / "corpora.toml").exists() or "mine" not in (wh.warehouse / "corpora.toml").read_text()
     if command == "export":
         assert not (tmp_path / "paper").exists() and not list(tmp_path.glob(".paper*"))
-    kept_what = "snapshot unchanged (its finished fetch step kept)" if command == "refresh" else \
-        "snapshot and working database unchanged"
-    _record(f"{command} interrupted (SIGINT at {point.split(':')[0]})",
-            f"exit 130, one line 'interrupted', runs log 'interrupted'; {kept_what}; no temporary left")
+    kept_what = (
+        "snapshot unchanged (its finished fetch step kept)"
+        if command == "refresh"
+        else "snapshot and working database unchanged"
+    )
+    _record(
+        f"{command} interrupted (SIGINT at {point.split(':')[0]})",
+        f"exit 130, one line 'interrupted', runs log 'interrupted'; {kept_what}; no temporary left",
+    )
 
 
 # --------------------------------------------------------------------------- 3. a full disk during build
+
 
 def _unshare() -> list[str]:
     """A private mount namespace (as root: `unshare -m`; else a user namespace, `unshare -rm`)."""
@@ -134,8 +146,14 @@ def _unshare() -> list[str]:
 
 
 def _in_namespace(script: str, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*_unshare(), "sh", "-ec", script], env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*_unshare(), "sh", "-ec", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _size_mb(path: Path) -> float:
@@ -157,52 +175,66 @@ def test_full_disk_during_build_is_one_line_and_keeps_everything(wh, tmp_path):
     big.write_text("text_id,text\n" + "".join(f"{i},{'word ' * 2000}\n" for i in range(4000)))
     env = cli_env()
     cmd = f"{CLI} build --warehouse {disk}/wh"
-    script = "\n".join([
-        # room for the warehouse, the copy of the working database a build keeps, and 20 MB more: dbt needs more
-        f"mount -t tmpfs -o size={int(_size_mb(wh.warehouse) + db_mb + 20)}M tmpfs {disk}",
-        f"cp -a {wh.warehouse} {disk}/wh",
-        f"{cmd} > {out}/build.out 2> {out}/build.err || echo $? > {out}/build.rc",
-        f"sha256sum {disk}/wh/marts.duckdb {disk}/wh/predictabase.duckdb > {out}/after.sha",
-        f"ls -a {disk}/wh > {out}/after.ls",
-        # a disk without room for the copy
-        f"dd if=/dev/zero of={disk}/filler bs=1M count=$(( $(df -m --output=avail {disk} | tail -1) - 5 )) "
-        "2>/dev/null || true",
-        f"{cmd} > {out}/nocopy.out 2> {out}/nocopy.err || echo $? > {out}/nocopy.rc",
-        f"{CLI} corpus add big --texts {big} --warehouse {disk}/wh > {out}/add.out 2> {out}/add.err "
-        f"|| echo $? > {out}/add.rc",
-        f"ls -a {disk}/wh/raw/user > {out}/add.ls 2>/dev/null || true",
-        f"sha256sum {disk}/wh/marts.duckdb {disk}/wh/predictabase.duckdb > {out}/after2.sha",
-        f"rm {disk}/filler",
-        f"mount -o remount,size={int(_size_mb(wh.warehouse) + 3 * db_mb + 200)}M {disk}",
-        f"{cmd} --select mart_build_info > {out}/again.out 2> {out}/again.err || echo $? > {out}/again.rc",
-    ])
+    script = "\n".join(
+        [
+            # room for the warehouse, the copy of the working database a build keeps, and 20 MB more: dbt needs more
+            f"mount -t tmpfs -o size={int(_size_mb(wh.warehouse) + db_mb + 20)}M tmpfs {disk}",
+            f"cp -a {wh.warehouse} {disk}/wh",
+            f"{cmd} > {out}/build.out 2> {out}/build.err || echo $? > {out}/build.rc",
+            f"sha256sum {disk}/wh/marts.duckdb {disk}/wh/predictabase.duckdb > {out}/after.sha",
+            f"ls -a {disk}/wh > {out}/after.ls",
+            # a disk without room for the copy
+            f"dd if=/dev/zero of={disk}/filler bs=1M count=$(( $(df -m --output=avail {disk} | tail -1) - 5 )) "
+            "2>/dev/null || true",
+            f"{cmd} > {out}/nocopy.out 2> {out}/nocopy.err || echo $? > {out}/nocopy.rc",
+            f"{CLI} corpus add big --texts {big} --warehouse {disk}/wh > {out}/add.out 2> {out}/add.err "
+            f"|| echo $? > {out}/add.rc",
+            f"ls -a {disk}/wh/raw/user > {out}/add.ls 2>/dev/null || true",
+            f"sha256sum {disk}/wh/marts.duckdb {disk}/wh/predictabase.duckdb > {out}/after2.sha",
+            f"rm {disk}/filler",
+            f"mount -o remount,size={int(_size_mb(wh.warehouse) + 3 * db_mb + 200)}M {disk}",
+            f"{cmd} --select mart_build_info > {out}/again.out 2> {out}/again.err || echo $? > {out}/again.rc",
+        ]
+    )
     res = _in_namespace(script, env, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
 
     def outcome(name: str) -> subprocess.CompletedProcess:
         rc = out / f"{name}.rc"
-        return subprocess.CompletedProcess([name], int(rc.read_text()) if rc.exists() else 0,
-                                           (out / f"{name}.out").read_text(), (out / f"{name}.err").read_text())
+        return subprocess.CompletedProcess(
+            [name],
+            int(rc.read_text()) if rc.exists() else 0,
+            (out / f"{name}.out").read_text(),
+            (out / f"{name}.err").read_text(),
+        )
 
     shas = lambda f: {Path(x.split()[1]).name: x.split()[0] for x in (out / f).read_text().splitlines()}  # noqa: E731
-    line = user_error(outcome("build"), "dbt build failed: the disk is full", "No space left on device",
-                      "dbt's full log")
+    line = user_error(
+        outcome("build"), "dbt build failed: the disk is full", "No space left on device", "dbt's full log"
+    )
     assert len(outcome("build").stderr.splitlines()) == 1, line
     assert shas("after.sha") == before
     assert [x for x in (out / "after.ls").read_text().split() if "before-build" in x] == []
-    user_error(outcome("nocopy"), "cannot copy the working database before the build", "No space left on device",
-               "nothing was changed")
+    user_error(
+        outcome("nocopy"),
+        "cannot copy the working database before the build",
+        "No space left on device",
+        "nothing was changed",
+    )
     user_error(outcome("add"), "No space left on device")
     assert (out / "add.ls").read_text().split() in ([], [".", ".."]), (out / "add.ls").read_text()
     assert shas("after2.sha") == before
     again = outcome("again")
     assert again.returncode == 0 and "built and published" in again.stderr, again.stderr[-2000:]
-    _record("build on a full disk (dbt fills it; no room for the working copy) and corpus add on it",
-            "one line each ('the disk is full'); snapshot and working database unchanged; no temporary left; "
-            "the build succeeds once there is room")
+    _record(
+        "build on a full disk (dbt fills it; no room for the working copy) and corpus add on it",
+        "one line each ('the disk is full'); snapshot and working database unchanged; no temporary left; "
+        "the build succeeds once there is room",
+    )
 
 
 # --------------------------------------------------------------------------- 4. a failed build writes nothing
+
 
 def test_failed_build_leaves_the_working_database_as_it_was(wh):
     """A truncated token-score part file fails dbt part-way (after it has built other tables). The working
@@ -215,16 +247,22 @@ def test_failed_build_leaves_the_working_database_as_it_was(wh):
     part.write_bytes(data[: len(data) // 2])
     # what reads the token scores, and models that do not (dbt builds those before and after the failure)
     select = "source:scores.token_scores+ stg_live_players stg_references mart_build_info"
-    line = user_error(cli("build", "--select", select, "--warehouse", str(wh.warehouse)), "dbt build failed",
-                      part.name, "dbt's full log: ")
+    line = user_error(
+        cli("build", "--select", select, "--warehouse", str(wh.warehouse)),
+        "dbt build failed",
+        part.name,
+        "dbt's full log: ",
+    )
     assert kept(wh) == before, line
     assert not list(wh.warehouse.glob("*before-build*"))
     part.write_bytes(data)
     res = cli("build", "--select", "mart_build_info", "--warehouse", str(wh.warehouse))
     assert res.returncode == 0, res.stderr
     assert sha256_of(wh.duckdb) != before["predictabase.duckdb"]  # a successful build does replace it
-    _record("build failing on a truncated token-score file",
-            "one line naming the file and dbt's log; working database and snapshot byte-identical")
+    _record(
+        "build failing on a truncated token-score file",
+        "one line naming the file and dbt's log; working database and snapshot byte-identical",
+    )
 
 
 def test_build_killed_inside_dbt_is_undone_by_the_next_writer(wh, tiny_gpt2_dir, tmp_path):
@@ -242,11 +280,14 @@ def test_build_killed_inside_dbt_is_undone_by_the_next_writer(wh, tiny_gpt2_dir,
     assert res.returncode == 0, res.stderr
     assert "a build was killed before it finished: the working database is back as it was" in res.stderr
     assert kept(wh) == before and not list(wh.warehouse.glob("*before-build*")) and not wal.exists()
-    _record("build SIGKILLed while dbt writes the working database",
-            "the next writer puts the database back as it was before the build, and says so")
+    _record(
+        "build SIGKILLed while dbt writes the working database",
+        "the next writer puts the database back as it was before the build, and says so",
+    )
 
 
 # --------------------------------------------------------------------------- 5. the live store, read-only folder
+
 
 def test_live_store_in_a_folder_that_cannot_be_written_is_read(wh):
     """The live games' store whose folder is mounted read-only (SQLite cannot create its -shm file there): the
@@ -257,8 +298,10 @@ def test_live_store_in_a_folder_that_cannot_be_written_is_read(wh):
     ada = live.new_player(store, "Ada Lovelace", consent=True)
     assert not store.with_name(store.name + "-wal").exists()  # the last connection closed: all in the file
     folder = store.parent
-    script = (f"mount --bind {folder} {folder}\nmount -o remount,bind,ro {folder}\n"
-              f"{CLI} build --select stg_live_players --warehouse {wh.warehouse}")
+    script = (
+        f"mount --bind {folder} {folder}\nmount -o remount,bind,ro {folder}\n"
+        f"{CLI} build --select stg_live_players --warehouse {wh.warehouse}"
+    )
     res = _in_namespace(script, cli_env())
     assert res.returncode == 0, res.stderr[-2000:]
     assert rows(wh, "SELECT player_id, display_name FROM raw.live_players") == [(ada, "Ada Lovelace")]
@@ -268,13 +311,20 @@ def test_live_store_in_a_folder_that_cannot_be_written_is_read(wh):
     live.new_player(store, "Grace", consent=True)  # a change the recorded digest does not know yet
     wal.write_bytes(b"\0" * 4096)
     res = _in_namespace(script, cli_env())
-    user_error(subprocess.CompletedProcess([], res.returncode, res.stdout, res.stderr),
-               "live/answers.sqlite", "is not writable", "make the folder writable")
-    _record("build with the live store's folder not writable",
-            "the store is read (immutable) and flushed; with a pending -wal, one line naming the cause")
+    user_error(
+        subprocess.CompletedProcess([], res.returncode, res.stdout, res.stderr),
+        "live/answers.sqlite",
+        "is not writable",
+        "make the folder writable",
+    )
+    _record(
+        "build with the live store's folder not writable",
+        "the store is read (immutable) and flushed; with a pending -wal, one line naming the cause",
+    )
 
 
 # --------------------------------------------------------------------------- 6. odd inputs
+
 
 def test_odd_inputs_are_refused(wh, tmp_path):
     """A reading time `NaN` (not "not read": that is empty or NA) and a NUL byte inside a text: `corpus add` refuses
@@ -288,8 +338,11 @@ def test_odd_inputs_are_refused(wh, tmp_path):
     texts = tmp_path / "texts.csv"
     texts.write_bytes(b"text_id,text\n1,The c\x00at sat.\n")
     before = kept(wh)
-    user_error(cli("corpus", "add", "mine", "--texts", str(words), "--reading-times", str(rt), "--measure", "spr",
-                   *w), str(rt), "line 3, column rt_ms: 'NaN' is not a finite number")
+    user_error(
+        cli("corpus", "add", "mine", "--texts", str(words), "--reading-times", str(rt), "--measure", "spr", *w),
+        str(rt),
+        "line 3, column rt_ms: 'NaN' is not a finite number",
+    )
     user_error(cli("corpus", "add", "mine", "--texts", str(texts), *w), str(texts), "line 2: a NUL byte")
     assert kept(wh) == before and not (wh.raw / "user").exists() and not (wh.warehouse / "corpora.toml").exists()
     _record("corpus add with a NaN reading time / a NUL byte in a text", "refused in one line; nothing written")
@@ -297,13 +350,18 @@ def test_odd_inputs_are_refused(wh, tmp_path):
 
 # --------------------------------------------------------------------------- 7. the smaller ones
 
+
 def test_a_changed_source_file_that_no_job_reads_stops_ingest(wh):
     """Every file under raw/ is verified at ingest, read or not: natural_stories/words.tsv is read by no job."""
     words = wh.raw / "natural_stories/words.tsv"
     words.write_bytes(words.read_bytes().replace(b"\t", b" ", 1))
     before = kept(wh)
-    user_error(cli("ingest", "ucl", "--warehouse", str(wh.warehouse)), "natural_stories/words.tsv",
-               "does not match the catalog's", "read or not")
+    user_error(
+        cli("ingest", "ucl", "--warehouse", str(wh.warehouse)),
+        "natural_stories/words.tsv",
+        "does not match the catalog's",
+        "read or not",
+    )
     assert kept(wh) == before
     _record("ingest with a changed source file that no job reads", "refused in one line naming the file")
 
@@ -314,8 +372,9 @@ def test_refresh_dry_run_says_it_is_a_dry_run(wh, mirror, tiny_gpt2_dir, tmp_pat
     models = tmp_path / "models.toml"
     models.write_text(f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = ["ucl"]\ntop_k = 3\n')
     before = kept(wh)
-    res = cli("refresh", "--dry-run", "--mirror", str(mirror), "--models", str(models),
-              "--warehouse", str(wh.warehouse))
+    res = cli(
+        "refresh", "--dry-run", "--mirror", str(mirror), "--models", str(models), "--warehouse", str(wh.warehouse)
+    )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.strip().splitlines()
     assert any("would fetch 1 file(s)" in x for x in lines), res.stdout
@@ -326,9 +385,10 @@ def test_refresh_dry_run_says_it_is_a_dry_run(wh, mirror, tiny_gpt2_dir, tmp_pat
 
 def test_query_errors_name_their_subject(wh):
     """DuckDB's binder and catalog errors come with a subject, like every other error."""
-    user_error(cli("sql", "-c", "SELECT nope FROM mart_models", "--warehouse", str(wh.warehouse)),
-               "error: query: Binder Error")
-    user_error(cli("sql", "-c", "SELECT * FROM no_such_mart", "--warehouse", str(wh.warehouse)),
-               "error: query: Catalog Error")
+    user_error(
+        cli("sql", "-c", "SELECT nope FROM mart_models", "--warehouse", str(wh.warehouse)), "error: query: Binder Error"
+    )
+    user_error(
+        cli("sql", "-c", "SELECT * FROM no_such_mart", "--warehouse", str(wh.warehouse)), "error: query: Catalog Error"
+    )
     _record("sql with a binder or catalog error", "one line with its subject (query)")
-

@@ -3,6 +3,7 @@ huge input, a script on piped input, a killed output, a dry run on a read-only w
 CLI in subprocesses on a private copy of the real warehouse (tests/test_faults.py's `wh`) and records its outcome
 in the fault list printed at the end of the run.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,19 +18,22 @@ import pytest
 from predictabase.core.config import is_warehouse
 from predictabase.core.fsutil import sha256_of
 from tests.helpers import interruptible
-from tests.test_faults import CLI, _record, cli, cli_env, user_error
-from tests.test_faults import base, wh  # noqa: F401 - the fixtures: a private copy of the real warehouse
+from tests.test_faults import CLI, _record, base, cli, cli_env, user_error, wh  # noqa: F401 - the fixtures: a private copy of the real warehouse
 from tests.test_faults_destroy import _in_namespace, kept
 
 
 def tree(folder: Path) -> dict[str, str]:
     """Every file under `folder` (links not followed) with its sha256: what must not change (but the runs log,
     where every command, a refused one too, adds its run)."""
-    return {p.relative_to(folder).as_posix(): sha256_of(p) for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != "runs.jsonl"}
+    return {
+        p.relative_to(folder).as_posix(): sha256_of(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "runs.jsonl"
+    }
 
 
 # --------------------------------------------------------------------------- 1. export replaces only its own files
+
 
 def test_export_replaces_only_a_folder_holding_exactly_an_earlier_export(wh, tmp_path):
     """`export --out E` replaced E whole when it held a manifest.json: a warehouse moved into an old export folder
@@ -45,21 +49,27 @@ def test_export_replaces_only_a_folder_holding_exactly_an_earlier_export(wh, tmp
     moved = out / "wh"
     shutil.move(wh.warehouse, moved)
     warehouse_files = tree(moved)
-    user_error(cli("export", "--out", str(out), "--warehouse", str(moved)), "--out: ", "holds a warehouse (wh)",
-               "nothing was changed")
+    user_error(
+        cli("export", "--out", str(out), "--warehouse", str(moved)),
+        "--out: ",
+        "holds a warehouse (wh)",
+        "nothing was changed",
+    )
     assert is_warehouse(moved) and tree(moved) == warehouse_files
     assert {k: v for k, v in tree(out).items() if not k.startswith("wh/")} == exported
     shutil.move(moved, wh.warehouse)
     w = ["--warehouse", str(wh.warehouse)]
     (out / "notes.txt").write_text("my own notes\n")
-    user_error(cli("export", "--out", str(out), *w), "holds notes.txt, which the earlier export's manifest does "
-                                                     "not list")
+    user_error(
+        cli("export", "--out", str(out), *w), "holds notes.txt, which the earlier export's manifest does not list"
+    )
     assert (out / "notes.txt").read_text() == "my own notes\n"
     (out / "notes.txt").unlink()
     edited = next(p for p in sorted(out.rglob("*.csv")))
     edited.write_text(edited.read_text() + "my own row\n")
-    user_error(cli("export", "--out", str(out), *w), f"{edited.relative_to(out).as_posix()} changed since it was "
-                                                     "exported")
+    user_error(
+        cli("export", "--out", str(out), *w), f"{edited.relative_to(out).as_posix()} changed since it was exported"
+    )
     assert edited.read_text().endswith("my own row\n")
     edited.write_bytes(b"")  # emptied: still not the export's
     user_error(cli("export", "--out", str(out), *w), "changed since it was exported")
@@ -80,9 +90,11 @@ def test_export_replaces_only_a_folder_holding_exactly_an_earlier_export(wh, tmp
     res = cli("export", "--out", str(out), *w)
     assert res.returncode == 0, res.stderr
     assert list(tmp_path.glob(".paper*")) == [] and (out / "manifest.json").is_file()
-    _record("export --out into a folder holding a warehouse, a file of the user's, an edited file, no manifest",
-            "refused in one line, nothing removed; a clean earlier export replaced; a killed export's temporary "
-            "removed by the next")
+    _record(
+        "export --out into a folder holding a warehouse, a file of the user's, an edited file, no manifest",
+        "refused in one line, nothing removed; a clean earlier export replaced; a killed export's temporary "
+        "removed by the next",
+    )
 
 
 # --------------------------------------------------------------------------- 2. options with upper bounds
@@ -96,12 +108,18 @@ BOUNDED_ARGS = [
     (["sql", "-c", "SELECT 1", "--memory-limit", "100000TB"], "--memory-limit: '100000TB' is not allowed; a size > 0"),
     (["build", "--wait", "inf"], "--wait: inf is not allowed; seconds from 0 to 86,400"),
     (["ingest", "ucl", "--wait", "1e9"], "--wait: 1000000000.0 is not allowed"),
-    (["score", "-c", "ucl", "--batch-tokens", "1000000000"], "--batch-tokens: 1000000000 is not allowed; an integer "
-                                                             "from 1 to 1,048,576"),
-    (["score", "-c", "ucl", "--part-tokens", "1000000000"], "--part-tokens: 1000000000 is not allowed; an integer "
-                                                            "from 1 to 4,194,304"),
-    (["score", "-c", "ucl", "--engine", "ray", "--workers", "100000"], "--workers: 100000 is not allowed; an "
-                                                                       "integer from 1 to 1024"),
+    (
+        ["score", "-c", "ucl", "--batch-tokens", "1000000000"],
+        "--batch-tokens: 1000000000 is not allowed; an integer from 1 to 1,048,576",
+    ),
+    (
+        ["score", "-c", "ucl", "--part-tokens", "1000000000"],
+        "--part-tokens: 1000000000 is not allowed; an integer from 1 to 4,194,304",
+    ),
+    (
+        ["score", "-c", "ucl", "--engine", "ray", "--workers", "100000"],
+        "--workers: 100000 is not allowed; an integer from 1 to 1024",
+    ),
     (["score", "-c", "ucl", "--engine", "ray", "--worker-cpus", "100000"], "--worker-cpus: 100000 is not allowed"),
 ]
 
@@ -113,15 +131,29 @@ def test_numeric_options_have_upper_bounds(wh):
     before = kept(wh)
     for args, expected in BOUNDED_ARGS:
         user_error(cli(*args, "--warehouse", str(wh.warehouse)), expected)
-    res = cli("sql", "-c", "SELECT 41 + 1 AS answer", "-f", "csv", "--threads", str(4 * len(os.sched_getaffinity(0))),
-              "--timeout", "86400", "--warehouse", str(wh.warehouse))
+    res = cli(
+        "sql",
+        "-c",
+        "SELECT 41 + 1 AS answer",
+        "-f",
+        "csv",
+        "--threads",
+        str(4 * len(os.sched_getaffinity(0))),
+        "--timeout",
+        "86400",
+        "--warehouse",
+        str(wh.warehouse),
+    )
     assert res.returncode == 0 and res.stdout == "answer\n42\n", res.stderr  # the bounds themselves are allowed
     assert kept(wh) == before
-    _record(f"{len(BOUNDED_ARGS)} numeric options past their upper bound (sql --threads 100000, --timeout inf, ...)",
-            "each refused in one line naming the option and its range; nothing started")
+    _record(
+        f"{len(BOUNDED_ARGS)} numeric options past their upper bound (sql --threads 100000, --timeout inf, ...)",
+        "each refused in one line naming the option and its range; nothing started",
+    )
 
 
 # --------------------------------------------------------------------------- 3-4. only fetch and all make a warehouse
+
 
 def test_a_missing_or_foreign_folder_is_refused_and_left_as_it_was(wh, tmp_path):
     """A mistyped --warehouse with `corpus add` created the whole path and a warehouse nobody reads, exit 0; a
@@ -131,14 +163,26 @@ def test_a_missing_or_foreign_folder_is_refused_and_left_as_it_was(wh, tmp_path)
     texts = tmp_path / "texts.csv"
     texts.write_text("text_id,text\n1,The cat sat on the mat.\n")
     typo = tmp_path / "warehuose" / "deeper"
-    for args in (["corpus", "add", "mine", "--texts", str(texts)], ["corpus", "list"], ["corpus", "show", "ucl"],
-                 ["refresh"], ["sql", "-c", "SELECT 1"], ["export", "--out", str(tmp_path / "paper")]):
+    for args in (
+        ["corpus", "add", "mine", "--texts", str(texts)],
+        ["corpus", "list"],
+        ["corpus", "show", "ucl"],
+        ["refresh"],
+        ["sql", "-c", "SELECT 1"],
+        ["export", "--out", str(tmp_path / "paper")],
+    ):
         user_error(cli(*args, "--warehouse", str(typo)), str(typo), "no such warehouse directory", "--create")
     assert not typo.parent.exists() and not (tmp_path / "paper").exists()
     (wh.raw / ".writer.lock").touch()  # the empty lock file a refused writer of an older release left there
     raw_before = tree(wh.raw)
-    for args in (["build"], ["ingest", "ucl"], ["corpus", "add", "mine", "--texts", str(texts)], ["corpus", "list"],
-                 ["score", "-c", "ucl"], ["refresh", "--dry-run"]):
+    for args in (
+        ["build"],
+        ["ingest", "ucl"],
+        ["corpus", "add", "mine", "--texts", str(texts)],
+        ["corpus", "list"],
+        ["score", "-c", "ucl"],
+        ["refresh", "--dry-run"],
+    ):
         user_error(cli(*args, "--warehouse", str(wh.raw)), "not a warehouse: it holds none of predictabase.duckdb")
     assert tree(wh.raw) == raw_before and [p.name for p in wh.raw.glob(".*")] == [".writer.lock"]
     assert (wh.raw / ".writer.lock").stat().st_size == 0 and not (wh.raw / "runs.jsonl").exists()
@@ -146,12 +190,22 @@ def test_a_missing_or_foreign_folder_is_refused_and_left_as_it_was(wh, tmp_path)
     here = tmp_path / "project"
     here.mkdir()
     (here / "analysis.R").write_text("library(lme4)\n")
-    res = subprocess.run([CLI, "build", "--warehouse", ""], cwd=here, env=cli_env(), capture_output=True, text=True,
-                         timeout=120, stdin=subprocess.DEVNULL)
+    res = subprocess.run(
+        [CLI, "build", "--warehouse", ""],
+        cwd=here,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     user_error(res, "not a warehouse")
     # the commands that make a warehouse do not make one in a folder of other files either
-    for args in (["fetch", "--dataset", "ucl"], ["corpus", "add", "mine", "--texts", str(texts), "--create"],
-                 ["refresh", "--create"]):
+    for args in (
+        ["fetch", "--dataset", "ucl"],
+        ["corpus", "add", "mine", "--texts", str(texts), "--create"],
+        ["refresh", "--create"],
+    ):
         user_error(cli(*args, "--warehouse", str(here)), "not a warehouse, and not an empty folder")
     assert sorted(p.name for p in here.iterdir()) == ["analysis.R"]
     # one that fails before writing anything leaves no folder behind
@@ -159,17 +213,21 @@ def test_a_missing_or_foreign_folder_is_refused_and_left_as_it_was(wh, tmp_path)
     assert not typo.parent.exists()
     res = cli("corpus", "add", "mine", "--texts", str(texts), "--create", "--warehouse", str(typo))
     assert res.returncode == 0 and is_warehouse(typo), res.stderr
-    _record("corpus add / list / show, refresh, sql, export with a --warehouse typo; build, ingest, score, corpus, "
-            "refresh --dry-run on a warehouse's raw/ or the current folder",
-            "refused in one line, nothing created or left (no lock, no runs log); corpus add --create makes one")
+    _record(
+        "corpus add / list / show, refresh, sql, export with a --warehouse typo; build, ingest, score, corpus, "
+        "refresh --dry-run on a warehouse's raw/ or the current folder",
+        "refused in one line, nothing created or left (no lock, no runs log); corpus add --create makes one",
+    )
 
 
 # --------------------------------------------------------------------------- 5. huge inputs, bounded memory
+
 
 def _limit_memory(gb: float):
     def limit() -> None:
         interruptible()
         resource.setrlimit(resource.RLIMIT_AS, (int(gb * 1e9), int(gb * 1e9)))
+
     return limit
 
 
@@ -184,49 +242,97 @@ def test_a_huge_line_is_refused_and_running_out_of_memory_is_one_line(wh, tmp_pa
     w = ["--warehouse", str(wh.warehouse)]
 
     def run(*args: str, gb: float) -> subprocess.CompletedProcess:
-        return subprocess.run([CLI, *args, *w], env=cli_env(), capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL, preexec_fn=_limit_memory(gb))
-    user_error(run("corpus", "add", "huge", "--texts", str(huge), gb=3), str(huge), "line 2: 50,600,00",
-               "more than a line may hold (4,194,304)")
+        return subprocess.run(
+            [CLI, *args, *w],
+            env=cli_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_limit_memory(gb),
+        )
+
+    user_error(
+        run("corpus", "add", "huge", "--texts", str(huge), gb=3),
+        str(huge),
+        "line 2: 50,600,00",
+        "more than a line may hold (4,194,304)",
+    )
     # a valid file too big for the memory it is given: 3 million one-word rows under a 2 GB limit
     many = tmp_path / "many.csv"
     with many.open("w") as f:
         f.write("text_id,word\n")
         f.writelines(f"t{i // 1000},w{i % 997}\n" for i in range(3_000_000))
-    user_error(run("corpus", "add", "many", "--texts", str(many), gb=2), "out of memory",
-               "the warehouse and the published snapshot are as they were")
+    user_error(
+        run("corpus", "add", "many", "--texts", str(many), gb=2),
+        "out of memory",
+        "the warehouse and the published snapshot are as they were",
+    )
     assert kept(wh) == before and not (wh.warehouse / "corpora.toml").exists() and not (wh.raw / "user").exists()
-    _record("corpus add of a 50 MB one-line text (3 GB limit); of 3 million rows (2 GB limit)",
-            "the line refused in one line naming file and line; out of memory one line, exit 2; nothing written")
+    _record(
+        "corpus add of a 50 MB one-line text (3 GB limit); of 3 million rows (2 GB limit)",
+        "the line refused in one line naming file and line; out of memory one line, exit 2; nothing written",
+    )
 
 
 # --------------------------------------------------------------------------- the smaller ones
+
 
 def test_sql_ctrl_c_exits_130_and_a_failing_piped_statement_exits_2(wh):
     """Ctrl-C in `sql` exited 2 (--help says 130), and a failing statement read from a pipe exited 0 with the
     statements after it run."""
     w = ["--warehouse", str(wh.warehouse)]
-    res = cli("sql", "-c", "SELECT sum(i) FROM range(1000000000000) t(i)", *w,
-              env=cli_env(PREDICTABASE_FAILPOINT="sql.query_started:int"), timeout=120)
+    res = cli(
+        "sql",
+        "-c",
+        "SELECT sum(i) FROM range(1000000000000) t(i)",
+        *w,
+        env=cli_env(PREDICTABASE_FAILPOINT="sql.query_started:int"),
+        timeout=120,
+    )
     user_error(res, "query cancelled (Ctrl-C)", code=130)
     script = "SELECT 1 AS a;\nSELECT no_such_column FROM mart_build_info;\nSELECT 2 AS b;\n"
-    res = subprocess.run([CLI, "sql", "-f", "csv", *w], input=script, env=cli_env(), capture_output=True, text=True,
-                         timeout=120, preexec_fn=interruptible)
+    res = subprocess.run(
+        [CLI, "sql", "-f", "csv", *w],
+        input=script,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=interruptible,
+    )
     user_error(res, "Binder Error", "line 2 of the input; the lines after it were not run")
     assert res.stdout == "a\n1\n"  # the first statement ran, the third did not
-    res = subprocess.run([CLI, "sql", "-f", "csv", *w], input="SELECT 1 AS a;\nSELECT 2 AS b;\n", env=cli_env(),
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [CLI, "sql", "-f", "csv", *w],
+        input="SELECT 1 AS a;\nSELECT 2 AS b;\n",
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0 and res.stdout == "a\n1\nb\n2\n", res.stderr
-    _record("sql: Ctrl-C during a query; a failing statement in a piped script",
-            "exit 130, one line; exit 2 naming the line, the statements after it not run")
+    _record(
+        "sql: Ctrl-C during a query; a failing statement in a piped script",
+        "exit 130, one line; exit 2 naming the line, the statements after it not run",
+    )
 
 
 def test_a_killed_sql_output_leaves_a_temporary_the_next_run_removes(wh, tmp_path):
     """SIGKILL of `sql -o` left `.NAME.XXXX.tmp` beside the target that nothing removed."""
     out = tmp_path / "result.csv"
     w = ["--warehouse", str(wh.warehouse)]
-    res = cli("sql", "-c", "SELECT 1 AS a", "-f", "csv", "-o", str(out), *w,
-              env=cli_env(PREDICTABASE_FAILPOINT="sql.output_opened"))
+    res = cli(
+        "sql",
+        "-c",
+        "SELECT 1 AS a",
+        "-f",
+        "csv",
+        "-o",
+        str(out),
+        *w,
+        env=cli_env(PREDICTABASE_FAILPOINT="sql.output_opened"),
+    )
     assert res.returncode == -9 and not out.exists()
     [left] = tmp_path.glob(".result.csv-*.tmp")
     mine = tmp_path / ".result.csv-notes.tmp"  # not a temporary of ours (no pid): kept
@@ -250,17 +356,22 @@ def test_refresh_dry_run_reads_a_read_only_warehouse_and_knows_what_commands_sco
     res = cli("score", "-m", str(tiny_gpt2_dir), "-c", "ucl", "--top-k", "3", "--device", "cpu", *w)
     assert res.returncode == 0 and "already complete" in res.stderr, res.stderr  # as `all` finds it: scored before
     res = cli("refresh", "--dry-run", "--models", str(models), *w)
-    assert res.returncode == 0 and "nothing to do: all 1 (model, corpus, settings) task(s) scored" in res.stdout, \
+    assert res.returncode == 0 and "nothing to do: all 1 (model, corpus, settings) task(s) scored" in res.stdout, (
         res.stdout
+    )
     before = tree(wh.warehouse)
-    script = (f"mount --bind {wh.warehouse} {wh.warehouse}\nmount -o remount,bind,ro {wh.warehouse}\n"
-              f"{CLI} refresh --dry-run --models {models} --warehouse {wh.warehouse}\n")
+    script = (
+        f"mount --bind {wh.warehouse} {wh.warehouse}\nmount -o remount,bind,ro {wh.warehouse}\n"
+        f"{CLI} refresh --dry-run --models {models} --warehouse {wh.warehouse}\n"
+    )
     res = _in_namespace(script, env=cli_env())
     assert res.returncode == 0, res.stderr
     assert "score" in res.stdout and "dry run: nothing written" in res.stdout and "Read-only" not in res.stderr
     assert tree(wh.warehouse) == before
-    _record("refresh --dry-run on a read-only warehouse; after the main job's scoring commands",
-            "it plans without the lock; the commands' runs count as scored")
+    _record(
+        "refresh --dry-run on a read-only warehouse; after the main job's scoring commands",
+        "it plans without the lock; the commands' runs count as scored",
+    )
 
 
 def test_corpus_remove_leaves_the_raw_tree_as_it_was(wh, tmp_path):
@@ -283,9 +394,14 @@ def test_corpus_remove_leaves_the_raw_tree_as_it_was(wh, tmp_path):
 def test_help_documents_each_bound(option):
     """The bounds are in --help, where a user looks for them."""
     command = "build" if option == "--wait" else "sql"
-    res = subprocess.run([CLI, command, "--help"], env={**cli_env(), "COLUMNS": "200"}, capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        [CLI, command, "--help"], env={**cli_env(), "COLUMNS": "200"}, capture_output=True, text=True, timeout=60
+    )
     line = " ".join(res.stdout.split())
-    expected = {"--threads": "1 to 4 per core", "--memory-limit": "at most this machine's memory",
-                "--timeout": "at most 86,400 (a day)", "--wait": "0 to 86,400"}[option]
+    expected = {
+        "--threads": "1 to 4 per core",
+        "--memory-limit": "at most this machine's memory",
+        "--timeout": "at most 86,400 (a day)",
+        "--wait": "0 to 86,400",
+    }[option]
     assert expected in line, line

@@ -1,16 +1,16 @@
 """GPT-3 davinci log-probs on the Natural Stories: real file, counts, NULLs, spans."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.sources.catalog import by_path
-from predictabase.core.config import paths as make_paths
-from predictabase.core.errors import IngestError
-from ingest.sources.fetch import fetch_one
 from ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
 from ingest.scoring import store
+from ingest.sources.catalog import by_path
+from ingest.sources.fetch import fetch_one
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import IngestError
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, natural_stories, write_documents
 
 
@@ -35,8 +35,15 @@ def test_import_real_file(ns_paths):
     df = t.to_pandas()
     assert len(df) == 12373 and sorted(df.doc_id.unique(), key=int) == [str(i) for i in range(1, 11)]
     assert df.groupby("doc_id").size()["1"] == 1289
-    for col in ("token_id", "rank", "entropy_nats", "topk_token_ids", "topk_tokens", "topk_logprobs_nats",
-                "logprob_word_initial_nats"):
+    for col in (
+        "token_id",
+        "rank",
+        "entropy_nats",
+        "topk_token_ids",
+        "topk_tokens",
+        "topk_logprobs_nats",
+        "logprob_word_initial_nats",
+    ):
         assert df[col].isna().all(), col
     first = df[df.token_index == 0]
     assert len(first) == 10 and first.logprob_nats.isna().all()
@@ -61,6 +68,7 @@ def test_import_real_file(ns_paths):
 def test_bad_file_names_the_file(ns_paths, monkeypatch, tmp_path):
     p, _ = ns_paths
     from ingest.datasets import gpt3_natural_stories as imports_gpt3
+
     bad = tmp_path / "bad.csv"
     bad.write_text("token,logprob,offset,model\nIf,,0,davinci\n")
     monkeypatch.setattr(imports_gpt3, "verified_path", lambda sf, paths: bad)

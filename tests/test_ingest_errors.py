@@ -1,5 +1,6 @@
 """Bad inputs: corrupted bytes raise IngestError naming the file; a changed file stops ingest
 before anything is written."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,9 +8,10 @@ import shutil
 import duckdb
 import pytest
 
-from predictabase.core.config import Paths, paths as make_paths
-from ingest.datasets.registry import ingest_corpora as ingest
 from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
+from ingest.datasets.registry import ingest_corpora as ingest
+from predictabase.core.config import Paths
+from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import ChecksumError, IngestError
 
 TOK = natural_stories.TOK
@@ -27,14 +29,17 @@ def test_lm_game_doc_truncated_or_wrong(fetched_raw):
         lm_game.parse_doc(data[: len(data) // 2], "d.json")
 
 
-@pytest.mark.parametrize("parse, data, match", [
-    (lm_game.parse_doc, b'{"a": 1}', "non-empty JSON list"),
-    (lm_game.parse_doc, b'["a", 3]', "token 1"),
-    (lm_game.parse_doc, b'["caf\xe9"]', "not valid utf-8"),
-    (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 3, 1003], [1, 2, " a", 3, 1003]]', "row 1: expected"),
-    (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 0, 1003]]', "guessed_token_idx"),
-    (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 3, 1003], [1, 2', "truncated"),
-])
+@pytest.mark.parametrize(
+    "parse, data, match",
+    [
+        (lm_game.parse_doc, b'{"a": 1}', "non-empty JSON list"),
+        (lm_game.parse_doc, b'["a", 3]', "token 1"),
+        (lm_game.parse_doc, b'["caf\xe9"]', "not valid utf-8"),
+        (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 3, 1003], [1, 2, " a", 3, 1003]]', "row 1: expected"),
+        (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 0, 1003]]', "guessed_token_idx"),
+        (lm_game.parse_accuracy, b'[[1, 2, " a", "b", 3, 1003], [1, 2', "truncated"),
+    ],
+)
 def test_lm_game_files_that_are_wrong(parse, data, match):
     with pytest.raises(IngestError, match=match):
         parse(data, "f.json")
@@ -100,8 +105,10 @@ def private_raw(fetched_raw: Paths, tmp_path) -> Paths:
 def table_state(p: Paths) -> list:
     con = duckdb.connect(str(p.duckdb), read_only=True)
     try:
-        return [con.execute(f"select count(*), sum(hash(columns(*))) from {t}").fetchall()
-                for t in ("raw.documents", "raw.words")]
+        return [
+            con.execute(f"select count(*), sum(hash(columns(*))) from {t}").fetchall()
+            for t in ("raw.documents", "raw.words")
+        ]
     finally:
         con.close()
 

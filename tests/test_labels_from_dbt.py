@@ -10,6 +10,7 @@ them with the descriptions into the snapshot's `snapshot_columns`, and dashboard
   a variable name;
 * a snapshot from before the labels (or the descriptions) still shows every column, its name in words.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,21 +28,32 @@ from tests.dashboard_fixtures import dbt_column_meta
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "dashboards" / "app_pages"
 # the pages that draw tables (the games draw none; the SQL page's result grid shows the query's own columns)
-TABLE_PAGES = ("home", "perplexity", "human_perplexity", "languages", "next_word", "reading_times", "scoreboard",
-               "top1", "wild", "word_surprisal")
-NUMERIC = re.compile(r"^(bigint|double|integer|int|float|real|decimal|hugeint|smallint|tinyint|ubigint)",
-                     re.IGNORECASE)
+TABLE_PAGES = (
+    "home",
+    "perplexity",
+    "human_perplexity",
+    "languages",
+    "next_word",
+    "reading_times",
+    "scoreboard",
+    "top1",
+    "wild",
+    "word_surprisal",
+)
+NUMERIC = re.compile(r"^(bigint|double|integer|int|float|real|decimal|hugeint|smallint|tinyint|ubigint)", re.IGNORECASE)
 
 
 @pytest.fixture
 def labels_module(monkeypatch):
     """dashboards/labels.py, fresh (its caches empty), reading the snapshot PREDICTABASE_WAREHOUSE names."""
     import streamlit as st
+
     st.cache_data.clear()
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
     for name in ("data", "labels"):
         sys.modules.pop(name, None)
     import labels
+
     return labels
 
 
@@ -56,11 +68,13 @@ def _yaml_columns() -> dict[str, dict[str, dict]]:
 
 def test_a_column_name_has_one_label_in_every_mart():
     import yaml
+
     columns = _yaml_columns()
     labelled = {col: marts for col, marts in columns.items() if any(m["label"] for m in marts.values())}
     for col, marts in sorted(labelled.items()):
-        assert {mart: m["label"] for mart, m in marts.items()} == {mart: marts[min(marts)]["label"] for mart in marts}, \
-            col  # every mart that has the column labels it, and alike
+        assert {mart: m["label"] for mart, m in marts.items()} == {
+            mart: marts[min(marts)]["label"] for mart in marts
+        }, col  # every mart that has the column labels it, and alike
         formats = {m["format"] for m in marts.values() if m["format"]}
         assert len(formats) <= 1, (col, formats)
     # what the pages show: the perplexity, sources, models, scoreboard, word and cloze columns among them
@@ -76,21 +90,28 @@ def test_a_column_name_has_one_label_in_every_mart():
 
 def _manifest_meta(paths) -> dict[tuple[str, str], dict]:
     nodes = json.loads((paths.warehouse / "dbt" / "target" / "manifest.json").read_text())["nodes"]
-    return {(n["name"], c): (v.get("config") or {}).get("meta") or {} for n in nodes.values()
-            if n["resource_type"] == "model" and n["schema"] == "marts" for c, v in n["columns"].items()}
+    return {
+        (n["name"], c): (v.get("config") or {}).get("meta") or {}
+        for n in nodes.values()
+        if n["resource_type"] == "model" and n["schema"] == "marts"
+        for c, v in n["columns"].items()
+    }
 
 
 def test_the_build_carries_the_labels_to_the_snapshot(real_warehouse):
     yaml_meta = {k: v for k, v in dbt_column_meta().items() if v["label"]}
     manifest = {k: v for k, v in _manifest_meta(real_warehouse).items() if v.get("label")}
-    assert {k: (v["label"], v["format"]) for k, v in yaml_meta.items()} == \
-        {k: (v["label"], v.get("format")) for k, v in manifest.items()}
+    assert {k: (v["label"], v["format"]) for k, v in yaml_meta.items()} == {
+        k: (v["label"], v.get("format")) for k, v in manifest.items()
+    }
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
-        rows = con.execute("SELECT mart, column_name, label, format FROM snapshot_columns "
-                           "WHERE label IS NOT NULL").fetchall()
+        rows = con.execute(
+            "SELECT mart, column_name, label, format FROM snapshot_columns WHERE label IS NOT NULL"
+        ).fetchall()
     # every labelled column of every published mart (a mart the build publishes is in the manifest)
-    assert {(m, c): (lab, fmt) for m, c, lab, fmt in rows} == {k: (v["label"], v.get("format"))
-                                                                for k, v in manifest.items()}
+    assert {(m, c): (lab, fmt) for m, c, lab, fmt in rows} == {
+        k: (v["label"], v.get("format")) for k, v in manifest.items()
+    }
     assert len(rows) >= 330
     # dbt's deprecation warnings go to its log (its console is silenced): the YAML has none to give
     log = (real_warehouse.warehouse / "dbt" / "logs" / "dbt.log").read_text(errors="replace")
@@ -101,13 +122,16 @@ def test_a_page_shows_the_yaml_label_format_and_description(real_warehouse, labe
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(real_warehouse.marts))
     labels = labels_module
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
-        described = con.execute("SELECT mart, column_name, data_type, description, label, format "
-                                "FROM snapshot_columns WHERE label IS NOT NULL ORDER BY mart, ordinal").fetchall()
+        described = con.execute(
+            "SELECT mart, column_name, data_type, description, label, format "
+            "FROM snapshot_columns WHERE label IS NOT NULL ORDER BY mart, ordinal"
+        ).fetchall()
         marts = sorted({r[0] for r in described})
         frames = {m: con.execute(f'SELECT * FROM "{m}" LIMIT 1').fetchdf() for m in marts}
         elsewhere = defaultdict(set)  # column -> the descriptions marts give it
-        for col, description in con.execute("SELECT column_name, description FROM snapshot_columns "
-                                            "WHERE description IS NOT NULL").fetchall():
+        for col, description in con.execute(
+            "SELECT column_name, description FROM snapshot_columns WHERE description IS NOT NULL"
+        ).fetchall():
             elsewhere[col].add(description)
     checked = 0
     for mart in marts:
@@ -118,8 +142,10 @@ def test_a_page_shows_the_yaml_label_format_and_description(real_warehouse, labe
             cfg = config[col]
             assert cfg["label"] == label, (mart, col)
             # that mart's description of it, in dbt's words; where it gives none, another mart's
-            assert cfg.get("help") == description if description else cfg.get("help") in elsewhere[col] | {None}, \
-                (mart, col)
+            assert cfg.get("help") == description if description else cfg.get("help") in elsewhere[col] | {None}, (
+                mart,
+                col,
+            )
             if fmt and NUMERIC.match(dtype) and not pd.api.types.is_bool_dtype(frames[mart][col]):
                 assert cfg["type_config"]["format"] == fmt, (mart, col)
             assert labels.header(col) == label and labels.COLUMNS[col] == (label, fmt or labels.number_format(col))
@@ -145,6 +171,7 @@ def _column_configs(at) -> list[tuple[str, str, dict]]:
 
 def test_no_page_shows_a_variable_name_as_help_or_header(real_warehouse, labels_module, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(real_warehouse.marts))
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
         names = {r[0] for r in con.execute("SELECT DISTINCT column_name FROM snapshot_columns").fetchall()}
@@ -171,10 +198,12 @@ def _snapshot(path: Path, with_columns: str | None) -> Path:
         con.execute("INSERT INTO mart_model_perplexity VALUES (1.25, 'gpt2')")
         con.execute("CREATE TABLE snapshot_info AS SELECT 'old' AS snapshot_id")
         if with_columns == "descriptions":  # a snapshot from before the labels
-            con.execute("CREATE TABLE snapshot_columns AS SELECT * FROM (VALUES "
-                        "('mart_model_perplexity', 'bits_per_byte', 'DOUBLE', 'bits per UTF-8 byte of the text', 1), "
-                        "('mart_model_perplexity', 'model_key', 'VARCHAR', NULL, 2)) "
-                        "t(mart, column_name, data_type, description, ordinal)")
+            con.execute(
+                "CREATE TABLE snapshot_columns AS SELECT * FROM (VALUES "
+                "('mart_model_perplexity', 'bits_per_byte', 'DOUBLE', 'bits per UTF-8 byte of the text', 1), "
+                "('mart_model_perplexity', 'model_key', 'VARCHAR', NULL, 2)) "
+                "t(mart, column_name, data_type, description, ordinal)"
+            )
     return path
 
 

@@ -6,6 +6,7 @@ move. Also the `live` ingest job: idempotent, seen by refresh, and a broken stor
 The warehouse: a copy of the session's real_warehouse (UCL scored by the tiny GPT-2, the pairwise game) with
 the LM game's documents, top-1 guesses and vocabulary ingested and their marts built.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def live_wh(real_warehouse, tmp_path_factory):
     from ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
+
     tmp = tmp_path_factory.mktemp("live")
     p = make_paths(tmp / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
@@ -38,8 +40,6 @@ def live_wh(real_warehouse, tmp_path_factory):
     dbt_build(p, select="stg_game_doc_tokens+ stg_top1_guesses+ stg_game_vocabulary+ stg_pairwise_answers+ tag:live")
     publish(p)
     return {"paths": p, "tmp": tmp}
-
-
 
 
 @contextlib.contextmanager
@@ -75,8 +75,7 @@ def _pick_token(page: Page, search: str, option: str) -> None:
     box.fill(search)
     box.press("Enter")
     page.wait_idle()
-    pg.get_by_role("combobox", name=re.compile("^The next token")).and_(
-        pg.locator(":not([disabled])")).click()
+    pg.get_by_role("combobox", name=re.compile("^The next token")).and_(pg.locator(":not([disabled])")).click()
     pg.get_by_role("option", name=option, exact=True).first.click()
 
 
@@ -110,8 +109,11 @@ def _play_top1(page: Page, url: str, marts) -> dict:
     typed = " and" if "␣and" in caption.inner_text() else "and"  # no space after a newline
     reveals.append(_guess_and_reveal(page))
     # another corpus: UCL, which the tiny GPT-2 scored, so its candidates are shown
-    page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts"),
-              pg.get_by_role("option", name=re.compile("UCL")), re.compile("UCL"))
+    page.pick(
+        pg.locator('[data-testid="stSelectbox"]').filter(has_text="Texts"),
+        pg.get_by_role("option", name=re.compile("UCL")),
+        re.compile("UCL"),
+    )
     pg.get_by_text("picking a token").click()
     _pick_token(page, "the", "␣the")
     pg.get_by_role("button", name="Guess").click()
@@ -156,8 +158,11 @@ def _play_pairwise(page: Page, url: str) -> dict:
 
     training = [one("80%")]
     assert "points" in training[0] and "was the original" in training[0]
-    page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
-              pg.get_by_role("option", name="5", exact=True), re.compile(r"\b5\b"))  # 5, not the default 10
+    page.pick(
+        pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
+        pg.get_by_role("option", name="5", exact=True),
+        re.compile(r"\b5\b"),
+    )  # 5, not the default 10
     pg.get_by_role("button", name="Start the real game").click()
     rounds = [one(c) for c in ("70%", "30%", "99%", "10%", "60%")]
     pg.get_by_text("Your perplexity").first.wait_for()
@@ -170,8 +175,11 @@ def _play_pairwise(page: Page, url: str) -> dict:
 
 def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(live_wh, browser):
     p, tmp = live_wh["paths"], live_wh["tmp"]
-    before = _marts(p, "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
-                       "ORDER BY subset, rounding, uncertainty_method")
+    before = _marts(
+        p,
+        "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
+        "ORDER BY subset, rounding, uncertainty_method",
+    )
     top1_before = _marts(p, "SELECT predictor, subset, n, n_correct FROM mart_top1_summary ORDER BY ALL")
     with serving(p, tmp) as url:
         page = Page(browser, tmp)
@@ -185,14 +193,20 @@ def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(
     # at once: in the live store, beside the warehouse (validated, one row per answer)
     store = live.store_path(p.warehouse)
     with sqlite3.connect(store) as con:
-        t1_rows = con.execute("SELECT player_id, corpus, guess, input_mode FROM top1_answers ORDER BY answer_id"
-                              ).fetchall()
-        pw_rows = con.execute("SELECT player_id, comparison_id, p_percent FROM pairwise_answers ORDER BY answer_id"
-                              ).fetchall()
+        t1_rows = con.execute(
+            "SELECT player_id, corpus, guess, input_mode FROM top1_answers ORDER BY answer_id"
+        ).fetchall()
+        pw_rows = con.execute(
+            "SELECT player_id, comparison_id, p_percent FROM pairwise_answers ORDER BY answer_id"
+        ).fetchall()
         ada = con.execute("SELECT player_id FROM players WHERE display_name = 'Ada Lovelace'").fetchone()[0]
-    assert [r[1:] for r in t1_rows] == [("lm_game", " the", "list"), ("lm_game", " of", "list"),
-                                        ("lm_game", "\n", "list"), ("lm_game", t1["typed"], "typed"),
-                                        ("ucl", " the", "list")]
+    assert [r[1:] for r in t1_rows] == [
+        ("lm_game", " the", "list"),
+        ("lm_game", " of", "list"),
+        ("lm_game", "\n", "list"),
+        ("lm_game", t1["typed"], "typed"),
+        ("ucl", " the", "list"),
+    ]
     assert {r[0] for r in t1_rows} == {t1["code"]}
     assert len(pw_rows) == 6 and {r[0] for r in pw_rows} == {ada}
     assert "was the original" in pw["rounds"][0]
@@ -202,35 +216,66 @@ def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(
 
     # then a build: the store is flushed into raw.live_* and the human tables, and the marts hold them
     env = {**__import__("os").environ, "PREDICTABASE_DBT_DOCS": "0"}
-    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse), "--select",
-                          "stg_top1_guesses+ stg_pairwise_answers+ tag:live"],
-                         capture_output=True, text=True, env=env, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "predictabase",
+            "build",
+            "--warehouse",
+            str(p.warehouse),
+            "--select",
+            "stg_top1_guesses+ stg_pairwise_answers+ tag:live",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     with duckdb.connect(str(p.duckdb), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM raw.live_top1_answers").fetchone()[0] == 5
         assert con.execute("SELECT count(*) FROM raw.live_pairwise_answers").fetchone()[0] == 6
-        assert con.execute("SELECT source, count(*) FROM staging.stg_top1_guesses GROUP BY ALL ORDER BY 1"
-                           ).fetchall() == [("live", 5), ("study", 25203)]
-        assert con.execute("SELECT count(*) FROM staging.stg_pairwise_answers WHERE source = 'live' AND player = ?",
-                           [f"live:{ada}"]).fetchone()[0] == 6
+        assert con.execute(
+            "SELECT source, count(*) FROM staging.stg_top1_guesses GROUP BY ALL ORDER BY 1"
+        ).fetchall() == [("live", 5), ("study", 25203)]
+        assert (
+            con.execute(
+                "SELECT count(*) FROM staging.stg_pairwise_answers WHERE source = 'live' AND player = ?",
+                [f"live:{ada}"],
+            ).fetchone()[0]
+            == 6
+        )
     answers = _marts(p, "SELECT corpus, guess, is_correct, player_label FROM mart_live_top1_answers ORDER BY answer_id")
     assert [a[:2] for a in answers] == [(r[1], r[2]) for r in t1_rows]
     assert {a[3] for a in answers} == {f"anonymous {t1['code']}"}
     n_right = sum(a[2] for a in answers)
-    acc = _marts(p, "SELECT DISTINCT n_answers, n_correct, accuracy FROM mart_live_top1_players WHERE player_id = ?",
-                 [f"live:{t1['code']}"])
+    acc = _marts(
+        p,
+        "SELECT DISTINCT n_answers, n_correct, accuracy FROM mart_live_top1_players WHERE player_id = ?",
+        [f"live:{t1['code']}"],
+    )
     assert acc == [(5, n_right, n_right / 5)]
     assert f"{100 * n_right / 5:.0f}%" in t1["last"]  # the page showed the mart's accuracy
-    row = _marts(p, "SELECT player_label, n_questions, perplexity, perplexity_low, perplexity_high "
-                    "FROM mart_pairwise_player_perplexity WHERE source = 'live' AND scope = 'player'")
+    row = _marts(
+        p,
+        "SELECT player_label, n_questions, perplexity, perplexity_low, perplexity_high "
+        "FROM mart_pairwise_player_perplexity WHERE source = 'live' AND scope = 'player'",
+    )
     assert len(row) == 1 and row[0][0] == "Ada Lovelace" and row[0][1] == 5
     assert [round(v, 1) for v in row[0][2:]] == shown_ppl  # the page's number is the mart's
-    points = _marts(p, "SELECT count(*), count(points), count(term), count(*) FILTER (WHERE auto_answered) "
-                       "FROM mart_live_pairwise_answers WHERE player_label = 'Ada Lovelace'")
+    points = _marts(
+        p,
+        "SELECT count(*), count(points), count(term), count(*) FILTER (WHERE auto_answered) "
+        "FROM mart_live_pairwise_answers WHERE player_label = 'Ada Lovelace'",
+    )
     assert points == [(6, 6, 6, 0)]  # no round was answered for the player: every one was playable
     # the published study's numbers did not move
-    after = _marts(p, "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
-                      "ORDER BY subset, rounding, uncertainty_method")
+    after = _marts(
+        p,
+        "SELECT perplexity, n_answers FROM mart_pairwise_perplexity WHERE predictor_kind = 'human' "
+        "ORDER BY subset, rounding, uncertainty_method",
+    )
     assert [n for _, n in after] == [n for _, n in before]
     assert [v for v, _ in after] == pytest.approx([v for v, _ in before], rel=1e-12)  # summation order only
     top1_after = _marts(p, "SELECT predictor, subset, n, n_correct FROM mart_top1_summary ORDER BY ALL")
@@ -240,6 +285,7 @@ def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(
 def test_the_live_job_is_idempotent_and_seen_by_refresh(live_wh):
     from ingest.datasets.registry import run_ingest
     from predictabase.refresh.plans import plan_ingest
+
     p = live_wh["paths"]
     run_ingest(p, ["live"], show_progress=False)
     assert "live" not in plan_ingest(p)
@@ -249,14 +295,17 @@ def test_the_live_job_is_idempotent_and_seen_by_refresh(live_wh):
     catalog = live.Catalog.from_snapshot(p.marts)
     me = live.new_player(store)
     q = sorted(q for q in catalog.top1_questions if q[0] == "lm_game")[0]
-    live.record_top1(store, catalog, player_id=me, session_id="t", corpus=q[0], doc_id=q[1], position=q[2],
-                     guess=" the")
+    live.record_top1(
+        store, catalog, player_id=me, session_id="t", corpus=q[0], doc_id=q[1], position=q[2], guess=" the"
+    )
     assert plan_ingest(p)["live"] == "players answered in the live games"
     for _ in range(2):  # twice: replaced, never appended twice
         run_ingest(p, ["live"], show_progress=False)
         with duckdb.connect(str(p.duckdb), read_only=True) as con:
-            assert con.execute("SELECT count(*), count(DISTINCT answer_id) FROM raw.live_top1_answers").fetchone() \
-                == (n0 + 1, n0 + 1)
+            assert con.execute("SELECT count(*), count(DISTINCT answer_id) FROM raw.live_top1_answers").fetchone() == (
+                n0 + 1,
+                n0 + 1,
+            )
     assert "live" not in plan_ingest(p)
 
 
@@ -268,8 +317,12 @@ def test_a_broken_store_is_refused_in_one_line_and_changes_nothing(live_wh, tmp_
         f.unlink()
     store.write_bytes(store.read_bytes()[:1000])  # a truncated file
     marts = p.marts.read_bytes()
-    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse)],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and "live/answers.sqlite" in lines[0] and "Traceback" not in res.stderr, res.stderr
@@ -279,8 +332,8 @@ def test_a_broken_store_is_refused_in_one_line_and_changes_nothing(live_wh, tmp_
 # browsers answering at once against one app: two per core, 4 to 8 (a 2-core machine runs 4 browsers beside the
 # server; 8 on 2 cores measured the browsers, not the app, and timed out under load)
 CLIENTS = max(4, min(8, 2 * (os.cpu_count() or 2)))
-GUESSES = 3        # top-1 guesses each
-TRAINING = 2       # pairwise training answers each
+GUESSES = 3  # top-1 guesses each
+TRAINING = 2  # pairwise training answers each
 
 
 async def _client_plays(browser, url: str, n: int) -> dict:
@@ -300,8 +353,11 @@ async def _client_plays(browser, url: str, n: int) -> dict:
             box = pg.get_by_label(re.compile("^Search the game's"))
             await box.fill("the")
             await box.press("Enter")
-            await pg.get_by_role("combobox", name=re.compile("^The next token")).and_(
-                pg.locator(":not([disabled])")).click()
+            await (
+                pg.get_by_role("combobox", name=re.compile("^The next token"))
+                .and_(pg.locator(":not([disabled])"))
+                .click()
+            )
             await pg.get_by_role("option", name="␣the", exact=True).first.click()
             await pg.get_by_role("button", name="Guess").click()
             await pg.get_by_role("button", name="Next position").click()
@@ -325,13 +381,17 @@ def test_parallel_browsers_on_the_real_app_lose_and_duplicate_nothing(live_wh):
     import threading
 
     from playwright.async_api import async_playwright
+
     p, tmp = live_wh["paths"], live_wh["tmp"]
     store = live.store_path(p.warehouse)
 
     async def run(url: str) -> list[dict]:
         async with async_playwright() as pw:
-            b = await pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            b = await pw.chromium.launch(
+                executable_path=shutil.which("chromium"),
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+            )
             try:
                 return await asyncio.gather(*[_client_plays(b, url, n) for n in range(CLIENTS)])
             finally:
@@ -348,12 +408,20 @@ def test_parallel_browsers_on_the_real_app_lose_and_duplicate_nothing(live_wh):
     assert len(set(players)) == CLIENTS
     with sqlite3.connect(store) as con:
         marks = ",".join("?" * CLIENTS)
-        t1 = con.execute(f"SELECT player_id, count(*), count(DISTINCT corpus || doc_id || position) FROM top1_answers "
-                         f"WHERE player_id IN ({marks}) GROUP BY player_id", players).fetchall()
-        pw = con.execute(f"SELECT player_id, count(*), count(DISTINCT comparison_id) FROM pairwise_answers "
-                         f"WHERE player_id IN ({marks}) GROUP BY player_id", players).fetchall()
-    print(f"\n{CLIENTS} browsers at once: top-1 {sum(r[1] for r in t1)} stored of {sum(r['top1'] for r in results)} "
-          f"confirmed, pairwise {sum(r[1] for r in pw)} stored of {sum(r['pairwise'] for r in results)} confirmed")
+        t1 = con.execute(
+            f"SELECT player_id, count(*), count(DISTINCT corpus || doc_id || position) FROM top1_answers "
+            f"WHERE player_id IN ({marks}) GROUP BY player_id",
+            players,
+        ).fetchall()
+        pw = con.execute(
+            f"SELECT player_id, count(*), count(DISTINCT comparison_id) FROM pairwise_answers "
+            f"WHERE player_id IN ({marks}) GROUP BY player_id",
+            players,
+        ).fetchall()
+    print(
+        f"\n{CLIENTS} browsers at once: top-1 {sum(r[1] for r in t1)} stored of {sum(r['top1'] for r in results)} "
+        f"confirmed, pairwise {sum(r[1] for r in pw)} stored of {sum(r['pairwise'] for r in results)} confirmed"
+    )
     assert sorted(t1) == sorted((pl, GUESSES, GUESSES) for pl in players)
     assert sorted(pw) == sorted((pl, TRAINING, TRAINING) for pl in players)
 
@@ -388,8 +456,9 @@ def test_an_app_restart_loses_nothing_and_the_player_goes_on(live_wh, browser):
         finally:
             page.close()
     with sqlite3.connect(store) as con:
-        assert con.execute("SELECT count(*), count(DISTINCT doc_id || ':' || position) FROM top1_answers "
-                           "WHERE player_id = ?", [code]).fetchone() == (2, 2)
+        assert con.execute(
+            "SELECT count(*), count(DISTINCT doc_id || ':' || position) FROM top1_answers WHERE player_id = ?", [code]
+        ).fetchone() == (2, 2)
 
 
 _REVEAL = re.compile(r"Token (A|B) \(.*\) was the original\. You said (\d+)% for A: \*?\*?([+-]?\S+) points")
@@ -400,13 +469,18 @@ def _expected_points(p, store, player: str) -> list[tuple[str, float]]:
     points computed here from the store's row and the marts' generator log-probability (not the page's SQL):
     1000 * g(y|c) * (ln p_y - ln 0.5), p_y the stated probability that the original is the original."""
     with sqlite3.connect(store) as con:
-        rows = con.execute("SELECT comparison_id, true_token_shown_as, p_percent FROM pairwise_answers "
-                           "WHERE player_id = ? ORDER BY answer_id", [player]).fetchall()
+        rows = con.execute(
+            "SELECT comparison_id, true_token_shown_as, p_percent FROM pairwise_answers "
+            "WHERE player_id = ? ORDER BY answer_id",
+            [player],
+        ).fetchall()
     import math
+
     out = []
     for cid, side, p_true in rows:
-        (lp_y,) = _marts(p, "SELECT generator_logprob_y_nats FROM mart_pairwise_game_questions WHERE comparison_id = ?",
-                         [cid])[0]
+        (lp_y,) = _marts(
+            p, "SELECT generator_logprob_y_nats FROM mart_pairwise_game_questions WHERE comparison_id = ?", [cid]
+        )[0]
         out.append((side, 1000.0 * math.exp(lp_y) * (math.log(p_true / 100.0) - math.log(0.5))))
     return out
 
@@ -450,10 +524,14 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
             page.wait_idle()
             total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points in training").inner_text()
             assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(
-                sum(w for _, w in expected), abs=0.051)
+                sum(w for _, w in expected), abs=0.051
+            )
 
-            page.pick(pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
-                      pg.get_by_role("option", name="5", exact=True), re.compile(r"\b5\b"))
+            page.pick(
+                pg.locator('[data-testid="stSelectbox"]').filter(has_text="Questions in your game"),
+                pg.get_by_role("option", name="5", exact=True),
+                re.compile(r"\b5\b"),
+            )
             pg.get_by_role("button", name="Start the real game").click()
             game_points = []
             for choice in ("70%", "30%", "99%", "10%", "60%"):
@@ -467,12 +545,15 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
                 game_points.append(float(_REVEAL.search(main).group(3)))
                 total = pg.locator('[data-testid="stMetric"]').filter(has_text="Your points in the game").inner_text()
                 # the game's running total holds its own answers only, not the training ones
-                assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(sum(game_points),
-                                                                                        abs=0.051 * len(game_points))
+                assert float(re.search(r"[+-]\d+\.\d", total).group(0)) == pytest.approx(
+                    sum(game_points), abs=0.051 * len(game_points)
+                )
                 pg.get_by_role("button", name="Next question").click()
             pg.get_by_text("Your perplexity").first.wait_for()
             page.wait_idle()
-            result = re.search(r"your estimated perplexity is ([\d.]+)", pg.locator('[data-testid="stMain"]').inner_text())
+            result = re.search(
+                r"your estimated perplexity is ([\d.]+)", pg.locator('[data-testid="stMain"]').inner_text()
+            )
             assert result
             address = pg.url
             assert "game=5" in address and f"player={code}" in address
@@ -489,8 +570,9 @@ def test_pairwise_points_are_right_whichever_side_the_original_is_on_and_a_reloa
         finally:
             page.close()
     with sqlite3.connect(store) as con:  # every answer stored once
-        n, distinct = con.execute("SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers "
-                                  "WHERE player_id = ?", [code]).fetchone()
+        n, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT comparison_id) FROM pairwise_answers WHERE player_id = ?", [code]
+        ).fetchone()
     assert n == distinct == len(shown) + 5
 
 
@@ -499,23 +581,50 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
     no test saw it (not_null passes NaN). Answers on both sides, at every choice, then a build: the mart's points
     are the independent computation, and the build's generic test finite_or_null (on every mart) holds."""
     import math
+
     p = live_wh["paths"]
     store = live.store_path(p.warehouse)
     catalog = live.Catalog.from_snapshot(p.marts)
     me = live.new_player(store)
-    ids = sorted(catalog.pairwise_true)[:2 * len(live.CHOICES_PERCENT)]
+    ids = sorted(catalog.pairwise_true)[: 2 * len(live.CHOICES_PERCENT)]
     for i, (cid, choice) in enumerate(zip(ids, live.CHOICES_PERCENT * 2)):
         same = catalog.pairwise_samples[cid][0] == catalog.pairwise_true[cid]
-        live.record_pairwise(store, catalog, player_id=me, session_id=f"s{i}", comparison_id=cid, k=0,
-                             true_token_shown_as="AB"[i % 2], p_a_percent=50.0 if same else choice)
+        live.record_pairwise(
+            store,
+            catalog,
+            player_id=me,
+            session_id=f"s{i}",
+            comparison_id=cid,
+            k=0,
+            true_token_shown_as="AB"[i % 2],
+            p_a_percent=50.0 if same else choice,
+        )
     env = {**__import__("os").environ, "PREDICTABASE_DBT_DOCS": "0"}
-    res = subprocess.run([sys.executable, "-m", "predictabase", "build", "--warehouse", str(p.warehouse), "--select",
-                          "stg_pairwise_answers+ tag:live"], capture_output=True, text=True, env=env, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "predictabase",
+            "build",
+            "--warehouse",
+            str(p.warehouse),
+            "--select",
+            "stg_pairwise_answers+ tag:live",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
-    rows = _marts(p, "SELECT a.true_token_shown_as, a.p_percent, a.points, q.generator_logprob_y_nats, "
-                     "a.auto_answered, a.term "
-                     "FROM mart_live_pairwise_answers a JOIN mart_pairwise_game_questions q USING (comparison_id) "
-                     "WHERE a.player_id = ? ORDER BY a.answer_id", [f"live:{me}"])
+    rows = _marts(
+        p,
+        "SELECT a.true_token_shown_as, a.p_percent, a.points, q.generator_logprob_y_nats, "
+        "a.auto_answered, a.term "
+        "FROM mart_live_pairwise_answers a JOIN mart_pairwise_game_questions q USING (comparison_id) "
+        "WHERE a.player_id = ? ORDER BY a.answer_id",
+        [f"live:{me}"],
+    )
     assert len(rows) == len(ids) and {r[0] for r in rows} == {"A", "B"}
     assert any(r[4] for r in rows) and not all(r[4] for r in rows)  # answers on an identical sample among them
     for side, p_true, points, lp_y, auto, term in rows:
@@ -524,8 +633,9 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
         assert (term is None) == auto and (auto or math.isfinite(term))
         assert points == pytest.approx(1000 * math.exp(lp_y) * (math.log(p_true / 100) - math.log(0.5)), abs=1e-9)
     # the generic test ran on every mart of this build (dbt's log lists each)
-    log = "".join(f.read_text(encoding="utf-8", errors="replace")
-                  for f in (p.warehouse / "dbt" / "logs").glob("dbt.log*"))
+    log = "".join(
+        f.read_text(encoding="utf-8", errors="replace") for f in (p.warehouse / "dbt" / "logs").glob("dbt.log*")
+    )
     assert "finite_or_null_mart_live_pairwise_answers" in log
 
 
@@ -533,6 +643,7 @@ def _text_of(piece: str) -> str:
     """A byte-level BPE vocabulary string as text, decoded here through transformers' own byte table (not the
     mart's SQL): UTF-8 when the bytes are whole characters, else '‹bytes …›'."""
     from ingest.scoring.profile import byte_decoder
+
     raw = bytes(byte_decoder()[ch] for ch in piece)
     try:
         return raw.decode("utf-8")
@@ -552,7 +663,8 @@ def test_the_models_candidates_read_as_text(live_wh):
             "JOIN marts.mart_live_top1_questions q USING (corpus, doc_id, position) "
             "JOIN intermediate.int_token_scores t ON t.run_id = c.run_id AND t.corpus = c.corpus "
             "AND t.doc_id = c.doc_id AND t.char_start = q.true_char_start "
-            "ORDER BY c.doc_id, c.position, t.token_index").fetchall()
+            "ORDER BY c.doc_id, c.position, t.token_index"
+        ).fetchall()
     assert len(raw) > 100
     seen = {}
     for doc, pos, shown, pieces, correct, true in raw:
@@ -577,15 +689,19 @@ def test_the_token_search_puts_the_token_that_fits_first(live_wh, browser):
         pg.get_by_role("button", name="Play anonymously").click()
         pg.get_by_text("Playing as").wait_for()
         page.wait_idle()
-        for attempt in range(6):  # a question whose context ends mid-line (most do)
+        for _attempt in range(6):  # a question whose context ends mid-line (most do)
             context = pg.locator('[data-testid="stCode"]').first.inner_text()
             if not context.rstrip("▌").endswith(("\n", " ")) and context.rstrip("▌"):
                 break
             page.after_rerun(pg.get_by_role("button", name="New passage").click)
         header = re.search(r"passage (\S+)\*?\*?, question (\d+)", pg.locator('[data-testid="stMain"]').inner_text())
         doc, position = header.group(1), int(header.group(2))
-        impossible = _marts(p, "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
-                               "AND doc_id = ? AND position = ?", [doc, position])
+        impossible = _marts(
+            p,
+            "SELECT is_impossible FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
+            "AND doc_id = ? AND position = ?",
+            [doc, position],
+        )
         assert impossible == [(False,)]
         box = pg.get_by_label(re.compile("^Search the game's"))
         box.fill("the")
@@ -646,14 +762,29 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
         main = pg.locator('[data-testid="stMain"]').inner_text()
         code = re.search(r"player code (p[0-9a-f]{12})", main).group(1)
         doc, position = re.search(r"passage (\S+?)\*?\*?, question (\d+)", main).groups()
-        asked = [r[0] for r in _marts(p, "SELECT position FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
-                                         "AND doc_id = ? AND NOT coalesce(is_impossible, false) ORDER BY position",
-                                      [doc])]
+        asked = [
+            r[0]
+            for r in _marts(
+                p,
+                "SELECT position FROM mart_live_top1_questions WHERE corpus = 'lm_game' "
+                "AND doc_id = ? AND NOT coalesce(is_impossible, false) ORDER BY position",
+                [doc],
+            )
+        ]
         assert int(position) == asked[0]  # a passage may have one question only: then it is the last one
         catalog = live.Catalog.from_snapshot(p.marts)
         for k, pos in enumerate(asked[1:]):  # sessions of 20 answers: the store's rate limit is per session
-            live.record_top1(store, catalog, player_id=code, session_id=f"s{k // 20:04d}abcdef", corpus="lm_game",
-                             doc_id=doc, position=pos, guess=" the", input_mode="list")
+            live.record_top1(
+                store,
+                catalog,
+                player_id=code,
+                session_id=f"s{k // 20:04d}abcdef",
+                corpus="lm_game",
+                doc_id=doc,
+                position=pos,
+                guess=" the",
+                input_mode="list",
+            )
         _pick_token(page, "the", "␣the")
         # the page says so in a toast, which leaves after a few seconds: every toast text shown is recorded, so a
         # loaded machine (two full runs timed out waiting for the toast itself) cannot hide it from the test;
@@ -664,15 +795,19 @@ def test_a_finished_passage_deals_the_next_one(live_wh, browser):
             .observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
         page.after_rerun(pg.get_by_role("button", name="Guess").click)
         page.after_rerun(pg.get_by_role("button", name="Next position").click)
-        pg.wait_for_function("m => window.__toasts.some(t => t.includes(m))",
-                             arg="You answered every question of that passage: here is another one.", timeout=60_000)
+        pg.wait_for_function(
+            "m => window.__toasts.some(t => t.includes(m))",
+            arg="You answered every question of that passage: here is another one.",
+            timeout=60_000,
+        )
         main = pg.locator('[data-testid="stMain"]').inner_text()
         new_doc = re.search(r"passage (\S+?)\*?\*?, question (\d+)", main).group(1)
         assert new_doc != doc, main[:600]
         page.assert_no_exception()
     with sqlite3.connect(store) as con:
-        rows = con.execute("SELECT doc_id, position FROM top1_answers WHERE player_id = ? ORDER BY position",
-                           [code]).fetchall()
+        rows = con.execute(
+            "SELECT doc_id, position FROM top1_answers WHERE player_id = ? ORDER BY position", [code]
+        ).fetchall()
     assert rows == [(doc, pos) for pos in asked]
 
 
@@ -682,13 +817,21 @@ def test_macro_runs_in_parallel_threads_see_only_their_own_frames():
     import threading
 
     import pandas as pd
+
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "dashboards"))
     import live_games
+
     got: dict[int, set] = {}
 
     def player(i: int) -> None:
-        terms = pd.DataFrame({"player": [f"p{i}"] * 3, "comparison_id": [1, 2, 3], "term": [1.0 + i, 2.0, 3.0],
-                              "generator_loss_nats": [1.0, 1.0, 1.0]})
+        terms = pd.DataFrame(
+            {
+                "player": [f"p{i}"] * 3,
+                "comparison_id": [1, 2, 3],
+                "term": [1.0 + i, 2.0, 3.0],
+                "generator_loss_nats": [1.0, 1.0, 1.0],
+            }
+        )
         for _ in range(40):
             r = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}", {"terms": terms})
             got.setdefault(i, set()).add((tuple(r["player"]), int(r["n_questions"].iloc[0])))
@@ -705,6 +848,7 @@ def _live_games_module():
     """dashboards/live_games.py, imported as the app imports it (the dashboards folder on the path)."""
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "dashboards"))
     import live_games
+
     return live_games
 
 
@@ -717,21 +861,44 @@ def test_the_estimator_answers_identical_samples_itself_as_the_paper_does():
     import math
 
     import pandas as pd
+
     lg = _live_games_module()
     gy = 0.4
-    questions = pd.DataFrame({"comparison_id": [7], "question_set": ["set_1"], "is_word_token": [True],
-                              "generator_logprob_y_nats": [math.log(gy)]})
+    questions = pd.DataFrame(
+        {
+            "comparison_id": [7],
+            "question_set": ["set_1"],
+            "is_word_token": [True],
+            "generator_logprob_y_nats": [math.log(gy)],
+        }
+    )
     g = [0.4, 0.4, 0.1, 0.05, 0.05]
-    samples = pd.DataFrame({"comparison_id": [7] * 5, "k": list(range(5)),
-                            "sample_token": [" on", " on", " on", " in", " at"],
-                            "is_true_token": [True, True, True, False, False],
-                            "generator_logprob_x_nats": [math.log(v) for v in g]})
+    samples = pd.DataFrame(
+        {
+            "comparison_id": [7] * 5,
+            "k": list(range(5)),
+            "sample_token": [" on", " on", " on", " in", " at"],
+            "is_true_token": [True, True, True, False, False],
+            "generator_logprob_x_nats": [math.log(v) for v in g],
+        }
+    )
 
     def terms(k: int, p: float, playable: str) -> pd.DataFrame:
-        answers = pd.DataFrame({"answer_id": [1], "player": ["me"], "comparison_id": [7], "k": [k],
-                                "p_percent": [p], "true_token_shown_as": ["A"], "auto_answered": [k < 3]})
-        return lg.run_macro(f"{{{{ pairwise_answer_terms('answers', 'questions', 'samples', '{playable}') }}}}",
-                            {"answers": answers, "questions": questions, "samples": samples})
+        answers = pd.DataFrame(
+            {
+                "answer_id": [1],
+                "player": ["me"],
+                "comparison_id": [7],
+                "k": [k],
+                "p_percent": [p],
+                "true_token_shown_as": ["A"],
+                "auto_answered": [k < 3],
+            }
+        )
+        return lg.run_macro(
+            f"{{{{ pairwise_answer_terms('answers', 'questions', 'samples', '{playable}') }}}}",
+            {"answers": answers, "questions": questions, "samples": samples},
+        )
 
     # eq. 4's summand for the live deal: the identical samples' summands g(y)/g(x_k) * 1 over n, plus the
     # playable share 2/5 times the answered summand g(y)/g(x_3) * r, r = (1 - 0.7) / 0.7
@@ -748,8 +915,9 @@ def test_the_estimator_answers_identical_samples_itself_as_the_paper_does():
     # estimator, whatever the player says on each playable sample
     answers_by_k = {3: 70.0, 4: 20.0}
     dealt = sum(terms(k, p, "true").iloc[0]["term"] for k, p in answers_by_k.items()) / len(answers_by_k)
-    paper = (sum(gy / g[k] * 1.0 for k in range(3))
-             + sum(gy / g[k] * (100 - p) / p for k, p in answers_by_k.items())) / 5
+    paper = (
+        sum(gy / g[k] * 1.0 for k in range(3)) + sum(gy / g[k] * (100 - p) / p for k, p in answers_by_k.items())
+    ) / 5
     assert dealt == pytest.approx(paper, rel=1e-12)
 
     # the study's answers (drawn among all samples, identical ones answered 50 %) keep their own summand:
@@ -762,20 +930,55 @@ def test_the_estimator_answers_identical_samples_itself_as_the_paper_does():
 
     # eq. 5 for a player of this question and one more question with no identical sample (n = 2): the mean of
     # ln(summand) plus L_G, the generator's mean loss; the NULL summand of the old answer is left out
-    q2 = pd.DataFrame({"comparison_id": [8], "question_set": ["set_1"], "is_word_token": [True],
-                       "generator_logprob_y_nats": [math.log(0.2)]})
-    s2 = pd.DataFrame({"comparison_id": [8, 8], "k": [0, 1], "sample_token": [" a", " b"],
-                       "is_true_token": [False, False], "generator_logprob_x_nats": [math.log(0.5), math.log(0.2)]})
-    answers = pd.DataFrame({"answer_id": [1, 2, 3], "player": ["me"] * 3, "comparison_id": [7, 8, 9],
-                            "k": [3, 0, 0], "p_percent": [70.0, 40.0, 50.0], "true_token_shown_as": ["A", "B", "A"],
-                            "auto_answered": [False, False, True]})
-    q9 = pd.DataFrame({"comparison_id": [9], "question_set": ["set_1"], "is_word_token": [True],
-                       "generator_logprob_y_nats": [math.log(0.9)]})
-    s9 = pd.DataFrame({"comparison_id": [9, 9], "k": [0, 1], "sample_token": [" x", " y"],
-                       "is_true_token": [True, False], "generator_logprob_x_nats": [math.log(0.9), math.log(0.1)]})
-    all_terms = lg.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
-                             {"answers": answers, "questions": pd.concat([questions, q2, q9]),
-                              "samples": pd.concat([samples, s2, s9])})
+    q2 = pd.DataFrame(
+        {
+            "comparison_id": [8],
+            "question_set": ["set_1"],
+            "is_word_token": [True],
+            "generator_logprob_y_nats": [math.log(0.2)],
+        }
+    )
+    s2 = pd.DataFrame(
+        {
+            "comparison_id": [8, 8],
+            "k": [0, 1],
+            "sample_token": [" a", " b"],
+            "is_true_token": [False, False],
+            "generator_logprob_x_nats": [math.log(0.5), math.log(0.2)],
+        }
+    )
+    answers = pd.DataFrame(
+        {
+            "answer_id": [1, 2, 3],
+            "player": ["me"] * 3,
+            "comparison_id": [7, 8, 9],
+            "k": [3, 0, 0],
+            "p_percent": [70.0, 40.0, 50.0],
+            "true_token_shown_as": ["A", "B", "A"],
+            "auto_answered": [False, False, True],
+        }
+    )
+    q9 = pd.DataFrame(
+        {
+            "comparison_id": [9],
+            "question_set": ["set_1"],
+            "is_word_token": [True],
+            "generator_logprob_y_nats": [math.log(0.9)],
+        }
+    )
+    s9 = pd.DataFrame(
+        {
+            "comparison_id": [9, 9],
+            "k": [0, 1],
+            "sample_token": [" x", " y"],
+            "is_true_token": [True, False],
+            "generator_logprob_x_nats": [math.log(0.9), math.log(0.1)],
+        }
+    )
+    all_terms = lg.run_macro(
+        "{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
+        {"answers": answers, "questions": pd.concat([questions, q2, q9]), "samples": pd.concat([samples, s2, s9])},
+    )
     est = lg.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}", {"terms": all_terms}).iloc[0]
     t8 = 0 / 2 + 2 / 2 * (0.2 / 0.5) * (0.6 / 0.4)
     lh_minus_lg = (math.log(by_hand) + math.log(t8)) / 2
@@ -795,8 +998,9 @@ def test_the_pairwise_game_deals_only_playable_readable_questions(real_warehouse
     lg = _live_games_module()
     with duckdb.connect(str(real_warehouse.marts), read_only=True) as con:
         questions = con.execute("SELECT * FROM mart_pairwise_game_questions").df()
-        samples = con.execute("SELECT comparison_id, k, sample_token, is_true_token FROM mart_pairwise_game_samples"
-                              ).df()
+        samples = con.execute(
+            "SELECT comparison_id, k, sample_token, is_true_token FROM mart_pairwise_game_samples"
+        ).df()
     true = dict(zip(questions["comparison_id"], questions["true_token"]))
     context = dict(zip(questions["comparison_id"], questions["context"]))
     token = {(c, k): x for c, k, x in zip(samples["comparison_id"], samples["k"], samples["sample_token"])}
@@ -827,9 +1031,11 @@ def test_the_pairwise_game_deals_only_playable_readable_questions(real_warehouse
         assert x != y and shown[0] != shown[1], (c, k, x, y)
         assert not any("\ufffd" in s for s in shown) and "\ufffd" not in lg.shown_text(context[c]), (c, k, shown)
         byte_pieces += lg.BYTE_PIECE in shown[0] + shown[1]
-    print(f"\n{len(dealt)} dealt questions: 0 identical, 0 with '\ufffd' (the old deal: {old_identical:.1%} of its "
-          f"rounds identical, {old_unreadable:.1%} with '\ufffd'); {byte_pieces} with a byte piece shown as "
-          f"{lg.BYTE_PIECE}")
+    print(
+        f"\n{len(dealt)} dealt questions: 0 identical, 0 with '\ufffd' (the old deal: {old_identical:.1%} of its "
+        f"rounds identical, {old_unreadable:.1%} with '\ufffd'); {byte_pieces} with a byte piece shown as "
+        f"{lg.BYTE_PIECE}"
+    )
     assert len(dealt) == 6000
     # every game question with a playable sample was dealt; those with none (all 400 samples written as y) never
     n_playable = {c: len(playable.get(c, [])) for c in game_pool["comparison_id"]}

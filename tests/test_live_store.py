@@ -4,6 +4,7 @@ many parallel clients on this machine, none lost, none duplicated, also when a w
 The catalog is real: the game's GPT-2 vocabulary (the mirror's tokens.json), three of the study's comparison
 files, and top-1 questions at real lm_game positions.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,15 +74,34 @@ def test_typed_text_reaches_sqlite_only_as_parameters(tmp_path, catalog):
     evil = "Robert'); DROP TABLE top1_answers;--"[:40]
     me = live.new_player(store, evil, consent=True)
     with pytest.raises(live.LiveError, match="is not a token"):
-        live.record_top1(store, catalog, player_id=me, session_id="s1", corpus="lm_game", doc_id="2541",
-                         position=2, guess="'); DROP TABLE players;--")
+        live.record_top1(
+            store,
+            catalog,
+            player_id=me,
+            session_id="s1",
+            corpus="lm_game",
+            doc_id="2541",
+            position=2,
+            guess="'); DROP TABLE players;--",
+        )
     with pytest.raises(live.LiveError, match="^question"):
-        live.record_top1(store, catalog, player_id=me, session_id="s1", corpus="lm_game' OR '1'='1",
-                         doc_id="2541", position=2, guess=" the")
+        live.record_top1(
+            store,
+            catalog,
+            player_id=me,
+            session_id="s1",
+            corpus="lm_game' OR '1'='1",
+            doc_id="2541",
+            position=2,
+            guess=" the",
+        )
     with sqlite3.connect(store) as con:
         assert con.execute("SELECT display_name FROM players").fetchall() == [(evil,)]
         assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {
-            "players", "top1_answers", "pairwise_answers"}
+            "players",
+            "top1_answers",
+            "pairwise_answers",
+        }
 
 
 def test_a_name_is_kept_as_typed_only_with_consent(tmp_path):
@@ -90,7 +110,9 @@ def test_a_name_is_kept_as_typed_only_with_consent(tmp_path):
     hidden = live.new_player(store, "Grace Hopper", consent=False)
     anon = live.new_player(store)
     with sqlite3.connect(store) as con:
-        rows = {r[0]: r[1:] for r in con.execute("SELECT player_id, display_name, name_hash, name_consent FROM players")}
+        rows = {
+            r[0]: r[1:] for r in con.execute("SELECT player_id, display_name, name_hash, name_consent FROM players")
+        }
     assert rows[shown] == ("Ada Lovelace", None, 1)
     assert rows[hidden][0] is None and rows[hidden][2] == 0
     assert rows[hidden][1] == live.name_hash(store, "Grace Hopper") and len(rows[hidden][1]) == 16
@@ -123,35 +145,41 @@ def test_pairwise_answers_are_stored_as_the_study_stores_them(tmp_path, catalog)
     with pytest.raises(live.LiveError, match="no comparison 99999"):
         live.record_pairwise(store, catalog, comparison_id=99999, k=0, true_token_shown_as="A", p_a_percent=50.0, **kw)
     with pytest.raises(live.LiveError, match="has no sample 400"):
-        live.record_pairwise(store, catalog, comparison_id=20000, k=400, true_token_shown_as="A", p_a_percent=50.0, **kw)
+        live.record_pairwise(
+            store, catalog, comparison_id=20000, k=400, true_token_shown_as="A", p_a_percent=50.0, **kw
+        )
     with pytest.raises(live.LiveError, match="already answered this comparison"):
         live.record_pairwise(store, catalog, comparison_id=10000, k=k, true_token_shown_as="A", p_a_percent=99.0, **kw)
     with sqlite3.connect(store) as con:
-        assert con.execute("SELECT comparison_id, k, true_token_shown_as, p_percent, auto_answered FROM "
-                           "pairwise_answers ORDER BY answer_id").fetchall() == [
-            (10000, k, "B", 30.0, 0), (10001, ka, "A", 50.0, 1)]
+        assert con.execute(
+            "SELECT comparison_id, k, true_token_shown_as, p_percent, auto_answered FROM "
+            "pairwise_answers ORDER BY answer_id"
+        ).fetchall() == [(10000, k, "B", 30.0, 0), (10001, ka, "A", 50.0, 1)]
 
 
 def test_rate_limit_per_session(tmp_path, catalog):
     store = live.store_path(tmp_path)
     me = live.new_player(store)
     for p in range(2, 2 + live.RATE_MAX):
-        live.record_top1(store, catalog, player_id=me, session_id="busy", corpus="lm_game", doc_id="2541",
-                         position=p, guess=" the")
+        live.record_top1(
+            store, catalog, player_id=me, session_id="busy", corpus="lm_game", doc_id="2541", position=p, guess=" the"
+        )
     with pytest.raises(live.LiveError, match=f"^rate: {live.RATE_MAX} answers in 60 s"):
-        live.record_top1(store, catalog, player_id=me, session_id="busy", corpus="lm_game", doc_id="2541",
-                         position=200, guess=" the")
+        live.record_top1(
+            store, catalog, player_id=me, session_id="busy", corpus="lm_game", doc_id="2541", position=200, guess=" the"
+        )
     # another session is not held back; the refused answer left nothing behind
-    live.record_top1(store, catalog, player_id=me, session_id="other", corpus="lm_game", doc_id="2541",
-                     position=200, guess=" the")
+    live.record_top1(
+        store, catalog, player_id=me, session_id="other", corpus="lm_game", doc_id="2541", position=200, guess=" the"
+    )
     assert _count(store, "top1_answers") == live.RATE_MAX + 1
 
 
 # --------------------------------------------------------------------------- many clients at once
 
-CLIENTS = 16            # parallel client processes (bounded: twice this machine's cores is plenty of contention)
-ANSWERS = 24            # distinct questions each client answers (under the session rate limit)
-REPEATS = 6             # of those, each client sends this many twice (a double click, a retry)
+CLIENTS = 16  # parallel client processes (bounded: twice this machine's cores is plenty of contention)
+ANSWERS = 24  # distinct questions each client answers (under the session rate limit)
+REPEATS = 6  # of those, each client sends this many twice (a double click, a retry)
 
 
 def _client(store: str, catalog: live.Catalog, player: str, n: int, offset: int, out) -> None:
@@ -160,10 +188,18 @@ def _client(store: str, catalog: live.Catalog, player: str, n: int, offset: int,
     accepted, refused, other = [], 0, []
     session = f"s{n}"
     positions = [2 + offset + i for i in range(ANSWERS)]
-    for i, pos in enumerate(positions + positions[:REPEATS]):
+    for _i, pos in enumerate(positions + positions[:REPEATS]):
         try:
-            aid = live.record_top1(Path(store), catalog, player_id=player, session_id=session, corpus="lm_game",
-                                   doc_id="2541", position=pos, guess=" the")
+            aid = live.record_top1(
+                Path(store),
+                catalog,
+                player_id=player,
+                session_id=session,
+                corpus="lm_game",
+                doc_id="2541",
+                position=pos,
+                guess=" the",
+            )
             accepted.append((pos, aid))
         except live.LiveError as exc:
             if exc.field_name == "answer":
@@ -184,8 +220,9 @@ def test_parallel_clients_lose_and_duplicate_nothing(tmp_path, catalog):
     offsets = [o % 398 for o in offsets]
     ctx = mp.get_context("fork")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(str(store), catalog, players[n], n, offsets[n], out))
-             for n in range(CLIENTS)]
+    procs = [
+        ctx.Process(target=_client, args=(str(store), catalog, players[n], n, offsets[n], out)) for n in range(CLIENTS)
+    ]
     t0 = time.perf_counter()
     for p in procs:
         p.start()
@@ -202,8 +239,10 @@ def test_parallel_clients_lose_and_duplicate_nothing(tmp_path, catalog):
     with sqlite3.connect(store) as con:
         stored = con.execute("SELECT player_id, position, answer_id FROM top1_answers").fetchall()
     expected_distinct = len({(players[n], 2 + offsets[n] + i) for n in range(CLIENTS) for i in range(ANSWERS)})
-    print(f"\n{CLIENTS} clients, {attempts} attempts in {elapsed:.2f} s: {len(stored)} stored, {refused} refused as "
-          f"repeats, {expected_distinct} distinct (player, question)")
+    print(
+        f"\n{CLIENTS} clients, {attempts} attempts in {elapsed:.2f} s: {len(stored)} stored, {refused} refused as "
+        f"repeats, {expected_distinct} distinct (player, question)"
+    )
     assert expected_distinct == (CLIENTS - 1) * ANSWERS  # the shared player's questions coincide
     assert len(stored) == accepted == expected_distinct == len(distinct)
     assert refused == attempts - expected_distinct
@@ -215,8 +254,16 @@ def test_parallel_clients_lose_and_duplicate_nothing(tmp_path, catalog):
 
 def _writer_until_killed(store: str, catalog: live.Catalog, player: str, log: str) -> None:
     for pos in range(2, 400):
-        aid = live.record_top1(Path(store), catalog, player_id=player, session_id=f"w{pos // 20}",
-                               corpus="lm_game", doc_id="2541", position=pos, guess=" the")
+        aid = live.record_top1(
+            Path(store),
+            catalog,
+            player_id=player,
+            session_id=f"w{pos // 20}",
+            corpus="lm_game",
+            doc_id="2541",
+            position=pos,
+            guess=" the",
+        )
         with open(log, "a") as f:  # written only after the commit returned
             f.write(f"{aid}\n")
             f.flush()
@@ -241,6 +288,7 @@ def test_a_killed_writer_loses_no_committed_answer(tmp_path, catalog):
     with sqlite3.connect(store) as con:
         stored = {r[0] for r in con.execute("SELECT answer_id FROM top1_answers")}
     assert len(acked) >= 25 and acked <= stored and len(stored) - len(acked) <= 1
-    live.record_top1(store, catalog, player_id=me, session_id="after", corpus="lm_game", doc_id="2541",
-                     position=401, guess=" the")
+    live.record_top1(
+        store, catalog, player_id=me, session_id="after", corpus="lm_game", doc_id="2541", position=401, guess=" the"
+    )
     assert _count(store, "top1_answers") == len(stored) + 1

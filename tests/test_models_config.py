@@ -1,4 +1,5 @@
 """models.toml: the models `predictabase refresh` keeps scored; a bad file is one line naming it and the entry."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,18 +16,21 @@ def test_the_repository_file_keeps_the_default_model_scored_everywhere():
     assert entry == ModelEntry(name="smollm2-135m", corpora=CORPORA, top1=True, cloze=True)
 
 
-@pytest.mark.parametrize("text, message", [
-    ('[[model]]\nname = "a"\ncorpora = ["nope"]\n', "[[model]] #1: `corpora` must be a list drawn from lm_game"),
-    ('[[model]]\nname = "a"\n[[model]]\nname = "b"\ntop_k = -1\n', "[[model]] #2: `top_k` must be an integer >= 0"),
-    ('[[model]]\nname = "a"\ncontext_length = 1\n', "`context_length` must be an integer >= 2"),
-    ('[[model]]\nname = "a"\ndtype = "fp8"\n', "`dtype` must be one of float32, bfloat16, float16"),
-    ('[[model]]\nname = "a"\ntop1 = "yes"\n', "`top1` must be true or false"),
-    ('[[model]]\nname = "a"\nlayers = 3\n', "unknown key(s) layers"),
-    ('[[model]]\ncorpora = ["ucl"]\n', "`name` (a model alias, hub name or path) is required"),
-    ('[[model]]\nname = "a"\n[[model]]\nname = "a"\n', "model(s) listed twice: a"),
-    ('title = "no models"\n', "no [[model]] entries"),
-    ('[[model]\nname = "a"\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[[model]]\nname = "a"\ncorpora = ["nope"]\n', "[[model]] #1: `corpora` must be a list drawn from lm_game"),
+        ('[[model]]\nname = "a"\n[[model]]\nname = "b"\ntop_k = -1\n', "[[model]] #2: `top_k` must be an integer >= 0"),
+        ('[[model]]\nname = "a"\ncontext_length = 1\n', "`context_length` must be an integer >= 2"),
+        ('[[model]]\nname = "a"\ndtype = "fp8"\n', "`dtype` must be one of float32, bfloat16, float16"),
+        ('[[model]]\nname = "a"\ntop1 = "yes"\n', "`top1` must be true or false"),
+        ('[[model]]\nname = "a"\nlayers = 3\n', "unknown key(s) layers"),
+        ('[[model]]\ncorpora = ["ucl"]\n', "`name` (a model alias, hub name or path) is required"),
+        ('[[model]]\nname = "a"\n[[model]]\nname = "a"\n', "model(s) listed twice: a"),
+        ('title = "no models"\n', "no [[model]] entries"),
+        ('[[model]\nname = "a"\n', "not valid TOML"),
+    ],
+)
 def test_bad_files_are_refused_naming_the_file_and_entry(tmp_path, text, message):
     f = tmp_path / "models.toml"
     f.write_text(text)
@@ -37,8 +41,10 @@ def test_bad_files_are_refused_naming_the_file_and_entry(tmp_path, text, message
 
 def test_entries_keep_their_settings_and_order(tmp_path):
     f = tmp_path / "models.toml"
-    f.write_text('[[model]]\nname = "gemma3-270m"\ncorpora = ["ucl", "provo", "ucl"]\ntop_k = 0\n'
-                 '[[model]]\nname = "/models/x"\ncontext_length = 512\nstride = 256\ndtype = "bfloat16"\n')
+    f.write_text(
+        '[[model]]\nname = "gemma3-270m"\ncorpora = ["ucl", "provo", "ucl"]\ntop_k = 0\n'
+        '[[model]]\nname = "/models/x"\ncontext_length = 512\nstride = 256\ndtype = "bfloat16"\n'
+    )
     a, b = load_models_config(f)
     assert (a.name, a.corpora, a.top_k, a.top1, a.cloze) == ("gemma3-270m", ("ucl", "provo"), 0, False, False)
     assert (b.corpora, b.context_length, b.stride, b.dtype) == (CORPORA, 512, 256, "bfloat16")
@@ -51,6 +57,8 @@ def test_the_cli_prints_the_entry_brackets_as_written(tmp_path):
     f.write_text('[[model]]\nname = "a"\ncorpora = ["nope"]\n')
     res = CliRunner().invoke(app, ["refresh", "--models", str(f), "--warehouse", str(tmp_path / "wh")])
     assert res.exit_code == 2
-    assert " ".join(res.output.split()) == (f"error: --models {f} [[model]] #1: `corpora` must be a list drawn "
-                                            "from lm_game, natural_stories, provo, ucl, meco_nl, meco_en, meco_fi, "
-                                            "meco_de, meco_el, meco_he, meco_it, meco_ko, meco_ru, meco_es, meco_tr")
+    assert " ".join(res.output.split()) == (
+        f"error: --models {f} [[model]] #1: `corpora` must be a list drawn "
+        "from lm_game, natural_stories, provo, ucl, meco_nl, meco_en, meco_fi, "
+        "meco_de, meco_el, meco_he, meco_it, meco_ko, meco_ru, meco_es, meco_tr"
+    )

@@ -2,6 +2,7 @@
 (conftest.real_warehouse) with Provo, the cloze norms and UCL's response distributions ingested, every cloze
 candidate scored by the tiny GPT-2 (`predictabase cloze`'s run_cloze), the cloze marts built and published.
 Every number the tests expect is queried from the published marts; AppTest reads the page's elements."""
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,11 @@ MODEL = "model: WT probability, renormalised over the responses"
 
 @pytest.fixture(scope="module")
 def nw_warehouse(real_warehouse, tiny_gpt2_dir, tmp_path_factory):
-    from predictabase.core.config import paths as make_paths
     from ingest.datasets.registry import run_ingest
     from ingest.scoring.cloze import run_cloze
+    from predictabase.core.config import paths as make_paths
     from predictabase.warehouse import dbt_build, publish
+
     p = make_paths(tmp_path_factory.mktemp("next_word") / "warehouse")
     shutil.copytree(real_warehouse.warehouse, p.warehouse)
     run_ingest(p, ["provo", "provo_cloze", "ucl_cloze", "ucl_cloze_distributions"], show_progress=False)
@@ -44,6 +46,7 @@ def tiny(nw_warehouse) -> str:
 def _app(warehouse: Path, monkeypatch):
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
     st.cache_data.clear()
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(warehouse))
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
@@ -64,6 +67,7 @@ def _ok(at) -> None:
 def _chart_data(at, chart) -> list[tuple[str, list[dict]]]:
     """(dataset name, rows) of each dataset of a Vega-Lite chart."""
     import pyarrow as pa
+
     return [(d.name, pa.ipc.open_stream(d.data.data).read_all().to_pylist()) for d in chart.proto.datasets]
 
 
@@ -75,11 +79,14 @@ def test_opens_with_the_finding_from_the_summary_mart(page, nw_warehouse, tiny) 
     at = page.run()
     _ok(at)
     assert at.title[0].value == "Humans vs models: next word"
-    [(modal_wt, modal_h, top, n, rho, lo, hi, mass)] = q(nw_warehouse, f"""
+    [(modal_wt, modal_h, top, n, rho, lo, hi, mass)] = q(
+        nw_warehouse,
+        f"""
         select model_probability_modal_wt_mean, human_probability_modal_mean, model_top_is_human_modal_mean,
                n_contexts, spearman_rho_mean, spearman_rho_ci_low, spearman_rho_ci_high,
                model_mass_on_responses_wt_mean
-        from mart_cloze_vs_model_summary where corpus = 'ucl' and model_key = '{tiny}'""")
+        from mart_cloze_vs_model_summary where corpus = 'ucl' and model_key = '{tiny}'""",
+    )
     finding = at.markdown[0].value
     assert finding.startswith("**On the UCL sentences")
     assert pct(modal_wt) in finding and pct(modal_h) in finding and pct(top, 0) in finding
@@ -97,10 +104,13 @@ def test_a_sentence_word_by_word(page, nw_warehouse, tiny) -> None:
     assert len(positions) == 4  # 'Anne lost control and laughed.': the words after the first
     at.select_slider(key="nw_position").set_value(2).run()
     _ok(at)
-    [(context, true_word, modal, top, h_ent, m_ent)] = q(nw_warehouse, f"""
+    [(context, true_word, modal, top, h_ent, m_ent)] = q(
+        nw_warehouse,
+        f"""
         select context, true_word, modal_response, model_top_response, human_entropy_bits,
                model_entropy_renormalised_bits
-        from mart_cloze_vs_model where corpus = 'ucl' and doc_id = '1' and word_index = 2 and model_key = '{tiny}'""")
+        from mart_cloze_vs_model where corpus = 'ucl' and doc_id = '1' and word_index = 2 and model_key = '{tiny}'""",
+    )
     assert context == "Anne lost" and true_word == "control"
     assert any(m.value.startswith(f"> {context} **___**") and true_word in m.value for m in at.markdown)
     metrics = {m.label: m.value for m in at.metric}
@@ -112,10 +122,13 @@ def test_a_sentence_word_by_word(page, nw_warehouse, tiny) -> None:
     assert spec["encoding"]["x"]["title"].startswith("probability")
     assert spec["encoding"]["y"]["title"].startswith("answer")
     assert spec["encoding"]["color"]["scale"]["domain"] == [PEOPLE, MODEL]  # the legend names both bars
-    (_, rows), = _chart_data(at, bars)
-    expected = q(nw_warehouse, f"""
+    ((_, rows),) = _chart_data(at, bars)
+    expected = q(
+        nw_warehouse,
+        f"""
         select response, human_probability, model_probability_wt_renormalised from mart_cloze_vs_model_responses
-        where doc_id = '1' and word_index = 2 and model_key = '{tiny}' and (human_rank <= 15 or model_rank <= 5)""")
+        where doc_id = '1' and word_index = 2 and model_key = '{tiny}' and (human_rank <= 15 or model_rank <= 5)""",
+    )
     assert len(rows) == 2 * len(expected) > 0
     people = {r["response"]: r["probability"] for r in rows if r["who"] == PEOPLE}
     model = {r["response"]: r["probability"] for r in rows if r["who"] == MODEL}
@@ -134,8 +147,11 @@ def test_calibration_plot(page, nw_warehouse, tiny) -> None:
     assert points["encoding"]["color"]["legend"]["title"] == "corpus (words)"
     data = dict(_chart_data(at, cal))
     pts = data[points["data"]["name"]]
-    expected = q(nw_warehouse, f"""select corpus, bin_index, n_words, model_probability_wt_mean
-                                   from mart_cloze_calibration where model_key = '{tiny}'""")
+    expected = q(
+        nw_warehouse,
+        f"""select corpus, bin_index, n_words, model_probability_wt_mean
+                                   from mart_cloze_calibration where model_key = '{tiny}'""",
+    )
     assert {(r["corpus"], r["bin_index"]) for r in pts} == {(c, b) for c, b, _, _ in expected}
     by = {(c, b): (n, m) for c, b, n, m in expected}
     for r in pts:
@@ -148,12 +164,16 @@ def test_summary_table_by_model(page, nw_warehouse, tiny) -> None:
     _ok(at)
     [grid] = [d.value for d in at.dataframe]
     assert list(grid["corpus"]) == ["Provo", "UCL"]
-    [(n_provo, n_ucl)] = q(nw_warehouse, f"""
+    [(n_provo, n_ucl)] = q(
+        nw_warehouse,
+        f"""
         select max(n_contexts) filter (where corpus = 'provo'), max(n_contexts) filter (where corpus = 'ucl')
-        from mart_cloze_vs_model_summary where model_key = '{tiny}'""")
+        from mart_cloze_vs_model_summary where model_key = '{tiny}'""",
+    )
     assert list(grid["n_contexts"]) == [n_provo, n_ucl]
     # headers with units come from labels (the grid keeps the column names; the config carries the headers)
     import labels
+
     assert all(c in labels.COLUMNS for c in grid.columns)
     assert "bits" in labels.header("kl_human_model_bits_mean")
 
@@ -161,6 +181,7 @@ def test_summary_table_by_model(page, nw_warehouse, tiny) -> None:
 def test_snapshot_without_the_marts(nw_warehouse, tmp_path: Path, monkeypatch) -> None:
     """A snapshot from before the cloze marts: the page says what is missing; an empty summary says how to fill it."""
     import duckdb
+
     snap = tmp_path / "marts.duckdb"
     shutil.copy(nw_warehouse.marts, snap)
     with duckdb.connect(str(snap)) as con:
@@ -181,16 +202,23 @@ def test_mart_measures_recomputed_from_the_responses(nw_warehouse, tiny) -> None
     calibration bins hold every word once."""
     import numpy as np
     from scipy import stats
-    ctx = q(nw_warehouse, f"""
+
+    ctx = q(
+        nw_warehouse,
+        f"""
         select doc_id, word_index, human_entropy_bits, model_entropy_renormalised_bits, kl_human_model_bits,
                js_divergence_bits, spearman_rho, model_mass_on_responses_wt, human_probability_modal,
                model_probability_modal_wt, modal_response
-        from mart_cloze_vs_model where corpus = 'ucl' and model_key = '{tiny}' order by doc_id, word_index limit 40""")
+        from mart_cloze_vs_model where corpus = 'ucl' and model_key = '{tiny}' order by doc_id, word_index limit 40""",
+    )
     assert len(ctx) == 40
-    for doc, wi, h_ent, m_ent, kl, js, rho, mass, hp_modal, mp_modal, modal in ctx:
-        rows = q(nw_warehouse, f"""select response, response_count, human_probability, model_probability_wt
+    for doc, wi, h_ent, m_ent, kl, js, rho, mass, hp_modal, _mp_modal, modal in ctx:
+        rows = q(
+            nw_warehouse,
+            f"""select response, response_count, human_probability, model_probability_wt
                                    from mart_cloze_vs_model_responses where model_key = '{tiny}'
-                                   and doc_id = '{doc}' and word_index = {wi} order by response""")
+                                   and doc_id = '{doc}' and word_index = {wi} order by response""",
+        )
         counts = np.array([r[1] for r in rows], dtype=float)
         p = counts / counts.sum()
         wt = np.array([r[3] for r in rows])
@@ -208,15 +236,24 @@ def test_mart_measures_recomputed_from_the_responses(nw_warehouse, tiny) -> None
         assert mass == pytest.approx(wt.sum(), abs=1e-12)
         top = max(rows, key=lambda r: (r[1], [-ord(ch) for ch in r[0]]))
         assert modal == top[0] and hp_modal == pytest.approx(top[1] / counts.sum())
-    [(mean_kl, lo, hi, n)] = q(nw_warehouse, f"""select kl_human_model_bits_mean, kl_human_model_bits_ci_low,
+    [(mean_kl, lo, hi, n)] = q(
+        nw_warehouse,
+        f"""select kl_human_model_bits_mean, kl_human_model_bits_ci_low,
         kl_human_model_bits_ci_high, n_contexts from mart_cloze_vs_model_summary
-        where corpus = 'ucl' and model_key = '{tiny}'""")
-    [(avg_kl, n_ctx)] = q(nw_warehouse, f"""select avg(kl_human_model_bits), count(*) from mart_cloze_vs_model
-                                            where corpus = 'ucl' and model_key = '{tiny}'""")
+        where corpus = 'ucl' and model_key = '{tiny}'""",
+    )
+    [(avg_kl, n_ctx)] = q(
+        nw_warehouse,
+        f"""select avg(kl_human_model_bits), count(*) from mart_cloze_vs_model
+                                            where corpus = 'ucl' and model_key = '{tiny}'""",
+    )
     assert mean_kl == pytest.approx(avg_kl) and n == n_ctx and lo < mean_kl < hi
-    [(binned, words)] = q(nw_warehouse, f"""
+    [(binned, words)] = q(
+        nw_warehouse,
+        f"""
         select (select sum(n_words) from mart_cloze_calibration where corpus = 'ucl' and model_key = '{tiny}'),
                (select count(*) from mart_cloze_vs_model_responses where model_key = '{tiny}')
                + (select count(*) from mart_cloze_vs_model where corpus = 'ucl' and model_key = '{tiny}'
-                  and human_probability_true_word = 0)""")
+                  and human_probability_true_word = 0)""",
+    )
     assert binned == words

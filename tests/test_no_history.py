@@ -5,6 +5,7 @@ equation (e.g. "Oh & Schuler 2024, eq. 6"), as ingest/sources/references.toml li
 
 Checked on `git ls-files` (file names and contents; no network, well under a second).
 """
+
 from __future__ import annotations
 
 import re

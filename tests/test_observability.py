@@ -4,12 +4,13 @@ publish, and the home page shows the latest runs, the freshness and every mart.
 
 The list and manifest checks read the session's `real_warehouse` (built by `dbt build` + publish); the
 freshness checks change a copy of it."""
+
 from __future__ import annotations
 
 import json
 import shutil
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -36,8 +37,9 @@ def snapshot_rows(marts: Path, sql: str) -> list[tuple]:
 def manifest_marts(warehouse: Path) -> dict[str, dict]:
     """The mart models of dbt's manifest, read here without the code under test."""
     manifest = json.loads((warehouse / "dbt" / "target" / "manifest.json").read_text())
-    return {n["alias"]: n for n in manifest["nodes"].values()
-            if n["resource_type"] == "model" and n["schema"] == "marts"}
+    return {
+        n["alias"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model" and n["schema"] == "marts"
+    }
 
 
 def _text(value: str | None) -> str | None:
@@ -49,8 +51,9 @@ def test_mart_lists_are_dbt_graph(real_warehouse):
     the manifest's models in schema marts; every mart's row count is its table's."""
     manifest = set(manifest_marts(real_warehouse.warehouse))
     assert len(manifest) >= 25 and "mart_warehouse_tables" in manifest
-    inventory = dict(snapshot_rows(real_warehouse.marts, "SELECT table_name, n_rows FROM mart_warehouse_tables "
-                                                         "WHERE layer = 'mart'"))
+    inventory = dict(
+        snapshot_rows(real_warehouse.marts, "SELECT table_name, n_rows FROM mart_warehouse_tables WHERE layer = 'mart'")
+    )
     listed = {r[0] for r in snapshot_rows(real_warehouse.marts, "SELECT mart FROM snapshot_marts")}
     published = set(published_tables(real_warehouse.marts))
     assert set(inventory) == listed == published == manifest
@@ -63,19 +66,24 @@ def test_mart_lists_are_dbt_graph(real_warehouse):
     # the raw layer: every source declared in schema raw, present or not
     manifest_json = json.loads((real_warehouse.warehouse / "dbt" / "target" / "manifest.json").read_text())
     declared = {f"raw.{s['identifier']}" for s in manifest_json["sources"].values() if s["schema"] == "raw"}
-    raw = {r[0] for r in snapshot_rows(real_warehouse.marts, "SELECT table_name FROM mart_warehouse_tables "
-                                                             "WHERE layer = 'raw'")}
+    raw = {
+        r[0]
+        for r in snapshot_rows(real_warehouse.marts, "SELECT table_name FROM mart_warehouse_tables WHERE layer = 'raw'")
+    }
     assert declared <= raw and "raw.source_files" in declared and "raw.wild_scores" in declared
 
 
 def test_snapshot_describes_marts_and_columns_from_the_manifest(real_warehouse):
     manifest = manifest_marts(real_warehouse.warehouse)
-    marts = {r[0]: r[1:] for r in snapshot_rows(real_warehouse.marts,
-                                                 "SELECT mart, description, domain, n_columns FROM snapshot_marts")}
+    marts = {
+        r[0]: r[1:]
+        for r in snapshot_rows(real_warehouse.marts, "SELECT mart, description, domain, n_columns FROM snapshot_marts")
+    }
     columns: dict[str, list[tuple]] = {}
     for mart, name, dtype, desc, ordinal in snapshot_rows(
-            real_warehouse.marts, "SELECT mart, column_name, data_type, description, ordinal FROM snapshot_columns "
-                                  "ORDER BY mart, ordinal"):
+        real_warehouse.marts,
+        "SELECT mart, column_name, data_type, description, ordinal FROM snapshot_columns ORDER BY mart, ordinal",
+    ):
         columns.setdefault(mart, []).append((name, dtype, desc, ordinal))
     assert set(marts) == set(manifest) == set(columns)
     for mart, node in manifest.items():
@@ -92,12 +100,16 @@ def test_a_yaml_description_reaches_the_snapshot(real_warehouse):
     doc = yaml.safe_load((ROOT / "dbt_project/models/marts/core/_core__models.yml").read_text())
     [model] = [m for m in doc["models"] if m["name"] == "mart_sources"]
     assert model["description"].startswith("One row per dataset of the source catalog")
-    [(desc, domain)] = snapshot_rows(real_warehouse.marts,
-                                     "SELECT description, domain FROM snapshot_marts WHERE mart = 'mart_sources'")
+    [(desc, domain)] = snapshot_rows(
+        real_warehouse.marts, "SELECT description, domain FROM snapshot_marts WHERE mart = 'mart_sources'"
+    )
     assert (desc, domain) == (model["description"], "core")
     col = {c["name"]: c["description"] for c in model["columns"]}
-    got = dict(snapshot_rows(real_warehouse.marts, "SELECT column_name, description FROM snapshot_columns "
-                                                   "WHERE mart = 'mart_sources'"))
+    got = dict(
+        snapshot_rows(
+            real_warehouse.marts, "SELECT column_name, description FROM snapshot_columns WHERE mart = 'mart_sources'"
+        )
+    )
     assert got["dataset"] == col["dataset"] == "catalog dataset"
     assert got == {k: col[k] for k in got}
 
@@ -111,8 +123,11 @@ def scratch(real_warehouse, tmp_path_factory):
 
 
 def _freshness(p) -> list[tuple]:
-    return snapshot_rows(p.marts, "SELECT source_name, table_name, loaded_at_field, max_loaded_at, status, "
-                                  "warn_after, error_after, age_s, snapshotted_at, error FROM source_freshness")
+    return snapshot_rows(
+        p.marts,
+        "SELECT source_name, table_name, loaded_at_field, max_loaded_at, status, "
+        "warn_after, error_after, age_s, snapshotted_at, error FROM source_freshness",
+    )
 
 
 def _snapshot_id(p) -> str:
@@ -126,8 +141,15 @@ def test_source_freshness_checked_by_dbt_and_published(scratch):
     [(source, table, field, max_loaded, status, warn, error, age, checked, err)] = _freshness(scratch)
     with duckdb.connect(str(scratch.duckdb), read_only=True) as con:
         [(fetched,)] = con.execute("SELECT max(fetched_at) FROM raw.source_files").fetchall()
-    assert (source, table, field, status, warn, error, err) == ("raw", "source_files", "fetched_at", "pass",
-                                                                "90 days", "365 days", None)
+    assert (source, table, field, status, warn, error, err) == (
+        "raw",
+        "source_files",
+        "fetched_at",
+        "pass",
+        "90 days",
+        "365 days",
+        None,
+    )
     assert max_loaded == fetched
     assert abs(age - (checked - fetched).total_seconds()) < 1
 
@@ -176,22 +198,43 @@ def test_publish_guard_ignores_the_metadata_tables(tmp_paths):
     _write_marts(tmp_paths, 2)
     record = tmp_paths.warehouse / "dbt" / "source_freshness.json"
     record.parent.mkdir(parents=True)
-    now = datetime.now(timezone.utc)
-    record.write_text(json.dumps({"rows": [{
-        "source_name": "raw", "table_name": "source_files", "loaded_at_field": "fetched_at",
-        "max_loaded_at": (now - timedelta(hours=1)).isoformat(), "snapshotted_at": now.isoformat(), "age_s": 3600.0,
-        "status": "pass", "warn_after": "90 days", "error_after": "365 days", "error": None}]}))
+    now = datetime.now(UTC)
+    record.write_text(
+        json.dumps(
+            {
+                "rows": [
+                    {
+                        "source_name": "raw",
+                        "table_name": "source_files",
+                        "loaded_at_field": "fetched_at",
+                        "max_loaded_at": (now - timedelta(hours=1)).isoformat(),
+                        "snapshotted_at": now.isoformat(),
+                        "age_s": 3600.0,
+                        "status": "pass",
+                        "warn_after": "90 days",
+                        "error_after": "365 days",
+                        "error": None,
+                    }
+                ]
+            }
+        )
+    )
     publish(tmp_paths)
     assert snapshot_rows(tmp_paths.marts, "SELECT status, age_s FROM source_freshness") == [("pass", 3600.0)]
     assert snapshot_rows(tmp_paths.marts, "SELECT * FROM snapshot_marts") == [("mart_models", None, None, 1)]
     assert snapshot_rows(tmp_paths.marts, "SELECT mart, column_name, data_type, ordinal FROM snapshot_columns") == [
-        ("mart_models", "i", "BIGINT", 1)]
+        ("mart_models", "i", "BIGINT", 1)
+    ]
     assert published_tables(tmp_paths.marts) == ["mart_models"]
     record.unlink()
     publish(tmp_paths)  # source_freshness emptied: not a mart, not refused
     assert snapshot_rows(tmp_paths.marts, "SELECT count(*) FROM source_freshness") == [(0,)]
-    tables = {r[0] for r in snapshot_rows(tmp_paths.marts, "SELECT table_name FROM information_schema.tables "
-                                                           "WHERE table_schema = 'main'")}
+    tables = {
+        r[0]
+        for r in snapshot_rows(
+            tmp_paths.marts, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        )
+    }
     assert tables == {"mart_models"} | SNAPSHOT_META
 
 
@@ -203,6 +246,7 @@ def test_dashboard_marts_come_from_the_snapshot(tmp_paths, monkeypatch):
     monkeypatch.syspath_prepend(str(DASHBOARDS))
     sys.modules.pop("data", None)
     import data
+
     assert not hasattr(data, "MARTS")
     assert data.marts() == ["mart_models"]
     assert len(data.table("mart_models")) == 1 and data.table("mart_nonexistent") is None

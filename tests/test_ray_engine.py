@@ -2,6 +2,7 @@
 with 2 CPU workers scores Natural Stories (10 real stories, 12,372 GPT-2 tokens) with the tiny GPT-2 through
 the real CLI; every column of every row must equal the local engine's, also after a worker is killed mid-run
 and after the whole run is killed and started again."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,25 @@ def env() -> dict[str, str]:
 
 
 def ray_args(model: Path, wh: Path, *extra: str) -> list[str]:
-    return [CLI, "score", "-m", str(model), "-c", CORPUS, "--engine", "ray", "--workers", "2",
-            "--part-tokens", str(PART_TOKENS), "--top-k", "5", "--warehouse", str(wh), *extra]
+    return [
+        CLI,
+        "score",
+        "-m",
+        str(model),
+        "-c",
+        CORPUS,
+        "--engine",
+        "ray",
+        "--workers",
+        "2",
+        "--part-tokens",
+        str(PART_TOKENS),
+        "--top-k",
+        "5",
+        "--warehouse",
+        str(wh),
+        *extra,
+    ]
 
 
 def rows(directory: Path) -> list[dict]:
@@ -69,8 +87,9 @@ def fresh(documents: Path, tmp_path: Path) -> Path:
 def local_run(documents, tiny_gpt2_dir, tmp_path_factory) -> tuple[Path, dict]:
     """The local engine's run (the reference): its directory and record."""
     p = make_paths(fresh(documents, tmp_path_factory.mktemp("local")))
-    [run] = score_corpora(p, str(tiny_gpt2_dir), [CORPUS], ScoreSettings(top_k=5, part_tokens=PART_TOKENS),
-                          show_progress=False)
+    [run] = score_corpora(
+        p, str(tiny_gpt2_dir), [CORPUS], ScoreSettings(top_k=5, part_tokens=PART_TOKENS), show_progress=False
+    )
     d = store.run_dir(p.token_scores, run["model_key"], CORPUS, run["run_id"])
     assert run["n_tokens"] == 12372 and len(store.part_files(d)) == 10
     return d, run
@@ -93,7 +112,9 @@ def test_ray_engine_equals_local_engine(documents, tiny_gpt2_dir, local_run, tmp
     wh = fresh(documents, tmp_path)
     res = subprocess.run(ray_args(tiny_gpt2_dir, wh), env=env(), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert f"{run['n_tokens']} tokens in 10 documents (run {run['run_id']}, scored)" in " ".join((res.stdout + res.stderr).split())
+    assert f"{run['n_tokens']} tokens in 10 documents (run {run['run_id']}, scored)" in " ".join(
+        (res.stdout + res.stderr).split()
+    )
     got = store.run_dir(make_paths(wh).token_scores, run["model_key"], CORPUS, run["run_id"])
     assert_same_run(got, local)
 
@@ -119,13 +140,13 @@ def wait_for_parts(directory: Path, n: int, proc: subprocess.Popen, timeout: flo
         time.sleep(0.05)
 
 
-def test_killed_worker_is_restarted_and_the_run_completes_identical(documents, tiny_gpt2_dir, local_run,
-                                                                     tmp_path):
+def test_killed_worker_is_restarted_and_the_run_completes_identical(documents, tiny_gpt2_dir, local_run, tmp_path):
     local, run = local_run
     wh = fresh(documents, tmp_path)
     got = store.run_dir(make_paths(wh).token_scores, run["model_key"], CORPUS, run["run_id"])
-    proc = subprocess.Popen(ray_args(tiny_gpt2_dir, wh), env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        ray_args(tiny_gpt2_dir, wh), env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     wait_for_parts(got, 2, proc)
     victims = ray_workers()
     assert len(victims) == 2
@@ -136,8 +157,7 @@ def test_killed_worker_is_restarted_and_the_run_completes_identical(documents, t
     assert_same_run(got, local)
 
 
-def test_killed_run_resumes_from_its_written_parts_on_a_url_target(documents, tiny_gpt2_dir, local_run,
-                                                                    tmp_path):
+def test_killed_run_resumes_from_its_written_parts_on_a_url_target(documents, tiny_gpt2_dir, local_run, tmp_path):
     """The workers write through fsspec to a URL (here file://; s3://, gs:// the same way); the driver is killed
     with everything it started, and the next run scores only the groups whose part files are missing."""
     local, run = local_run
@@ -145,8 +165,9 @@ def test_killed_run_resumes_from_its_written_parts_on_a_url_target(documents, ti
     lake = tmp_path / "lake"
     got = store.run_dir(lake, run["model_key"], CORPUS, run["run_id"])
     args = ray_args(tiny_gpt2_dir, wh, "--output", lake.as_uri())
-    proc = subprocess.Popen(args, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        args, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     wait_for_parts(got, 3, proc)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and everything it started
     proc.communicate(timeout=60)
@@ -163,24 +184,55 @@ def test_killed_run_resumes_from_its_written_parts_on_a_url_target(documents, ti
 
 def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
     wh = fresh(documents, tmp_path)
-    for args, needle in ((["--workers", "2"], "--workers: 2 is not allowed; only with --engine ray"),
-                         (["--engine", "spark"], "--engine: 'spark' is not allowed; local or ray"),
-                         (["--engine", "ray", "--workers", "0"], "--workers: 0 is not allowed; an integer from 1 to 1024"),
-                         (["--engine", "ray", "--output", "nosuch://lake"],
-                          "--output: 'nosuch://lake' is not allowed; Protocol not known: nosuch"),
-                         (["--part-tokens", "0"], "--part-tokens: 0 is not allowed; an integer from 1 to 4,194,304")):
-        res = subprocess.run([CLI, "score", "-m", str(tiny_gpt2_dir), "-c", CORPUS, "--warehouse", str(wh), *args],
-                             env=env(), capture_output=True, text=True, timeout=120)
+    for args, needle in (
+        (["--workers", "2"], "--workers: 2 is not allowed; only with --engine ray"),
+        (["--engine", "spark"], "--engine: 'spark' is not allowed; local or ray"),
+        (["--engine", "ray", "--workers", "0"], "--workers: 0 is not allowed; an integer from 1 to 1024"),
+        (
+            ["--engine", "ray", "--output", "nosuch://lake"],
+            "--output: 'nosuch://lake' is not allowed; Protocol not known: nosuch",
+        ),
+        (["--part-tokens", "0"], "--part-tokens: 0 is not allowed; an integer from 1 to 4,194,304"),
+    ):
+        res = subprocess.run(
+            [CLI, "score", "-m", str(tiny_gpt2_dir), "-c", CORPUS, "--warehouse", str(wh), *args],
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr, res.stderr
-    res = subprocess.run([CLI, "refresh", "--dry-run", "--worker-cpus", "2", "--warehouse", str(wh)], env=env(),
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [CLI, "refresh", "--dry-run", "--worker-cpus", "2", "--warehouse", str(wh)],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2 and "--worker-cpus: 2 is not allowed; only with --engine ray" in res.stderr, res.stderr
     # a model path that does not exist is refused before a local cluster starts (it started one first, ~15 s): Ray
     # writes nothing under its temporary folder
     ray_tmp = Path(tempfile.mkdtemp(prefix="ray-"))  # short: Ray's socket paths under it must fit in 107 bytes
-    res = subprocess.run([CLI, "score", "-m", str(tmp_path / "no-model"), "-c", CORPUS, "--engine", "ray",
-                          "--workers", "1", "--warehouse", str(wh)], env={**env(), "RAY_TMPDIR": str(ray_tmp)},
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            CLI,
+            "score",
+            "-m",
+            str(tmp_path / "no-model"),
+            "-c",
+            CORPUS,
+            "--engine",
+            "ray",
+            "--workers",
+            "1",
+            "--warehouse",
+            str(wh),
+        ],
+        env={**env(), "RAY_TMPDIR": str(ray_tmp)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 2 and res.stderr.strip().endswith("no-model: no such model directory"), res.stderr
     assert "Traceback" not in res.stderr and not make_paths(wh).token_scores.exists()
     assert list(ray_tmp.iterdir()) == []
@@ -193,11 +245,23 @@ def game_and_cloze(fetched_raw, tmp_path_factory):
     a Llama with SmolLM2's real tokenizer (not the game's, so top-1 runs the word search)."""
     from ingest.datasets.registry import run_ingest
     from tests.scoring_helpers import build_tiny_llama
+
     p = make_paths(tmp_path_factory.mktemp("game") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
-    run_ingest(p, ["lm_game", "lm_game_top1", "lm_game_vocabulary", "ucl", "provo", "provo_cloze", "ucl_cloze",
-                   "ucl_cloze_distributions"],
-               show_progress=False)
+    run_ingest(
+        p,
+        [
+            "lm_game",
+            "lm_game_top1",
+            "lm_game_vocabulary",
+            "ucl",
+            "provo",
+            "provo_cloze",
+            "ucl_cloze",
+            "ucl_cloze_distributions",
+        ],
+        show_progress=False,
+    )
     return p, build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
@@ -209,8 +273,10 @@ def test_ray_top1_and_cloze_equal_local(game_and_cloze, tmp_path):
     ~5e-8 nats between 1 and 2 threads; token scoring does not, see the tests above)."""
     from ingest.scoring import cloze, top1
     from ingest.scoring.distributed import RayOptions, _ray
+
     base, llama = game_and_cloze
     import torch
+
     ray = _ray()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     threads = torch.get_num_threads()
@@ -221,12 +287,23 @@ def test_ray_top1_and_cloze_equal_local(game_and_cloze, tmp_path):
             p = make_paths(tmp_path / engine)
             shutil.copytree(base.warehouse, p.warehouse)
             opts = RayOptions(workers=2) if engine == "ray" else None
-            t = top1.run_top1(p, str(llama), top1.Top1Settings(pack_tokens=256), device="cpu", dtype="float32",
-                              limit=4, show_progress=False, engine=opts)
-            c = cloze.run_cloze(p, str(llama), device="cpu", dtype="float32", limit=2, show_progress=False,
-                                engine=opts)
-            runs[engine] = (top1.run_dir(p, t["model_key"], t["run_id"]) / top1.PREDICTIONS_FILE,
-                            cloze.run_dir(p, c["model_key"], c["run_id"]) / cloze.SCORES_FILE, t, c)
+            t = top1.run_top1(
+                p,
+                str(llama),
+                top1.Top1Settings(pack_tokens=256),
+                device="cpu",
+                dtype="float32",
+                limit=4,
+                show_progress=False,
+                engine=opts,
+            )
+            c = cloze.run_cloze(p, str(llama), device="cpu", dtype="float32", limit=2, show_progress=False, engine=opts)
+            runs[engine] = (
+                top1.run_dir(p, t["model_key"], t["run_id"]) / top1.PREDICTIONS_FILE,
+                cloze.run_dir(p, c["model_key"], c["run_id"]) / cloze.SCORES_FILE,
+                t,
+                c,
+            )
     finally:
         torch.set_num_threads(threads)
         ray.shutdown()

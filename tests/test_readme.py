@@ -4,6 +4,7 @@ The findings block of README.md is written by scripts/readme_findings.py from a 
 numbers are recomputed from the session's refreshed warehouse with SQL of the test's own, and README.md's block is
 checked to have the script's form (its numbers come from the full warehouse of `make up` and `refresh`).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,9 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 #: the documentation this README's authors write (the other docs pages have their own owners and tests)
-GUIDES = [DOCS / "getting-started.md", DOCS / "architecture.md",
-          *(DOCS / "guides" / f"{g}.md" for g in ("own-corpus", "own-model", "shipped-corpus", "scheduling", "sql",
-                                                  "operations", "scale"))]
+GUIDES = [
+    DOCS / "getting-started.md",
+    DOCS / "architecture.md",
+    *(
+        DOCS / "guides" / f"{g}.md"
+        for g in ("own-corpus", "own-model", "shipped-corpus", "scheduling", "sql", "operations", "scale")
+    ),
+]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -35,11 +41,11 @@ rf = load_script()
 def local_links(path: Path) -> list[str]:
     """The link targets of a Markdown file that are not web addresses or in-page anchors, anchors cut off."""
     text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL)  # code blocks hold no links
-    return [t.split("#", 1)[0] for t in LINK.findall(text)
-            if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+    return [t.split("#", 1)[0] for t in LINK.findall(text) if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
 
 
 # ------------------------------------------------------------------ the README and the guides as files
+
 
 def test_readme_is_at_most_150_lines():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 150
@@ -50,9 +56,18 @@ def test_every_readme_link_resolves_to_a_file():
     assert links, "the README links into the documentation"
     missing = [t for t in links if not (ROOT / t).exists()]
     assert not missing, f"README.md links to missing files: {missing}"
-    for page in ("docs/index.md", "docs/getting-started.md", "docs/reference/cli.md", "docs/reference/marts.md",
-                 "docs/methods/index.md", "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE", "docs/pages/scoreboard.png",
-                 *(str(g.relative_to(ROOT)) for g in GUIDES if g.parent.name == "guides")):
+    for page in (
+        "docs/index.md",
+        "docs/getting-started.md",
+        "docs/reference/cli.md",
+        "docs/reference/marts.md",
+        "docs/methods/index.md",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
+        "LICENSE",
+        "docs/pages/scoreboard.png",
+        *(str(g.relative_to(ROOT)) for g in GUIDES if g.parent.name == "guides"),
+    ):
         assert page in links, f"the README links to {page}"
 
 
@@ -76,9 +91,10 @@ def test_no_issue_numbers_or_paper_keys(page):
 def test_the_own_corpus_guide_lists_the_export_columns():
     """The own-corpus guide's `export words` paragraph names exactly the columns predictabase.export writes."""
     from predictabase import export
+
     text = (DOCS / "guides" / "own-corpus.md").read_text(encoding="utf-8")
-    para = text[text.index("**`export words`**"):]
-    para = para[:para.index("\n\n")]
+    para = text[text.index("**`export words`**") :]
+    para = para[: para.index("\n\n")]
     named = re.findall(r"`([a-z_<>]+)`", para)
     words = [c for c in named if c in export.WORD_COLUMNS]
     assert [c for c in export.WORD_COLUMNS if not c.startswith("mean_rt_")] == words
@@ -87,6 +103,7 @@ def test_the_own_corpus_guide_lists_the_export_columns():
 
 
 # ------------------------------------------------------------------ the findings block
+
 
 def test_readme_block_has_the_form_of_the_script():
     """README.md's findings block: the markers, and one line per template in order, each matching the template
@@ -97,8 +114,9 @@ def test_readme_block_has_the_form_of_the_script():
     assert len(body) == len(rf.TEMPLATES)
     for line, (key, template) in zip(body, rf.TEMPLATES.items()):
         full = template.replace("[[", "").replace("]]", "")
-        pattern = "".join(".+?" if re.fullmatch(r"\{\w+\}", part) else re.escape(part)
-                          for part in re.split(r"(\{\w+\})", full))
+        pattern = "".join(
+            ".+?" if re.fullmatch(r"\{\w+\}", part) else re.escape(part) for part in re.split(r"(\{\w+\})", full)
+        )
         assert re.fullmatch(pattern, line), f"README's '{key}' line does not have the script's form:\n{line}"
         assert not re.search(r"\b(nan|None)\b", line), line
 
@@ -121,14 +139,21 @@ def name(con, predictor: str) -> str:
 
 def best_other(con, comparison: str, higher: bool):
     """The predictor other than humans with the best value of a comparison, by the scoreboard's long table."""
-    return one(con, f"""SELECT predictor, value, value_origin FROM mart_scoreboard_long
+    return one(
+        con,
+        f"""SELECT predictor, value, value_origin FROM mart_scoreboard_long
                         WHERE comparison = ? AND predictor <> 'humans' AND value IS NOT NULL
-                        ORDER BY value {'DESC' if higher else 'ASC'} LIMIT 1""", [comparison])
+                        ORDER BY value {"DESC" if higher else "ASC"} LIMIT 1""",
+        [comparison],
+    )
 
 
 def humans(con, comparison: str):
-    return one(con, "SELECT value, ci_low, ci_high FROM mart_scoreboard_long "
-                    "WHERE predictor = 'humans' AND comparison = ?", [comparison])
+    return one(
+        con,
+        "SELECT value, ci_low, ci_high FROM mart_scoreboard_long WHERE predictor = 'humans' AND comparison = ?",
+        [comparison],
+    )
 
 
 def expected_top1(con):
@@ -136,12 +161,22 @@ def expected_top1(con):
     if tok is None or word is None or tok[0] is None or word[0] is None:
         return None
     bt, bw = best_other(con, "top1_accuracy_token", True), best_other(con, "top1_accuracy_word", True)
-    default = one(con, "SELECT value FROM mart_scoreboard_long WHERE predictor = ? AND comparison = "
-                       "'top1_accuracy_word'", [rf.DEFAULT_MODEL])
-    return {"humans_token": tok[0], "best_token": name(con, bt[0]), "best_token_value": bt[1],
-            "best_token_origin": rf.ORIGINS.get(bt[2]), "humans_word": word[0], "best_word": name(con, bw[0]),
-            "best_word_value": bw[1], "default_model": name(con, rf.DEFAULT_MODEL) if default is not None else None,
-            "default_word": default}
+    default = one(
+        con,
+        "SELECT value FROM mart_scoreboard_long WHERE predictor = ? AND comparison = 'top1_accuracy_word'",
+        [rf.DEFAULT_MODEL],
+    )
+    return {
+        "humans_token": tok[0],
+        "best_token": name(con, bt[0]),
+        "best_token_value": bt[1],
+        "best_token_origin": rf.ORIGINS.get(bt[2]),
+        "humans_word": word[0],
+        "best_word": name(con, bw[0]),
+        "best_word_value": bw[1],
+        "default_model": name(con, rf.DEFAULT_MODEL) if default is not None else None,
+        "default_word": default,
+    }
 
 
 def expected_pairwise(con):
@@ -149,40 +184,63 @@ def expected_pairwise(con):
     if h is None or h[0] is None:
         return None
     best = best_other(con, "pairwise_perplexity", False)
-    ci = one(con, "SELECT gap_ci_low, gap_ci_high FROM mart_scoreboard_gaps WHERE comparison = "
-                  "'pairwise_perplexity'")
-    return {"humans": h[0], "humans_low": h[1], "humans_high": h[2], "best": name(con, best[0]),
-            "best_value": best[1], "ratio": h[0] / best[1], "ratio_low": ci[0], "ratio_high": ci[1]}
+    ci = one(con, "SELECT gap_ci_low, gap_ci_high FROM mart_scoreboard_gaps WHERE comparison = 'pairwise_perplexity'")
+    return {
+        "humans": h[0],
+        "humans_low": h[1],
+        "humans_high": h[2],
+        "best": name(con, best[0]),
+        "best_value": best[1],
+        "ratio": h[0] / best[1],
+        "ratio_low": ci[0],
+        "ratio_high": ci[1],
+    }
 
 
 def expected_bits_per_byte(con):
-    rows = con.execute("""SELECT m.language = 'en' AS en, p.corpus, m.title, p.bits_per_byte
+    rows = con.execute(
+        """SELECT m.language = 'en' AS en, p.corpus, m.title, p.bits_per_byte
                           FROM mart_model_perplexity p, mart_corpora m
                           WHERE p.corpus = m.corpus AND p.model_key = ? AND p.source = 'scored'""",
-                       [rf.DEFAULT_MODEL]).fetchall()
+        [rf.DEFAULT_MODEL],
+    ).fetchall()
     if not rows:
         return None
     en = [r[3] for r in rows if r[0]]
     other = [r[3] for r in rows if not r[0]]
     featured = next((r for r in rows if r[1] == rf.FEATURED), None)
-    best = one(con, "SELECT arg_min(model_key, bits_per_byte), min(bits_per_byte) FROM mart_model_perplexity "
-                    "WHERE corpus = ? AND model_key <> ?", [rf.FEATURED, rf.DEFAULT_MODEL])
+    best = one(
+        con,
+        "SELECT arg_min(model_key, bits_per_byte), min(bits_per_byte) FROM mart_model_perplexity "
+        "WHERE corpus = ? AND model_key <> ?",
+        [rf.FEATURED, rf.DEFAULT_MODEL],
+    )
     has_best = featured is not None and best[0] is not None
-    return {"default_model": name(con, rf.DEFAULT_MODEL), "featured": featured[2] if featured else None,
-            "featured_value": featured[3] if featured else None, "best": name(con, best[0]) if has_best else None,
-            "best_value": best[1] if has_best else None, "n_en": len(en), "en_low": min(en, default=None),
-            "en_high": max(en, default=None), "n_other": len(other) or None, "other_low": min(other, default=None),
-            "other_high": max(other, default=None)}
+    return {
+        "default_model": name(con, rf.DEFAULT_MODEL),
+        "featured": featured[2] if featured else None,
+        "featured_value": featured[3] if featured else None,
+        "best": name(con, best[0]) if has_best else None,
+        "best_value": best[1] if has_best else None,
+        "n_en": len(en),
+        "en_low": min(en, default=None),
+        "en_high": max(en, default=None),
+        "n_other": len(other) or None,
+        "other_low": min(other, default=None),
+        "other_high": max(other, default=None),
+    }
 
 
 def expected_delta_loglik(con):
     # each run's WT row, or its LW row when it has no WT row
-    rows = con.execute("""
+    rows = con.execute(
+        """
         WITH r AS (SELECT * FROM mart_delta_loglik WHERE corpus = ? AND measure = ? AND method = 'cv_means'
                    AND status = 'ok')
         SELECT coalesce(model_name, model_key), model_family, n_parameters, delta_loglik_nats_per_row, p_value
         FROM r WHERE definition = 'wt' OR run_id NOT IN (SELECT run_id FROM r WHERE definition = 'wt')""",
-                       [rf.FEATURED, rf.FEATURED_MEASURE]).fetchall()
+        [rf.FEATURED, rf.FEATURED_MEASURE],
+    ).fetchall()
     if not rows:
         return None
     rows.sort(key=lambda r: (-r[3], r[0]))
@@ -196,42 +254,73 @@ def expected_delta_loglik(con):
         small, large = min(fam[0], key=lambda r: r[2]), max(fam[0], key=lambda r: r[2])
         if large[3] >= small[3]:
             small = large = None
-    return {"corpus": one(con, "SELECT title FROM mart_corpora WHERE corpus = ?", [rf.FEATURED]),
-            "measure": "self-paced reading", "n_sig": sum(r[4] is not None and r[4] < 0.05 for r in rows),
-            "n_models": len(rows), "best": rows[0][0], "best_value": rows[0][3], "worst": rows[-1][0],
-            "worst_value": rows[-1][3], "small": small and small[0], "small_value": small and small[3],
-            "large": large and large[0], "large_value": large and large[3]}
+    return {
+        "corpus": one(con, "SELECT title FROM mart_corpora WHERE corpus = ?", [rf.FEATURED]),
+        "measure": "self-paced reading",
+        "n_sig": sum(r[4] is not None and r[4] < 0.05 for r in rows),
+        "n_models": len(rows),
+        "best": rows[0][0],
+        "best_value": rows[0][3],
+        "worst": rows[-1][0],
+        "worst_value": rows[-1][3],
+        "small": small and small[0],
+        "small_value": small and small[3],
+        "large": large and large[0],
+        "large_value": large and large[3],
+    }
 
 
 def expected_wt_vs_lw(con):
-    n, n_wt, n_lw, n_f, n_sig_f, n_ahead_f = one(con, """
+    n, n_wt, n_lw, n_f, n_sig_f, n_ahead_f = one(
+        con,
+        """
         SELECT count(*), count(*) FILTER (WHERE p_value < 0.05 AND wt_fits_better),
                count(*) FILTER (WHERE p_value < 0.05 AND NOT wt_fits_better),
                count(*) FILTER (WHERE corpus = $1), count(*) FILTER (WHERE corpus = $1 AND p_value < 0.05),
                count(*) FILTER (WHERE corpus = $1 AND wt_fits_better)
-        FROM mart_delta_loglik_wt_vs_lw WHERE method = 'cv_means' AND p_value IS NOT NULL""", [rf.FEATURED])
+        FROM mart_delta_loglik_wt_vs_lw WHERE method = 'cv_means' AND p_value IS NOT NULL""",
+        [rf.FEATURED],
+    )
     if not n:
         return None
-    return {"n": n, "n_wt": n_wt, "n_lw": n_lw,
-            "corpus": one(con, "SELECT title FROM mart_corpora WHERE corpus = ?", [rf.FEATURED]),
-            "n_featured": n_f, "n_sig_featured": n_sig_f, "n_wt_ahead_featured": n_ahead_f}
+    return {
+        "n": n,
+        "n_wt": n_wt,
+        "n_lw": n_lw,
+        "corpus": one(con, "SELECT title FROM mart_corpora WHERE corpus = ?", [rf.FEATURED]),
+        "n_featured": n_f,
+        "n_sig_featured": n_sig_f,
+        "n_wt_ahead_featured": n_ahead_f,
+    }
 
 
 def expected_languages(con):
-    rows = con.execute("""SELECT model_key, coalesce(model_name, model_key), n_languages, n_above_zero,
+    rows = con.execute(
+        """SELECT model_key, coalesce(model_name, model_key), n_languages, n_above_zero,
                                  mean_delta_loglik_nats_per_word
                           FROM mart_xlang_model_summary WHERE measure = ? AND comparison = 'surprisal'
-                          AND definition <> 'lw'""", [rf.XLANG_MEASURE]).fetchall()
+                          AND definition <> 'lw'""",
+        [rf.XLANG_MEASURE],
+    ).fetchall()
     if not rows:
         return None
     rows.sort(key=lambda r: (-r[3], -r[4], r[1]))
     best = rows[0]
     default = next((r for r in rows[1:] if r[0] == rf.DEFAULT_MODEL), None)
-    return {"n_languages": one(con, "SELECT count(DISTINCT language) FROM mart_xlang_delta_loglik WHERE measure = ?",
-                               [rf.XLANG_MEASURE]),
-            "measure": "gaze duration", "best": best[1], "best_above": best[3], "best_n": best[2],
-            "best_mean": best[4], "default_model": default and default[1], "default_above": default and default[3],
-            "default_n": default and default[2], "default_mean": default and default[4]}
+    return {
+        "n_languages": one(
+            con, "SELECT count(DISTINCT language) FROM mart_xlang_delta_loglik WHERE measure = ?", [rf.XLANG_MEASURE]
+        ),
+        "measure": "gaze duration",
+        "best": best[1],
+        "best_above": best[3],
+        "best_n": best[2],
+        "best_mean": best[4],
+        "default_model": default and default[1],
+        "default_above": default and default[3],
+        "default_n": default and default[2],
+        "default_mean": default and default[4],
+    }
 
 
 def expected_wild(con):
@@ -243,8 +332,13 @@ def expected_wild(con):
         return None
     worse = [(d, a, b) for d, a, b, p in w if p < 0.05 and a > b]
     better = [d for d, a, b, p in w if p < 0.05 and a < b]
-    return {"n_domains": len(w), "n_worse": len(worse), "n_better": len(better),
-            "n_tie": len(w) - len(worse) - len(better), "worse": worse or None}
+    return {
+        "n_domains": len(w),
+        "n_worse": len(worse),
+        "n_better": len(better),
+        "n_tie": len(w) - len(worse) - len(better),
+        "worse": worse or None,
+    }
 
 
 def assert_same(got, expected, where: str) -> None:
@@ -263,9 +357,15 @@ def assert_same(got, expected, where: str) -> None:
         assert got == expected, where
 
 
-EXPECTED = {"top1": expected_top1, "pairwise": expected_pairwise, "bits_per_byte": expected_bits_per_byte,
-            "delta_loglik": expected_delta_loglik, "wt_vs_lw": expected_wt_vs_lw, "languages": expected_languages,
-            "wild": expected_wild}
+EXPECTED = {
+    "top1": expected_top1,
+    "pairwise": expected_pairwise,
+    "bits_per_byte": expected_bits_per_byte,
+    "delta_loglik": expected_delta_loglik,
+    "wt_vs_lw": expected_wt_vs_lw,
+    "languages": expected_languages,
+    "wild": expected_wild,
+}
 
 
 def test_the_findings_are_the_snapshot_numbers(snapshot):

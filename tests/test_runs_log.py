@@ -1,5 +1,6 @@
 """The runs log (`predictabase.runs`): every command writes a row — command, options,
 start, end, status, rows in/out, error text — to `<warehouse>/runs.jsonl`, killed commands included."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from predictabase.cli import app
 from predictabase import runs
+from predictabase.cli import app
 from predictabase.runs import read_runs, recorded
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
@@ -67,8 +68,17 @@ def test_a_start_without_an_end_is_running_while_its_process_lives_then_killed(t
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         for pid, run_id in ((os.getpid(), "a" * 32), (child.pid, "b" * 32)):
-            runs.append(log, {"run_id": run_id, "command": "refresh", "event": "start", "pid": pid,
-                              "started_at": "2026-01-01T00:00:00+00:00", "status": "running"})
+            runs.append(
+                log,
+                {
+                    "run_id": run_id,
+                    "command": "refresh",
+                    "event": "start",
+                    "pid": pid,
+                    "started_at": "2026-01-01T00:00:00+00:00",
+                    "status": "running",
+                },
+            )
         with log.open("a") as f:
             f.write('{"run_id": "torn", "comm')  # a writer killed mid-line
         assert {r["run_id"]: r["status"] for r in read_runs(log)} == {"a" * 32: "running", "b" * 32: "running"}
@@ -143,15 +153,25 @@ def test_a_real_fetch_counts_its_files_and_a_killed_one_is_recorded_killed(tmp_p
     wh = tmp_path / "wh"
     shutil.copytree(fetched_raw.raw, wh / "raw")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREDICTABASE_")}
-    ok = subprocess.run([CLI, "fetch", "--mirror", str(mirror), "--warehouse", str(wh)], env=env,
-                        capture_output=True, text=True, timeout=300)
+    ok = subprocess.run(
+        [CLI, "fetch", "--mirror", str(mirror), "--warehouse", str(wh)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr
-    killed = subprocess.run([CLI, "fetch", "--mirror", str(mirror), "--warehouse", str(wh)],
-                            env={**env, "PREDICTABASE_FAILPOINT": "lock.acquired"}, capture_output=True,
-                            text=True, timeout=300)
+    killed = subprocess.run(
+        [CLI, "fetch", "--mirror", str(mirror), "--warehouse", str(wh)],
+        env={**env, "PREDICTABASE_FAILPOINT": "lock.acquired"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert killed.returncode == -9
     rows = read_runs(wh / "runs.jsonl")
     assert [r["status"] for r in rows] == ["killed", "ok"]
     from ingest.sources.catalog import files_for
+
     assert rows[1]["rows_in"] == len(files_for(None)) and rows[1]["rows_out"] == 0  # all present already
     assert rows[0]["ended_at"] is None and rows[0]["error"] is None

@@ -1,6 +1,7 @@
 """The scoreboard marts on the session's real warehouse (tests/conftest.py: UCL and Natural Stories, the
 GPT-3 import, the pairwise game; UCL scored by the tiny GPT-2), checked against the marts they read and an
 independent computation of the humans-vs-best-model gap."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,9 @@ def con(real_warehouse):
 
 
 def _cell(con, predictor: str, comparison: str) -> dict:
-    row = con.execute("SELECT * FROM mart_scoreboard_long WHERE predictor = ? AND comparison = ?",
-                      [predictor, comparison]).fetchdf()
+    row = con.execute(
+        "SELECT * FROM mart_scoreboard_long WHERE predictor = ? AND comparison = ?", [predictor, comparison]
+    ).fetchdf()
     assert len(row) == 1, (predictor, comparison)
     return row.iloc[0].to_dict()
 
@@ -31,7 +33,8 @@ def test_every_predictor_has_every_comparison_with_a_value_or_a_reason(con):
     n, n_pred, n_comp, both, neither = con.execute(
         "SELECT count(*), count(DISTINCT predictor), count(DISTINCT comparison), "
         "count(*) FILTER (WHERE value IS NOT NULL AND null_reason IS NOT NULL), "
-        "count(*) FILTER (WHERE value IS NULL AND null_reason IS NULL) FROM mart_scoreboard_long").fetchone()
+        "count(*) FILTER (WHERE value IS NULL AND null_reason IS NULL) FROM mart_scoreboard_long"
+    ).fetchone()
     assert n == n_pred * n_comp and both == 0 and neither == 0
     predictors = {r[0] for r in con.execute("SELECT predictor FROM mart_scoreboard").fetchall()}
     scored = {r[0] for r in con.execute("SELECT model_key FROM mart_models WHERE source = 'scored'").fetchall()}
@@ -40,8 +43,9 @@ def test_every_predictor_has_every_comparison_with_a_value_or_a_reason(con):
     assert {"humans", "gpt3-davinci", "gpt2", "gpt2-medium", "two-layer-14m"} | scored <= predictors
     assert "gpt2-small" not in predictors
     # the wide mart: one row per predictor, the same values as the long one
-    wide = con.execute("SELECT predictor, pairwise_perplexity, bits_per_byte_ucl, bits_per_byte_ucl_null_reason "
-                       "FROM mart_scoreboard").fetchall()
+    wide = con.execute(
+        "SELECT predictor, pairwise_perplexity, bits_per_byte_ucl, bits_per_byte_ucl_null_reason FROM mart_scoreboard"
+    ).fetchall()
     assert len(wide) == len(predictors)
     assert {p for p, ppl, *_ in wide if ppl is not None} >= {"humans", "gpt2", "gpt2-medium", "two-layer-14m"}
     for predictor, ppl, bpb, why in wide:
@@ -55,21 +59,28 @@ def test_every_predictor_has_every_comparison_with_a_value_or_a_reason(con):
 
 def test_values_are_the_source_marts(con):
     (model,) = con.execute("SELECT DISTINCT model_key FROM mart_models WHERE source = 'scored'").fetchone()
-    bpb, lo, hi, n_bytes = con.execute("SELECT bits_per_byte, bits_per_byte_ci_low, bits_per_byte_ci_high, n_bytes "
-                                       "FROM mart_model_perplexity WHERE model_key = ? AND corpus = 'ucl'",
-                                       [model]).fetchone()
+    bpb, lo, hi, n_bytes = con.execute(
+        "SELECT bits_per_byte, bits_per_byte_ci_low, bits_per_byte_ci_high, n_bytes "
+        "FROM mart_model_perplexity WHERE model_key = ? AND corpus = 'ucl'",
+        [model],
+    ).fetchone()
     cell = _cell(con, model, "bits_per_byte_ucl")
     assert (cell["value"], cell["ci_low"], cell["ci_high"], cell["n"]) == (bpb, lo, hi, n_bytes)
     assert cell["value_origin"] == "scored" and cell["unit"] == "bits per byte"
     for predictor, name in (("humans", "humans"), ("gpt2", "gpt2-small"), ("gpt2-medium", "gpt2-medium")):
-        expected = con.execute("SELECT perplexity, perplexity_low, perplexity_high, n_questions "
-                               "FROM mart_pairwise_perplexity WHERE predictor = ? AND subset = 'all' "
-                               "AND rounding = 'interface_11' AND uncertainty_method = 'two_sigma'", [name]).fetchone()
+        expected = con.execute(
+            "SELECT perplexity, perplexity_low, perplexity_high, n_questions "
+            "FROM mart_pairwise_perplexity WHERE predictor = ? AND subset = 'all' "
+            "AND rounding = 'interface_11' AND uncertainty_method = 'two_sigma'",
+            [name],
+        ).fetchone()
         cell = _cell(con, predictor, "pairwise_perplexity")
         assert (cell["value"], cell["ci_low"], cell["ci_high"], cell["n"]) == expected
     davinci = _cell(con, "gpt3-davinci", "bits_per_byte_natural_stories")
-    assert davinci["value"] == con.execute("SELECT bits_per_byte FROM mart_model_perplexity "
-                                           "WHERE model_key = 'gpt3-davinci'").fetchone()[0]
+    assert (
+        davinci["value"]
+        == con.execute("SELECT bits_per_byte FROM mart_model_perplexity WHERE model_key = 'gpt3-davinci'").fetchone()[0]
+    )
     assert davinci["value_origin"] == "imported"
 
 
@@ -89,17 +100,19 @@ def test_empty_cells_say_why(con):
         cell = _cell(con, predictor, comparison)
         assert cell["null_reason"] and words in cell["null_reason"], (predictor, comparison, cell["null_reason"])
     # the wide mart's companion column carries the same reason
-    (why,) = con.execute("SELECT bits_per_byte_natural_stories_null_reason FROM mart_scoreboard WHERE predictor = ?",
-                         [model]).fetchone()
+    (why,) = con.execute(
+        "SELECT bits_per_byte_natural_stories_null_reason FROM mart_scoreboard WHERE predictor = ?", [model]
+    ).fetchone()
     assert "add the corpus" in why
 
 
 def test_humans_vs_the_best_model_recomputed(con):
     """The pairwise game's gap: humans' perplexity over the best model's, with its interval recomputed here from
     the two intervals (each +-2 sigma on the log scale; normal approximation, independent estimates)."""
-    rows = con.execute("SELECT predictor, perplexity, perplexity_low, perplexity_high FROM mart_pairwise_perplexity "
-                       "WHERE subset = 'all' AND rounding = 'interface_11' AND uncertainty_method = 'two_sigma'"
-                       ).fetchall()
+    rows = con.execute(
+        "SELECT predictor, perplexity, perplexity_low, perplexity_high FROM mart_pairwise_perplexity "
+        "WHERE subset = 'all' AND rounding = 'interface_11' AND uncertainty_method = 'two_sigma'"
+    ).fetchall()
     humans = next(r for r in rows if r[0] == "humans")
     best = min((r for r in rows if r[0] != "humans"), key=lambda r: r[1])
     gap = con.execute("SELECT * FROM mart_scoreboard_gaps WHERE comparison = 'pairwise_perplexity'").fetchdf()
@@ -117,7 +130,8 @@ def test_humans_vs_the_best_model_recomputed(con):
     assert g["n_models_compared"] == len(rows) - 1
     # only comparisons where humans have a value: the top-1 game is not ingested here
     assert set(con.execute("SELECT comparison FROM mart_scoreboard_gaps").fetchdf()["comparison"]) == {
-        "pairwise_perplexity"}
+        "pairwise_perplexity"
+    }
 
 
 def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
@@ -126,15 +140,19 @@ def test_the_opening_sentence_calls_a_gap_within_its_interval_a_tie(con):
     across 1 (humans / model) count it as a tie, not a win."""
     import sys
     from pathlib import Path
+
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
     import findings
+
     gaps = con.execute("SELECT * FROM mart_scoreboard_gaps").fetchdf()
     fmt = lambda v, unit: f"{v:.3f}"  # noqa: E731
     n = len(gaps)
     assert n >= 1 and "pairwise_perplexity" in set(gaps["comparison"])
     clear = [findings.gap_is_clear(g) for _, g in gaps.iterrows()]
-    assert clear == [not (lo <= (1.0 if k.startswith("ratio") else 0.0) <= hi)
-                     for k, lo, hi in zip(gaps["gap_kind"], gaps["gap_ci_low"], gaps["gap_ci_high"])]
+    assert clear == [
+        not (lo <= (1.0 if k.startswith("ratio") else 0.0) <= hi)
+        for k, lo, hi in zip(gaps["gap_kind"], gaps["gap_ci_low"], gaps["gap_ci_high"])
+    ]
     said = findings.scoreboard(gaps, fmt)
     assert "tie" not in said and said.startswith(f"The best language model beats humans on {sum(clear)} of the {n}")
     wide = gaps.copy()
@@ -153,8 +171,10 @@ def test_the_rank_legend_has_whole_ranks_once_each(con):
     from pathlib import Path
 
     import pandas as pd
+
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
     import charts
+
     ranks = con.execute("SELECT rank_in_comparison FROM mart_scoreboard_long").fetchdf()["rank_in_comparison"]
     worst = int(ranks.max())
     ticks = charts.whole_number_ticks(ranks)
@@ -168,8 +188,10 @@ def test_the_rank_legend_has_whole_ranks_once_each(con):
 def _scoreboard_tables():
     import sys
     from pathlib import Path
+
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dashboards"))
     import scoreboard_tables
+
     return scoreboard_tables
 
 
@@ -191,10 +213,12 @@ def test_each_groups_leader_is_first_most_often(con):
     for grp, most, n_comparisons in expected:
         row = table[table["group"] == grp].iloc[0]
         assert row["first_on"] == f"{most} of {n_comparisons}", (grp, row.to_dict())
-        n_best = con.execute("""SELECT count(*) FILTER (WHERE rank_in_comparison = 1) FROM mart_scoreboard_long
+        n_best = con.execute(
+            """SELECT count(*) FILTER (WHERE rank_in_comparison = 1) FROM mart_scoreboard_long
                                 WHERE value IS NOT NULL AND display_name = ?
                                   AND comparison_family || coalesce(':' || measure, '') = ?""",
-                             [row["best"], grp]).fetchone()[0]
+            [row["best"], grp],
+        ).fetchone()[0]
         assert n_best == most and row["runner_up"] != row["best"]
 
 
@@ -216,4 +240,5 @@ def test_humans_vs_the_best_model_in_words(con):
 def findings_value(value, unit):
     _scoreboard_tables()  # puts dashboards/ on the path
     import findings
+
     return findings.value_text(value, unit)

@@ -1,4 +1,5 @@
 """Scoring engine: exact log-probs, sliding windows, statistics, BOS, resumability, load errors."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.core.errors import ModelLoadError
-from ingest.scoring import ScoreSettings, score_corpora
-from ingest.scoring import pipeline, store
+from ingest.scoring import ScoreSettings, pipeline, score_corpora, store
 from ingest.scoring.bos import choose_bos
 from ingest.scoring.engine import make_windows
 from ingest.scoring.model_identity import load_spec
 from ingest.scoring.profile import encode
+from predictabase.core.errors import ModelLoadError
 from tests.scoring_helpers import SCORED_RUN_KEYS, natural_stories, ucl_sentences, write_documents
 
 SET = dict(top_k=5, device="cpu", dtype="float32")
@@ -29,15 +29,18 @@ def tiny(tiny_gpt2_dir) -> Path:
 @pytest.fixture(scope="module")
 def tiny_model(tiny):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     return AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32).eval(), AutoTokenizer.from_pretrained(tiny)
 
 
-def read_run(paths, run) -> "pd.DataFrame":  # noqa: F821
+def read_run(paths, run) -> pd.DataFrame:  # noqa: F821
     d = store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
     import pyarrow as pa
+
     t = pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(d.glob("part-*.parquet"))]).to_pandas()
-    return t.sort_values(["doc_id", "token_index"], key=lambda s: s.astype(int) if s.name == "doc_id" else s) \
-        .reset_index(drop=True)
+    return t.sort_values(
+        ["doc_id", "token_index"], key=lambda s: s.astype(int) if s.name == "doc_id" else s
+    ).reset_index(drop=True)
 
 
 def plain_logprobs(model, ids: list[int], bos: int) -> np.ndarray:
@@ -58,8 +61,7 @@ def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, t
     model, tok = tiny_model
     texts = ucl_sentences(mirror, 12)
     write_documents(tmp_paths, "ucl", texts)
-    [run] = score_corpora(tmp_paths, str(tiny), ["ucl"], ScoreSettings(context_length=128, **SET),
-                          show_progress=False)
+    [run] = score_corpora(tmp_paths, str(tiny), ["ucl"], ScoreSettings(context_length=128, **SET), show_progress=False)
     assert run["status"] == "scored" and run["bos_policy"] == "endoftext" and run["bos_token_id"] == 50256
     df = read_run(tmp_paths, run)
     V = len(tok)
@@ -86,16 +88,18 @@ def test_logprobs_equal_plain_forward_and_stats_match_numpy(tmp_paths, mirror, t
         # ln B after each token: the next position's, and after the last token the end of the text
         p_all = np.exp(plain_logsoftmax_all(model, ids, 50256))
         np.testing.assert_allclose(got.logprob_word_initial_after_nats, np.log(p_all[1:, wi_mask].sum(1)), atol=1e-4)
-        np.testing.assert_array_equal(got.logprob_word_initial_after_nats.values[:-1],
-                                      got.logprob_word_initial_nats.values[1:])
+        np.testing.assert_array_equal(
+            got.logprob_word_initial_after_nats.values[:-1], got.logprob_word_initial_nats.values[1:]
+        )
         top = np.argsort(-lp, axis=1, kind="stable")[:, :5]
         np.testing.assert_array_equal(np.stack(got.topk_token_ids), top)
         np.testing.assert_allclose(np.stack(got.topk_logprobs_nats), np.take_along_axis(lp, top, 1), atol=1e-5)
         assert [list(x) for x in got.topk_tokens] == [tok.convert_ids_to_tokens(list(r)) for r in top]
         assert list(got.token) == tok.convert_ids_to_tokens(ids)
         np.testing.assert_array_equal(got.context_tokens, np.arange(len(ids)))
-    run_json = json.loads((store.run_dir(tmp_paths.token_scores, run["model_key"], "ucl", run["run_id"])
-                           / "_run.json").read_text())
+    run_json = json.loads(
+        (store.run_dir(tmp_paths.token_scores, run["model_key"], "ucl", run["run_id"]) / "_run.json").read_text()
+    )
     assert run_json["n_tokens"] == len(df) and run_json["n_docs"] == 12 and run_json["source"] == "scored"
     assert set(run_json) == SCORED_RUN_KEYS and set(run) == SCORED_RUN_KEYS | {"status"}
     for key in ("model_revision", "tokenizer_sha256", "dtype", "device", "vocab_size", "bos_token", "stride"):
@@ -116,8 +120,13 @@ def test_sliding_windows_score_each_token_once_with_longest_context(tmp_paths, m
     story = natural_stories(mirror)[1]
     text = story[:1500]  # ~320 tokens: several windows of 64
     write_documents(tmp_paths, "natural_stories", [text])
-    [run] = score_corpora(tmp_paths, str(tiny), ["natural_stories"],
-                          ScoreSettings(context_length=64, stride=32, **SET), show_progress=False)
+    [run] = score_corpora(
+        tmp_paths,
+        str(tiny),
+        ["natural_stories"],
+        ScoreSettings(context_length=64, stride=32, **SET),
+        show_progress=False,
+    )
     df = read_run(tmp_paths, run)
     ids = tok(text, add_special_tokens=False)["input_ids"]
     n = len(ids)
@@ -129,7 +138,7 @@ def test_sliding_windows_score_each_token_once_with_longest_context(tmp_paths, m
     # the window's own forward pass, reproduced token by token
     for i in range(0, n, 5):
         b = begins[i]
-        want, _ = plain_logprobs(model, ids[b:i + 1], 50256)
+        want, _ = plain_logprobs(model, ids[b : i + 1], 50256)
         assert abs(df.logprob_nats[i] - want[-1]) < 1e-5, i
     # where the whole context fits (first window), sliding == one full-context pass
     full, _ = plain_logprobs(model, ids[:W], 50256)
@@ -149,13 +158,15 @@ def test_make_windows_overlap_and_cover():
 
 def test_batching_and_padding_do_not_change_numbers(tmp_path, mirror, tiny):
     from predictabase.core.config import paths as make_paths
+
     texts = ucl_sentences(mirror, 10) + [natural_stories(mirror)[2][:700]]
     out = []
     for bt in (64, 100000):
         p = make_paths(tmp_path / f"w{bt}")
         write_documents(p, "ucl", texts)
-        [run] = score_corpora(p, str(tiny), ["ucl"], ScoreSettings(context_length=64, batch_tokens=bt, **SET),
-                              show_progress=False)
+        [run] = score_corpora(
+            p, str(tiny), ["ucl"], ScoreSettings(context_length=64, batch_tokens=bt, **SET), show_progress=False
+        )
         out.append(read_run(p, run))
     np.testing.assert_allclose(out[0].logprob_nats, out[1].logprob_nats, atol=1e-5)
     assert out[0].run_id[0] == out[1].run_id[0]  # batch size does not change the numbers, nor the run
@@ -177,14 +188,14 @@ def test_lm_game_prefix_and_full(tmp_paths, mirror, tiny):
     [run] = score_corpora(tmp_paths, str(tiny), ["lm_game"], ScoreSettings(**SET), show_progress=False)
     df = read_run(tmp_paths, run)
     assert "".join(df.token_text) == text[:20]
-    [run_full] = score_corpora(tmp_paths, str(tiny), ["lm_game"], ScoreSettings(full=True, **SET),
-                               show_progress=False)
+    [run_full] = score_corpora(tmp_paths, str(tiny), ["lm_game"], ScoreSettings(full=True, **SET), show_progress=False)
     assert run_full["run_id"] != run["run_id"] and run_full["full"] is True
     assert "".join(read_run(tmp_paths, run_full).token_text) == text
 
 
 def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny, monkeypatch):
     from predictabase.core.config import paths as make_paths
+
     texts = ucl_sentences(mirror, 30)
     monkeypatch.setattr(pipeline, "PART_TOKENS", 60)  # several part files
     settings = ScoreSettings(context_length=64, **SET)
@@ -219,12 +230,26 @@ def test_interrupted_run_resumes_and_complete_run_is_noop(tmp_path, mirror, tiny
     got = read_run(p, run)
     assert len(got) == len(ref) and not got.duplicated(["doc_id", "token_index"]).any()
     # the resumed run scored the same groups in the same batches as the uninterrupted one: identical rows
-    for col in ("doc_id", "token_index", "token_id", "char_start", "char_end", "rank", "context_tokens",
-                "logprob_nats", "entropy_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats"):
+    for col in (
+        "doc_id",
+        "token_index",
+        "token_id",
+        "char_start",
+        "char_end",
+        "rank",
+        "context_tokens",
+        "logprob_nats",
+        "entropy_nats",
+        "logprob_word_initial_nats",
+        "logprob_word_initial_after_nats",
+    ):
         assert list(got[col]) == list(ref[col]), col
     assert sorted(f.name for f in rdir.glob("part-*.parquet")) == sorted(
-        f.name for f in store.run_dir(clean.token_scores, ref_run["model_key"], "ucl", ref_run["run_id"]).glob(
-            "part-*.parquet"))
+        f.name
+        for f in store.run_dir(clean.token_scores, ref_run["model_key"], "ucl", ref_run["run_id"]).glob(
+            "part-*.parquet"
+        )
+    )
     assert run["n_tokens"] == len(ref) and run["n_docs"] == 30
 
     before = {f.name: f.stat().st_mtime_ns for f in rdir.iterdir()}
@@ -247,6 +272,7 @@ def test_model_that_does_not_load(tmp_paths, mirror, tmp_path):
 
 def test_missing_corpus_writes_nothing(tmp_paths, mirror, tiny):
     from predictabase.core.errors import ScoringError
+
     write_documents(tmp_paths, "ucl", ucl_sentences(mirror, 2))
     with pytest.raises(ScoringError, match="provo"):
         score_corpora(tmp_paths, str(tiny), ["ucl", "provo"], ScoreSettings(**SET), show_progress=False)
@@ -265,6 +291,7 @@ def test_spans_tile_with_byte_fallback_and_odd_whitespace(tiny_model):
 
 def test_rank_inside_and_outside_the_top_k_with_ties():
     from ingest.scoring.engine import RANK_TOP, rank_of_target
+
     g = torch.Generator().manual_seed(0)
     lp = torch.log_softmax(torch.randint(0, 40, (64, 300), generator=g).float() / 4, -1)  # many ties
     targets = torch.randint(0, 300, (64,), generator=g)

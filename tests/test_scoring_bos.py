@@ -1,5 +1,6 @@
 """Tokenizer profiles for three tokenizer families: BOS policy (exactly one BOS, never doubled, first token
 conditioned on it), end-of-text ids, byte-level vs SentencePiece, the word-initial mask; span tiling."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,6 +36,7 @@ def test_gpt2_family_uses_endoftext(mirror):
 @pytest.fixture(scope="module")
 def smollm2_tokenizer():
     from transformers import AutoTokenizer
+
     gguf = smollm2_gguf()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
@@ -63,10 +65,10 @@ def sentencepiece_tokenizer(mirror):
     """A Llama-style SentencePiece (Metaspace `▁`) tokenizer trained offline on UCL sentences."""
     from tokenizers import SentencePieceBPETokenizer
     from transformers import PreTrainedTokenizerFast
+
     sp = SentencePieceBPETokenizer()
     sp.train_from_iterator(ucl_sentences(mirror, 200), vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"])
-    return PreTrainedTokenizerFast(tokenizer_object=sp._tokenizer, bos_token="<s>", eos_token="</s>",
-                                   unk_token="<unk>")
+    return PreTrainedTokenizerFast(tokenizer_object=sp._tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
 
 
 def test_llama_style_sentencepiece_uses_declared_bos(sentencepiece_tokenizer, mirror):
@@ -77,7 +79,7 @@ def test_llama_style_sentencepiece_uses_declared_bos(sentencepiece_tokenizer, mi
     check_encoding(tok, choose_bos(tok, "llama"), ucl_sentences(mirror, 5))
     profile = TokenizerProfile.build(tok, "llama", len(tok) + 3, "sp-test")  # LM head rows past the vocabulary
     assert not profile.byte_level and profile.end_of_text_ids == {tok.eos_token_id}
-    assert list(profile.strings[len(tok):]) == [None] * 3
+    assert list(profile.strings[len(tok) :]) == [None] * 3
     want = np.array([s is not None and s.startswith("\u2581") for s in profile.strings])
     want[tok.eos_token_id] = True
     np.testing.assert_array_equal(profile.word_initial, want)
@@ -86,6 +88,7 @@ def test_llama_style_sentencepiece_uses_declared_bos(sentencepiece_tokenizer, mi
 def test_first_token_is_scored_conditioned_on_bos(mirror):
     """Scorer level: the first real token's log-prob is p(token | BOS), context 0, BOS never scored."""
     from transformers import GPT2Config, GPT2LMHeadModel
+
     tok = gpt2_tokenizer()
     torch.manual_seed(1)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=32, n_embd=32, n_layer=1, n_head=2)).eval()
@@ -97,8 +100,16 @@ def test_first_token_is_scored_conditioned_on_bos(mirror):
         lp = torch.log_softmax(model(torch.tensor([[50256]])).logits[0, 0].float(), -1)
     assert abs(res["logprob_nats"][0] - lp[ids[0]].item()) < 1e-5 and res["context_tokens"][0] == 0
     assert len(res["logprob_nats"]) == len(ids)
-    assert set(res) == {"logprob_nats", "rank", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats",
-                        "topk_token_ids", "context_tokens", "logprob_word_initial_after_nats"}
+    assert set(res) == {
+        "logprob_nats",
+        "rank",
+        "entropy_nats",
+        "logprob_word_initial_nats",
+        "topk_logprobs_nats",
+        "topk_token_ids",
+        "context_tokens",
+        "logprob_word_initial_after_nats",
+    }
 
 
 def test_gpt2_profile_mask_decodes_every_vocabulary_item():
@@ -115,14 +126,20 @@ def test_spans_that_do_not_tile_name_the_model():
     text = "one two three"
     check_spans_tile([(0, 3), (3, 7), (7, 13)], text, "m")
     check_spans_tile([], "", "m")
-    for spans, what in (([(0, 3), (4, 13)], "tile"), ([(0, 5), (3, 13)], "tile"), ([(1, 13)], "tile"),
-                        ([(0, 3), (3, 12)], "cover"), ([(0, 14)], "cover")):
+    for spans, what in (
+        ([(0, 3), (4, 13)], "tile"),
+        ([(0, 5), (3, 13)], "tile"),
+        ([(1, 13)], "tile"),
+        ([(0, 3), (3, 12)], "cover"),
+        ([(0, 14)], "cover"),
+    ):
         with pytest.raises(InvariantError, match=f"^my-model: .*{what}"):
             check_spans_tile(spans, text, "my-model")
 
     class BadOffsets:  # a tokenizer whose offsets run past the text
         def __call__(self, texts, **kw):
             return {"input_ids": [[5, 6]], "offset_mapping": [[(0, len(texts[0]) + 2), (3, len(texts[0]) + 3)]]}
+
     bos = choose_bos(gpt2_tokenizer(), "gpt2")
     with pytest.raises(InvariantError, match=r"^my-model: token 1 spans characters \[15, 13\) .*tile"):
         encode(BadOffsets(), [text], bos, "my-model")
@@ -131,6 +148,7 @@ def test_spans_that_do_not_tile_name_the_model():
 def test_probe_catches_a_scorer_that_disagrees_with_the_model(tiny_gpt2_dir):
     """At load, the scorer's log-probabilities of a probe text must sum to -n * the model's own loss."""
     from transformers import AutoModelForCausalLM
+
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir, dtype=torch.float32).eval()
     profile = TokenizerProfile.build(gpt2_tokenizer(), "gpt2", len(gpt2_tokenizer()), "tiny-gpt2")
     assert abs(Scorer(model, profile, top_k=3).check_probe()) < 1e-3
@@ -138,6 +156,7 @@ def test_probe_catches_a_scorer_that_disagrees_with_the_model(tiny_gpt2_dir):
     class OffByOne(Scorer):  # the logits of the previous position: a shifted-targets bug
         def _position_logits(self, input_ids, attention_mask, rows, cols):
             return super()._position_logits(input_ids, attention_mask, rows, (cols - 1).clamp(min=0))
+
     with pytest.raises(InvariantError, match="^tiny-gpt2: on the probe text .* the model's own loss"):
         OffByOne(model, profile, top_k=3)
     with pytest.raises(InvariantError, match="^tiny-gpt2: the LM head has 50257 rows"):

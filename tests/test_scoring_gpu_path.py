@@ -1,14 +1,22 @@
 """The scorer's GPU path (`Scorer.set_gpu_path`, on by default on a CUDA device), run on the CPU: the same
 statistics as the CPU path; the LM head's float32 output for half-precision weights; memory-sized batches;
 the benchmark's parameter count for MFU."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 
-from ingest.scoring.engine import (GPU_BATCH_TOKENS_MAX, GPU_BATCH_TOKENS_MIN, Scorer, fused_stats, make_batches,
-                                   make_windows, memory_batch_tokens)
+from ingest.scoring.engine import (
+    GPU_BATCH_TOKENS_MAX,
+    GPU_BATCH_TOKENS_MIN,
+    Scorer,
+    fused_stats,
+    make_batches,
+    make_windows,
+    memory_batch_tokens,
+)
 from ingest.scoring.profile import TokenizerProfile, encode
 from tests.scoring_helpers import natural_stories, ucl_sentences
 
@@ -16,13 +24,17 @@ from tests.scoring_helpers import natural_stories, ucl_sentences
 @pytest.fixture(scope="module")
 def tiny_model(tiny_gpt2_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    return (AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir, dtype=torch.float32).eval(),
-            AutoTokenizer.from_pretrained(tiny_gpt2_dir))
+
+    return (
+        AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir, dtype=torch.float32).eval(),
+        AutoTokenizer.from_pretrained(tiny_gpt2_dir),
+    )
 
 
 def score(model, tok, texts, gpu: bool, top_k: int = 5, fused: bool = False):
-    profile = TokenizerProfile.build(tok, model.config.model_type, model.get_output_embeddings().weight.shape[0],
-                                     "tiny")
+    profile = TokenizerProfile.build(
+        tok, model.config.model_type, model.get_output_embeddings().weight.shape[0], "tiny"
+    )
     scorer = Scorer(model, profile, top_k, "cpu")
     scorer.set_gpu_path(gpu)
     if fused:  # the compiled function's math, run eagerly (torch.compile needs Triton, i.e. a GPU)
@@ -44,14 +56,20 @@ def test_gpu_path_gives_the_cpu_paths_statistics(mirror, tiny_model):
         np.testing.assert_array_equal(gpu[d]["rank"], cpu[d]["rank"])
         np.testing.assert_array_equal(gpu[d]["topk_token_ids"], cpu[d]["topk_token_ids"])
         np.testing.assert_array_equal(gpu[d]["context_tokens"], cpu[d]["context_tokens"])
-        for name in ("logprob_nats", "entropy_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats",
-                     "topk_logprobs_nats"):
+        for name in (
+            "logprob_nats",
+            "entropy_nats",
+            "logprob_word_initial_nats",
+            "logprob_word_initial_after_nats",
+            "topk_logprobs_nats",
+        ):
             np.testing.assert_allclose(gpu[d][name], cpu[d][name], rtol=0, atol=1e-5, err_msg=name)
 
 
 def test_gpu_path_half_weights_take_the_head_in_float32(mirror, tiny_model):
     model, tok = tiny_model
     import copy
+
     half = copy.deepcopy(model).to(torch.bfloat16)
     texts = ucl_sentences(mirror, 12)
     _, ref = score(model, tok, texts, gpu=False)
@@ -90,6 +108,7 @@ def test_memory_batch_tokens_sizes_from_total_memory(tiny_model):
 def test_bench_parameter_count_for_mfu(tiny_model):
     import importlib.util
     from pathlib import Path
+
     spec = importlib.util.spec_from_file_location("bench_score", Path(__file__).parent.parent / "bench" / "score.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -107,8 +126,13 @@ def test_fused_statistics_give_the_cpu_paths_numbers(mirror, tiny_model):
     _, cpu = score(model, tok, texts, gpu=False)
     _, fus = score(model, tok, texts, gpu=True, fused=True)
     for d in cpu:
-        for name in ("logprob_nats", "entropy_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats",
-                     "topk_logprobs_nats"):
+        for name in (
+            "logprob_nats",
+            "entropy_nats",
+            "logprob_word_initial_nats",
+            "logprob_word_initial_after_nats",
+            "topk_logprobs_nats",
+        ):
             # float32: the normalizer ln sum exp(logits) over 50,257 entries, summed in another order, rounds
             # differently by about 1e-6 of the logits' size (~20) and shifts every log-probability of the position
             # by that much (2.1e-5 seen on an AMD EPYC's kernels); a real error is orders of magnitude larger
@@ -133,8 +157,7 @@ def test_fused_statistics_with_masked_logits_and_tiny_word_initial_mass():
     lp = xd - lse[:, None]
     pr = np.exp(lp)
     np.testing.assert_allclose(tlp.numpy(), lp[np.arange(6), t.numpy()], atol=1e-5)
-    np.testing.assert_allclose(ent.numpy(), -np.where(pr > 0, pr * np.nan_to_num(lp, neginf=0.0), 0).sum(1),
-                               atol=1e-4)
+    np.testing.assert_allclose(ent.numpy(), -np.where(pr > 0, pr * np.nan_to_num(lp, neginf=0.0), 0).sum(1), atol=1e-4)
     want_wi = np.logaddexp.reduce(np.where(wi.numpy() > 0, xd, -np.inf), axis=1) - lse
     np.testing.assert_allclose(wmass.numpy(), want_wi, atol=1e-4)
     assert np.isfinite(wmass.numpy()).all() and wmass[1] < -150  # no log(0)

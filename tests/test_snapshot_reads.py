@@ -6,6 +6,7 @@ in the process: after a publish (os.replace) that is the old, replaced file. The
 that behaviour, so the others are known to test something; the read layer (`dashboards/data.py`)
 opens the file through ATTACH and keys its cache on the id stored inside the file.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,6 +28,7 @@ def data_module(tmp_path: Path, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
     sys.modules.pop("data", None)
     import data
+
     data.st.cache_data.clear()
     yield data
     data.st.cache_data.clear()
@@ -89,6 +91,7 @@ def test_two_page_sessions_see_the_new_snapshot_after_a_publish(tmp_path: Path, 
     """Two sessions of the home page in one process: both show the new build after a publish,
     while a third connection to the old file stays open."""
     from streamlit.testing.v1 import AppTest
+
     marts = tmp_path / "marts.duckdb"
     create_marts(marts, built_at="2025-11-23 09:41:07")
 

@@ -2,6 +2,7 @@
 read-only use: the CLI runs on a scratch warehouse directory whose marts.duckdb is a symlink to it, so the
 runs log it appends goes there). Every refusal comes from DuckDB's configuration and carries its reason;
 the snapshot file is byte-identical afterwards; results through the real CLI equal a direct DuckDB read."""
+
 from __future__ import annotations
 
 import csv
@@ -24,9 +25,13 @@ from predictabase.cli import app
 from predictabase.sql import SqlError, collect, execute, readonly_connection
 
 CLI = str(Path(sys.executable).with_name("predictabase"))
-PERPLEXITY = ("SELECT model_key, corpus, n_tokens, token_perplexity, bits_per_byte FROM mart_model_perplexity "
-              "ORDER BY model_key, corpus")
-LONG = "SELECT sum(a.range * b.range) AS s FROM range(1000) a CROSS JOIN range(1000000000000) b"  # ~forever, tiny memory
+PERPLEXITY = (
+    "SELECT model_key, corpus, n_tokens, token_perplexity, bits_per_byte FROM mart_model_perplexity "
+    "ORDER BY model_key, corpus"
+)
+LONG = (
+    "SELECT sum(a.range * b.range) AS s FROM range(1000) a CROSS JOIN range(1000000000000) b"  # ~forever, tiny memory
+)
 
 
 def sha256(path: Path) -> str:
@@ -44,8 +49,9 @@ def wh(real_warehouse, tmp_path) -> Path:
 
 def cli(wh: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREDICTABASE_")}
-    return subprocess.run([CLI, "sql", "--warehouse", str(wh), *args], input=stdin, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [CLI, "sql", "--warehouse", str(wh), *args], input=stdin, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def direct(real_warehouse, query: str) -> pa.Table:
@@ -108,10 +114,11 @@ def test_every_way_out_is_refused_with_its_reason(real_warehouse, tmp_path):
     ]
     con = readonly_connection(snapshot, memory_limit="500MB", threads=1)
     try:
-        assert con.execute("SELECT current_setting('enable_external_access'), current_setting('lock_configuration'), "
-                           "current_setting('autoload_known_extensions'), current_setting('autoinstall_known_extensions'), "
-                           "current_setting('allow_community_extensions'), current_setting('threads')"
-                           ).fetchone() == (False, True, False, False, False, 1)
+        assert con.execute(
+            "SELECT current_setting('enable_external_access'), current_setting('lock_configuration'), "
+            "current_setting('autoload_known_extensions'), current_setting('autoinstall_known_extensions'), "
+            "current_setting('allow_community_extensions'), current_setting('threads')"
+        ).fetchone() == (False, True, False, False, False, 1)
         wrong = []
         for statement, reason in cases:
             with pytest.raises(SqlError) as refused:
@@ -169,8 +176,10 @@ def test_cli_results_equal_a_direct_read(real_warehouse, wh, tmp_path):
     assert res.returncode == 0, res.stderr
     rows = list(csv.reader(io.StringIO(res.stdout)))
     assert rows[0] == expected.schema.names
-    want = [["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in row.values()]
-            for row in expected.to_pylist()]
+    want = [
+        ["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in row.values()]
+        for row in expected.to_pylist()
+    ]
     assert rows[1:] == want
     assert [float(r[3]) for r in rows[1:]] == expected.column("token_perplexity").to_pylist()  # exact floats
 
@@ -184,18 +193,29 @@ def test_cli_results_equal_a_direct_read(real_warehouse, wh, tmp_path):
 
     out = tmp_path / "result.parquet"
     out.write_bytes(b"an older file")
-    res = cli(wh, "-c", "SELECT * FROM mart_model_perplexity ORDER BY model_key, corpus", "--format", "parquet",
-              "--output", str(out))
+    res = cli(
+        wh,
+        "-c",
+        "SELECT * FROM mart_model_perplexity ORDER BY model_key, corpus",
+        "--format",
+        "parquet",
+        "--output",
+        str(out),
+    )
     assert res.returncode == 0, res.stderr
-    assert pq.read_table(out).equals(direct(real_warehouse, "SELECT * FROM mart_model_perplexity "
-                                                            "ORDER BY model_key, corpus"))
+    assert pq.read_table(out).equals(
+        direct(real_warehouse, "SELECT * FROM mart_model_perplexity ORDER BY model_key, corpus")
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.parquet", "wh"]  # replaced, no temp left
 
     res = cli(wh, "-c", "SELECT command, status, rows_out FROM runs ORDER BY started_at", "--format", "csv")
     assert res.returncode == 0, res.stderr
     assert list(csv.reader(io.StringIO(res.stdout)))[1:] == [
-        ["sql", "ok", str(expected.num_rows)], ["sql", "ok", str(expected.num_rows)],
-        ["sql", "ok", str(expected.num_rows)], ["sql", "running", ""]]
+        ["sql", "ok", str(expected.num_rows)],
+        ["sql", "ok", str(expected.num_rows)],
+        ["sql", "ok", str(expected.num_rows)],
+        ["sql", "running", ""],
+    ]
 
 
 def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
@@ -209,7 +229,12 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
         ("--format", "parquet"): "error: --output: --format parquet writes a file: give --output FILE",
         ("--memory-limit", "lots"): "error: --memory-limit: 'lots' is not allowed; a size > 0 with its unit",
         ("--memory-limit=-1GB",): "error: --memory-limit: '-1GB' is not allowed; a size > 0 with its unit",
-        ("--output", str(tmp_path / "no" / "x.csv"), "--format", "csv"): f"error: --output: {tmp_path / 'no'} does not exist",
+        (
+            "--output",
+            str(tmp_path / "no" / "x.csv"),
+            "--format",
+            "csv",
+        ): f"error: --output: {tmp_path / 'no'} does not exist",
     }
     for args, message in cases.items():
         res = runner.invoke(app, ["sql", "--warehouse", str(wh), "-c", "SELECT 1", *args])
@@ -217,25 +242,46 @@ def test_options_out_of_range_and_no_snapshot(wh, tmp_path):
         assert res.exit_code == 2 and text.startswith(message), (args, res.output)
         assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)
     out = tmp_path / "interval.parquet"  # a type Parquet has no place for: one line, no file, no temp file
-    res = runner.invoke(app, ["sql", "--warehouse", str(wh), "-c", "SELECT INTERVAL 1 DAY AS i", "--format", "parquet",
-                              "--output", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "sql",
+            "--warehouse",
+            str(wh),
+            "-c",
+            "SELECT INTERVAL 1 DAY AS i",
+            "--format",
+            "parquet",
+            "--output",
+            str(out),
+        ],
+    )
     assert res.exit_code == 2 and " ".join(res.output.split()).startswith(f"error: {sql.PARQUET}: "), res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "wh"]
     res = cli(empty, "-c", "SELECT 1")
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert " ".join(res.stderr.split()) == (f"error: {empty / 'marts.duckdb'}: no published snapshot yet; "
-                                            "run `predictabase build` (or `predictabase all`) first")
+    assert " ".join(res.stderr.split()) == (
+        f"error: {empty / 'marts.duckdb'}: no published snapshot yet; "
+        "run `predictabase build` (or `predictabase all`) first"
+    )
 
 
 def at_a_terminal(wh: Path, script: str, *args: str, home: Path) -> tuple[str, str, int]:
     """`sql` with its standard input a terminal (a pseudo-terminal fed `script`, then Ctrl-D): stdout with the
     prompts and the banner taken out, stderr and the exit code."""
     import pty
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREDICTABASE_")}
     env["PREDICTABASE_SQL_HISTORY"] = str(home / "history")
     master, slave = pty.openpty()
-    proc = subprocess.Popen([CLI, "sql", "--warehouse", str(wh), *args], stdin=slave, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [CLI, "sql", "--warehouse", str(wh), *args],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     os.close(slave)
     try:
         os.write(master, script.encode() + b"\x04")  # Ctrl-D at the start of a line: end of input
@@ -251,13 +297,20 @@ def test_interactive_shell(real_warehouse, wh, tmp_path):
     """At a terminal: statements over several lines, a bad one (one error line, the shell goes on), .tables,
     .schema, Ctrl-D."""
     n_models = direct(real_warehouse, "SELECT count(*) AS n FROM mart_models").column("n")[0].as_py()
-    stdout, stderr, code = at_a_terminal(wh, (
-        "SELECT count(*) AS n_models\n  FROM mart_models;\n"
-        "SELECT * FROM no_such_mart;\n"
-        "DROP TABLE mart_models;\n"
-        ".tables\n"
-        ".schema mart_model_perplexity\n"
-        "SELECT 'still here' AS s;\n"), "--format", "csv", home=tmp_path)
+    stdout, stderr, code = at_a_terminal(
+        wh,
+        (
+            "SELECT count(*) AS n_models\n  FROM mart_models;\n"
+            "SELECT * FROM no_such_mart;\n"
+            "DROP TABLE mart_models;\n"
+            ".tables\n"
+            ".schema mart_model_perplexity\n"
+            "SELECT 'still here' AS s;\n"
+        ),
+        "--format",
+        "csv",
+        home=tmp_path,
+    )
     assert code == 0, stderr
     out = stdout.splitlines()
     assert out[:2] == ["n_models", str(n_models)]

@@ -2,12 +2,13 @@
 command; the server, browser and page helpers of tests/test_dashboard_browser.py) on the session's real
 published snapshot (conftest.real_warehouse, read-only use): the example query's rows, its CSV and Parquet
 downloads equal to a direct DuckDB read, refusals shown as one line, the marts with their columns."""
+
 from __future__ import annotations
 
 import csv
 import hashlib
-import re
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -43,8 +44,10 @@ def pg(browser, served):  # noqa: F811
 
 
 def _alerts(pg) -> list[str]:
-    return [" ".join(t.split()) for t in pg.page.locator('[data-testid="stAlert"] [data-testid="stMarkdownContainer"]')
-                                               .all_inner_texts()]
+    return [
+        " ".join(t.split())
+        for t in pg.page.locator('[data-testid="stAlert"] [data-testid="stMarkdownContainer"]').all_inner_texts()
+    ]
 
 
 def _run(pg, query: str) -> None:
@@ -87,9 +90,11 @@ def test_sql_page(real_warehouse, served, pg, tmp_path):
     assert [r[0] for r in rows[1:]] == expected.column("model_key").to_pylist()
 
     # refusals: one line each, with the reason in front
-    for statement, reason in [("DROP TABLE mart_model_perplexity", sql.READ_ONLY),
-                              (f"COPY mart_models TO '{tmp_path / 'x.csv'}'", sql.FILES),
-                              ("SET enable_external_access = true", sql.SETTINGS)]:
+    for statement, reason in [
+        ("DROP TABLE mart_model_perplexity", sql.READ_ONLY),
+        (f"COPY mart_models TO '{tmp_path / 'x.csv'}'", sql.FILES),
+        ("SET enable_external_access = true", sql.SETTINGS),
+    ]:
         _run(pg, statement)
         pg.assert_no_exception()
         errors = _alerts(pg)
@@ -105,9 +110,14 @@ def test_sql_page(real_warehouse, served, pg, tmp_path):
     with duckdb.connect(str(snapshot), read_only=True) as con:
         present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         described = "snapshot_columns" in present
-        first = con.execute(
-            "SELECT column_name, description FROM snapshot_columns WHERE mart = 'mart_model_perplexity' "
-            "ORDER BY ordinal LIMIT 1").fetchone() if described else None
+        first = (
+            con.execute(
+                "SELECT column_name, description FROM snapshot_columns WHERE mart = 'mart_model_perplexity' "
+                "ORDER BY ordinal LIMIT 1"
+            ).fetchone()
+            if described
+            else None
+        )
     main = pg.page.inner_text('[data-testid="stMain"]')
     cells = _grid_text(pg, 3)
     assert "mart_model_perplexity" in cells and "model_key" in cells and "VARCHAR" in cells
@@ -124,6 +134,7 @@ def test_sql_page(real_warehouse, served, pg, tmp_path):
 
 def test_sql_page_without_a_snapshot(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(tmp_path))
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
     sys.modules.pop("data", None)

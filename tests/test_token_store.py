@@ -1,5 +1,6 @@
 """The token-score store: one schema and one run record, agreeing with what dbt reads and with the
 files already written; tables, parts and records (no model needed)."""
+
 from __future__ import annotations
 
 import json
@@ -13,24 +14,29 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from ingest.scoring import store
 from predictabase.core.config import DBT_PROJECT_DIR
 from predictabase.core.errors import WarehouseError
-from ingest.scoring import store
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, SCORED_RUN_KEYS
 
 # --- what dbt reads --------------------------------------------------------------------------------
 
 # `select_external_or_empty(..., '<glob ending in part-*.parquet or _run.json>', [['name', 'type'], ...])`
-_CALL = re.compile(r"""select_external_or_empty\(\s*'[^']*'\s*,\s*'[^']*'\s*,\s*(?P<glob>[^\[]*?)\s*,\s*\[(?P<cols>.*?)\]\s*\)""",
-                   re.S)
+_CALL = re.compile(
+    r"""select_external_or_empty\(\s*'[^']*'\s*,\s*'[^']*'\s*,\s*(?P<glob>[^\[]*?)\s*,\s*\[(?P<cols>.*?)\]\s*\)""", re.S
+)
 _PAIR = re.compile(r"""\[\s*'([^']+)'\s*,\s*'([^']+)'\s*\]""")
 # columns DuckDB adds to every row of read_parquet/read_json(filename=true): not in the files
 PSEUDO = {"filename"}
 
 
 def dbt_texts() -> dict[str, str]:
-    files = [p for pat in ("*.sql", "*.yml", "*.yaml") for p in DBT_PROJECT_DIR.rglob(pat)
-             if "target" not in p.parts and "dbt_packages" not in p.parts]
+    files = [
+        p
+        for pat in ("*.sql", "*.yml", "*.yaml")
+        for p in DBT_PROJECT_DIR.rglob(pat)
+        if "target" not in p.parts and "dbt_packages" not in p.parts
+    ]
     return {str(p.relative_to(DBT_PROJECT_DIR)): p.read_text() for p in sorted(files)}
 
 
@@ -48,8 +54,9 @@ def dbt_columns(glob_end: str) -> dict[str, dict[str, str]]:
             doc = yaml.safe_load(text) or {}
             for src in doc.get("sources", []) or []:
                 for table in src.get("tables", []) or []:
-                    location = str((table.get("meta") or {}).get("external_location", "")) + \
-                        str(((table.get("config") or {}).get("meta") or {}).get("external_location", ""))
+                    location = str((table.get("meta") or {}).get("external_location", "")) + str(
+                        ((table.get("config") or {}).get("meta") or {}).get("external_location", "")
+                    )
                     cols = {c["name"]: c["data_type"] for c in table.get("columns", []) or [] if c.get("data_type")}
                     if glob_end in location and cols:
                         found[f"{name}:{table['name']}"] = cols
@@ -57,7 +64,8 @@ def dbt_columns(glob_end: str) -> dict[str, dict[str, str]]:
                     inline = re.search(r"columns\s*=\s*\{(.*?)\}\s*\)", location, re.S)
                     if glob_end in location and inline:
                         found[f"{name}:{table['name']}:columns"] = {
-                            c.strip('"'): t for c, t in re.findall(r"""("?\w+"?)\s*:\s*'([^']+)'""", inline.group(1))}
+                            c.strip('"'): t for c, t in re.findall(r"""("?\w+"?)\s*:\s*'([^']+)'""", inline.group(1))
+                        }
     return found
 
 
@@ -70,8 +78,11 @@ def arrow_fits(arrow: pa.DataType, duck: str) -> bool:
         return False
     ints = {"tinyint": 8, "smallint": 16, "integer": 32, "int": 32, "int4": 32, "bigint": 64, "int8": 64}
     if duck in ints:
-        return pa.types.is_integer(arrow) and arrow.bit_width <= ints[duck] and \
-            (pa.types.is_signed_integer(arrow) or arrow.bit_width < ints[duck])
+        return (
+            pa.types.is_integer(arrow)
+            and arrow.bit_width <= ints[duck]
+            and (pa.types.is_signed_integer(arrow) or arrow.bit_width < ints[duck])
+        )
     if duck in ("double", "float8"):
         return pa.types.is_floating(arrow)
     if duck in ("float", "real", "float4"):
@@ -87,8 +98,16 @@ def python_fits(annotation: str, duck: str) -> bool:
     """Does a RunRecord field of this annotation read as the DuckDB type from JSON?"""
     base = {a.strip() for a in annotation.split("|")} - {"None"}
     duck = duck.strip().lower()
-    want = {"varchar": {"str"}, "bigint": {"int"}, "integer": {"int"}, "boolean": {"bool"}, "json": {"dict"},
-            "double": {"float", "int"}, "bigint[]": {"list[int]"}, "varchar[]": {"list[str]"}}[duck]
+    want = {
+        "varchar": {"str"},
+        "bigint": {"int"},
+        "integer": {"int"},
+        "boolean": {"bool"},
+        "json": {"dict"},
+        "double": {"float", "int"},
+        "bigint[]": {"list[int]"},
+        "varchar[]": {"list[str]"},
+    }[duck]
     return bool(base) and base <= want
 
 
@@ -111,7 +130,7 @@ def test_every_run_column_dbt_reads_is_in_the_run_record():
     hints = {f.name: f.type for f in fields(store.RunRecord)}
     for where, cols in reads.items():
         if "top1" in where or "cloze" in where:  # the top-1 / cloze runs' own records (checked in
-            continue                                # tests/test_top1_marts.py and tests/test_cloze_vs_model.py)
+            continue  # tests/test_top1_marts.py and tests/test_cloze_vs_model.py)
         for name, duck in cols.items():
             if name in PSEUDO:
                 continue
@@ -132,16 +151,19 @@ def test_dbt_fixture_writes_the_store_schema(tmp_path):
     TOKEN_SCHEMA with store.SCHEMA, its own definition.)"""
     from predictabase.core.config import paths as make_paths
     from tests.dbt_fixtures import Fixture, token_rows, write_run
+
     fx = Fixture(make_paths(tmp_path / "warehouse"))
-    rows = (token_rows("r1", "m", "ucl", "1", "A cat sat.", [(0, 1), (1, 5), (5, 9), (9, 10)], [None, -1.5, -2.0, -0.5])
-            + token_rows("r1", "m", "ucl", "2", "Dogs run.", [(0, 4), (4, 8), (8, 9)], [None, -3.0, -0.25]))
+    rows = token_rows(
+        "r1", "m", "ucl", "1", "A cat sat.", [(0, 1), (1, 5), (5, 9), (9, 10)], [None, -1.5, -2.0, -0.5]
+    ) + token_rows("r1", "m", "ucl", "2", "Dogs run.", [(0, 4), (4, 8), (8, 9)], [None, -3.0, -0.25])
     run = write_run(fx, "r1", "m", "ucl", rows, meta={})
     parts = store.part_files(run)
     assert len(parts) == 2
     for part in parts:
         written = pq.read_schema(part).remove_metadata()
-        assert [(f.name, f.type, f.nullable) for f in written] == \
-            [(f.name, f.type, f.nullable) for f in store.SCHEMA.remove_metadata()]
+        assert [(f.name, f.type, f.nullable) for f in written] == [
+            (f.name, f.type, f.nullable) for f in store.SCHEMA.remove_metadata()
+        ]
     assert store.done_doc_ids(run) == {"1", "2"}
     assert store.count_rows(run)[1] == len(rows) == 7
     assert store.read_run(run).n_tokens == 7
@@ -149,21 +171,51 @@ def test_dbt_fixture_writes_the_store_schema(tmp_path):
 
 # --- the run record ---------------------------------------------------------------------------------
 
+
 def _record(**extra) -> store.RunRecord:
-    base = dict(run_id="r1", model_key="m", model_id="org/m", model_revision="abc", tokenizer="T", tokenizer_sha256=None,
-                vocab_size=10, dtype="float32", device="cpu", bos_policy="endoftext", bos_token_id=0,
-                bos_token="<|endoftext|>", corpus="ucl", corpus_version="v", context_length=8, stride=4, top_k=3,
-                batch_tokens=100, limit=None, full=False, n_docs=2, n_tokens=5, source="scored",
-                started_at="2024-01-01T00:00:00+00:00", finished_at="2024-01-01T00:01:00+00:00",
-                package_versions={"torch": "2"})
+    base = dict(
+        run_id="r1",
+        model_key="m",
+        model_id="org/m",
+        model_revision="abc",
+        tokenizer="T",
+        tokenizer_sha256=None,
+        vocab_size=10,
+        dtype="float32",
+        device="cpu",
+        bos_policy="endoftext",
+        bos_token_id=0,
+        bos_token="<|endoftext|>",
+        corpus="ucl",
+        corpus_version="v",
+        context_length=8,
+        stride=4,
+        top_k=3,
+        batch_tokens=100,
+        limit=None,
+        full=False,
+        n_docs=2,
+        n_tokens=5,
+        source="scored",
+        started_at="2024-01-01T00:00:00+00:00",
+        finished_at="2024-01-01T00:01:00+00:00",
+        package_versions={"torch": "2"},
+    )
     return store.RunRecord(**{**base, **extra})
 
 
 def test_run_record_keys_are_the_ones_always_written(tmp_path):
-    scored = _record(n_docs_with_tokens=2, scorer_version=2, end_of_text_ids=[50256], end_of_text_tokens=["<|endoftext|>"])
+    scored = _record(
+        n_docs_with_tokens=2, scorer_version=2, end_of_text_ids=[50256], end_of_text_tokens=["<|endoftext|>"]
+    )
     assert set(scored.to_json()) == SCORED_RUN_KEYS
-    imported = _record(source="imported", source_path="x.csv", source_sha256="0" * 64,
-                       doc_id_mapping="doc_id = story + 1", text_differences_chars={})
+    imported = _record(
+        source="imported",
+        source_path="x.csv",
+        source_sha256="0" * 64,
+        doc_id_mapping="doc_id = story + 1",
+        text_differences_chars={},
+    )
     assert set(imported.to_json()) == IMPORTED_RUN_KEYS  # an empty dict is written, only None is left out
     assert set(_record(limit=None, tokenizer_sha256=None).to_json()) >= {"limit", "tokenizer_sha256"}
     d = tmp_path / "run"
@@ -186,10 +238,19 @@ def test_a_bad_run_record_names_its_file(tmp_path):
 
 # --- tables and parts -------------------------------------------------------------------------------
 
+
 def test_token_table_fills_run_columns_and_nulls():
-    t = store.token_table("r1", "m", "c", {"doc_id": ["1", "1"], "token_index": np.arange(2, dtype=np.int32),
-                                           "logprob_nats": [None, -1.5],
-                                           "topk_token_ids": np.array([[1, 2], [3, 4]], dtype=np.int32)})
+    t = store.token_table(
+        "r1",
+        "m",
+        "c",
+        {
+            "doc_id": ["1", "1"],
+            "token_index": np.arange(2, dtype=np.int32),
+            "logprob_nats": [None, -1.5],
+            "topk_token_ids": np.array([[1, 2], [3, 4]], dtype=np.int32),
+        },
+    )
     assert t.schema == store.SCHEMA and t.num_rows == 2
     assert t.column("run_id").to_pylist() == ["r1", "r1"] and t.column("corpus").to_pylist() == ["c", "c"]
     assert t.column("logprob_nats").to_pylist() == [None, -1.5]
@@ -223,5 +284,7 @@ def test_parts_resume_and_restart(tmp_path):
 def test_run_record_annotations_are_plain():
     """python_fits reads the annotations as text (`from __future__ import annotations`)."""
     for f in fields(store.RunRecord):
-        assert isinstance(f.type, str) and re.fullmatch(r"(str|int|bool|dict|list\[int\]|list\[str\])( \| None)?", f.type), f
+        assert isinstance(f.type, str) and re.fullmatch(
+            r"(str|int|bool|dict|list\[int\]|list\[str\])( \| None)?", f.type
+        ), f
     assert typing.get_type_hints(store.RunRecord)  # and they resolve

@@ -4,6 +4,7 @@ models' lines (every mark in a legend), the summary table in words, the question
 every guess, each model's prediction and top next tokens) and the questions where players beat every model.
 AppTest for the values; one real-browser test (Debian's chromium through Playwright) for the served page.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,20 +21,47 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "dashboards" / "app_pages" / "top1.py"
 # mart_top1_summary's column names: none may show up as a header of its table
 SUMMARY_COLUMNS = {
-    "predictor_kind", "predictor", "comparison", "subset", "n", "n_correct", "accuracy", "accuracy_ci_low",
-    "accuracy_ci_high", "n_players", "n_players_min_50", "mean_player_accuracy_min_50", "pooled_accuracy_min_50",
-    "human_accuracy_same_questions", "n_without_prediction", "share_argmax_proven", "share_proven_by_mass",
-    "reference_file", "reference_note"}
+    "predictor_kind",
+    "predictor",
+    "comparison",
+    "subset",
+    "n",
+    "n_correct",
+    "accuracy",
+    "accuracy_ci_low",
+    "accuracy_ci_high",
+    "n_players",
+    "n_players_min_50",
+    "mean_player_accuracy_min_50",
+    "pooled_accuracy_min_50",
+    "human_accuracy_same_questions",
+    "n_without_prediction",
+    "share_argmax_proven",
+    "share_proven_by_mass",
+    "reference_file",
+    "reference_note",
+}
 SUMMARY_HEADERS = [
-    "players or model", "how compared", "accuracy (%)", "95% interval (%)", "players on the same answers (%)",
-    "answers", "questions", "prediction proven most probable (% of questions)", "players",
-    "players with ≥ 50 answers", "their mean accuracy (%)", "answers without a model prediction",
-    "about the authors' file"]
+    "players or model",
+    "how compared",
+    "accuracy (%)",
+    "95% interval (%)",
+    "players on the same answers (%)",
+    "answers",
+    "questions",
+    "prediction proven most probable (% of questions)",
+    "players",
+    "players with ≥ 50 answers",
+    "their mean accuracy (%)",
+    "answers without a model prediction",
+    "about the authors' file",
+]
 SMOL = "SmolLM2-135M-Instruct (4-bit GGUF) (most probable whole word, measured here)"
 
 
 def _app(tmp_path: Path, monkeypatch, *, snapshot=create_top1_marts, **kwargs):
     from streamlit.testing.v1 import AppTest
+
     snapshot(tmp_path / "marts.duckdb", **kwargs)
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(tmp_path))
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
@@ -86,16 +114,20 @@ def test_opens_with_the_finding_and_figure_2(page) -> None:
     assert at.number_input(key="top1_min_answers").value == 50 and not at.toggle(key="top1_excluded").value
 
     spec, players, models = _chart(at)
-    assert spec["title"]["text"].startswith("Figure 2: players' top-1 accuracy on questions whose answer is a whole word")
+    assert spec["title"]["text"].startswith(
+        "Figure 2: players' top-1 accuracy on questions whose answer is a whole word"
+    )
     # the five players with >= 50 answers, none excluded; the 20-answer player and 'anon' are out
     assert sorted(players["player_id"]) == ["101", "102", "103", "104", "105"]
     for pid, acc in zip(players["player_id"], players["accuracy"]):
         assert acc == pytest.approx(_accuracy("word_tokens", pid))
     # one line per model: ours solid, the authors' dashed (the file of the paper's Figure 2 by default)
     lines = dict(zip(models["series"], models["accuracy"]))
-    assert lines == {SMOL: pytest.approx(MODEL["n_correct"] / MODEL["n"]),
-                     "GPT-Neo 125M, reported by the authors": pytest.approx(0.297),  # one file: not named
-                     "GPT-J-6B, reported by the authors": pytest.approx(0.422)}
+    assert lines == {
+        SMOL: pytest.approx(MODEL["n_correct"] / MODEL["n"]),
+        "GPT-Neo 125M, reported by the authors": pytest.approx(0.297),  # one file: not named
+        "GPT-J-6B, reported by the authors": pytest.approx(0.422),
+    }
     enc = spec["layer"][1]["encoding"]
     dashes = dict(zip(enc["strokeDash"]["scale"]["domain"], enc["strokeDash"]["scale"]["range"]))
     assert dashes[SMOL] == [1, 0] and all(d == [6, 4] for s, d in dashes.items() if s != SMOL)
@@ -114,7 +146,8 @@ def test_filters_and_figure_1(page) -> None:
     _ok(at)
     spec, players, _ = _chart(at)
     assert len(players) == 7 and set(players.loc[players["player_id"] == "anon", "group"]) == {
-        "excluded accounts (app testers, the shared 'anon' account)"}
+        "excluded accounts (app testers, the shared 'anon' account)"
+    }
     assert len(spec["layer"][0]["encoding"]["color"]["scale"]["domain"]) == 2  # the excluded bars have a legend
 
     at.radio(key="top1_subset").set_value("all_possible").run()
@@ -122,23 +155,28 @@ def test_filters_and_figure_1(page) -> None:
     spec, players, models = _chart(at)
     assert spec["title"]["text"].startswith("Figure 1: players' top-1 accuracy on all possible questions (7 players")
     assert players.set_index("player_id")["accuracy"].to_dict() == pytest.approx(
-        {p[0]: _accuracy("all_possible", p[0]) for p in PLAYERS})
+        {p[0]: _accuracy("all_possible", p[0]) for p in PLAYERS}
+    )
     # no model of ours is compared on all possible questions (no GPT-2 tokenizer): the authors' Figure 1 only
     assert dict(zip(models["series"], models["accuracy"])) == {
         "GPT-Neo 125M, reported by the authors": pytest.approx(0.38),
-        "GPT-3 davinci, reported by the authors": pytest.approx(0.56)}
+        "GPT-3 davinci, reported by the authors": pytest.approx(0.56),
+    }
     assert any("No model is measured here on all possible questions" in c.value for c in at.caption)
     # three files report davinci: each line is named with its file's ordinal in words (not the file's
     # name, model_perfs_new_new_new_orig.json), the selector shows both
     files = at.multiselect(key="top1_files_all_possible").options
     chosen = ["model_perfs.json", "model_perfs_new_new_new_orig.json", "model_perfs_origin.json"]
-    ordinal = {f: 1 + sorted(f2 for f2 in [re.search(r"\((model_perfs[^)]*)\)$", o).group(1) for o in files]).index(f)
-               for f in chosen}
+    ordinal = {
+        f: 1 + sorted(f2 for f2 in [re.search(r"\((model_perfs[^)]*)\)$", o).group(1) for o in files]).index(f)
+        for f in chosen
+    }
     at.multiselect(key="top1_files_all_possible").set_value(chosen).run()
     _ok(at)
     davinci = [s for s in _chart(at)[2]["series"] if s.startswith("GPT-3 davinci")]
-    assert sorted(davinci) == sorted(f"GPT-3 davinci, reported by the authors (the authors' results set {ordinal[f]})"
-                                     for f in chosen)
+    assert sorted(davinci) == sorted(
+        f"GPT-3 davinci, reported by the authors (the authors' results set {ordinal[f]})" for f in chosen
+    )
     assert not any(".json" in s for s in _chart(at)[2]["series"])
 
 
@@ -186,12 +224,15 @@ def test_question_explorer(page) -> None:
     assert m["Players right"] == "2 of 4" and m["Models right"] == "1 of 1"
     guesses = _df(at, "guess")
     # ' the' and 'the' are different tokens: only the one with the space is right
-    assert guesses.to_dict("records") == [{"guess": "␣the", "players who typed it": 2, "right": True},
-                                          {"guess": "␣a", "players who typed it": 1, "right": False},
-                                          {"guess": "the", "players who typed it": 1, "right": False}]
+    assert guesses.to_dict("records") == [
+        {"guess": "␣the", "players who typed it": 2, "right": True},
+        {"guess": "␣a", "players who typed it": 1, "right": False},
+        {"guess": "the", "players who typed it": 1, "right": False},
+    ]
     preds = _df(at, "model")
     assert preds[["model", "prediction", "right"]].to_dict("records") == [
-        {"model": "SmolLM2-135M-Instruct (4-bit GGUF)", "prediction": "␣the", "right": True}]
+        {"model": "SmolLM2-135M-Instruct (4-bit GGUF)", "prediction": "␣the", "right": True}
+    ]
     assert preds["probability (%)"].tolist() == pytest.approx([41.0])
     tops = _df(at, "token")
     assert tops["token"].tolist() == ["␣the", "␣a", ","]
@@ -230,7 +271,8 @@ def test_where_players_beat_every_model(page) -> None:
     beat = _df(at, "document")
     # doc 7 position 5 (a player said ' cat', the model ' dog'); not doc 12 position 6: no model answered it
     assert beat[["document", "position", "true token", "players right", "players' answers"]].to_dict("records") == [
-        {"document": "7", "position": 5, "true token": "␣cat", "players right": 1, "players' answers": 2}]
+        {"document": "7", "position": 5, "true token": "␣cat", "players right": 1, "players' answers": 2}
+    ]
     assert beat["models' predictions"].tolist() == ["SmolLM2-135M-Instruct (4-bit GGUF): ␣dog"]
     at.selectbox(key="top1_jump").set_value(("7", 5)).run()
     _ok(at)
@@ -243,15 +285,18 @@ def test_finding_with_two_models_and_with_none(tmp_path: Path, monkeypatch) -> N
     assert at.markdown[0].value == (
         "On the 960 answers players gave to questions whose answer is a whole word, the players were right 28.1% of "
         "the time and, on the same questions, the models' most probable next word was right 40.0% of the time for "
-        "Gemma 3 270M (4-bit GGUF) and 35.0% for SmolLM2-135M-Instruct (4-bit GGUF).")
+        "Gemma 3 270M (4-bit GGUF) and 35.0% for SmolLM2-135M-Instruct (4-bit GGUF)."
+    )
     _, _, models = _chart(at)
     assert {"Gemma 3 270M (4-bit GGUF) (most probable whole word, measured here)", SMOL} <= set(models["series"])
 
     at = _app(tmp_path / "none", monkeypatch, models=()).run()
     _ok(at)
-    assert at.markdown[0].value.startswith("On the 1,000 answers players gave to questions whose answer is a whole "
-                                           "word, the players were right 29.0% of the time; no model has been "
-                                           "measured on the game yet")
+    assert at.markdown[0].value.startswith(
+        "On the 1,000 answers players gave to questions whose answer is a whole "
+        "word, the players were right 29.0% of the time; no model has been "
+        "measured on the game yet"
+    )
 
 
 def test_snapshot_without_top_next_tokens(tmp_path: Path, monkeypatch) -> None:
@@ -264,6 +309,7 @@ def test_snapshot_without_top_next_tokens(tmp_path: Path, monkeypatch) -> None:
 
 def test_snapshot_without_the_top1_marts(tmp_path: Path, monkeypatch) -> None:
     from .dashboard_fixtures import create_marts
+
     at = _app(tmp_path, monkeypatch, snapshot=create_marts).run()
     _ok(at)
     assert any("mart_top1_summary" in w.value and "not in this snapshot" in w.value for w in at.warning)
@@ -278,8 +324,9 @@ def test_snapshot_without_the_top1_marts(tmp_path: Path, monkeypatch) -> None:
 def test_top1_page_in_the_browser(tmp_path: Path) -> None:
     import shutil
 
-    from predictabase.core.config import paths as make_paths
     from playwright.sync_api import expect, sync_playwright
+
+    from predictabase.core.config import paths as make_paths
 
     from .test_dashboard_browser import CHROMIUM_ARGS, Page, _charts, _grids_text, _nav_links, serving
 
@@ -300,10 +347,19 @@ def test_top1_page_in_the_browser(tmp_path: Path) -> None:
             assert _charts(pg) == 1
             # summary, guesses, predictions (+ top tokens; the beat list is collapsed); every one of these texts
             # must be in a cell (read again until then: CI once read the grids before the summary's cells filled)
-            _grids_text(pg, 3, containing=(
-                "SmolLM2-135M-Instruct (4-bit GGUF)", "most probable whole word", "human guesses",
-                "reported by the authors (not measured here)", "GPT-J-6B (model_perfs_new_new_new.json)",
-                "players on the same answers (%)", "␣the"))
+            _grids_text(
+                pg,
+                3,
+                containing=(
+                    "SmolLM2-135M-Instruct (4-bit GGUF)",
+                    "most probable whole word",
+                    "human guesses",
+                    "reported by the authors (not measured here)",
+                    "GPT-J-6B (model_perfs_new_new_new.json)",
+                    "players on the same answers (%)",
+                    "␣the",
+                ),
+            )
             pg.screenshot("top1")
             assert "␣the" in main.locator('[data-testid="stMetric"]').first.inner_text()
 

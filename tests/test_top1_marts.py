@@ -6,6 +6,7 @@ scorer's top-k); word-level predictions of a 2-layer Llama with SmolLM2's real t
 word-token questions of 25 documents; then every dbt model built. Expected values are computed
 here from the upstream JSON files, the run's Parquet and plain forward passes, not from dbt.
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,8 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.core.config import Paths, paths as make_paths
 from ingest.datasets.registry import run_ingest
+from predictabase.core.config import Paths
+from predictabase.core.config import paths as make_paths
 from tests.helpers import marts_q as q
 
 N_WORD_DOCS = 25
@@ -31,12 +33,12 @@ ANON = "1812031566398576187"
 
 @pytest.fixture(scope="module")
 def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
-    from tests.scoring_helpers import build_tiny_llama, smollm2_tokenizer
     from ingest.scoring import ScoreSettings, score_corpora
     from ingest.scoring import top1 as top1_mod
     from ingest.scoring.models import load_model
     from ingest.scoring.profile import TokenizerProfile
     from predictabase.warehouse import dbt_build, publish
+    from tests.scoring_helpers import build_tiny_llama, smollm2_tokenizer
 
     p = make_paths(tmp_path_factory.mktemp("top1m") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
@@ -75,8 +77,19 @@ def upstream(mirror: Path) -> dict:
             continue
         nxt = toks[pos] if pos < len(toks) else None
         word = len(true) > 1 and true[0] == " " and true[1:].isalpha() and nxt is not None and nxt.startswith(" ")
-        answers.append(dict(row_id=rid, player=str(user), doc_id=str(d), position=pos, guess=guess, true=true,
-                            word=word, correct=guess == true, context="".join(toks[:pos - 1])))
+        answers.append(
+            dict(
+                row_id=rid,
+                player=str(user),
+                doc_id=str(d),
+                position=pos,
+                guess=guess,
+                true=true,
+                word=word,
+                correct=guess == true,
+                context="".join(toks[: pos - 1]),
+            )
+        )
     vocab = ast.literal_eval((mirror / "lm_game/server/tokens.json").read_text())
     return {"answers": answers, "docs": docs, "vocab": vocab}
 
@@ -87,14 +100,17 @@ def test_human_rows_match_the_paper_and_an_independent_count(top1_marts, upstrea
     for a in answers:
         per_player[a["player"]].append(a["correct"])
     min50 = {u: v for u, v in per_player.items() if len(v) >= 50}
-    (n, n_correct, acc, lo, hi, n_players, n50, mean50, pooled50), = q(top1_marts, """
+    ((n, n_correct, acc, lo, hi, n_players, n50, mean50, pooled50),) = q(
+        top1_marts,
+        """
         select n, n_correct, accuracy, accuracy_ci_low, accuracy_ci_high, n_players, n_players_min_50,
                mean_player_accuracy_min_50, pooled_accuracy_min_50
-        from mart_top1_summary where predictor_kind = 'humans' and subset = 'all_possible'""")
+        from mart_top1_summary where predictor_kind = 'humans' and subset = 'all_possible'""",
+    )
     assert n == len(answers) == 18029
     assert n_correct == sum(a["correct"] for a in answers)
     assert acc == pytest.approx(n_correct / n) and round(acc, 2) == 0.29  # the paper's 29%
-    assert n_players == len(per_player) and n50 == len(min50) == 38     # the paper's 38
+    assert n_players == len(per_player) and n50 == len(min50) == 38  # the paper's 38
     assert mean50 == pytest.approx(sum(sum(v) / len(v) for v in min50.values()) / len(min50))
     assert pooled50 == pytest.approx(sum(sum(v) for v in min50.values()) / sum(len(v) for v in min50.values()))
     # Wilson interval by hand
@@ -102,8 +118,10 @@ def test_human_rows_match_the_paper_and_an_independent_count(top1_marts, upstrea
     center = (acc + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(acc * (1 - acc) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     assert (lo, hi) == (pytest.approx(center - half), pytest.approx(center + half))
-    (nw, accw), = q(top1_marts, "select n, accuracy from mart_top1_summary "
-                                "where predictor_kind = 'humans' and subset = 'word_tokens'")
+    ((nw, accw),) = q(
+        top1_marts,
+        "select n, accuracy from mart_top1_summary where predictor_kind = 'humans' and subset = 'word_tokens'",
+    )
     word = [a for a in answers if a["word"]]
     assert nw == len(word) and accw == pytest.approx(sum(a["correct"] for a in word) / len(word))
 
@@ -112,11 +130,16 @@ def test_player_accuracy_hand_checked(top1_marts, upstream):
     per_player = Counter(a["player"] for a in upstream["answers"])
     top_player, n = per_player.most_common(1)[0]
     correct = sum(a["correct"] for a in upstream["answers"] if a["player"] == top_player)
-    (answers, got, excluded), = q(top1_marts, f"""select answers, correct, is_excluded_player from mart_top1_player_accuracy
-                                                  where player_id = '{top_player}' and subset = 'all_possible'""")
+    ((answers, got, excluded),) = q(
+        top1_marts,
+        f"""select answers, correct, is_excluded_player from mart_top1_player_accuracy
+                                                  where player_id = '{top_player}' and subset = 'all_possible'""",
+    )
     assert (answers, got, excluded) == (n, correct, False)
     # the excluded accounts are listed, flagged
-    flagged = {r[0] for r in q(top1_marts, "select distinct player_id from mart_top1_player_accuracy where is_excluded_player")}
+    flagged = {
+        r[0] for r in q(top1_marts, "select distinct player_id from mart_top1_player_accuracy where is_excluded_player")
+    }
     assert flagged == TESTERS | {ANON}
 
 
@@ -129,8 +152,11 @@ def test_model_rows_use_exactly_the_humans_questions(top1_marts, upstream):
         for r in pq.read_table(path).to_pylist():
             if r["candidate_words"]:
                 preds[(r["doc_id"], r["position"])] = r["candidate_words"][0]
-    rows = q(top1_marts, "select predictor, comparison, subset, n, n_correct, human_accuracy_same_questions, "
-                         "n_without_prediction from mart_top1_summary where predictor_kind = 'model' order by 1, 3")
+    rows = q(
+        top1_marts,
+        "select predictor, comparison, subset, n, n_correct, human_accuracy_same_questions, "
+        "n_without_prediction from mart_top1_summary where predictor_kind = 'model' order by 1, 3",
+    )
     word_rows = [r for r in rows if r[1] == "word_top1"]
     assert [r[2] for r in word_rows] == ["word_tokens"]  # word-level models only on the word-token subset
     _, _, _, n, n_correct, human_same, n_without = word_rows[0]
@@ -142,10 +168,13 @@ def test_model_rows_use_exactly_the_humans_questions(top1_marts, upstream):
     # the same answer set, row by row, in the intermediate model
     con = duckdb.connect(str(top1_marts.duckdb), read_only=True)
     try:
-        ids = {r[0] for r in con.execute("""
+        ids = {
+            r[0]
+            for r in con.execute("""
             select g.row_id from intermediate.int_top1_guesses g
             join intermediate.int_top1_model_predictions p using (doc_id, position)
-            where g.in_analysis and g.is_word_token and p.comparison = 'word_top1' and p.has_prediction""").fetchall()}
+            where g.in_analysis and g.is_word_token and p.comparison = 'word_top1' and p.has_prediction""").fetchall()
+        }
     finally:
         con.close()
     assert ids == {a["row_id"] for a in same}
@@ -157,13 +186,20 @@ def test_exact_token_predictions_against_a_plain_forward_pass(top1_marts, upstre
     """GPT-2-tokenizer model: the prediction is the argmax token of a plain forward pass over BOS +
     the context, read through the game's vocabulary (questions early enough to fit one window)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir).eval()
     vocab = upstream["vocab"]
-    mart = {(r[0], r[1]): (r[2], r[3]) for r in q(top1_marts, """
+    mart = {
+        (r[0], r[1]): (r[2], r[3])
+        for r in q(
+            top1_marts,
+            """
         select doc_id, position, m.predicted, m.is_correct
         from mart_top1_questions, unnest(model_predictions) as t(m)
-        where m.comparison = 'exact_token'""")}
+        where m.comparison = 'exact_token'""",
+        )
+    }
     sample = [a for a in upstream["answers"] if 5 <= a["position"] <= 60][:40]
     checked = 0
     for a in sample:
@@ -195,8 +231,11 @@ def test_questions_mart_counts_and_wrong_guesses(top1_marts, upstream):
     multi = [k for k, v in by_q.items() if len(v) >= 2 and sum(not a["correct"] for a in v) >= 1][:20]
     assert multi
     for doc_id, pos in multi:
-        (n, n_correct, wrong, guesses), = q(top1_marts, f"""select n_answers, n_correct, most_common_wrong_guess, human_guesses
-            from mart_top1_questions where doc_id = '{doc_id}' and position = {pos}""")
+        ((n, n_correct, wrong, guesses),) = q(
+            top1_marts,
+            f"""select n_answers, n_correct, most_common_wrong_guess, human_guesses
+            from mart_top1_questions where doc_id = '{doc_id}' and position = {pos}""",
+        )
         v = sorted(by_q[(doc_id, pos)], key=lambda a: a["row_id"])
         assert (n, n_correct) == (len(v), sum(a["correct"] for a in v))
         assert guesses == [a["guess"] for a in v]
@@ -206,8 +245,11 @@ def test_questions_mart_counts_and_wrong_guesses(top1_marts, upstream):
 
 
 def test_reference_accuracies_are_labelled_not_measured(top1_marts):
-    rows = q(top1_marts, "select predictor, subset, accuracy, n, accuracy_ci_low, reference_file from mart_top1_summary "
-                         "where predictor_kind = 'reference'")
+    rows = q(
+        top1_marts,
+        "select predictor, subset, accuracy, n, accuracy_ci_low, reference_file from mart_top1_summary "
+        "where predictor_kind = 'reference'",
+    )
     assert ("davinci", "all_possible", 0.56, None, None, "model_perfs.json") in rows
     assert ("gpt-neo-125m", "word_tokens", 0.297, None, None, "model_perfs_new_new_new.json") in rows
     assert len(rows) == 31
@@ -216,6 +258,7 @@ def test_reference_accuracies_are_labelled_not_measured(top1_marts):
 def test_every_top1_run_column_dbt_reads_is_written(top1_marts):
     """dbt's typed column lists for the top-1 `_run.json` name only keys the predictor writes."""
     from tests.test_token_store import PSEUDO, dbt_columns
+
     record = json.loads(next(top1_marts.top1_predictions.glob("*/*/_run.json")).read_text())
     reads = {w: c for w, c in dbt_columns("_run.json").items() if "top1" in w}
     assert len(reads) == 2  # the source yml and stg_top1_word_runs

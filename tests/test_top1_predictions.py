@@ -7,6 +7,7 @@ argmax and log-probability, for a Llama with SmolLM2's real tokenizer (choice-se
 tokens), for a Gemma-3-style model with sliding-window layers (its second mask), and whatever the
 packing of documents into forward passes.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,11 +45,13 @@ def questions_of(doc: list[str], doc_id: str, first: int = 80) -> list[Question]
 @pytest.fixture(scope="module")
 def smol_tok():
     from tests.scoring_helpers import smollm2_tokenizer
+
     return smollm2_tokenizer()
 
 
 def load(directory, model_type):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForCausalLM.from_pretrained(directory).eval()
     return model, TokenizerProfile.build(tok, model_type, model.config.vocab_size, str(directory))
@@ -57,6 +60,7 @@ def load(directory, model_type):
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory, smol_tok):
     from tests.scoring_helpers import build_tiny_llama
+
     return load(build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), smol_tok), "llama")
 
 
@@ -64,11 +68,23 @@ def tiny_llama(tmp_path_factory, smol_tok):
 def tiny_gemma(tmp_path_factory, smol_tok):
     """Gemma 3's architecture (sliding-window and full layers alternating), window 6 positions."""
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
     torch.manual_seed(1)
-    cfg = Gemma3TextConfig(vocab_size=len(smol_tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, sliding_window=6,
-                           layer_types=["sliding_attention", "full_attention"], max_position_embeddings=256,
-                           bos_token_id=0, eos_token_id=smol_tok.eos_token_id, pad_token_id=0)
+    cfg = Gemma3TextConfig(
+        vocab_size=len(smol_tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        sliding_window=6,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=256,
+        bos_token_id=0,
+        eos_token_id=smol_tok.eos_token_id,
+        pad_token_id=0,
+    )
     model = Gemma3ForCausalLM(cfg).eval()
     with torch.no_grad():
         model.lm_head.weight.mul_(20.0)
@@ -81,13 +97,13 @@ def tiny_gemma(tmp_path_factory, smol_tok):
 def brute_force(model, profile: TokenizerProfile, context: str, words: list[str]) -> list[tuple[float, str]]:
     """ln p(w | context) for every word: BOS + context + the word's tokens through a plain forward
     pass (batched over words, right-padded: padding after a word cannot reach its positions)."""
-    (ctx_ids, _), = profile.encode([context]) if context else [([], [])]
+    ((ctx_ids, _),) = profile.encode([context]) if context else [([], [])]
     wi = torch.from_numpy(profile.word_initial)
     paths = word_token_ids(profile, words)
-    c = len(ctx_ids)
+    len(ctx_ids)
     out = []
     for k in range(0, len(words), 64):
-        chunk = list(zip(words[k:k + 64], paths[k:k + 64]))
+        chunk = list(zip(words[k : k + 64], paths[k : k + 64]))
         width = max(len(ids) for _, ids in chunk)
         inp = torch.tensor([[profile.bos.token_id, *ctx_ids, *ids] + [0] * (width - len(ids)) for _, ids in chunk])
         with torch.no_grad():
@@ -119,7 +135,7 @@ def check_against_brute_force(model, profile, words, docs, n_questions: int, set
         for q in qs[:n_questions]:
             r = results[(q.doc_id, q.position)]
             assert r["status"] == "ok"
-            expected = brute_force(model, profile, text[:q.char_start], words)
+            expected = brute_force(model, profile, text[: q.char_start], words)
             assert r["candidate_words"][0] == expected[0][1], (q, r["candidate_words"][:3], expected[:3])
             assert r["candidate_logprobs_nats"][0] == pytest.approx(expected[0][0], abs=2e-4)
             # every scored candidate carries its exact probability
@@ -141,14 +157,16 @@ def test_word_argmax_equals_brute_force_llama(tiny_llama, game):
     assert checked == 8
 
 
-def _one_document_against_brute_force(tiny, game, n_single: int, n_multi: int, seed: int, doc_id: int,
-                                      n_questions: int) -> dict:
+def _one_document_against_brute_force(
+    tiny, game, n_single: int, n_multi: int, seed: int, doc_id: int, n_questions: int
+) -> dict:
     """`check_against_brute_force` on one document's first questions; every one of them checked."""
     model, profile = tiny
     vocab, docs = game
     words = choice_sample(vocab, profile, n_single, n_multi, seed=seed)
-    results, checked = check_against_brute_force(model, profile, words, {doc_id: docs[doc_id]}, n_questions,
-                                                 Top1Settings(max_expansions=100_000))
+    results, checked = check_against_brute_force(
+        model, profile, words, {doc_id: docs[doc_id]}, n_questions, Top1Settings(max_expansions=100_000)
+    )
     assert checked == n_questions
     return results
 
@@ -171,8 +189,10 @@ def test_packing_and_batching_change_nothing(tiny_llama, game):
     trie = build_trie(profile, words)
     inputs = [("".join(doc), questions_of(doc, str(d))) for d, doc in docs.items()]
     runs = []
-    for settings in (Top1Settings(pack_tokens=1, batch_tokens=3, per_round=1),
-                     Top1Settings(pack_tokens=4096, batch_tokens=4096, per_round=8)):
+    for settings in (
+        Top1Settings(pack_tokens=1, batch_tokens=3, per_round=1),
+        Top1Settings(pack_tokens=4096, batch_tokens=4096, per_round=8),
+    ):
         pred = WordPredictor(model, profile, trie, settings, context_length=256)
         runs.append({(r["doc_id"], r["position"]): r for r in pred.predict_documents(inputs)})
     assert runs[0].keys() == runs[1].keys() and len(runs[0]) > 20
@@ -197,7 +217,7 @@ def test_budget_bounds_are_sound(tiny_llama, game):
         assert r["n_expanded"] == 1
         if r["candidate_logprobs_nats"] and math.exp(r["candidate_logprobs_nats"][0]) >= r["max_unexplored_bound"]:
             claimed += 1
-            assert r["candidate_words"][0] == brute_force(model, profile, text[:q.char_start], words)[0][1]
+            assert r["candidate_words"][0] == brute_force(model, profile, text[: q.char_start], words)[0][1]
         else:
             assert r["max_unexplored_bound"] > 0
     assert 0 <= claimed <= len(qs)
@@ -206,6 +226,7 @@ def test_budget_bounds_are_sound(tiny_llama, game):
 def test_game_tokenizer_detection(tiny_gpt2_dir, smol_tok, game):
     """The GPT-2 tokenizer is the game's (compared exactly in dbt); SmolLM2's is not."""
     from transformers import AutoTokenizer
+
     vocab, _ = game
     gpt2 = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
     p_gpt2 = TokenizerProfile.build(gpt2, "gpt2", len(gpt2), "gpt2")
@@ -224,7 +245,7 @@ def test_word_paths_in_context_llama_style_dummy_prefix(smol_tok):
     p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
     words = [" the", " unbelievable", " Kowalczyk", " naïve"]
     for w, ids in zip(words, word_token_ids(p, words)):
-        (ctx, spans), = p.encode(["It was" + w + " then"])
+        ((ctx, spans),) = p.encode(["It was" + w + " then"])
         cut = [k for k, (s, _) in enumerate(spans) if s == len("It was")][0]
         end = [k for k, (s, _) in enumerate(spans) if s == len("It was" + w)][0]
         assert ctx[cut:end] == ids
@@ -237,6 +258,7 @@ def test_run_id_separates_limited_runs_and_ignores_batching(smol_tok):
     from types import SimpleNamespace
 
     from ingest.scoring.top1 import make_run_id
+
     lm = SimpleNamespace(model_revision="r", tokenizer_sha256="t", dtype="float32")
     p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
     full = make_run_id(lm, p, "v", "c", Top1Settings(), 2048)

@@ -2,6 +2,7 @@
 nothing written (no declaration, no copied file, the warehouse database and the published snapshot byte for byte
 as they were). And the good paths of the parsers: both texts layouts, a folder of .txt files, per-reader and
 per-word reading times, seconds, skipped words, cloze counts and probabilities, another declared encoding."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,6 @@ from ingest.datasets import user_corpus
 from predictabase.cli import app
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
-
 from tests.user_corpus_helpers import brown_frames
 
 
@@ -34,6 +34,7 @@ def files(mirror, tmp_path_factory) -> dict[str, Path]:
 def warehouse(tmp_path) -> Path:
     """A warehouse holding a database and a published snapshot (their bytes must not change)."""
     import duckdb
+
     w = tmp_path / "warehouse"
     w.mkdir()
     for name in ("predictabase.duckdb", "marts.duckdb"):
@@ -43,8 +44,11 @@ def warehouse(tmp_path) -> Path:
 
 
 def state(w: Path) -> dict[str, str]:
-    return {str(p.relative_to(w)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(w.rglob("*"))
-            if p.is_file() and p.name != ".writer.lock" and p.name != "runs.jsonl"}
+    return {
+        str(p.relative_to(w)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(w.rglob("*"))
+        if p.is_file() and p.name != ".writer.lock" and p.name != "runs.jsonl"
+    }
 
 
 def add(w: Path, *args: str):
@@ -88,24 +92,41 @@ def test_word_row_that_does_not_join(warehouse, files, tmp_path):
     rt = tmp_path / "rt.csv"
     rt.write_text(files["rt"].read_text() + "2,9999,300\n")
     n = len(rt.read_text().splitlines())
-    refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
-            str(rt), f"line {n}", "text '2' word '9999' is not a word of the texts")
+    refused(
+        warehouse,
+        ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
+        str(rt),
+        f"line {n}",
+        "text '2' word '9999' is not a word of the texts",
+    )
 
 
-@pytest.mark.parametrize("value, problem", [("-12.5", "-12.5 is not a reading time > 0 ms"),
-                                            ("fast", "'fast' is not a number"), ("0", "0 is not a reading time"),
-                                            # a failed computation, not "not read" (that is empty or NA)
-                                            ("NaN", "'NaN' is not a finite number"),
-                                            ("nan", "'nan' is not a finite number"),
-                                            ("inf", "'inf' is not a finite number"),
-                                            ("null", "'null' is not a number")])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("-12.5", "-12.5 is not a reading time > 0 ms"),
+        ("fast", "'fast' is not a number"),
+        ("0", "0 is not a reading time"),
+        # a failed computation, not "not read" (that is empty or NA)
+        ("NaN", "'NaN' is not a finite number"),
+        ("nan", "'nan' is not a finite number"),
+        ("inf", "'inf' is not a finite number"),
+        ("null", "'null' is not a number"),
+    ],
+)
 def test_reading_time_negative_or_not_a_number(warehouse, files, tmp_path, value, problem):
     lines = files["rt"].read_text().splitlines()
     t, w, _ = lines[5].split(",")
     lines[5] = f"{t},{w},{value}"
     rt = write(tmp_path / "rt.csv", "\n".join(lines) + "\n")
-    refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
-            str(rt), "line 6", "column rt_ms", problem)
+    refused(
+        warehouse,
+        ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
+        str(rt),
+        "line 6",
+        "column rt_ms",
+        problem,
+    )
 
 
 def test_nul_byte_inside_a_text(warehouse, tmp_path):
@@ -125,14 +146,23 @@ def test_unterminated_quote_is_named_without_the_readers_advice(warehouse, files
     t, w, _ = lines[5].split(",")
     lines[5] = f'{t},{w},"300'
     rt = write(tmp_path / "rt.csv", "\n".join(lines) + "\n")
-    line = refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure",
-                               "spr"], str(rt), "line 6: a quoted field is never closed")
+    line = refused(
+        warehouse,
+        ["mine", "--texts", str(files["words"]), "--reading-times", str(rt), "--measure", "spr"],
+        str(rt),
+        "line 6: a quoted field is never closed",
+    )
     assert "infer_schema" not in line and "You might want" not in line and "ignore_errors" not in line
 
 
 def test_unknown_measure(warehouse, files):
-    refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(files["rt"]),
-                        "--measure", "dwell"], "--measure", "unknown measure 'dwell'", "gaze_duration")
+    refused(
+        warehouse,
+        ["mine", "--texts", str(files["words"]), "--reading-times", str(files["rt"]), "--measure", "dwell"],
+        "--measure",
+        "unknown measure 'dwell'",
+        "gaze_duration",
+    )
 
 
 def test_file_in_another_encoding_than_declared(warehouse, tmp_path):
@@ -155,15 +185,32 @@ def test_missing_column_and_unknown_file_type(warehouse, tmp_path, files):
     refused(warehouse, ["mine", "--texts", str(f)], str(f), "needs columns text_id and text", "the file has id, body")
     x = write(tmp_path / "texts.xlsx", "x")
     refused(warehouse, ["mine", "--texts", str(x)], str(x), "unknown file type .xlsx")
-    refused(warehouse, ["mine", "--texts", str(files["words"]), "--reading-times", str(files["rt"]),
-                        "--measure", "spr", "--units", "minutes"], "--units", "'minutes' is not allowed")
+    refused(
+        warehouse,
+        [
+            "mine",
+            "--texts",
+            str(files["words"]),
+            "--reading-times",
+            str(files["rt"]),
+            "--measure",
+            "spr",
+            "--units",
+            "minutes",
+        ],
+        "--units",
+        "'minutes' is not allowed",
+    )
 
 
-@pytest.mark.parametrize("language, needle", [
-    ("xx", "'xx' is not allowed; an ISO 639-1 code wordfreq has a word list for: ar, bg"),
-    ("EN", "'EN' is not allowed"),
-    ("", "'' is not allowed"),
-])
+@pytest.mark.parametrize(
+    "language, needle",
+    [
+        ("xx", "'xx' is not allowed; an ISO 639-1 code wordfreq has a word list for: ar, bg"),
+        ("EN", "'EN' is not allowed"),
+        ("", "'' is not allowed"),
+    ],
+)
 def test_a_language_wordfreq_has_no_list_for_is_refused(warehouse, files, language, needle):
     refused(warehouse, ["mine", "--texts", str(files["words"]), "--language", language], "--language", needle)
 
@@ -176,14 +223,39 @@ def test_the_layouts_and_files_parse_as_declared(warehouse, tmp_path, files):
     folder.mkdir()
     write(folder / "a.txt", "The cat sat.\n")
     write(folder / "b.txt", "A  dog ran away.")
-    rt = write(tmp_path / "rt.jsonl", "\n".join(json.dumps(r) for r in [
-        {"text_id": "a", "word_id": 0, "reader_id": "r1", "first_fixation": 0.2, "gaze_duration": 0.25},
-        {"text_id": "a", "word_id": 1, "reader_id": "r1", "first_fixation": 0, "gaze_duration": ""},
-        {"text_id": "b", "word_id": 3, "reader_id": "r2", "first_fixation": 0.18, "gaze_duration": 0.3}]) + "\n")
+    rt = write(
+        tmp_path / "rt.jsonl",
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"text_id": "a", "word_id": 0, "reader_id": "r1", "first_fixation": 0.2, "gaze_duration": 0.25},
+                {"text_id": "a", "word_id": 1, "reader_id": "r1", "first_fixation": 0, "gaze_duration": ""},
+                {"text_id": "b", "word_id": 3, "reader_id": "r2", "first_fixation": 0.18, "gaze_duration": 0.3},
+            ]
+        )
+        + "\n",
+    )
     cz = write(tmp_path / "cloze.tsv", "text_id\tword_id\tresponse_count\tn_responses\na\t2\t3\t40\n")
     fq = write(tmp_path / "freq.csv", "text_id,word_id,zipf_frequency\na,0,7.2\nb,2,NA\n")
-    res = add(warehouse, "lab", "--texts", str(folder), "--reading-times", str(rt), "--measure", "first_fixation",
-              "--measure", "gaze_duration", "--units", "s", "--cloze", str(cz), "--frequencies", str(fq), "--json")
+    res = add(
+        warehouse,
+        "lab",
+        "--texts",
+        str(folder),
+        "--reading-times",
+        str(rt),
+        "--measure",
+        "first_fixation",
+        "--measure",
+        "gaze_duration",
+        "--units",
+        "s",
+        "--cloze",
+        str(cz),
+        "--frequencies",
+        str(fq),
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert (out["texts"], out["words"], out["reading_time_rows"], out["cloze_rows"]) == (2, 7, 4, 1)
@@ -193,12 +265,23 @@ def test_the_layouts_and_files_parse_as_declared(warehouse, tmp_path, files):
     assert w.filter(pl.col("doc_id") == "b")["char_start"].to_list() == [0, 3, 7, 11]  # the double space kept
     r = parsed.reading_times[0].sort("measure", "doc_id", "word_index")
     assert r.select("measure", "doc_id", "word_index", "rt_ms").rows() == [
-        ("first_fixation", "a", 0, 200.0), ("first_fixation", "b", 3, 180.0),
-        ("gaze_duration", "a", 0, 250.0), ("gaze_duration", "b", 3, 300.0)]  # skipped words: no row, never 0 ms
+        ("first_fixation", "a", 0, 200.0),
+        ("first_fixation", "b", 3, 180.0),
+        ("gaze_duration", "a", 0, 250.0),
+        ("gaze_duration", "b", 3, 300.0),
+    ]  # skipped words: no row, never 0 ms
     # a row of raw.cloze_norms, as the shipped corpora's: the counts c of N, the corpus word, the file's line
-    assert parsed.cloze.select("corpus", "doc_id", "word_index", "word", "cloze_probability_published",
-                               "response_count", "n_responses", "smoothing", "upstream_row").rows() == [
-        ("lab", "a", 2, "sat.", None, 3, 40, "none", 2)]
+    assert parsed.cloze.select(
+        "corpus",
+        "doc_id",
+        "word_index",
+        "word",
+        "cloze_probability_published",
+        "response_count",
+        "n_responses",
+        "smoothing",
+        "upstream_row",
+    ).rows() == [("lab", "a", 2, "sat.", None, 3, 40, "none", 2)]
     assert parsed.frequencies.select("doc_id", "word_index", "zipf_frequency").rows() == [("a", 0, 7.2), ("b", 2, None)]
     # words with the characters between them
     f = write(tmp_path / "w.csv", 'text_id,word,after\n1,"Hello,"," "\n1,world,"\n"\n1,again.,\n')

@@ -1,4 +1,5 @@
 """predictabase.warehouse.publish: an atomic, read-only-friendly snapshot of the marts (no dbt needed)."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,10 @@ import pytest
 
 from ingest import corpus_table
 from predictabase.core.config import DBT_PROJECT_DIR
-
 from predictabase.core.errors import BuildError
 from predictabase.core.fsutil import sha256_of
-from predictabase.warehouse.publish import SNAPSHOT_META
 from predictabase.warehouse import dbt_args, dbt_env, publish
+from predictabase.warehouse.publish import SNAPSHOT_META
 
 
 def write_marts(paths, value: int) -> None:
@@ -30,8 +30,10 @@ def test_publish_copies_marts_into_main(tmp_paths):
     write_marts(tmp_paths, 3)
     assert publish(tmp_paths) == tmp_paths.marts
     with duckdb.connect(str(tmp_paths.marts), read_only=True) as con:
-        tables = {r[0] for r in con.execute(
-            "SELECT table_schema || '.' || table_name FROM information_schema.tables").fetchall()}
+        tables = {
+            r[0]
+            for r in con.execute("SELECT table_schema || '.' || table_name FROM information_schema.tables").fetchall()
+        }
         assert tables == {"main.mart_build_info", "main.mart_models"} | {f"main.{t}" for t in SNAPSHOT_META}
         assert con.execute("SELECT count(*) FROM mart_models").fetchone() == (3,)
         assert con.execute("SELECT n_marts, allowed_shrink FROM snapshot_info").fetchone() == (2, False)
@@ -64,23 +66,29 @@ def test_publish_without_warehouse_or_marts_raises(tmp_paths):
 
 def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
     env = dbt_env(tmp_paths)
-    assert env == {"PREDICTABASE_DUCKDB": str(tmp_paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
-                   "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
-                   "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
-                   # the regression statistics the dbt Python models import (profiles.yml module_paths)
-                   "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
-                   # the shipped corpora and the reading measures (macros/declarations.sql)
-                   "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"]}
+    assert env == {
+        "PREDICTABASE_DUCKDB": str(tmp_paths.duckdb),
+        "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
+        "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
+        "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
+        # the regression statistics the dbt Python models import (profiles.yml module_paths)
+        "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
+        # the shipped corpora and the reading measures (macros/declarations.sql)
+        "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"],
+    }
     decl = json.loads(env["PREDICTABASE_DECLARATIONS"])
     from ingest.datasets import meco
+
     assert len(meco.corpora()) == 11
     assert [c["key"] for c in decl["corpora"]] == list(corpus_table.CORPORA)
     assert {c["key"]: c["measures"] for c in decl["corpora"]} == {
-        "lm_game": [], "natural_stories": ["spr"], "provo": ["first_fixation", "gaze_duration", "go_past",
-                                                             "total_reading_time"],
+        "lm_game": [],
+        "natural_stories": ["spr"],
+        "provo": ["first_fixation", "gaze_duration", "go_past", "total_reading_time"],
         "ucl": ["spr", "first_fixation", "gaze_duration", "go_past", "total_reading_time"],
         # MECO's 11 languages: their declared measures (no go-past time)
-        **{k: ["first_fixation", "gaze_duration", "total_reading_time"] for k in meco.corpora()}}
+        **{k: ["first_fixation", "gaze_duration", "total_reading_time"] for k in meco.corpora()},
+    }
     assert [c["key"] for c in decl["corpora"] if c["game"]] == [corpus_table.GAME]
     assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
     args = dbt_args(tmp_paths, "build", "mart_models")
@@ -96,19 +104,29 @@ def _snapshot_id(paths) -> str:
 
 def write_perplexity(paths, corpora: list[str], models: list[str]) -> None:
     with duckdb.connect(str(paths.duckdb)) as con:
-        con.execute("CREATE OR REPLACE TABLE marts.mart_model_perplexity AS "
-                    "SELECT m AS model_key, c AS corpus, 1.0 AS ppl FROM unnest(?) t(m), unnest(?) u(c)",
-                    [models, corpora])
+        con.execute(
+            "CREATE OR REPLACE TABLE marts.mart_model_perplexity AS "
+            "SELECT m AS model_key, c AS corpus, 1.0 AS ppl FROM unnest(?) t(m), unnest(?) u(c)",
+            [models, corpora],
+        )
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda con: con.execute("DROP TABLE marts.mart_models"), "mart_models missing"),
-    (lambda con: con.execute("DELETE FROM marts.mart_models"), "mart_models emptied (3 -> 0 rows)"),
-    (lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE corpus = 'ucl'"),
-     "mart_model_perplexity lost corpus ucl"),
-    (lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE model_key = 'gpt2'"),
-     "mart_model_perplexity lost model_key gpt2"),
-], ids=["lost-mart", "emptied-mart", "lost-corpus", "lost-model"])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (lambda con: con.execute("DROP TABLE marts.mart_models"), "mart_models missing"),
+        (lambda con: con.execute("DELETE FROM marts.mart_models"), "mart_models emptied (3 -> 0 rows)"),
+        (
+            lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE corpus = 'ucl'"),
+            "mart_model_perplexity lost corpus ucl",
+        ),
+        (
+            lambda con: con.execute("DELETE FROM marts.mart_model_perplexity WHERE model_key = 'gpt2'"),
+            "mart_model_perplexity lost model_key gpt2",
+        ),
+    ],
+    ids=["lost-mart", "emptied-mart", "lost-corpus", "lost-model"],
+)
 def test_publish_refuses_to_shrink_the_snapshot(tmp_paths, damage, expected):
     write_marts(tmp_paths, 3)
     write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "smollm2-135m"])
@@ -132,8 +150,10 @@ def test_publish_compares_the_scoreboard_by_rows_only(tmp_paths):
     is not a shrink of its own; the mart emptied still is."""
     write_marts(tmp_paths, 3)
     write_perplexity(tmp_paths, ["provo", "ucl"], ["gpt2", "smollm2-135m"])
-    scoreboard = ("CREATE OR REPLACE TABLE marts.mart_scoreboard_long AS SELECT p AS predictor, c AS corpus "
-                  "FROM unnest(?) t(p), unnest(['provo', 'ucl']) u(c)")
+    scoreboard = (
+        "CREATE OR REPLACE TABLE marts.mart_scoreboard_long AS SELECT p AS predictor, c AS corpus "
+        "FROM unnest(?) t(p), unnest(['provo', 'ucl']) u(c)"
+    )
     with duckdb.connect(str(tmp_paths.duckdb)) as con:
         con.execute(scoreboard, [["humans", "gpt2", "smollm2-135m"]])
     publish(tmp_paths)
@@ -160,7 +180,9 @@ def test_publish_allows_growth_and_gives_each_snapshot_its_own_id(tmp_paths):
 def test_publish_accepts_the_deliberate_dataset_renames(tmp_paths):
     write_marts(tmp_paths, 2)
     with duckdb.connect(str(tmp_paths.duckdb)) as con:
-        con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['corpus_ucl', 'in_the_wild']) AS dataset")
+        con.execute(
+            "CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['corpus_ucl', 'in_the_wild']) AS dataset"
+        )
     publish(tmp_paths)
     with duckdb.connect(str(tmp_paths.duckdb)) as con:
         con.execute("CREATE OR REPLACE TABLE marts.mart_sources AS SELECT unnest(['ucl', 'wild']) AS dataset")
@@ -180,17 +202,20 @@ def test_a_new_or_copied_warehouse_reuses_the_machines_parse_of_the_project(tmp_
 
     from predictabase.core.config import paths as make_paths
     from predictabase.warehouse.dbt import PARSE_FILE, _parse_cache, run_dbt
+
     monkeypatch.setenv("PREDICTABASE_CACHE", str(tmp_path / "cache"))
 
     def parse_lines(p) -> list[str]:
         text = (p.warehouse / "dbt" / "logs" / "dbt.log").read_text()
-        return [ln.split("]: ", 1)[1] for ln in text.splitlines()
-                if "Unable to do partial parsing" in ln or "Partial parsing enabled:" in ln]
+        return [
+            ln.split("]: ", 1)[1]
+            for ln in text.splitlines()
+            if "Unable to do partial parsing" in ln or "Partial parsing enabled:" in ln
+        ]
 
     first = make_paths(tmp_path / "first")
     run_dbt(first, "parse")
-    assert parse_lines(first) == ["Unable to do partial parsing because saved manifest not found. Starting full "
-                                  "parse."]
+    assert parse_lines(first) == ["Unable to do partial parsing because saved manifest not found. Starting full parse."]
     assert _parse_cache(DBT_PROJECT_DIR).is_file()
     second = make_paths(tmp_path / "second")
     run_dbt(second, "parse")

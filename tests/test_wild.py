@@ -3,6 +3,7 @@
 Plaintext never leaves memory here: the tests decrypt with `cryptography` in-process, compare numbers,
 and assert on error messages and row counts only (no prompt text in asserts, files or logs).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,12 +18,13 @@ import numpy as np
 import pytest
 from cryptography.fernet import Fernet
 
-from ingest.sources.catalog import by_path, files_for
-from predictabase.core.config import DBT_PROJECT_DIR, Paths, paths as make_paths
-from predictabase.core.errors import ChecksumError, IngestError
-from ingest.sources.fetch import fetch_one
-from predictabase.warehouse.dbt import dbt_env
 from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
+from ingest.sources.catalog import by_path, files_for
+from ingest.sources.fetch import fetch_one
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import ChecksumError, IngestError
+from predictabase.warehouse.dbt import dbt_env
 from tests.helpers import q as _q
 
 DOMAINS = ["numeric", "communication", "reasoning", "writing"]
@@ -39,10 +41,18 @@ def _wild_state(p: Paths) -> dict[str, object]:
         return {}
     con = duckdb.connect(str(p.duckdb), read_only=True)
     try:
-        present = {r[0] for r in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'raw'").fetchall()}
-        return {t: (con.execute(f"select count(*), sum(hash(columns(*))) from raw.{t}").fetchone()
-                    if t in present else None) for t in TABLES}
+        present = {
+            r[0]
+            for r in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'raw'"
+            ).fetchall()
+        }
+        return {
+            t: (
+                con.execute(f"select count(*), sum(hash(columns(*))) from raw.{t}").fetchone() if t in present else None
+            )
+            for t in TABLES
+        }
     finally:
         con.close()
 
@@ -71,10 +81,25 @@ def built(mirror: Path, tmp_path_factory):
     env = dict(os.environ, **dbt_env(p), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     dbt = Path(sys.executable).with_name("dbt")
     res = subprocess.run(
-        [str(dbt), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
-         "--target-path", str(root / "target"), "--log-path", str(root / "logs"),
-         "--select", "tag:wild"],
-        env=env, capture_output=True, text=True, timeout=600)
+        [
+            str(dbt),
+            "build",
+            "--project-dir",
+            str(DBT_PROJECT_DIR),
+            "--profiles-dir",
+            str(DBT_PROJECT_DIR),
+            "--target-path",
+            str(root / "target"),
+            "--log-path",
+            str(root / "logs"),
+            "--select",
+            "tag:wild",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     try:
         assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
         yield p
@@ -91,12 +116,18 @@ def _decrypted(mirror: Path) -> tuple[dict, dict]:
 
 # ---------------------------------------------------------------- ingest
 
+
 def test_ingest_counts_idempotent_and_no_plaintext_files(wild_paths: Paths) -> None:
     before = {q for q in wild_paths.warehouse.rglob("*") if q.is_file()}
     counts = ingest_wild(wild_paths)
     # 36 + 34 respondents; 12 items; 36x12x3 + 34x12x2 times; 70x12 ratings; 36x12x3 + 34x12 texts
-    assert counts == {"wild_respondents": 70, "wild_tasks": 12, "wild_efforts": 2112,
-                      "wild_scores": 840, "wild_texts": 1704}
+    assert counts == {
+        "wild_respondents": 70,
+        "wild_tasks": 12,
+        "wild_efforts": 2112,
+        "wild_scores": 840,
+        "wild_texts": 1704,
+    }
     state = _wild_state(wild_paths)
     assert ingest_wild(wild_paths) == counts and _wild_state(wild_paths) == state  # re-run replaces
     after = {q for q in wild_paths.warehouse.rglob("*") if q.is_file()}
@@ -144,6 +175,7 @@ def test_tampered_file_raises_and_writes_nothing(wild_paths: Paths, tmp_path: Pa
 
 def test_missing_key_in_readme_is_a_clear_error(wild_paths: Paths, monkeypatch) -> None:
     import ingest.datasets.wild as wild
+
     monkeypatch.setattr(wild, "_KEY_RE", re.compile(rb"no such key line (x)"))
     with pytest.raises(IngestError, match="Fernet key") as exc:
         ingest_wild(wild_paths)
@@ -152,6 +184,7 @@ def test_missing_key_in_readme_is_a_clear_error(wild_paths: Paths, monkeypatch) 
 
 
 # ---------------------------------------------------------------- dbt marts on the real data
+
 
 def test_loss_conversion(built: Paths) -> None:
     # L_H = 1 - (s - 1)/4 (Casares et al. 2022, Methodology), every score 1..5 occurs in the data
@@ -171,7 +204,9 @@ def test_effort_medians_match_independent_numpy(built: Paths, mirror: Path) -> N
         prompt = [col(a, f"form_1_time_{i}") for i in items]
         first, later = np.median(prompt[0]), np.median(np.concatenate(prompt[1:]))
         expect = {
-            "prompting_first_instance": first, "wrapping": later, "devising": first - later,
+            "prompting_first_instance": first,
+            "wrapping": later,
+            "devising": first - later,
             "unwrapping": np.median(np.concatenate([col(a, f"form_2_time_{2 * i - 1}") for i in items])),
             "validating": np.median(np.concatenate([col(a, f"form_2_time_{2 * i}") for i in items])),
             "solving": np.nanmedian(np.concatenate([col(b, f"time_{2 * i - 1}") for i in items])),
@@ -194,11 +229,17 @@ def test_effort_medians_match_independent_numpy(built: Paths, mirror: Path) -> N
 def test_table1_matches_paper(built: Paths) -> None:
     rows = _q(built, "select domain, condition, loss_mean, test, p_value_holm from marts.mart_wild_loss")
     paper = {  # Table 1: (GPT-3, Human, Holm p)
-        "numeric": (0.61, 0.31, 8e-6), "communication": (0.59, 0.38, 1.1e-4),
-        "reasoning": (0.35, 0.35, 0.9), "writing": (0.47, 0.47, 0.9),
+        "numeric": (0.61, 0.31, 8e-6),
+        "communication": (0.59, 0.38, 1.1e-4),
+        "reasoning": (0.35, 0.35, 0.9),
+        "writing": (0.47, 0.47, 0.9),
     }
-    tests = {"numeric": "mann_whitney_u", "communication": "mann_whitney_u", "reasoning": "mann_whitney_u",
-             "writing": "t_test"}
+    tests = {
+        "numeric": "mann_whitney_u",
+        "communication": "mann_whitney_u",
+        "reasoning": "mann_whitney_u",
+        "writing": "t_test",
+    }
     assert len(rows) == 8
     for dom, cond, loss, test, p in rows:
         want = paper[dom][0 if cond == "with_model" else 1]
@@ -212,25 +253,34 @@ def test_table1_matches_paper(built: Paths) -> None:
 
 
 def test_cost_follows_eq_2_and_3(built: Paths) -> None:
-    rows = _q(built, "select domain, n_instances, loss_with_model, loss_without_model, d_h_s, w_h_s, u_h_s,"
-                     " v_h_s, g_h_s, c_h, c_h_m from marts.mart_wild_cost")
+    rows = _q(
+        built,
+        "select domain, n_instances, loss_with_model, loss_without_model, d_h_s, w_h_s, u_h_s,"
+        " v_h_s, g_h_s, c_h, c_h_m from marts.mart_wild_cost",
+    )
     assert len(rows) == 4
-    for dom, n, lm, lh, d, w, u, v, g, ch, chm in rows:
+    for _dom, n, lm, lh, d, w, u, v, g, ch, chm in rows:
         assert n == 3
-        assert ch == pytest.approx(n * (lh + g))                    # Eq. 2, beta = 1
-        assert chm == pytest.approx(d + n * (lm + (w + u) + v))     # Eq. 3, alpha = gamma = delta = 1
+        assert ch == pytest.approx(n * (lh + g))  # Eq. 2, beta = 1
+        assert chm == pytest.approx(d + n * (lm + (w + u) + v))  # Eq. 3, alpha = gamma = delta = 1
 
 
 def test_correlations_and_difficulty_marts(built: Paths) -> None:
     n = _q(built, "select count(*) from marts.mart_wild_correlations where domain = 'all'")[0][0]
     assert n == 9 * 9 + 4 * 4  # group A: 4 demographics + 5 terms; group B: 2 + 2
-    rho = _q(built, "select spearman_rho from marts.mart_wild_correlations where domain = 'all' and "
-                    "condition = 'with_model' and variable_x = 'gpt3_familiarity' and variable_y = 'loss_mean'")[0][0]
+    rho = _q(
+        built,
+        "select spearman_rho from marts.mart_wild_correlations where domain = 'all' and "
+        "condition = 'with_model' and variable_x = 'gpt3_familiarity' and variable_y = 'loss_mean'",
+    )[0][0]
     assert -1 <= rho <= 1
     cells = _q(built, "select count(*), min(n_ratings), max(n_ratings) from marts.mart_wild_loss_by_difficulty")[0]
     assert cells == (24, 34, 36)
-    texts = _q(built, "select condition, count(*), count(prompt_text), count(own_answer_text) "
-                      "from marts.mart_wild_texts group by 1 order by 1")
+    texts = _q(
+        built,
+        "select condition, count(*), count(prompt_text), count(own_answer_text) "
+        "from marts.mart_wild_texts group by 1 order by 1",
+    )
     assert texts == [("with_model", 432, 432, 0), ("without_model", 408, 0, 408)]
 
 
@@ -247,6 +297,7 @@ class _FakeDbt:
 
 def _load_model(name: str):
     import importlib.util
+
     path = DBT_PROJECT_DIR / "models" / "marts" / "wild" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -261,16 +312,39 @@ def test_correlations_keep_ties_whatever_the_row_order() -> None:
     on the real data between two builds of the same rows."""
     import pandas as pd
     from scipy import stats
+
     assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
-    losses = {"A1": [0.1, 0.2, 0.3], "A2": [0.3, 0.2, 0.1], "A3": [0.5, 0.5, 0.5], "A4": [0.0, 0.1, 0.2],
-              "A5": [0.9, 0.8, 0.7]}
+    losses = {
+        "A1": [0.1, 0.2, 0.3],
+        "A2": [0.3, 0.2, 0.1],
+        "A3": [0.5, 0.5, 0.5],
+        "A4": [0.0, 0.1, 0.2],
+        "A5": [0.9, 0.8, 0.7],
+    }
     ages = {"A1": 30, "A2": 20, "A3": 40, "A4": 25, "A5": 50}
-    terms = pd.DataFrame([{"respondent_id": r, "condition": "with_model", "domain": f"d{k}", "loss_mean": v,
-                           "devising_s": 1.0 + k, "wrapping_s": 2.0, "unwrapping_s": 3.0 + v, "validating_s": 4.0,
-                           "solving_s": None}
-                          for r, vs in losses.items() for k, v in enumerate(vs)])
-    resp = pd.DataFrame([{"respondent_id": r, "age_years": a, "eng_level_code": 1, "gpt3_familiarity": 1,
-                          "assistants_code": 1} for r, a in ages.items()])
+    terms = pd.DataFrame(
+        [
+            {
+                "respondent_id": r,
+                "condition": "with_model",
+                "domain": f"d{k}",
+                "loss_mean": v,
+                "devising_s": 1.0 + k,
+                "wrapping_s": 2.0,
+                "unwrapping_s": 3.0 + v,
+                "validating_s": 4.0,
+                "solving_s": None,
+            }
+            for r, vs in losses.items()
+            for k, v in enumerate(vs)
+        ]
+    )
+    resp = pd.DataFrame(
+        [
+            {"respondent_id": r, "age_years": a, "eng_level_code": 1, "gpt3_familiarity": 1, "assistants_code": 1}
+            for r, a in ages.items()
+        ]
+    )
     model = _load_model("mart_wild_correlations")
     rho = []
     for frame in (terms, terms.iloc[::-1]):

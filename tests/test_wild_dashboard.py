@@ -1,4 +1,5 @@
 """The "Prompts in the wild" page renders from a snapshot (synthetic marts: no real prompt text)."""
+
 from __future__ import annotations
 
 import sys
@@ -74,6 +75,7 @@ def _snapshot(path: Path) -> None:
 @pytest.fixture
 def page(tmp_path: Path, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     _snapshot(tmp_path / "marts.duckdb")
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(tmp_path))
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))
@@ -85,9 +87,12 @@ def test_wild_page_renders_every_section(page) -> None:
     at = page.run()
     assert not at.exception, [e.message for e in at.exception]
     assert [s.value for s in at.subheader] == [
-        "Effort with and without the model (Fig. 4)", "Loss with and without the model (Table 1)",
+        "Effort with and without the model (Fig. 4)",
+        "Loss with and without the model (Table 1)",
         "Spearman correlations: demographics vs effort and loss (Fig. 3)",
-        "Loss against difficulty (Fig. 5, self-assessed L_H)", "Browse prompts, completions and answers"]
+        "Loss against difficulty (Fig. 5, self-assessed L_H)",
+        "Browse prompts, completions and answers",
+    ]
     table1 = at.dataframe[2].value
     assert list(table1["domain"]) == DOMAINS
     assert table1["loss_mean_with_model"].round(3).tolist() == [0.223, 0.323, 0.423, 0.523]
@@ -100,6 +105,7 @@ def test_wild_page_renders_every_section(page) -> None:
 
 def test_wild_page_without_snapshot_tables(tmp_path: Path, monkeypatch) -> None:
     from streamlit.testing.v1 import AppTest
+
     duckdb.connect(str(tmp_path / "marts.duckdb")).close()  # a snapshot without the wild marts
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(tmp_path))
     monkeypatch.syspath_prepend(str(ROOT / "dashboards"))

@@ -7,6 +7,7 @@ is 1 within TOL. Theorem 1: the LW sum exceeds 1 in a context at a likely word e
 The sums come from the mart's SQL (the macro word_surprisal_sql), never from Python; numpy_reference
 computes them from the bigram table alone, as the independent check.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,9 +16,9 @@ import duckdb
 import numpy as np
 import pytest
 
-from predictabase.core.config import DBT_PROJECT_DIR
 from ingest.scoring import diagnostics as D
 from ingest.scoring.sentence import MACRO_FILE
+from predictabase.core.config import DBT_PROJECT_DIR
 
 # |total_wt - 1|: the error is exactly the scorer's float32 disagreements between its boundary mass B and
 # its own token probabilities (measured: at most 0.5 unit roundoff, u = 2^-24 = 6.0e-8, per position),
@@ -56,10 +57,20 @@ def numpy_reference(table: np.ndarray = D.BIGRAM, contexts=D.CONTEXTS, max_token
             sum_lw += mass.sum()
             sum_wt += (mass * b_after).sum() / b_c
             remainder = (mass * (1.0 - b_after)).sum() / b_c
-            rows.append({"max_word_tokens": n, "n_words": n_words, "sum_wt": sum_wt, "p_eot_over_b": p_eot / b_c,
-                         "remainder": remainder, "total": sum_wt + p_eot / b_c + remainder, "sum_lw": sum_lw})
+            rows.append(
+                {
+                    "max_word_tokens": n,
+                    "n_words": n_words,
+                    "sum_wt": sum_wt,
+                    "p_eot_over_b": p_eot / b_c,
+                    "remainder": remainder,
+                    "total": sum_wt + p_eot / b_c + remainder,
+                    "sum_lw": sum_lw,
+                }
+            )
         out[c.key] = rows
     return out
+
 
 @pytest.fixture(scope="module")
 def sums():
@@ -75,9 +86,11 @@ def by_context(df) -> dict[str, list[dict]]:
 
 # --- the model --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("backend", ["torch", "llama"])
 def test_the_model_is_the_bigram_table(backend):
     import torch
+
     model = D.bigram_model(backend=backend)
     ids = torch.tensor([[0, 1, 2, 3, 4, 4, 3, 2, 1, 0]])
     with torch.no_grad():
@@ -111,15 +124,27 @@ def test_the_transformers_model_gives_the_same_token_rows():
     """The warehouse scores the plain torch bigram; a real LlamaForCausalLM with hand-set weights gives the
     same rows through the Scorer (float32 rounding apart)."""
     a, b = D.token_rows("torch"), D.token_rows("llama")
-    exact = [c for c in a.column_names if c not in ("logprob_nats", "logprob_word_initial_nats",
-                                                    "logprob_word_initial_after_nats", "entropy_nats",
-                                                    "topk_logprobs_nats", "topk_token_ids", "topk_tokens")]
+    exact = [
+        c
+        for c in a.column_names
+        if c
+        not in (
+            "logprob_nats",
+            "logprob_word_initial_nats",
+            "logprob_word_initial_after_nats",
+            "entropy_nats",
+            "topk_logprobs_nats",
+            "topk_token_ids",
+            "topk_tokens",
+        )
+    ]
     assert a.select(exact).equals(b.select(exact))
     for c in ("logprob_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats", "entropy_nats"):
         np.testing.assert_allclose(a[c].to_numpy(), b[c].to_numpy(), atol=1e-6, rtol=0)
 
 
 # --- the theorems, through the macro ----------------------------------------------------------------
+
 
 def test_wt_word_probabilities_sum_to_one(sums):
     """Theorem 2: sum p_WT (<= L tokens) + p(eot | c) / B(c) + R_L = 1 for every context and every L."""
@@ -150,14 +175,14 @@ def test_the_tolerance_is_justified(sums):
         b = np.exp(r.logprob_word_initial_nats)
         eps = max(eps, abs(sum(p[i] for i in b_ids) / b - 1))
         delta = max(delta, abs((1 - b) - sum(p[i] for i in vi_ids)))
-    u = 2.0 ** -24  # float32 unit roundoff
+    u = 2.0**-24  # float32 unit roundoff
     assert eps < 4 * u and delta < 2 * u, (eps, delta)
     ref = numpy_reference()
     for key, rows_ in by_context(sums).items():
         # the mass of the n-token prefixes over B(c): S_1 = 1 - p(eot)/B, S_{n+1} = R_n
         s_n = [1 - ref[key][0]["p_eot_over_b"]] + [x["remainder"] for x in ref[key]]
         for r in rows_:
-            bound = eps + delta * sum(s_n[:r["max_word_tokens"] - 1]) * (1 + 1e-6)
+            bound = eps + delta * sum(s_n[: r["max_word_tokens"] - 1]) * (1 + 1e-6)
             assert abs(r["total_wt_error"]) <= bound + 1e-12 and bound < TOL / 3, (key, r["max_word_tokens"], bound)
 
 
@@ -177,9 +202,17 @@ def test_sql_sums_match_numpy_from_the_table(sums):
         assert [r["max_word_tokens"] for r in rows] == [x["max_word_tokens"] for x in ref[key]]
         for r, x in zip(rows, ref[key]):
             for col in SUM_COLUMNS:
-                want = x["p_eot_over_b" if col == "p_end_of_text_over_boundary" else
-                         "remainder" if col == "remainder_longer_words" else
-                         "sum_wt" if col == "sum_p_wt" else "sum_lw" if col == "sum_p_lw" else col]
+                want = x[
+                    "p_eot_over_b"
+                    if col == "p_end_of_text_over_boundary"
+                    else "remainder"
+                    if col == "remainder_longer_words"
+                    else "sum_wt"
+                    if col == "sum_p_wt"
+                    else "sum_lw"
+                    if col == "sum_p_lw"
+                    else col
+                ]
                 assert r[col] == pytest.approx(want, abs=1e-6), (key, r["max_word_tokens"], col)
             assert x["total"] == pytest.approx(1, abs=1e-12)
 
@@ -202,6 +235,7 @@ def test_the_check_fails_without_end_of_text_in_b():
     """B without the end-of-text (the profile's word-initial mask without <|endoftext|>): the text's end is
     then counted as a word continuing, and the distribution over next words and the end is no longer complete."""
     from ingest.scoring.engine import Scorer
+
     profile = D.bigram_profile()
     mask = profile.word_initial.copy()
     mask[D.EOT_ID] = False
@@ -212,12 +246,14 @@ def test_the_check_fails_without_end_of_text_in_b():
 
 # --- the warehouse ----------------------------------------------------------------------------------
 
+
 def test_the_ingest_job_writes_the_module_tables():
     """The ingest job `word_probability_sums` (ingest/datasets/word_probability_sums.py) writes the module's token
     and word rows as they are; dbt only types them (stg_word_probability_sums_*): no dbt model imports the ingest
     code."""
     from ingest.datasets import word_probability_sums as job
     from ingest.scoring.store import SCHEMA
+
     frames = job.load(None)
     tokens, words = frames[job.TOKENS].to_arrow(), frames[job.WORDS].to_arrow()
     assert [f.name for f in tokens.schema] == SCHEMA.names and tokens.cast(SCHEMA).equals(D.token_rows())

@@ -13,6 +13,7 @@
    precomputed words as given (a copy of it with them ingested, checked against all_measures.csv).
 4. The real Gemma 3 tokenizer from its GGUF (`make test` installs it; skipped in one line without it).
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,9 +33,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from predictabase.core.config import DBT_PROJECT_DIR
 from ingest.scoring.profile import TokenizerProfile
 from ingest.scoring.sentence import SentenceScorer, word_surprisal_sql, words_of
+from predictabase.core.config import DBT_PROJECT_DIR
 from tests.scoring_helpers import gpt2_tokenizer, natural_stories, smollm2_tokenizer, ucl_sentences
 
 # ----------------------------------------------------------------------------------------- corpora
@@ -44,6 +45,7 @@ def provo_texts(mirror: Path) -> dict[int, str]:
     """The 55 Provo paragraphs as the loader reads them (single spaces; the Mac Roman mojibake of texts
     27, 36, 45, 54 repaired to ’ and —)."""
     from ingest.datasets.provo import parse_text
+
     d = mirror / "provo_vasilev" / "corpus" / "Texts"
     return {n: parse_text((d / f"{n}.txt").read_bytes(), f"{n}.txt") for n in range(1, 56)}
 
@@ -58,9 +60,11 @@ def corpora(mirror) -> dict[str, dict[str, tuple[str, list[str]]]]:
         for row in csv.DictReader(fh, delimiter="\t"):
             ns_words.setdefault(int(row["item"]), []).append(row["word"])
     ns = natural_stories(mirror)
-    out = {"natural_stories": {str(k): (ns[k], ws) for k, ws in sorted(ns_words.items())},
-           "provo": {str(k): (t, t.split()) for k, t in provo_texts(mirror).items()},
-           "ucl": {}}
+    out = {
+        "natural_stories": {str(k): (ns[k], ws) for k, ws in sorted(ns_words.items())},
+        "provo": {str(k): (t, t.split()) for k, t in provo_texts(mirror).items()},
+        "ucl": {},
+    }
     rows_by_sentence: dict[str, dict[int, str]] = {}
     with open(mirror / "ucl_devarda" / "all_measures.csv", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -117,10 +121,10 @@ def sentencepiece_bpe(texts: list[str]):
     the texts themselves so that every character is in its alphabet (no <unk>)."""
     from tokenizers import SentencePieceBPETokenizer
     from transformers import PreTrainedTokenizerFast
+
     sp = SentencePieceBPETokenizer()
     sp.train_from_iterator(texts, vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
-    return PreTrainedTokenizerFast(tokenizer_object=sp._tokenizer, bos_token="<s>", eos_token="</s>",
-                                   unk_token="<unk>")
+    return PreTrainedTokenizerFast(tokenizer_object=sp._tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
 
 
 def sentencepiece_byte_fallback(train: list[str], check: list[str]):
@@ -135,16 +139,26 @@ def sentencepiece_byte_fallback(train: list[str], check: list[str]):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
     from transformers.tokenization_utils_base import generate_merges
+
     buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=buf, vocab_size=500,
-                                   model_type="bpe", byte_fallback=True, character_coverage=1.0, minloglevel=2)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(train),
+        model_writer=buf,
+        vocab_size=500,
+        model_type="bpe",
+        byte_fallback=True,
+        character_coverage=1.0,
+        minloglevel=2,
+    )
     sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
     vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
-    t = Tokenizer(models.BPE(vocab=vocab, merges=generate_merges(vocab), unk_token="<unk>", fuse_unk=True,
-                             byte_fallback=True))
+    t = Tokenizer(
+        models.BPE(vocab=vocab, merges=generate_merges(vocab), unk_token="<unk>", fuse_unk=True, byte_fallback=True)
+    )
     t.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
-    t.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                   decoders.Strip(" ", 1, 0)])
+    t.decoder = decoders.Sequence(
+        [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
     tok = PreTrainedTokenizerFast(tokenizer_object=t, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
     for text in check:
         assert tok(text, add_special_tokens=False)["input_ids"] == sp.encode(text), text[:60]
@@ -164,16 +178,29 @@ def tokenizers_(corpora) -> dict[str, Tok]:
         "gpt2": Tok("gpt2", gpt2_tokenizer(), "gpt2", True, False),
         "smollm2": Tok("smollm2", smollm2_tokenizer(), "llama", True, False),
         "sp-bpe": Tok("sp-bpe", sentencepiece_bpe(texts), "llama", False, True),
-        "sp-byte-fallback": Tok("sp-byte-fallback",
-                                sentencepiece_byte_fallback(ucl, texts + [BYTE_FALLBACK_EXTRA]), "llama", False, True),
+        "sp-byte-fallback": Tok(
+            "sp-byte-fallback", sentencepiece_byte_fallback(ucl, texts + [BYTE_FALLBACK_EXTRA]), "llama", False, True
+        ),
     }
 
 
 # --------------------------------------------------------------------------------- the macro
 
 
-TOKEN_COLUMNS = ["run_id", "model_key", "corpus", "doc_id", "token_index", "token_id", "token", "char_start",
-                 "char_end", "logprob_nats", "logprob_word_initial_nats", "logprob_word_initial_after_nats"]
+TOKEN_COLUMNS = [
+    "run_id",
+    "model_key",
+    "corpus",
+    "doc_id",
+    "token_index",
+    "token_id",
+    "token",
+    "char_start",
+    "char_end",
+    "logprob_nats",
+    "logprob_word_initial_nats",
+    "logprob_word_initial_after_nats",
+]
 
 
 def fake_scores(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -198,12 +225,14 @@ def encode_docs(tok: Tok, corpus: str, docs: dict[str, tuple[str, list[str]]]):
         lp, before, after = fake_scores(len(ids), seed)
         per_doc[doc_id] = (text, ws, ids, lp, before, after)
         for i, (tid, (a, b)) in enumerate(zip(ids, spans)):
-            for c, v in zip(TOKEN_COLUMNS, ("run", tok.name, corpus, doc_id, i, tid, profile.strings[tid], a, b,
-                                            lp[i], before[i], after[i])):
+            for c, v in zip(
+                TOKEN_COLUMNS,
+                ("run", tok.name, corpus, doc_id, i, tid, profile.strings[tid], a, b, lp[i], before[i], after[i]),
+            ):
                 tokens[c].append(v)
         pos = 0
         for k, w in enumerate(ws):
-            assert text[pos:pos + len(w)] == w
+            assert text[pos : pos + len(w)] == w
             for c, v in zip(words, (corpus, doc_id, k, w, pos, pos + len(w))):
                 words[c].append(v)
             pos += len(w) + 1
@@ -243,22 +272,39 @@ def expected_groups(tok: Tok, profile, text: str, ws: list[str], ids: list[int])
 # words with punctuation, apostrophes, hyphens, opening and closing quotes, a curly apostrophe split into
 # byte pieces, a dash, first and last words: (corpus, doc_id, word_index or -1 for the last word, word)
 SPECIAL_WORDS = [
-    ("natural_stories", "1", 0, "If"), ("natural_stories", "1", 9, "England,"),
-    ("natural_stories", "1", 54, "long-bearded"), ("natural_stories", "1", -1, "Boar."),
-    ("natural_stories", "2", 800, "ducks'"), ("natural_stories", "6", 413, "'Don't"),
-    ("natural_stories", "6", 1013, "don't"), ("natural_stories", "4", 1084, "hedge-king!'"),
-    ("provo", "25", 26, "girls'"), ("provo", "13", 19, "don't"), ("provo", "2", 24, '"two'),
-    ("provo", "2", 31, 'light"'), ("provo", "10", 10, 'side."'), ("provo", "27", 43, "doesn\u2019t"),
-    ("provo", "54", 26, "bonds\u2019"), ("provo", "36", 24, "\u2014"), ("provo", "1", -1, "song."),
-    ("ucl", "1", 0, "Arthur"), ("ucl", "1", -1, "counter."), ("ucl", "24", 0, "Don't"),
+    ("natural_stories", "1", 0, "If"),
+    ("natural_stories", "1", 9, "England,"),
+    ("natural_stories", "1", 54, "long-bearded"),
+    ("natural_stories", "1", -1, "Boar."),
+    ("natural_stories", "2", 800, "ducks'"),
+    ("natural_stories", "6", 413, "'Don't"),
+    ("natural_stories", "6", 1013, "don't"),
+    ("natural_stories", "4", 1084, "hedge-king!'"),
+    ("provo", "25", 26, "girls'"),
+    ("provo", "13", 19, "don't"),
+    ("provo", "2", 24, '"two'),
+    ("provo", "2", 31, 'light"'),
+    ("provo", "10", 10, 'side."'),
+    ("provo", "27", 43, "doesn\u2019t"),
+    ("provo", "54", 26, "bonds\u2019"),
+    ("provo", "36", 24, "\u2014"),
+    ("provo", "1", -1, "song."),
+    ("ucl", "1", 0, "Arthur"),
+    ("ucl", "1", -1, "counter."),
+    ("ucl", "24", 0, "Don't"),
 ]
 
 # the real GPT-2 BPE's tokens of some of them (SmolLM2's are the same but for ’, one token 'âĢĻ')
 GPT2_TOKENS = {
-    ("natural_stories", "1", 0): ["If"], ("natural_stories", "1", 9): ["ĠEngland", ","],
-    ("natural_stories", "1", 54): ["Ġlong", "-", "be", "arded"], ("natural_stories", "6", 1013): ["Ġdon", "'t"],
-    ("provo", "25", 26): ["Ġgirls", "'"], ("provo", "2", 24): ['Ġ"', "two"], ("provo", "2", 31): ["Ġlight", '"'],
-    ("provo", "27", 43): ["Ġdoesn", "âĢ", "Ļ", "t"], ("provo", "54", 26): ["Ġbonds", "âĢ", "Ļ"],
+    ("natural_stories", "1", 0): ["If"],
+    ("natural_stories", "1", 9): ["ĠEngland", ","],
+    ("natural_stories", "1", 54): ["Ġlong", "-", "be", "arded"],
+    ("natural_stories", "6", 1013): ["Ġdon", "'t"],
+    ("provo", "25", 26): ["Ġgirls", "'"],
+    ("provo", "2", 24): ['Ġ"', "two"],
+    ("provo", "2", 31): ["Ġlight", '"'],
+    ("provo", "27", 43): ["Ġdoesn", "âĢ", "Ļ", "t"],
+    ("provo", "54", 26): ["Ġbonds", "âĢ", "Ļ"],
     ("ucl", "1", -1): ["Ġcounter", "."],
 }
 
@@ -273,7 +319,8 @@ def test_every_corpus_word_is_aligned(name, tokenizers_, corpora):
         # none dropped or merged: exactly the words that went in, in order
         assert len(out) == words.num_rows
         assert [(r["doc_id"], r["word_index"], r["word"]) for r in out] == sorted(
-            zip(words["doc_id"].to_pylist(), words["word_index"].to_pylist(), words["word"].to_pylist()))
+            zip(words["doc_id"].to_pylist(), words["word_index"].to_pylist(), words["word"].to_pylist())
+        )
         by_doc: dict[str, list[dict]] = {}
         for r in out:
             by_doc.setdefault(r["doc_id"], []).append(r)
@@ -289,9 +336,9 @@ def test_every_corpus_word_is_aligned(name, tokenizers_, corpora):
                 assert r["is_aligned"] and r["n_tokens"] == l - f + 1 and r["is_multitoken"] == (l > f)
                 # the owned span: the leading whitespace + the word (the last word: to the end of the text)
                 assert (r["span_start"], r["span_end"]) == ((0 if k == 0 else r["char_start"] - 1), r["char_end"])
-                assert text[r["span_start"]:r["span_end"]] == (" " if k else "") + ws[k]
+                assert text[r["span_start"] : r["span_end"]] == (" " if k else "") + ws[k]
                 assert r["is_last_word"] == (k == len(ws) - 1)
-                want_lw = float(lp[f:l + 1].sum())
+                want_lw = float(lp[f : l + 1].sum())
                 assert r["logprob_lw_nats"] == pytest.approx(want_lw, abs=1e-9)
                 assert r["logprob_boundary_after_nats"] == pytest.approx(after[l], abs=1e-12)
                 if k == 0:  # the first word of a text: conditioned on BOS only, no before-term
@@ -302,8 +349,9 @@ def test_every_corpus_word_is_aligned(name, tokenizers_, corpora):
                     assert r["logprob_wt_nats"] == pytest.approx(want_lw + after[l] - before[f], abs=1e-9)
             n_multi += sum(r["is_multitoken"] for r in rows)
             # per text: sum WT - sum LW = ln B after the last token (the end of the text)
-            assert sum(r["logprob_wt_nats"] for r in rows) - sum(r["logprob_lw_nats"] for r in rows) \
-                == pytest.approx(after[-1], abs=1e-8)
+            assert sum(r["logprob_wt_nats"] for r in rows) - sum(r["logprob_lw_nats"] for r in rows) == pytest.approx(
+                after[-1], abs=1e-8
+            )
         # the special words, found by their text
         for c, d, k, w in SPECIAL_WORDS:
             if c != corpus:
@@ -313,7 +361,7 @@ def test_every_corpus_word_is_aligned(name, tokenizers_, corpora):
             assert r["word"] == w and r["is_aligned"] and r["logprob_wt_nats"] is not None, (name, c, d, k, w)
             if name == "gpt2" and (c, d, k) in GPT2_TOKENS:
                 strings = tokens.filter(pc.equal(tokens["doc_id"], d))["token"].to_pylist()
-                assert strings[r["first_token_index"]:r["last_token_index"] + 1] == GPT2_TOKENS[(c, d, k)]
+                assert strings[r["first_token_index"] : r["last_token_index"] + 1] == GPT2_TOKENS[(c, d, k)]
             if w in ("England,", "long-bearded", "girls'", "don't", '"two', 'light"', "doesn\u2019t"):
                 assert r["is_multitoken"], (name, w)
     assert n_multi > 2000  # many multi-token words in every tokenizer
@@ -333,14 +381,21 @@ def test_byte_fallback_pieces_split_a_character_inside_one_word(tokenizers_):
     assert len(empty) == 5 * 2 + 4  # the 2nd and 3rd piece of a 3-byte char, the 2nd of a 2-byte one
     out = run_macro(tokens, words)
     assert [r["word"] for r in out] == ws and all(r["is_aligned"] for r in out)
-    assert [(r["first_token_index"], r["last_token_index"]) for r in out] == \
-        expected_groups(tok, profile, text, ws, per_doc["1"][2])
+    assert [(r["first_token_index"], r["last_token_index"]) for r in out] == expected_groups(
+        tok, profile, text, ws, per_doc["1"][2]
+    )
     cafe = out[1]
     assert cafe["word"] == "caf\u00e9\u2019s"
-    assert strings[cafe["first_token_index"]:cafe["last_token_index"] + 1][-6:] == \
-        ["<0xC3>", "<0xA9>", "<0xE2>", "<0x80>", "<0x99>", "s"]
+    assert strings[cafe["first_token_index"] : cafe["last_token_index"] + 1][-6:] == [
+        "<0xC3>",
+        "<0xA9>",
+        "<0xE2>",
+        "<0x80>",
+        "<0x99>",
+        "s",
+    ]
     dash = next(r for r in out if r["word"] == "\u2014")
-    assert strings[dash["first_token_index"]:dash["last_token_index"] + 1] == ["\u2581", "<0xE2>", "<0x80>", "<0x94>"]
+    assert strings[dash["first_token_index"] : dash["last_token_index"] + 1] == ["\u2581", "<0xE2>", "<0x80>", "<0x94>"]
 
 
 def render_dbt_test(relation: str) -> str:
@@ -364,11 +419,22 @@ def test_a_token_crossing_a_word_boundary_leaves_words_unaligned_not_dropped(mir
         pos += len(p)
     n = len(pieces)
     lp, before, after = fake_scores(n, 7)
-    tokens = pa.table({"run_id": ["r"] * n, "model_key": ["m"] * n, "corpus": ["ucl"] * n, "doc_id": ["1"] * n,
-                       "token_index": list(range(n)), "token_id": list(range(n)), "token": pieces,
-                       "char_start": [a for a, _ in spans], "char_end": [b for _, b in spans],
-                       "logprob_nats": lp, "logprob_word_initial_nats": before,
-                       "logprob_word_initial_after_nats": after})
+    tokens = pa.table(
+        {
+            "run_id": ["r"] * n,
+            "model_key": ["m"] * n,
+            "corpus": ["ucl"] * n,
+            "doc_id": ["1"] * n,
+            "token_index": list(range(n)),
+            "token_id": list(range(n)),
+            "token": pieces,
+            "char_start": [a for a, _ in spans],
+            "char_end": [b for _, b in spans],
+            "logprob_nats": lp,
+            "logprob_word_initial_nats": before,
+            "logprob_word_initial_after_nats": after,
+        }
+    )
     words = words_of(text).with_columns(corpus=pl.lit("ucl")).to_arrow()
     out = run_macro(tokens, words)
     assert [r["word"] for r in out] == text.split(" ")  # 9 words in, 9 out
@@ -378,8 +444,12 @@ def test_a_token_crossing_a_word_boundary_leaves_words_unaligned_not_dropped(mir
     assert unaligned["the"]["n_tokens"] == 0 and unaligned["the"]["first_token_index"] is None
     assert unaligned["bars"]["n_tokens"] == 1 and unaligned["bars"]["first_token_index"] == 2
     for r in unaligned.values():
-        for col in ("logprob_lw_nats", "logprob_wt_nats", "logprob_boundary_before_nats",
-                    "logprob_boundary_after_nats"):
+        for col in (
+            "logprob_lw_nats",
+            "logprob_wt_nats",
+            "logprob_boundary_before_nats",
+            "logprob_boundary_after_nats",
+        ):
             assert r[col] is None, (r["word"], col)
     aligned = [r for r in out if r["is_aligned"]]
     assert [r["word"] for r in aligned] == ["Arthur", "placed", "of", "the", "counter."]
@@ -409,8 +479,7 @@ def independent_word_surprisal(model, tokenizer, bos_id: int, eot_id: int, text:
         logits = model(torch.tensor([[bos_id] + ids])).logits[0].double()
     lp = torch.log_softmax(logits, -1)  # row j predicts token j; row len(ids): after the last token
     V = lp.shape[1]
-    mask = torch.tensor([tokenizer.decode([i], clean_up_tokenization_spaces=False)[:1].isspace()
-                         for i in range(V)])
+    mask = torch.tensor([tokenizer.decode([i], clean_up_tokenization_spaces=False)[:1].isspace() for i in range(V)])
     mask[eot_id] = True
     ln_b = ln_mass(lp, mask)
     pieces = [tokenizer.decode([i], clean_up_tokenization_spaces=False) for i in ids]
@@ -424,8 +493,16 @@ def independent_word_surprisal(model, tokenizer, bos_id: int, eot_id: int, text:
         lw = float(sum(lp[j, ids[j]] for j in g))
         after = float(ln_b[g[-1] + 1])
         before = float(ln_b[g[0]]) if k > 0 else 0.0
-        out.append(dict(word="".join(pieces[j] for j in g).strip(), tokens=[pieces[j] for j in g], lw=lw,
-                        wt=lw + after - before, after=after, before=before if k else None))
+        out.append(
+            dict(
+                word="".join(pieces[j] for j in g).strip(),
+                tokens=[pieces[j] for j in g],
+                lw=lw,
+                wt=lw + after - before,
+                after=after,
+                before=before if k else None,
+            )
+        )
     return out, lp, mask
 
 
@@ -438,6 +515,7 @@ def with_logit_bias(model, bias: dict[int, float]):
     """A copy of the model whose LM head adds a constant to some ids' logits (an untied head with a bias):
     the random tiny models give <|endoftext|> ~e-28 of the mass, too little for its share of B to show."""
     import copy
+
     m = copy.deepcopy(model)
     old = m.get_output_embeddings()
     head = torch.nn.Linear(old.in_features, old.out_features, bias=True)
@@ -455,8 +533,10 @@ def with_logit_bias(model, bias: dict[int, float]):
 # log-probabilities carry ~1e-5 nats of rounding (measured: up to 1.3e-5 per token, 2e-5 in ln B).
 TOL = 5e-5
 
-NS1_FIRST_SENTENCE = ("If you were to journey to the North of England, you would come to a valley that is "
-                      "surrounded by moors as high as mountains.")
+NS1_FIRST_SENTENCE = (
+    "If you were to journey to the North of England, you would come to a valley that is "
+    "surrounded by moors as high as mountains."
+)
 
 
 @pytest.fixture(scope="module")
@@ -465,6 +545,7 @@ def tiny_models(tiny_gpt2_dir, tmp_path_factory):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tests.scoring_helpers import build_tiny_llama
+
     llama_dir = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
     out = {}
     for name, d, mt, bos in (("gpt2", tiny_gpt2_dir, "gpt2", 50256), ("smollm2", llama_dir, "llama", 0)):
@@ -481,7 +562,7 @@ def test_wt_equals_an_independent_forward_pass(name, boost, tiny_models, mirror)
     the macro) against our own computation. Boosted: the end-of-text id gets +30 on its logit (SmolLM2:
     also <|im_end|>, id 2, which must NOT count), so that the end-of-text share of B is large."""
     model, tok, model_type, bos = tiny_models[name]
-    text = natural_stories(mirror)[1][:len(NS1_FIRST_SENTENCE)]
+    text = natural_stories(mirror)[1][: len(NS1_FIRST_SENTENCE)]
     assert text == NS1_FIRST_SENTENCE
     eot = 50256 if name == "gpt2" else 0  # <|endoftext|>; SmolLM2's declared EOS <|im_end|> (2) is not one
     assert tok.convert_ids_to_tokens(eot) == "<|endoftext|>"
@@ -502,8 +583,10 @@ def test_wt_equals_an_independent_forward_pass(name, boost, tiny_models, mirror)
         # bits = nats / ln 2
         assert g["surprisal_lw_bits"] * math.log(2) == pytest.approx(-m["lw"], abs=TOL)
         assert g["surprisal_wt_minus_lw_bits"] * math.log(2) == pytest.approx(m["lw"] - m["wt"], abs=TOL)
-    print(f"{name} {'boosted' if boost else 'plain'}: max |project - independent| = {max(diffs):.2e} nats "
-          f"over {len(got)} words")
+    print(
+        f"{name} {'boosted' if boost else 'plain'}: max |project - independent| = {max(diffs):.2e} nats "
+        f"over {len(got)} words"
+    )
     # "England," is two tokens, ĠEngland and ","
     england = got[9]
     assert england["word"] == "England," and england["tokens"] == ["ĠEngland", ","]
@@ -520,8 +603,9 @@ def test_wt_equals_an_independent_forward_pass(name, boost, tiny_models, mirror)
     assert last["logprob_boundary_after_nats"] == pytest.approx(ln_b_end, abs=TOL)
     assert -last["surprisal_wt_nats"] == pytest.approx(mine[-1]["lw"] + ln_b_end - mine[-1]["before"], abs=TOL)
     # per text: sum WT - sum LW = ln B at the end of the text
-    assert sum(-g["surprisal_wt_nats"] for g in got) - sum(-g["surprisal_lw_nats"] for g in got) == \
-        pytest.approx(ln_b_end, abs=TOL)
+    assert sum(-g["surprisal_wt_nats"] for g in got) - sum(-g["surprisal_lw_nats"] for g in got) == pytest.approx(
+        ln_b_end, abs=TOL
+    )
     # the correction is not a no-op here: WT moves some word by more than 0.1 nats
     assert max(abs(m["wt"] - m["lw"]) for m in mine) > 0.1
     without_eot = mask.clone()
@@ -554,13 +638,21 @@ def test_real_warehouse_ucl_run_matches_an_independent_forward_pass(real_warehou
     token Parquet, to 1e-6); LW and WT per word of 23 sentences against our own forward pass (TOL); no
     unaligned word (the compiled dbt test returns 0 rows and the build recorded it as passed)."""
     model, tok, _, _ = tiny_models["gpt2"]
-    [run] = wh_query(real_warehouse, "select distinct run_id, model_key, definitions, end_of_text_tokens from "
-                                     "marts.mart_word_surprisal where corpus = 'ucl' and run_source = 'scored'")
+    [run] = wh_query(
+        real_warehouse,
+        "select distinct run_id, model_key, definitions, end_of_text_tokens from "
+        "marts.mart_word_surprisal where corpus = 'ucl' and run_source = 'scored'",
+    )
     assert run["definitions"] == "LW and WT" and run["end_of_text_tokens"] == "<|endoftext|>"
-    docs = {r["doc_id"]: r["text"] for r in wh_query(real_warehouse, "select doc_id, text from raw.documents "
-                                                                     "where corpus = 'ucl'")}
-    mart = wh_query(real_warehouse, "select * from marts.mart_word_surprisal where run_id = ? "
-                                    "order by doc_id, word_index", [run["run_id"]])
+    docs = {
+        r["doc_id"]: r["text"]
+        for r in wh_query(real_warehouse, "select doc_id, text from raw.documents where corpus = 'ucl'")
+    }
+    mart = wh_query(
+        real_warehouse,
+        "select * from marts.mart_word_surprisal where run_id = ? order by doc_id, word_index",
+        [run["run_id"]],
+    )
     assert len(docs) == 205 and len(mart) == 1931 and all(r["is_aligned"] for r in mart)
     by_doc: dict[str, list[dict]] = {}
     for r in mart:
@@ -570,12 +662,17 @@ def test_real_warehouse_ucl_run_matches_an_independent_forward_pass(real_warehou
     rdir = next(real_warehouse.token_scores.glob(f"model=*/corpus=ucl/run={run['run_id']}"))
     toks = pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(rdir.glob("part-*.parquet"))])
     last_after = {}
-    for d, i, a in zip(toks["doc_id"].to_pylist(), toks["token_index"].to_pylist(),
-                       toks["logprob_word_initial_after_nats"].to_pylist()):
+    for d, i, a in zip(
+        toks["doc_id"].to_pylist(), toks["token_index"].to_pylist(), toks["logprob_word_initial_after_nats"].to_pylist()
+    ):
         if i >= last_after.get(d, (-1, None))[0]:
             last_after[d] = (i, a)
-    texts = {r["doc_id"]: r for r in wh_query(real_warehouse, "select * from intermediate.int_word_surprisal_texts "
-                                                               "where run_id = ?", [run["run_id"]])}
+    texts = {
+        r["doc_id"]: r
+        for r in wh_query(
+            real_warehouse, "select * from intermediate.int_word_surprisal_texts where run_id = ?", [run["run_id"]]
+        )
+    }
     worst, n_independent = 0.0, 0
     for doc_id, rows in by_doc.items():
         mine = None
@@ -604,22 +701,26 @@ def test_real_warehouse_ucl_run_matches_an_independent_forward_pass(real_warehou
     assert worst < 1e-6 and n_independent == 23
     print(f"UCL: max |sum WT - sum LW - ln B(end)| = {worst:.1e} nats over {len(by_doc)} sentences")
     # the dbt test (compiled by the build) returns no row, and the build recorded it as passed
-    compiled = next((real_warehouse.warehouse / "dbt" / "target" / "compiled").rglob(
-        "assert_word_surprisal_unaligned_words.sql"))
+    compiled = next(
+        (real_warehouse.warehouse / "dbt" / "target" / "compiled").rglob("assert_word_surprisal_unaligned_words.sql")
+    )
     assert wh_query(real_warehouse, compiled.read_text()) == []
     results = json.loads((real_warehouse.warehouse / "dbt" / "target" / "run_results.json").read_text())
     [res] = [r for r in results["results"] if r["unique_id"].endswith("assert_word_surprisal_unaligned_words")]
     assert res["status"] == "pass" and res["failures"] == 0
-    [summary] = wh_query(real_warehouse, "select * from marts.mart_word_surprisal_summary where run_id = ?",
-                         [run["run_id"]])
+    [summary] = wh_query(
+        real_warehouse, "select * from marts.mart_word_surprisal_summary where run_id = ?", [run["run_id"]]
+    )
     assert summary["n_words"] == 1931 and summary["n_unaligned_words"] == 0 and summary["n_words_with_wt"] == 1931
     assert summary["max_text_telescoping_error_nats"] < 1e-6
 
 
 def test_real_warehouse_gpt3_is_lw_only(real_warehouse, mirror):
     # GPT-3 davinci on Natural Stories: tokens without boundary mass -> LW only, WT NULL
-    gpt3 = wh_query(real_warehouse, "select * from marts.mart_word_surprisal where model_key = 'gpt3-davinci' "
-                                    "order by doc_id, word_index")
+    gpt3 = wh_query(
+        real_warehouse,
+        "select * from marts.mart_word_surprisal where model_key = 'gpt3-davinci' order by doc_id, word_index",
+    )
     assert len(gpt3) == 10256 and {r["definitions"] for r in gpt3} == {"LW only"}
     assert all(r["surprisal_wt_nats"] is None and r["logprob_boundary_after_nats"] is None for r in gpt3)
     assert all(r["is_aligned"] for r in gpt3)
@@ -640,8 +741,9 @@ def test_real_warehouse_gpt3_is_lw_only(real_warehouse, mirror):
         assert r["surprisal_lw_nats"] == pytest.approx(-sum(float(t["logprob"]) for t in g), abs=1e-9), r["word"]
         checked += 1
     assert checked >= 20 and ns1[9]["word"] == "England," and ns1[9]["n_tokens"] == 2
-    assert ns1[9]["surprisal_lw_nats"] == pytest.approx(-(float(groups[9][0]["logprob"]) +
-                                                          float(groups[9][1]["logprob"])), abs=1e-9)
+    assert ns1[9]["surprisal_lw_nats"] == pytest.approx(
+        -(float(groups[9][0]["logprob"]) + float(groups[9][1]["logprob"])), abs=1e-9
+    )
 
 
 @pytest.fixture(scope="module")
@@ -660,8 +762,12 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
         rows = list(csv.DictReader(fh))
     given = {(r["sent_id"], int(r["context_length"])): r for r in rows}
     assert len(given) == 1726
-    for model, col in (("gpt2", "GPT2"), ("gpt-neo-1.3b", "GPTNeo"), ("gpt2-xl", "GPT2_xl"),
-                       ("gpt-neo-125m", "GPTNeo_125M")):
+    for model, col in (
+        ("gpt2", "GPT2"),
+        ("gpt-neo-1.3b", "GPTNeo"),
+        ("gpt2-xl", "GPT2_xl"),
+        ("gpt-neo-125m", "GPTNeo_125M"),
+    ):
         mart = wh_query(wh, "select * from marts.mart_word_surprisal where run_id = ?", [f"ucl-precomputed:{model}"])
         assert len(mart) == 1726 and {r["definitions"] for r in mart} == {"LW only (as given)"}
         assert {r["model_key"] for r in mart} == {model} and {r["run_source"] for r in mart} == {"imported_words"}
@@ -674,12 +780,16 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
             assert r["surprisal_lw_bits"] == pytest.approx(float(src[f"s_{col}"]) / math.log(2), rel=1e-12)
             assert r["is_multitoken"] == (src[f"is_multitoken_{col}"] == "1")
     # one by hand: sentence 96 "Arthur placed the bars of chocolate on the counter.", 'the' (all_measures' row 2)
-    [the] = wh_query(wh, "select * from marts.mart_word_surprisal where run_id = 'ucl-precomputed:gpt2' "
-                          "and doc_id = '96' and word_index = 2")
+    [the] = wh_query(
+        wh,
+        "select * from marts.mart_word_surprisal where run_id = 'ucl-precomputed:gpt2' "
+        "and doc_id = '96' and word_index = 2",
+    )
     assert the["word"] == "the" and the["surprisal_lw_nats"] == 1.734722715868429 and not the["is_multitoken"]
     # the scored run next to them is unchanged by the rebuild: every word aligned, LW and WT
-    [summary] = wh_query(wh, "select * from marts.mart_word_surprisal_summary where corpus = 'ucl' "
-                             "and run_source = 'scored'")
+    [summary] = wh_query(
+        wh, "select * from marts.mart_word_surprisal_summary where corpus = 'ucl' and run_source = 'scored'"
+    )
     assert summary["n_unaligned_words"] == 0 and summary["n_words_with_wt"] == 1931
 
 
@@ -689,9 +799,10 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
 @pytest.fixture(scope="module")
 def gemma_tokenizer(tmp_path_factory):
     """The real Gemma 3 270M tokenizer, read from its GGUF when the optional packages are installed."""
+    from ingest.scoring.models import gemma3_gguf
     from predictabase.core.config import paths as make_paths
     from predictabase.core.errors import ModelLoadError
-    from ingest.scoring.models import gemma3_gguf
+
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)
     try:
@@ -701,14 +812,17 @@ def gemma_tokenizer(tmp_path_factory):
             pytest.fail(f"Gemma 3 GGUF not installed though `make test` installs it: {exc}")
         pytest.skip(f"Gemma 3 GGUF not installed (`make gemma`): {exc}")
     from transformers import AutoTokenizer
+
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 
 def test_gemma3_real_tokenizer_aligns_every_word(gemma_tokenizer, corpora):
     tok = Tok("gemma3", gemma_tokenizer, "gemma3_text", False, False)
     assert len(gemma_tokenizer) == 262144 and gemma_tokenizer.bos_token == "<bos>"
-    docs = {"natural_stories": {"1": corpora["natural_stories"]["1"]},
-            "provo": {d: corpora["provo"][d] for d in ("2", "13", "25", "27", "36", "54")}}
+    docs = {
+        "natural_stories": {"1": corpora["natural_stories"]["1"]},
+        "provo": {d: corpora["provo"][d] for d in ("2", "13", "25", "27", "36", "54")},
+    }
     for corpus, dd in docs.items():
         profile, tokens, words, per_doc = encode_docs(tok, corpus, dd)
         assert not profile.byte_level and profile.end_of_text_ids == {1}  # <eos>, not <end_of_turn>
@@ -716,14 +830,16 @@ def test_gemma3_real_tokenizer_aligns_every_word(gemma_tokenizer, corpora):
         assert len(out) == words.num_rows and all(r["is_aligned"] for r in out)
         for d, (text, ws, ids, *_rest) in per_doc.items():
             rows = [r for r in out if r["doc_id"] == d]
-            assert [(r["first_token_index"], r["last_token_index"]) for r in rows] == \
-                expected_groups(tok, profile, text, ws, ids)
+            assert [(r["first_token_index"], r["last_token_index"]) for r in rows] == expected_groups(
+                tok, profile, text, ws, ids
+            )
         strings = tokens["token"].to_pylist()
         if corpus == "natural_stories":
             assert len(out) == 1073
             england = out[9]
-            assert england["word"] == "England," and \
-                strings[england["first_token_index"]:england["last_token_index"] + 1] == ["\u2581England", ","]
+            assert england["word"] == "England," and strings[
+                england["first_token_index"] : england["last_token_index"] + 1
+            ] == ["\u2581England", ","]
             assert strings[0] == "If"  # no `▁` before the first word
         else:
             doesnt = next(r for r in out if r["doc_id"] == "27" and r["word_index"] == 43)

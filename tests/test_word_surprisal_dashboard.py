@@ -5,6 +5,7 @@ upstream ingested too. Every number the tests expect is queried from the publish
 box, computed by a SentenceScorer built directly from the tiny GPT-2. AppTest for the values; one real-browser
 test (Debian's chromium through Playwright) for the served page.
 """
+
 from __future__ import annotations
 
 import html
@@ -26,10 +27,26 @@ AMBIGUOUS = "When the dog scratched the vet with his new assistant took off the 
 UNAMBIGUOUS = "When the dog scratched, the vet with his new assistant took off the muzzle."
 # mart_word_surprisal_summary's columns: none may be a header of the page's tables
 SUMMARY_COLUMNS = {
-    "corpus", "model_key", "model_id", "run_id", "run_source", "definitions", "end_of_text_tokens", "n_words",
-    "n_aligned_words", "n_unaligned_words", "n_words_with_wt", "share_multitoken", "mean_surprisal_lw_bits",
-    "mean_surprisal_wt_bits", "mean_wt_minus_lw_bits", "mean_abs_wt_minus_lw_bits", "share_moved_over_1_bit",
-    "words_moving_most", "max_text_telescoping_error_nats"}
+    "corpus",
+    "model_key",
+    "model_id",
+    "run_id",
+    "run_source",
+    "definitions",
+    "end_of_text_tokens",
+    "n_words",
+    "n_aligned_words",
+    "n_unaligned_words",
+    "n_words_with_wt",
+    "share_multitoken",
+    "mean_surprisal_lw_bits",
+    "mean_surprisal_wt_bits",
+    "mean_wt_minus_lw_bits",
+    "mean_abs_wt_minus_lw_bits",
+    "share_moved_over_1_bit",
+    "words_moving_most",
+    "max_text_telescoping_error_nats",
+}
 LW_BITS, WT_BITS, DIFF_BITS = "LW surprisal (bits)", "WT surprisal (bits)", "WT − LW (bits)"
 
 
@@ -48,6 +65,7 @@ def with_ucl_imports(real_warehouse_ucl_imports):
 def _app(warehouse: Path, monkeypatch):
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
     st.cache_data.clear()
     st.cache_resource.clear()  # the sentence box's models: each test loads its own
     monkeypatch.setenv("PREDICTABASE_WAREHOUSE", str(warehouse))
@@ -91,16 +109,21 @@ def _text_block(at, legend_title: str):
     bins = {}
     for i, label in re.findall(r'<span class="ws-b(\d)">([^<]*)</span>', md):
         label = html.unescape(label)
-        bins[f"ws-b{i}"] = ((float(label[2:]), math.inf) if label.startswith("≥ ")
-                            else tuple(float(x) for x in label.split("–")))
-    words = [(cls, html.unescape(title), html.unescape(word)) for cls, title, word in
-             re.findall(r'<span class="(ws-b\d|ws-none)" title="([^"]*)">([^<]*)</span>', md)]
+        bins[f"ws-b{i}"] = (
+            (float(label[2:]), math.inf) if label.startswith("≥ ") else tuple(float(x) for x in label.split("–"))
+        )
+    words = [
+        (cls, html.unescape(title), html.unescape(word))
+        for cls, title, word in re.findall(r'<span class="(ws-b\d|ws-none)" title="([^"]*)">([^<]*)</span>', md)
+    ]
     return words, bins, '<span class="ws-none">no value</span>' in md
 
 
 def _passage(at, definition: str):
-    title = {"wt": "WT: whitespace-trailing (corrected, Oh & Schuler 2024)",
-             "lw": "LW: leading-whitespace (sum of the word's token surprisals)"}[definition]
+    title = {
+        "wt": "WT: whitespace-trailing (corrected, Oh & Schuler 2024)",
+        "lw": "LW: leading-whitespace (sum of the word's token surprisals)",
+    }[definition]
     return _text_block(at, title)
 
 
@@ -110,8 +133,10 @@ def _in_bin(value: float, cls: str, bins: dict) -> bool:
 
 
 def _hover(word, lw, wt, diff, n_tokens) -> str:
-    return (f"{word}\nLW {lw:.2f} bits\nWT {wt:.2f} bits\nWT − LW {diff:+.2f} bits\n"
-            f"{n_tokens} token{'s' if n_tokens != 1 else ''}")
+    return (
+        f"{word}\nLW {lw:.2f} bits\nWT {wt:.2f} bits\nWT − LW {diff:+.2f} bits\n"
+        f"{n_tokens} token{'s' if n_tokens != 1 else ''}"
+    )
 
 
 def _chart(at):
@@ -129,6 +154,7 @@ def _tiny_parts(tiny_gpt2_dir: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from ingest.scoring.profile import TokenizerProfile
+
     tok = AutoTokenizer.from_pretrained(str(tiny_gpt2_dir))
     model = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).eval()
     return model, TokenizerProfile.build(tok, "gpt2", model.get_output_embeddings().weight.shape[0], "tiny")
@@ -138,6 +164,7 @@ def _tiny_parts(tiny_gpt2_dir: Path):
 def expected_sentences(tiny_gpt2_dir):
     """The two example sentences' word surprisals, from a SentenceScorer made of the tiny GPT-2's parts."""
     from ingest.scoring.sentence import SentenceScorer
+
     scorer = SentenceScorer.from_parts(*_tiny_parts(tiny_gpt2_dir))
     return {t: scorer.word_surprisals(t).to_pandas() for t in (AMBIGUOUS, UNAMBIGUOUS)}
 
@@ -151,21 +178,26 @@ def test_opens_with_the_finding_from_the_summary_mart(page, real_warehouse, tiny
     _ok(at)
     assert at.title[0].value == "Word surprisal"
     # the one model with WT in this warehouse: the tiny GPT-2 on UCL
-    [(share, err, n_wt, mean_diff, mean_abs, most)] = q(real_warehouse, f"""
+    [(share, err, n_wt, mean_diff, mean_abs, most)] = q(
+        real_warehouse,
+        """
         select share_moved_over_1_bit, max_text_telescoping_error_nats, n_words_with_wt, mean_wt_minus_lw_bits,
                mean_abs_wt_minus_lw_bits, words_moving_most
-        from mart_word_surprisal_summary where definitions = 'LW and WT'""")
+        from mart_word_surprisal_summary where definitions = 'LW and WT'""",
+    )
     assert 0 < share < 1 and err < 1e-6
     assert at.markdown[0].value == (
         f"Under {tiny}, correcting for the trailing whitespace moves {100 * share:.1f}% of UCL words by more than 1 "
-        "bit; the total surprisal of a text changes only by its final boundary.")
+        "bit; the total surprisal of a text changes only by its final boundary."
+    )
     # the default view is the corpus with a run scored here (UCL), not the first corpus (Natural Stories: GPT-3)
     assert at.selectbox(key="ws_corpus").value == "ucl" and at.selectbox(key="ws_model").value == tiny
     assert at.radio(key="ws_definition").value == "wt" and not at.warning
     assert at.markdown[1].value == (
         f"On UCL under {tiny}, WT − LW averages {mean_diff:+.5f} bits per word (mean absolute change "
         f"{mean_abs:.2f} bits); {100 * share:.1f}% of its {n_wt:,} words move by more than 1 bit. The words that move "
-        f"most: {most}.")
+        f"most: {most}."
+    )
     assert any("SAP benchmark" in c.value and "Examples 7 and 8" in c.value for c in at.caption)
 
 
@@ -175,10 +207,13 @@ def test_every_model_on_the_corpus_in_words(page, real_warehouse, tiny) -> None:
     t = _df(at, "model")
     assert not set(t.columns) & SUMMARY_COLUMNS and not any("_" in c for c in t.columns)
     [row] = t.to_dict("records")
-    [(n, lw, wt, diff, share, multi, most)] = q(real_warehouse, """
+    [(n, lw, wt, diff, share, multi, most)] = q(
+        real_warehouse,
+        """
         select n_words, mean_surprisal_lw_bits, mean_surprisal_wt_bits, mean_wt_minus_lw_bits, share_moved_over_1_bit,
                share_multitoken, words_moving_most
-        from mart_word_surprisal_summary where corpus = 'ucl'""")
+        from mart_word_surprisal_summary where corpus = 'ucl'""",
+    )
     assert row["model"] == tiny and row["source of the run"] == "scored here: LW and WT"
     assert row["words"] == n and row["mean LW surprisal (bits/word)"] == pytest.approx(lw)
     assert row["mean WT surprisal (bits/word)"] == pytest.approx(wt)
@@ -196,23 +231,32 @@ def test_passage_coloured_by_wt_then_lw(page, real_warehouse, tiny) -> None:
     at = page.run()
     _ok(at)
     # passages in numeric order, labelled with their first words
-    first = q(real_warehouse, "select doc_id, string_agg(word, ' ' order by word_index), count(*) "
-                              f"from mart_word_surprisal where corpus = 'ucl' and model_key = '{tiny}' "
-                              "and doc_id in ('1', '2', '10') group by doc_id")
+    first = q(
+        real_warehouse,
+        "select doc_id, string_agg(word, ' ' order by word_index), count(*) "
+        f"from mart_word_surprisal where corpus = 'ucl' and model_key = '{tiny}' "
+        "and doc_id in ('1', '2', '10') group by doc_id",
+    )
     labels = {d: f"{d}: {w} ({n} words)" for d, w, n in first}
     options = at.selectbox(key="ws_passage").options
     assert len(options) == 205 and options[:2] == [labels["1"], labels["2"]] and options[9] == labels["10"]
 
     # the passage of the word the correction moves most
-    [(doc, most)] = q(real_warehouse, "select doc_id, word_index from mart_word_surprisal where model_key = "
-                                      f"'{tiny}' order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index "
-                                      "limit 1")
+    [(doc, most)] = q(
+        real_warehouse,
+        "select doc_id, word_index from mart_word_surprisal where model_key = "
+        f"'{tiny}' order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index "
+        "limit 1",
+    )
     at.selectbox(key="ws_passage").set_value(doc).run()
     _ok(at)
-    rows = q(real_warehouse, f"""
+    rows = q(
+        real_warehouse,
+        f"""
         select word, surprisal_lw_bits, surprisal_wt_bits, surprisal_wt_minus_lw_bits, n_tokens
         from mart_word_surprisal where corpus = 'ucl' and model_key = '{tiny}' and doc_id = '{doc}'
-        order by word_index""")
+        order by word_index""",
+    )
     words, bins, has_none = _passage(at, "wt")
     assert [w for _, _, w in words] == [r[0] for r in rows] and not has_none
     assert len(bins) == 8
@@ -241,38 +285,52 @@ def test_scatter_of_wt_against_lw(page, real_warehouse, tiny) -> None:
     at = page.run()
     _ok(at)
     spec, line, points, texts = _chart(at)
-    [(n, n_moved)] = q(real_warehouse, f"""
+    [(n, n_moved)] = q(
+        real_warehouse,
+        f"""
         select count(*), count(*) filter (where abs(surprisal_wt_minus_lw_bits) > 1) from mart_word_surprisal
-        where corpus = 'ucl' and model_key = '{tiny}' and surprisal_wt_bits is not null""")
+        where corpus = 'ucl' and model_key = '{tiny}' and surprisal_wt_bits is not null""",
+    )
     assert len(points) == n == 1931
     groups = points["group"].value_counts().to_dict()
     assert groups["moves by 1 bit or less"] == n - n_moved
     assert groups["moves by more than 1 bit"] + groups["one of the 10 words that move most (labelled)"] == n_moved
-    top = q(real_warehouse, f"""
+    top = q(
+        real_warehouse,
+        f"""
         select doc_id, word, surprisal_lw_bits, surprisal_wt_bits from mart_word_surprisal
         where corpus = 'ucl' and model_key = '{tiny}'
-        order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index limit 10""")
+        order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index limit 10""",
+    )
     assert list(zip(texts["passage"], texts["word"])) == [(d, w) for d, w, _, _ in top]
     assert texts["surprisal_lw_bits"].tolist() == pytest.approx([r[2] for r in top])
     assert texts["surprisal_wt_bits"].tolist() == pytest.approx([r[3] for r in top])
     # the diagonal from 0 to the axis' end, in its own legend; every point and label in the colour legend
     assert line["surprisal_lw_bits"].tolist() == line["surprisal_wt_bits"].tolist()
     assert line["surprisal_lw_bits"].iloc[0] == 0
-    assert line["surprisal_lw_bits"].iloc[1] >= max(points["surprisal_lw_bits"].max(), points["surprisal_wt_bits"].max())
+    assert line["surprisal_lw_bits"].iloc[1] >= max(
+        points["surprisal_lw_bits"].max(), points["surprisal_wt_bits"].max()
+    )
     line_enc, points_enc, texts_enc = (layer["encoding"] for layer in spec["layer"])
     assert line_enc["strokeDash"]["scale"]["domain"] == ["WT = LW (the correction changes nothing)"]
     assert points_enc["color"]["scale"]["domain"] == [
-        "moves by 1 bit or less", "moves by more than 1 bit", "one of the 10 words that move most (labelled)"]
+        "moves by 1 bit or less",
+        "moves by more than 1 bit",
+        "one of the 10 words that move most (labelled)",
+    ]
     assert texts_enc["color"]["scale"]["domain"] == points_enc["color"]["scale"]["domain"]
     assert "bits" in points_enc["x"]["title"] and "bits" in points_enc["y"]["title"]
 
     # the same words in a table, with the word that follows each
     movers = _df(at, "word")
     assert movers["word"].tolist() == [w for _, w, _, _ in top]
-    [(nxt,)] = q(real_warehouse, f"""
+    [(nxt,)] = q(
+        real_warehouse,
+        f"""
         select word from mart_word_surprisal where model_key = '{tiny}' and doc_id = '{top[0][0]}'
         and word_index = (select word_index + 1 from mart_word_surprisal where model_key = '{tiny}'
-                          order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index limit 1)""")
+                          order by abs(surprisal_wt_minus_lw_bits) desc, doc_id, word_index limit 1)""",
+    )
     assert movers["next word"].iloc[0] == nxt
     assert movers[DIFF_BITS].abs().tolist() == sorted(movers[DIFF_BITS].abs().tolist(), reverse=True)
 
@@ -289,22 +347,34 @@ def test_gpt3_import_is_lw_only(page, real_warehouse) -> None:
     assert at.radio(key="ws_definition").value == "wt"
     [warning] = at.warning
     assert warning.value.startswith("WT is not available for GPT-3 davinci on Natural Stories: this run is LW only")
-    [(lw, n)] = q(real_warehouse, "select mean_surprisal_lw_bits, n_words from mart_word_surprisal_summary "
-                                  "where model_key = 'gpt3-davinci'")
-    assert any(m.value.startswith("GPT-3 davinci on Natural Stories is **LW only**") and f"{lw:.2f} bits per word "
-               f"over {n:,} words" in m.value for m in at.markdown)
+    [(lw, n)] = q(
+        real_warehouse,
+        "select mean_surprisal_lw_bits, n_words from mart_word_surprisal_summary where model_key = 'gpt3-davinci'",
+    )
+    assert any(
+        m.value.startswith("GPT-3 davinci on Natural Stories is **LW only**")
+        and f"{lw:.2f} bits per word over {n:,} words" in m.value
+        for m in at.markdown
+    )
     # no scatter, said in words instead of an empty chart
     assert at.get("vega_lite_chart") == []
     assert any("nothing to plot against LW" in i.value for i in at.info)
     # the passage is coloured by LW, the legend says so, the hover text says WT is not available
-    rows = q(real_warehouse, "select word, surprisal_lw_bits, n_tokens from mart_word_surprisal where model_key = "
-                             "'gpt3-davinci' and doc_id = '1' order by word_index")
+    rows = q(
+        real_warehouse,
+        "select word, surprisal_lw_bits, n_tokens from mart_word_surprisal where model_key = "
+        "'gpt3-davinci' and doc_id = '1' order by word_index",
+    )
     words, bins, has_none = _passage(at, "lw")
     assert len(words) == len(rows) > 1000
     # the API echo scores no first token: the first word has no value, shown without a colour, said on hover
     assert rows[0][1] is None and has_none
-    assert words[0] == ("ws-none", f"{rows[0][0]}\nno surprisal in this run: the imported log-probabilities leave "
-                                   "the first token of a text unscored", rows[0][0])
+    assert words[0] == (
+        "ws-none",
+        f"{rows[0][0]}\nno surprisal in this run: the imported log-probabilities leave "
+        "the first token of a text unscored",
+        rows[0][0],
+    )
     for (cls, hover, word), (w, lw_bits, n) in zip(words[1:], rows[1:]):
         assert word == w and _in_bin(lw_bits, cls, bins)
         assert hover == f"{w}\nLW {lw_bits:.2f} bits\nWT not available (LW only)\n{n} token{'s' if n != 1 else ''}"
@@ -320,8 +390,17 @@ def test_ucl_precomputed_word_surprisals_are_lw_only(with_ucl_imports, tiny, mon
     _ok(at)
     # the scored run first, then the authors' GPT-2 and GPT-Neo by family and size
     assert at.selectbox(key="ws_model").options == [f"{tiny} (scored here: LW and WT)"] + [
-        f"{m} (precomputed upstream: LW only)" for m in
-        ("GPT-2 small", "GPT-2 medium", "GPT-2 large", "GPT-2 XL", "GPT-Neo 125M", "GPT-Neo 1.3B", "GPT-Neo 2.7B")]
+        f"{m} (precomputed upstream: LW only)"
+        for m in (
+            "GPT-2 small",
+            "GPT-2 medium",
+            "GPT-2 large",
+            "GPT-2 XL",
+            "GPT-Neo 125M",
+            "GPT-Neo 1.3B",
+            "GPT-Neo 2.7B",
+        )
+    ]
     assert len(_df(at, "model")) == 8
     at.selectbox(key="ws_model").set_value("gpt2").run()
     _ok(at)
@@ -329,8 +408,11 @@ def test_ucl_precomputed_word_surprisals_are_lw_only(with_ucl_imports, tiny, mon
     assert warning.value.startswith("WT is not available for GPT-2 small on UCL: this run is LW only")
     assert "precomputed upstream" in warning.value
     # the first word of a sentence has no value upstream: shown without a colour, in the legend, said on hover
-    rows = q(with_ucl_imports, "select word_index, word, surprisal_lw_bits from mart_word_surprisal "
-                               "where model_key = 'gpt2' and doc_id = '1' order by word_index")
+    rows = q(
+        with_ucl_imports,
+        "select word_index, word, surprisal_lw_bits from mart_word_surprisal "
+        "where model_key = 'gpt2' and doc_id = '1' order by word_index",
+    )
     words, bins, has_none = _passage(at, "lw")
     assert has_none and rows[0][0] == 1
     cls, hover, word = words[0]
@@ -370,10 +452,14 @@ def test_sentence_box_scores_the_examples_with_the_runs_model(page, tiny, expect
     a = expected_sentences[AMBIGUOUS].set_index("word").loc["took"]
     u = expected_sentences[UNAMBIGUOUS].set_index("word").loc["took"]
     [gp] = [m.value for m in at.markdown if m.value.startswith("At the critical word")]
-    assert (f"by {a['surprisal_lw_bits'] - u['surprisal_lw_bits']:.2f} bits under LW "
-            f"({a['surprisal_lw_bits']:.2f} vs {u['surprisal_lw_bits']:.2f})") in gp
-    assert (f"by {a['surprisal_wt_bits'] - u['surprisal_wt_bits']:.2f} bits under WT "
-            f"({a['surprisal_wt_bits']:.2f} vs {u['surprisal_wt_bits']:.2f})") in gp
+    assert (
+        f"by {a['surprisal_lw_bits'] - u['surprisal_lw_bits']:.2f} bits under LW "
+        f"({a['surprisal_lw_bits']:.2f} vs {u['surprisal_lw_bits']:.2f})"
+    ) in gp
+    assert (
+        f"by {a['surprisal_wt_bits'] - u['surprisal_wt_bits']:.2f} bits under WT "
+        f"({a['surprisal_wt_bits']:.2f} vs {u['surprisal_wt_bits']:.2f})"
+    ) in gp
     # both sentences as coloured text, both definitions, on one scale
     words, bins, _ = _text_block(at, "LW and WT surprisal")
     assert len(words) == 4 * 14
@@ -384,11 +470,13 @@ def test_sentence_box_scores_the_examples_with_the_runs_model(page, tiny, expect
         assert _in_bin(wt, cls, bins), (word, wt, cls)
 
 
-def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse, tiny, tiny_gpt2_dir,
-                                                            monkeypatch) -> None:
+def test_sentence_box_caches_and_reports_errors_in_one_line(
+    page, real_warehouse, tiny, tiny_gpt2_dir, monkeypatch
+) -> None:
     """A stand-in SentenceScorer made of the tiny GPT-2's parts counts model loads and scored texts."""
     import ingest.scoring.sentence as sentence
     from predictabase.core.errors import ModelLoadError
+
     parts = _tiny_parts(tiny_gpt2_dir)
     real = sentence.SentenceScorer
     loads: list[str] = []
@@ -424,10 +512,12 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
     cat = _df(at, "word", n=3)[1]
     assert cat["word"].tolist() == ["The", "cat", "sat", "on", "the", "mat."]
 
-    for text, message in [("", "text: is empty; type a sentence (one per line)"),
-                          ("  \n \n", "text: is empty; type a sentence (one per line)"),
-                          ("x" * 2500, "text: has 2500 characters; at most 2000"),
-                          ("\n".join(["A b."] * 11), "text: has 11 sentences; at most 10, one per line")]:
+    for text, message in [
+        ("", "text: is empty; type a sentence (one per line)"),
+        ("  \n \n", "text: is empty; type a sentence (one per line)"),
+        ("x" * 2500, "text: has 2500 characters; at most 2000"),
+        ("\n".join(["A b."] * 11), "text: has 11 sentences; at most 10, one per line"),
+    ]:
         at.text_area(key="ws_text").input(text).run()
         _ok(at)
         assert [e.value for e in at.error] == [message]  # one line, no traceback
@@ -439,6 +529,7 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(page, real_warehouse
 
     monkeypatch.setattr(sentence, "SentenceScorer", cannot_load)
     import streamlit as st
+
     st.cache_resource.clear()
     st.cache_data.clear()
     at.text_area(key="ws_text").input(AMBIGUOUS).run()
@@ -450,6 +541,7 @@ def test_sentence_box_says_when_the_model_is_not_on_this_machine(page, real_ware
     """A local model scored on another machine (no record of its folder here): one line, and nothing is loaded."""
     from ingest.scoring import model_identity as identity
     from ingest.scoring import sentence
+
     loads: list[str] = []
     monkeypatch.setattr(sentence, "SentenceScorer", lambda spec, paths: loads.append(spec))
     monkeypatch.setattr(identity, "_read_sources", lambda paths: {})
@@ -465,6 +557,7 @@ def test_sentence_box_says_when_the_model_is_not_on_this_machine(page, real_ware
 
 def test_snapshot_without_the_word_marts(tmp_path: Path, monkeypatch) -> None:
     from .dashboard_fixtures import create_marts
+
     create_marts(tmp_path / "marts.duckdb")
     at = _app(tmp_path, monkeypatch).run()
     _ok(at)
@@ -485,11 +578,15 @@ def test_word_surprisal_page_in_the_browser(real_warehouse, tiny, tmp_path: Path
     exe = shutil.which("chromium")
     if exe is None:
         pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
-    [(share,)] = q(real_warehouse, "select share_moved_over_1_bit from mart_word_surprisal_summary "
-                                   f"where model_key = '{tiny}'")
-    [(word, lw, wt, diff, n)] = q(real_warehouse, f"""
+    [(share,)] = q(
+        real_warehouse, f"select share_moved_over_1_bit from mart_word_surprisal_summary where model_key = '{tiny}'"
+    )
+    [(word, lw, wt, diff, n)] = q(
+        real_warehouse,
+        f"""
         select word, surprisal_lw_bits, surprisal_wt_bits, surprisal_wt_minus_lw_bits, n_tokens
-        from mart_word_surprisal where model_key = '{tiny}' and doc_id = '1' and word_index = 0""")
+        from mart_word_surprisal where model_key = '{tiny}' and doc_id = '1' and word_index = 0""",
+    )
     with serving(real_warehouse, tmp_path) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
         pg = Page(browser, tmp_path)

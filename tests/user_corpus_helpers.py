@@ -1,5 +1,6 @@
 """The worked example's files: Brown (Smith & Levy 2013's self-paced reading corpus), which the mirror holds only as
 Pimentel & Meister's per-word table, derived as a user would (README "Worked example: Brown")."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,8 +26,21 @@ def brown_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
 
 
 def add_brown_args(words: Path, rt: Path) -> list[str]:
-    return ["corpus", "add", "brown", "--texts", str(words), "--reading-times", str(rt), "--measure", "spr",
-            "--title", BROWN_TITLE, "--published", "pimentel_meister:brown"]
+    return [
+        "corpus",
+        "add",
+        "brown",
+        "--texts",
+        str(words),
+        "--reading-times",
+        str(rt),
+        "--measure",
+        "spr",
+        "--title",
+        BROWN_TITLE,
+        "--published",
+        "pimentel_meister:brown",
+    ]
 
 
 MECO_GERMAN = "wilcox_xlang/merged_data/ge.csv"
@@ -41,11 +55,19 @@ def meco_german_frames(mirror: Path) -> pl.DataFrame:
     no reader fixated: skipped, so empty here (never 0 ms)."""
     df = pl.read_csv(mirror / MECO_GERMAN, null_values="NA", infer_schema_length=0)
     first = df["model"][0]
-    return (df.filter(pl.col("model") == first)
-            .select(pl.col("trialid").cast(pl.Int32).alias("text_id"), pl.col("ianum").cast(pl.Int32).alias("word_id"),
-                    pl.col("ia").alias("word"), *(pl.when(pl.col(c).cast(pl.Float64) > 0).then(pl.col(c).cast(pl.Float64)).alias(m)
-                      for c, m in MECO_MEASURES.items()))
-            .sort("text_id", "word_id"))
+    return (
+        df.filter(pl.col("model") == first)
+        .select(
+            pl.col("trialid").cast(pl.Int32).alias("text_id"),
+            pl.col("ianum").cast(pl.Int32).alias("word_id"),
+            pl.col("ia").alias("word"),
+            *(
+                pl.when(pl.col(c).cast(pl.Float64) > 0).then(pl.col(c).cast(pl.Float64)).alias(m)
+                for c, m in MECO_MEASURES.items()
+            ),
+        )
+        .sort("text_id", "word_id")
+    )
 
 
 def meco_german_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
@@ -60,6 +82,17 @@ def meco_german_files(mirror: Path, folder: Path) -> tuple[Path, Path]:
 
 def add_meco_german_args(words: Path, rt: Path) -> list[str]:
     """A corpus in another language by declaration alone: `corpus add` with `--language de` (no code)."""
-    return ["corpus", "add", "meco_german", "--texts", str(words), "--reading-times", str(rt),
-            *(a for m in MECO_MEASURES.values() for a in ("--measure", m)), "--title", MECO_GERMAN_TITLE,
-            "--language", "de"]
+    return [
+        "corpus",
+        "add",
+        "meco_german",
+        "--texts",
+        str(words),
+        "--reading-times",
+        str(rt),
+        *(a for m in MECO_MEASURES.values() for a in ("--measure", m)),
+        "--title",
+        MECO_GERMAN_TITLE,
+        "--language",
+        "de",
+    ]

@@ -11,18 +11,19 @@ Reads `mart_pairwise_game_questions`, `mart_pairwise_game_samples` and `mart_pai
 perplexity are the macros of dbt_project/macros/live_games.sql, the same SQL as mart_live_pairwise_answers and
 mart_pairwise_player_perplexity.
 """
+
 from __future__ import annotations
 
 import random
 
 import altair as alt
+import pandas as pd
+import streamlit as st
+
 import charts
 import data
 import labels
 import live_games
-import pandas as pd
-import streamlit as st
-
 from predictabase.core import live
 
 STATE = "pairwise_game"
@@ -40,14 +41,18 @@ if questions is None or questions.empty or players is None:
 _pool = players[(players["scope"] == "pooled") & (players["source"] == "study")].sort_values("question_scope")
 _each = players[(players["scope"] == "player") & (players["source"] == "study")]
 if len(_pool):
-    st.markdown(f"Pooled, the study's players had a perplexity of {_pool['perplexity'].iloc[0]:.0f} per token on "
-                "question set 1 of this game (GPT-2 small, its generator, is far lower): play it and get your own "
-                "estimate.")
-st.caption("The LM game's second experiment (Shlegeris et al., *Language Models Are Better Than Humans at "
-           "Next-token Prediction*, section 4.1): one of two tokens is the one that came next in the text, the other "
-           "was sampled from GPT-2 small. Say how sure you are that token A is the original. When GPT-2 small's "
-           "sample is the original token itself there is nothing to ask: the game never shows it, and your "
-           "estimate counts it as the study did, as a tie, as often as GPT-2 small draws the original.")
+    st.markdown(
+        f"Pooled, the study's players had a perplexity of {_pool['perplexity'].iloc[0]:.0f} per token on "
+        "question set 1 of this game (GPT-2 small, its generator, is far lower): play it and get your own "
+        "estimate."
+    )
+st.caption(
+    "The LM game's second experiment (Shlegeris et al., *Language Models Are Better Than Humans at "
+    "Next-token Prediction*, section 4.1): one of two tokens is the one that came next in the text, the other "
+    "was sampled from GPT-2 small. Say how sure you are that token A is the original. When GPT-2 small's "
+    "sample is the original token itself there is nothing to ask: the game never shows it, and your "
+    "estimate counts it as the study did, as a tie, as often as GPT-2 small draws the original."
+)
 
 me = live_games.require_player()
 
@@ -88,10 +93,14 @@ def points_of(rows: pd.DataFrame) -> pd.DataFrame:
         return kept[1]
     ids = rows["comparison_id"].unique()
     s = samples()
-    terms = live_games.run_macro("{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
-                                 {"answers": rows, "questions": questions.loc[questions["comparison_id"].isin(ids),
-                                                                              QUESTION_COLUMNS],
-                                  "samples": s[s["comparison_id"].isin(ids)]})
+    terms = live_games.run_macro(
+        "{{ pairwise_answer_terms('answers', 'questions', 'samples', 'true') }}",
+        {
+            "answers": rows,
+            "questions": questions.loc[questions["comparison_id"].isin(ids), QUESTION_COLUMNS],
+            "samples": s[s["comparison_id"].isin(ids)],
+        },
+    )
     st.session_state["pw_terms"] = (key, terms)
     return terms
 
@@ -117,19 +126,32 @@ def play() -> None:
 
     def deal() -> dict | None:
         pool = questions[questions["is_training"] == (game["phase"] == "training")]
-        return live_games.deal_pairwise(pool, _playable(data.require_snapshot().snapshot_id), answered,
-                                        random.Random())
+        return live_games.deal_pairwise(pool, _playable(data.require_snapshot().snapshot_id), answered, random.Random())
 
     terms = points_of(mine) if len(mine) else None  # every answer's points and eq. 4 term, once per run
     n_game = len(played)
     if game["phase"] == "training":
-        st.info(f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
-                "was the original and your points. Start the real game when you are ready.")
-        length = st.selectbox("Questions in your game", LENGTHS, index=1, key="pw_length",
-                              help="The study's players answered a set of 40 or 80; your perplexity is estimated from "
-                                   "the questions you answer.")
-        st.button("Start the real game", type="primary", key="pw_start", disabled=len(mine) == 0,
-                  help="Play at least one training question first.", on_click=_new_game, args=(length,))
+        st.info(
+            f"**Training** ({len(mine)} of 10 training questions played): after each answer you see which token "
+            "was the original and your points. Start the real game when you are ready."
+        )
+        length = st.selectbox(
+            "Questions in your game",
+            LENGTHS,
+            index=1,
+            key="pw_length",
+            help="The study's players answered a set of 40 or 80; your perplexity is estimated from "
+            "the questions you answer.",
+        )
+        st.button(
+            "Start the real game",
+            type="primary",
+            key="pw_start",
+            disabled=len(mine) == 0,
+            help="Play at least one training question first.",
+            on_click=_new_game,
+            args=(length,),
+        )
     else:
         if "length" not in game:  # a reload or a restarted app: the game's length is in the page's address
             game["length"] = _length_from_url()
@@ -143,8 +165,11 @@ def play() -> None:
             game["current"] = deal()
         cur = game["revealed"] or game["current"]
         if cur is None:
-            st.warning("You have answered every question of this kind." if game["phase"] == "game"
-                       else "No training question left: start the real game.")
+            st.warning(
+                "You have answered every question of this kind."
+                if game["phase"] == "game"
+                else "No training question left: start the real game."
+            )
         else:
             question_area(cur, by_id, terms)
 
@@ -153,11 +178,13 @@ def play() -> None:
     if len(mine):
         in_training = game["phase"] == "training"
         counted = terms[(terms["question_set"] == "training") == in_training]
-        st.metric("Your points in training" if in_training else "Your points in the game",
-                  f"{counted['points'].sum():+.1f}",
-                  help="As in the study: 1000 × GPT-2 small's probability of the original token × (the natural log "
-                       "of the probability you gave it − the natural log of 0.5); 50 % scores 0. Honest answers "
-                       "score best." + (" Training answers do not count toward the game." if in_training else ""))
+        st.metric(
+            "Your points in training" if in_training else "Your points in the game",
+            f"{counted['points'].sum():+.1f}",
+            help="As in the study: 1000 × GPT-2 small's probability of the original token × (the natural log "
+            "of the probability you gave it − the natural log of 0.5); 50 % scores 0. Honest answers "
+            "score best." + (" Training answers do not count toward the game." if in_training else ""),
+        )
     if finished and game["revealed"] is None:
         result(terms, n_game)
 
@@ -179,18 +206,26 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
 
     def answer(p_a: float) -> None:
         try:
-            live.record_pairwise(live_games.store_file(), live_games.catalog(), player_id=me["id"],
-                                 session_id=live_games.session_id(), comparison_id=cur["comparison_id"],
-                                 k=cur["k"], true_token_shown_as="A" if cur["true_is_a"] else "B",
-                                 p_a_percent=p_a)
+            live.record_pairwise(
+                live_games.store_file(),
+                live_games.catalog(),
+                player_id=me["id"],
+                session_id=live_games.session_id(),
+                comparison_id=cur["comparison_id"],
+                k=cur["k"],
+                true_token_shown_as="A" if cur["true_is_a"] else "B",
+                p_a_percent=p_a,
+            )
         except live.LiveError as exc:
             st.session_state["pw_error"] = live_games.plain(exc)
             return
         game.update(revealed=cur, current=None)
 
     if game["revealed"] is None:  # never the same token twice: deal_pairwise deals playable samples only
-        st.markdown("How sure are you that **token A** is the one that came next? "
-                    "(left: A is more likely; right: B is more likely)")
+        st.markdown(
+            "How sure are you that **token A** is the one that came next? "
+            "(left: A is more likely; right: B is more likely)"
+        )
         cols = st.columns(len(live.CHOICES_PERCENT))
         for col, p in zip(cols, live.CHOICES_PERCENT):
             col.button(f"{p:.0f}%", key=f"pw_{p:.0f}", on_click=answer, args=(p,), width="stretch")
@@ -203,38 +238,63 @@ def question_area(cur: dict, by_id: pd.DataFrame, terms: pd.DataFrame | None) ->
             f"Token {'A' if cur['true_is_a'] else 'B'} (`{live_games.shown_token(q['true_token'])}`) was the original. "
             f"You said {pts['p_percent'] if cur['true_is_a'] else 100 - pts['p_percent']:.0f}% for A: "
             f"**{pts['points']:+.1f} points**."
-            + (" Close to zero because GPT-2 small gave the original token a tiny probability, and points are "
-               "weighted by it: this question counts little either way." if near_zero else ""))
-        st.button("Next question", type="primary", key="pw_next", on_click=game.update,
-                  kwargs={"revealed": None})
+            + (
+                " Close to zero because GPT-2 small gave the original token a tiny probability, and points are "
+                "weighted by it: this question counts little either way."
+                if near_zero
+                else ""
+            )
+        )
+        st.button("Next question", type="primary", key="pw_next", on_click=game.update, kwargs={"revealed": None})
 
 
 def result(terms: pd.DataFrame, n_game: int) -> None:
     """The finished game: the player's own perplexity (eqs. 4-5) among the study's players."""
     st.subheader("Your perplexity")
-    est = live_games.run_macro("{{ pairwise_group_perplexity('terms', 'player') }}",
-                               {"terms": terms[terms["question_set"] != "training"]}).iloc[0]
-    st.markdown(f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
-                f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
-                f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next.")
-    st.caption("Estimated as the study estimates it (importance sampling with GPT-2 small as generator; the "
-               "samples that were the original token itself count as ties, as in the study), "
-               "but from one answer per question: with a single sample per question the estimate is biased low "
-               "(the log of one sample, not of an average over players), so compare it with the study's players "
-               f"measured the same way, one by one, not with the pooled estimate of all players "
-               f"({_pool['perplexity'].iloc[0]:.0f} on set 1)." if len(_pool) else "")
+    est = live_games.run_macro(
+        "{{ pairwise_group_perplexity('terms', 'player') }}", {"terms": terms[terms["question_set"] != "training"]}
+    ).iloc[0]
+    st.markdown(
+        f"From your {int(est['n_questions'])} answers, your estimated perplexity is "
+        f"**{est['perplexity']:.1f}** per token (±2σ: {est['perplexity_low']:.1f} to "
+        f"{est['perplexity_high']:.1f}): lower means you put more probability on what really came next."
+    )
+    st.caption(
+        "Estimated as the study estimates it (importance sampling with GPT-2 small as generator; the "
+        "samples that were the original token itself count as ties, as in the study), "
+        "but from one answer per question: with a single sample per question the estimate is biased low "
+        "(the log of one sample, not of an average over players), so compare it with the study's players "
+        f"measured the same way, one by one, not with the pooled estimate of all players "
+        f"({_pool['perplexity'].iloc[0]:.0f} on set 1)."
+        if len(_pool)
+        else ""
+    )
     dots = _each.assign(who="study players")[["perplexity", "who"]]
     you = pd.DataFrame({"perplexity": [est["perplexity"]], "who": ["you"]})
-    chart = alt.Chart(pd.concat([dots, you])).mark_tick(thickness=3, size=30).encode(
-        alt.X("perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"),
-        alt.Color("who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]),
-                  title=None))
-    charts.show(chart.properties(height=60), "You among the study's players: pairwise-game perplexity",
-                "Each study player's own perplexity estimate as a blue tick, yours in red.")
-    st.button("Play another game", key="pw_again", on_click=_new_game,
-              args=(min(n_game + game["length"], MAX_GAME),))
+    chart = (
+        alt.Chart(pd.concat([dots, you]))
+        .mark_tick(thickness=3, size=30)
+        .encode(
+            alt.X(
+                "perplexity:Q", scale=alt.Scale(type="log"), title="Perplexity per token (log scale; lower is better)"
+            ),
+            alt.Color(
+                "who:N", scale=alt.Scale(domain=["study players", "you"], range=["#6baed6", "#d62728"]), title=None
+            ),
+        )
+    )
+    charts.show(
+        chart.properties(height=60),
+        "You among the study's players: pairwise-game perplexity",
+        "Each study player's own perplexity estimate as a blue tick, yours in red.",
+    )
+    st.button("Play another game", key="pw_again", on_click=_new_game, args=(min(n_game + game["length"], MAX_GAME),))
 
 
 play()
-labels.related([("app_pages/human_perplexity.py", "The study's human perplexity"),
-                ("app_pages/play_top1.py", "Play the top-1 game")])
+labels.related(
+    [
+        ("app_pages/human_perplexity.py", "The study's human perplexity"),
+        ("app_pages/play_top1.py", "Play the top-1 game"),
+    ]
+)

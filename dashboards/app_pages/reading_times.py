@@ -5,6 +5,7 @@ Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with int
 `mart_perplexity_vs_delta_loglik` (with each model's PNC), `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape` and
 `mart_reading_vs_published`; computes no metric: it filters, orders, scales to x100 for reading and formats.
 """
+
 from __future__ import annotations
 
 import altair as alt
@@ -23,21 +24,37 @@ WTLW = "mart_delta_loglik_wt_vs_lw"
 SHAPE = "mart_surprisal_effect_shape"
 PUBLISHED = "mart_reading_vs_published"
 MEASURES = {m: full for m, (full, _short) in MEASURE_LABELS.items()}  # declared order and names for people
-METHODS = {"cv_means": "cross-validated, per-word means (default)",
-           "readers": "cross-validated, every reader's times with a reader intercept",
-           "lmer": "Oh & Schuler's (2024) mixed model in R (lme4), in sample"}
+METHODS = {
+    "cv_means": "cross-validated, per-word means (default)",
+    "readers": "cross-validated, every reader's times with a reader intercept",
+    "lmer": "Oh & Schuler's (2024) mixed model in R (lme4), in sample",
+}
 DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 DLL_AXIS = "ΔLL (10⁻² nats per word)"
 #: the published statistics of mart_reading_vs_published, in words (the studies' own column names otherwise)
-STATISTICS = {"delta_loglik_nats_per_word": "ΔLL (nats per word)",
-              "llik": "log-likelihood with the surprisal term (nats)",
-              "llik_baseline": "log-likelihood of the baseline model (nats)",
-              "b": "the surprisal coefficient", "pearson_r_with_cloze_surprisal": "correlation with cloze surprisal",
-              "D_ll_cv": "cross-validated ΔLL (nats)", "ll_cv_model": "cross-validated log-likelihood (nats)",
-              "ll_sd": "standard error of the cross-validated ΔLL (nats)"}
+STATISTICS = {
+    "delta_loglik_nats_per_word": "ΔLL (nats per word)",
+    "llik": "log-likelihood with the surprisal term (nats)",
+    "llik_baseline": "log-likelihood of the baseline model (nats)",
+    "b": "the surprisal coefficient",
+    "pearson_r_with_cloze_surprisal": "correlation with cloze surprisal",
+    "D_ll_cv": "cross-validated ΔLL (nats)",
+    "ll_cv_model": "cross-validated log-likelihood (nats)",
+    "ll_sd": "standard error of the cross-validated ΔLL (nats)",
+}
 FAMILY = "model family"
-TABLEAU10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
-             "#bab0ac"]
+TABLEAU10 = [
+    "#4c78a8",
+    "#f58518",
+    "#e45756",
+    "#72b7b2",
+    "#54a24b",
+    "#eeca3b",
+    "#b279a2",
+    "#ff9da6",
+    "#9d755d",
+    "#bab0ac",
+]
 
 
 def family_color(families, shown) -> alt.Color:
@@ -47,8 +64,12 @@ def family_color(families, shown) -> alt.Color:
     point)."""
     every = sorted(set(families) - {"other"}) + ["other"]
     here = [f for f in every if f in set(shown)]
-    return alt.Color("family:N", title=FAMILY, legend=alt.Legend(orient="bottom", values=here),
-                     scale=alt.Scale(domain=every, range=[TABLEAU10[i % 10] for i in range(len(every))]))
+    return alt.Color(
+        "family:N",
+        title=FAMILY,
+        legend=alt.Legend(orient="bottom", values=here),
+        scale=alt.Scale(domain=every, range=[TABLEAU10[i % 10] for i in range(len(every))]),
+    )
 
 
 def x100(v) -> str:
@@ -66,6 +87,7 @@ def corpora_with_cloze() -> list[str]:
         keys = corpora.loc[corpora["has_cloze"].fillna(False).astype(bool), "corpus"]
     else:
         from ingest import corpus_table
+
         keys = corpus_table.CLOZE
     return [labels.corpus_name(c) for c in labels.sorted_corpora(keys)]
 
@@ -76,8 +98,11 @@ def pval(p) -> str:
 
 st.title("Reading times")
 finding_slot = st.empty()  # the finding, filled in once the selection is known
-dll = data.page_table(DLL, f"No reading-time regressions yet ({DLL} is empty): ingest the reading corpora and "
-                           "word frequencies, score a model, then `predictabase build`.")
+dll = data.page_table(
+    DLL,
+    f"No reading-time regressions yet ({DLL} is empty): ingest the reading corpora and "
+    "word frequencies, score a model, then `predictabase build`.",
+)
 ok = dll[dll["status"] == "ok"].copy()
 if ok.empty:
     st.info(f"{DLL} has rows but no fitted regression: {dll['status'].iloc[0]}.")
@@ -86,23 +111,35 @@ if ok.empty:
 corpora = labels.sorted_corpora(ok["corpus"])  # the shipped corpora first, then a user's, by name
 c1, c2 = st.columns(2)  # two rows: the options' long names stay whole
 c3, c4 = st.columns(2)
-corpus = url_state.selectbox("Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus", param="corpus",
-                             where=c1)
+corpus = url_state.selectbox(
+    "Corpus", corpora, format_func=labels.corpus_name, key="rt_corpus", param="corpus", where=c1
+)
 measures = [m for m in MEASURES if m in set(ok.loc[ok["corpus"] == corpus, "measure"])]
-measure = url_state.selectbox("Reading measure", measures, format_func=MEASURES.get, key="rt_measure",
-                              param="measure", where=c2,
-                              default=next((m for m in DEFAULT_MEASURES if m in measures), None))
+measure = url_state.selectbox(
+    "Reading measure",
+    measures,
+    format_func=MEASURES.get,
+    key="rt_measure",
+    param="measure",
+    where=c2,
+    default=next((m for m in DEFAULT_MEASURES if m in measures), None),
+)
 methods = [m for m in METHODS if m in set(ok.loc[(ok["corpus"] == corpus) & (ok["measure"] == measure), "method"])]
-method = url_state.selectbox("Regression", methods, format_func=METHODS.get, key="rt_method", param="regression",
-                             where=c3)
-definition = url_state.selectbox("Word surprisal", DEFINITIONS, format_func=DEFINITIONS.get, key="rt_definition",
-                                 param="definition", where=c4)
+method = url_state.selectbox(
+    "Regression", methods, format_func=METHODS.get, key="rt_method", param="regression", where=c3
+)
+definition = url_state.selectbox(
+    "Word surprisal", DEFINITIONS, format_func=DEFINITIONS.get, key="rt_definition", param="definition", where=c4
+)
 
 view = ok[(ok["corpus"] == corpus) & (ok["measure"] == measure) & (ok["method"] == method)]
 # each run with the chosen definition; a run that has only LW (GPT-3, de Varda's UCL imports) with its LW
 ALL_FAMILIES = set(view["model_family"].fillna("other")) | {"other"}
-shown = (view.assign(chosen=view["definition"] == definition).sort_values("chosen", ascending=False)
-         .drop_duplicates("run_id"))
+shown = (
+    view.assign(chosen=view["definition"] == definition)
+    .sort_values("chosen", ascending=False)
+    .drop_duplicates("run_id")
+)
 only_lw = sorted(shown.loc[~shown["chosen"], "model_name"].fillna(shown["model_key"]))
 shown = shown.assign(
     model=shown["model_name"].fillna(shown["model_key"]),
@@ -121,10 +158,15 @@ finding_slot.markdown(
     f"frequency improves the prediction of reading times for "
     + (f"{n_sig} of {len(shown)} models (p < 0.05)" if n_sig is not None else f"all {len(shown)} models")
     + f": most for {best['model']} ({x100(best['delta_loglik_nats_per_row'])} × 10⁻² {unit}), least for "
-      f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])} × 10⁻² {unit})"
+    f"{worst['model']} ({x100(worst['delta_loglik_nats_per_row'])} × 10⁻² {unit})"
     # a ranking the intervals do not support is a tie
-    + (", though their 95% intervals overlap: the models are not told apart" if len(shown) > 1
-       and pd.notna(best["lo"]) and pd.notna(worst["hi"]) and best["lo"] <= worst["hi"] else "") + ".**")
+    + (
+        ", though their 95% intervals overlap: the models are not told apart"
+        if len(shown) > 1 and pd.notna(best["lo"]) and pd.notna(worst["hi"]) and best["lo"] <= worst["hi"]
+        else ""
+    )
+    + ".**"
+)
 if only_lw and definition == "wt":
     st.caption(f"{', '.join(only_lw)}: leading-whitespace surprisal only (no boundary probabilities upstream).")
 st.caption(
@@ -132,70 +174,111 @@ st.caption(
     "held-out log-likelihood of reading times, i.e. how much better a regression of reading times predicts held-out words "
     "when it knows the model's surprisal of the word and of the 3 words before it, beyond word length and "
     "frequency; higher is better, 0 = no help. Intervals: 95% over the 10 cross-validation folds. "
-    "Skipped words never count as 0 ms.")
+    "Skipped words never count as 0 ms."
+)
 
 # ------------------------------------------------------------------ ΔLL per model
 st.subheader("ΔLL per model")
 base = alt.Chart(shown).encode(
-    y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)",
-            axis=alt.Axis(labelLimit=400)),
+    y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)", axis=alt.Axis(labelLimit=400)),
     color=family_color(ALL_FAMILIES, shown["family"]),
-    tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
-             alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
-             alt.Tooltip("hi:Q", title="95% interval high", format=".2f"),
-             alt.Tooltip("p_value:Q", title="permutation p", format=".3f"),
-             alt.Tooltip("n_rows:Q", title="rows in the regression"),
-             alt.Tooltip("definition:N", title="word surprisal (lw / wt)")])
+    tooltip=[
+        alt.Tooltip("model:N", title="model"),
+        alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
+        alt.Tooltip("lo:Q", title="95% interval low", format=".2f"),
+        alt.Tooltip("hi:Q", title="95% interval high", format=".2f"),
+        alt.Tooltip("p_value:Q", title="permutation p", format=".3f"),
+        alt.Tooltip("n_rows:Q", title="rows in the regression"),
+        alt.Tooltip("definition:N", title="word surprisal (lw / wt)"),
+    ],
+)
 points = base.mark_point(filled=True, size=80).encode(x=alt.X("dll:Q", title=DLL_AXIS))
 bars = base.mark_rule().encode(x="lo:Q", x2="hi:Q")
-charts.show((bars + points).properties(height=max(200, 26 * len(shown))),
-            f"ΔLL per model (10⁻² {unit}), {labels.corpus_name(corpus)}, {MEASURES[measure]}",
-            f"For each model, how much its surprisal improves the prediction of {MEASURES[measure]} on "
-            f"{labels.corpus_name(corpus)} (ΔLL, 10⁻² nats), with 95% intervals over folds; higher is better.",
-            subtitle="higher is better; lines: 95% intervals over folds")
-st.caption("Each point is one model's ΔLL in 10⁻² nats per word; the line through it its 95% interval over folds; "
-           "colour = model family.")
+charts.show(
+    (bars + points).properties(height=max(200, 26 * len(shown))),
+    f"ΔLL per model (10⁻² {unit}), {labels.corpus_name(corpus)}, {MEASURES[measure]}",
+    f"For each model, how much its surprisal improves the prediction of {MEASURES[measure]} on "
+    f"{labels.corpus_name(corpus)} (ΔLL, 10⁻² nats), with 95% intervals over folds; higher is better.",
+    subtitle="higher is better; lines: 95% intervals over folds",
+)
+st.caption(
+    "Each point is one model's ΔLL in 10⁻² nats per word; the line through it its 95% interval over folds; "
+    "colour = model family."
+)
 
 # ------------------------------------------------------------------ Hao et al. 2020, Figure 1: PNC and perplexity vs ΔLL
 st.subheader("Is a better language model a better model of reading?")
 ppl = data.rows(PPL, where={"corpus": corpus, "measure": measure, "definition": definition})
 if ppl is not None and not ppl.empty:
-    ppl = ppl.assign(model=ppl["model_name"].fillna(ppl["model_key"]), family=ppl["model_family"].fillna("other"),
-                     dll=100 * ppl["delta_loglik_nats_per_word"],
-                     size_m=ppl["n_parameters"] / 1e6)
+    ppl = ppl.assign(
+        model=ppl["model_name"].fillna(ppl["model_key"]),
+        family=ppl["model_family"].fillna("other"),
+        dll=100 * ppl["delta_loglik_nats_per_word"],
+        size_m=ppl["n_parameters"] / 1e6,
+    )
     # the two scatters one under the other, each the column's width: side by side, their legends were cut
-    scatter = alt.Chart(ppl).mark_circle(opacity=0.85).encode(
-        y=alt.Y("dll:Q", title=DLL_AXIS),
-        color=family_color(ALL_FAMILIES, ppl["family"]),
-        size=alt.Size("size_m:Q", title="parameters (millions)", scale=alt.Scale(type="log"),
-                      # grey swatches: the default black ones vanished on a dark theme
-                      # listed downwards: across, its symbols ran past a 480 px column and were cut
-                      legend=alt.Legend(orient="bottom", direction="vertical", symbolFillColor="#888888",
-                                        symbolStrokeColor="#888888")),
-        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),
-                 alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
-                 alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
-                 alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f")])
-    charts.show(scatter.encode(x=alt.X("word_perplexity:Q", scale=alt.Scale(type="log", zero=False),
-                                       title="word perplexity over the regression's words (log scale)"))
-                .properties(height=320), "Word perplexity vs ΔLL (10⁻² nats per word)",
-                "Each model as a point: its word perplexity over the regression's words (log scale) against its ΔLL "
-                "for reading times; point size is the number of parameters.", subtitle="cross-validated, per-word means")
-    st.caption("Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
-                 "point size = number of parameters.")
+    scatter = (
+        alt.Chart(ppl)
+        .mark_circle(opacity=0.85)
+        .encode(
+            y=alt.Y("dll:Q", title=DLL_AXIS),
+            color=family_color(ALL_FAMILIES, ppl["family"]),
+            size=alt.Size(
+                "size_m:Q",
+                title="parameters (millions)",
+                scale=alt.Scale(type="log"),
+                # grey swatches: the default black ones vanished on a dark theme
+                # listed downwards: across, its symbols ran past a 480 px column and were cut
+                legend=alt.Legend(
+                    orient="bottom", direction="vertical", symbolFillColor="#888888", symbolStrokeColor="#888888"
+                ),
+            ),
+            tooltip=[
+                alt.Tooltip("model:N", title="model"),
+                alt.Tooltip("size_m:Q", title="parameters (millions)", format=",.0f"),
+                alt.Tooltip("word_perplexity:Q", title="word perplexity", format=".1f"),
+                alt.Tooltip("pnc_pearson_r:Q", title="PNC (Pearson r)", format=".3f"),
+                alt.Tooltip("dll:Q", title=DLL_AXIS, format=".2f"),
+            ],
+        )
+    )
+    charts.show(
+        scatter.encode(
+            x=alt.X(
+                "word_perplexity:Q",
+                scale=alt.Scale(type="log", zero=False),
+                title="word perplexity over the regression's words (log scale)",
+            )
+        ).properties(height=320),
+        "Word perplexity vs ΔLL (10⁻² nats per word)",
+        "Each model as a point: its word perplexity over the regression's words (log scale) against its ΔLL "
+        "for reading times; point size is the number of parameters.",
+        subtitle="cross-validated, per-word means",
+    )
+    st.caption(
+        "Word-level perplexity of each model over exactly the words of its regression, against its ΔLL; "
+        "point size = number of parameters."
+    )
     if ppl["pnc_pearson_r"].notna().any():
-        charts.show(scatter.encode(x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal",
-                                           scale=alt.Scale(zero=False))).properties(height=320),
-                    "PNC vs ΔLL (10⁻² nats per word)",
-                    "Each model as a point: the correlation of its word surprisal with people's cloze surprisal (PNC) "
-                    "against its ΔLL for reading times; point size is the number of parameters.",
-                    subtitle="cross-validated, per-word means")
-        st.caption("PNC (predictability norm correlation, Hao et al. 2020): the Pearson correlation of the "
-                      "model's word surprisal with people's cloze surprisal.")
+        charts.show(
+            scatter.encode(
+                x=alt.X("pnc_pearson_r:Q", title="PNC: Pearson r with cloze surprisal", scale=alt.Scale(zero=False))
+            ).properties(height=320),
+            "PNC vs ΔLL (10⁻² nats per word)",
+            "Each model as a point: the correlation of its word surprisal with people's cloze surprisal (PNC) "
+            "against its ΔLL for reading times; point size is the number of parameters.",
+            subtitle="cross-validated, per-word means",
+        )
+        st.caption(
+            "PNC (predictability norm correlation, Hao et al. 2020): the Pearson correlation of the "
+            "model's word surprisal with people's cloze surprisal."
+        )
     else:
         with_cloze = corpora_with_cloze()
-        st.info(f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
-                   + (f" ({and_join(with_cloze)} {'has' if len(with_cloze) == 1 else 'have'})." if with_cloze else "."))
+        st.info(
+            f"{labels.corpus_name(corpus)} has no cloze norms, so no PNC"
+            + (f" ({and_join(with_cloze)} {'has' if len(with_cloze) == 1 else 'have'})." if with_cloze else ".")
+        )
 
 # ------------------------------------------------------------------ WT vs LW (Oh & Schuler 2024)
 st.subheader("Whitespace-trailing vs leading-whitespace word surprisal")
@@ -204,42 +287,66 @@ if wl is None or wl.empty:
     st.info("No model here has both word-surprisal definitions.")
 else:
     names = ok.drop_duplicates("model_key").set_index("model_key")["model_name"]
-    wl = wl.assign(model=wl["model_key"].map(names).fillna(wl["model_key"]),
-                   diff=100 * wl["wt_minus_lw_nats_per_row"], lo=100 * wl["wt_minus_lw_ci_low_nats_per_row"],
-                   hi=100 * wl["wt_minus_lw_ci_high_nats_per_row"],
-                   better=wl["wt_fits_better"].map({True: "WT fits better", False: "LW fits better"}))
+    wl = wl.assign(
+        model=wl["model_key"].map(names).fillna(wl["model_key"]),
+        diff=100 * wl["wt_minus_lw_nats_per_row"],
+        lo=100 * wl["wt_minus_lw_ci_low_nats_per_row"],
+        hi=100 * wl["wt_minus_lw_ci_high_nats_per_row"],
+        better=wl["wt_fits_better"].map({True: "WT fits better", False: "LW fits better"}),
+    )
     n_wt = int(wl["wt_fits_better"].sum())
     n_sig = int((wl["p_value"] < 0.05).sum())
-    st.markdown(f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
-                + ("significant (p < 0.05) for none of them." if n_sig == 0 else
-                   f"significant (p < 0.05) for {n_sig} of them."))
+    st.markdown(
+        f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
+        + ("significant (p < 0.05) for none of them." if n_sig == 0 else f"significant (p < 0.05) for {n_sig} of them.")
+    )
     enc = alt.Chart(wl).encode(
         y=alt.Y("model:N", title="model", axis=alt.Axis(labelLimit=400)),
-        color=alt.Color("better:N", title="which fits better",
-                        scale=alt.Scale(domain=["WT fits better", "LW fits better"], range=["#4c78a8", "#e45756"]),
-                        legend=alt.Legend(orient="bottom", direction="vertical")),
-        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
-                 alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f")])
+        color=alt.Color(
+            "better:N",
+            title="which fits better",
+            scale=alt.Scale(domain=["WT fits better", "LW fits better"], range=["#4c78a8", "#e45756"]),
+            legend=alt.Legend(orient="bottom", direction="vertical"),
+        ),
+        tooltip=[
+            alt.Tooltip("model:N", title="model"),
+            alt.Tooltip("diff:Q", title="ΔLL(WT) − ΔLL(LW), 10⁻² nats", format=".3f"),
+            alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f"),
+        ],
+    )
     # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark)
-    zero = alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]})).mark_rule(strokeDash=[4, 4],
-                                                                                     color="#888888").encode(
-        x="x:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom",
-                                                                                  direction="vertical")))
-    chart = (enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
-             + enc.mark_point(filled=True, size=70).encode(x="diff:Q") + zero)
-    charts.show(chart.properties(height=max(180, 24 * len(wl))), "ΔLL of WT minus ΔLL of LW (10⁻² nats per row)",
-                "For each model, how much better whitespace-trailing (WT) surprisal explains reading times than "
-                "leading-whitespace (LW) surprisal, with a 95% interval; right of the dashed zero line WT fits better.",
-                subtitle="paired over the same folds; positive: WT fits better")
-    st.caption("Positive: the whitespace-trailing correction (Oh & Schuler, *Leading Whitespaces of Language Models' "
-               "Subword Vocabulary Pose a Confound for Calculating Word Probabilities*, EMNLP 2024, eqs. 5–6) makes surprisal explain reading "
-               "times better; the line is a 95% interval over the same folds.")
+    zero = (
+        alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]}))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(
+            x="x:Q",
+            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+        )
+    )
+    chart = (
+        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
+        + enc.mark_point(filled=True, size=70).encode(x="diff:Q")
+        + zero
+    )
+    charts.show(
+        chart.properties(height=max(180, 24 * len(wl))),
+        "ΔLL of WT minus ΔLL of LW (10⁻² nats per row)",
+        "For each model, how much better whitespace-trailing (WT) surprisal explains reading times than "
+        "leading-whitespace (LW) surprisal, with a 95% interval; right of the dashed zero line WT fits better.",
+        subtitle="paired over the same folds; positive: WT fits better",
+    )
+    st.caption(
+        "Positive: the whitespace-trailing correction (Oh & Schuler, *Leading Whitespaces of Language Models' "
+        "Subword Vocabulary Pose a Confound for Calculating Word Probabilities*, EMNLP 2024, eqs. 5–6) makes surprisal explain reading "
+        "times better; the line is a 95% interval over the same folds."
+    )
 
 # ------------------------------------------------------------------ the linking function
 st.subheader("Reading time by surprisal")
 runs = shown[["run_id", "model"]].drop_duplicates()
-run = url_state.selectbox("Model", runs["run_id"], format_func=dict(zip(runs["run_id"], runs["model"])).get,
-                          key="rt_shape_run", param="run")
+run = url_state.selectbox(
+    "Model", runs["run_id"], format_func=dict(zip(runs["run_id"], runs["model"])).get, key="rt_shape_run", param="run"
+)
 shape = data.rows(SHAPE, where={"corpus": corpus, "measure": measure, "run_id": run})
 if shape is not None and not shape.empty:
     shape = shape.assign(word_surprisal=shape["definition"].map({"wt": "WT", "lw": "LW"}))
@@ -247,21 +354,34 @@ if shape is not None and not shape.empty:
         x=alt.X("mean_surprisal_bits:Q", title="word surprisal (bits)"),
         # the legend draws the lines' colour at full strength (the band's 0.2 opacity made the swatches nearly
         # invisible, on a dark theme above all)
-        color=alt.Color("word_surprisal:N", title="word surprisal",
-                        legend=alt.Legend(orient="bottom", symbolType="stroke", symbolOpacity=1,
-                                          symbolStrokeWidth=3)))
-    band = enc.mark_area(opacity=0.2).encode(y=alt.Y("mean_rt_ci_low_ms:Q", title="mean reading time (ms)"),
-                                              y2="mean_rt_ci_high_ms:Q")
+        color=alt.Color(
+            "word_surprisal:N",
+            title="word surprisal",
+            legend=alt.Legend(orient="bottom", symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=3),
+        ),
+    )
+    band = enc.mark_area(opacity=0.2).encode(
+        y=alt.Y("mean_rt_ci_low_ms:Q", title="mean reading time (ms)"), y2="mean_rt_ci_high_ms:Q"
+    )
     line = enc.mark_line(point=True).encode(
         y="mean_rt_ms:Q",
-        tooltip=[alt.Tooltip("bin_low_bits:Q", title="bin from (bits)"), alt.Tooltip("n_words:Q", title="words"),
-                 alt.Tooltip("mean_rt_ms:Q", title="mean reading time (ms)", format=".1f")])
-    charts.show((band + line).properties(height=320), f"Mean {MEASURES[measure]} (ms) per 1-bit surprisal bin",
-                f"Mean {MEASURES[measure]} in milliseconds of the words in each 1-bit bin of word surprisal under "
-                "the chosen model, for WT and LW surprisal, with 95% intervals as bands.",
-                subtitle=f"{labels.corpus_name(corpus)}; bands: 95% intervals over words")
-    st.caption("Each point: the words whose surprisal falls in a 1-bit bin, their mean reading time; band = 95% "
-               "interval over words. A straight rising line is the linear link surprisal theory predicts.")
+        tooltip=[
+            alt.Tooltip("bin_low_bits:Q", title="bin from (bits)"),
+            alt.Tooltip("n_words:Q", title="words"),
+            alt.Tooltip("mean_rt_ms:Q", title="mean reading time (ms)", format=".1f"),
+        ],
+    )
+    charts.show(
+        (band + line).properties(height=320),
+        f"Mean {MEASURES[measure]} (ms) per 1-bit surprisal bin",
+        f"Mean {MEASURES[measure]} in milliseconds of the words in each 1-bit bin of word surprisal under "
+        "the chosen model, for WT and LW surprisal, with 95% intervals as bands.",
+        subtitle=f"{labels.corpus_name(corpus)}; bands: 95% intervals over words",
+    )
+    st.caption(
+        "Each point: the words whose surprisal falls in a 1-bit bin, their mean reading time; band = 95% "
+        "interval over words. A straight rising line is the linear link surprisal theory predicts."
+    )
 
 # ------------------------------------------------------------------ ours vs published
 st.subheader("Our numbers next to the published ones")
@@ -269,18 +389,41 @@ pub = data.table(PUBLISHED)
 if pub is None or pub.empty:
     st.info(f"{PUBLISHED} is empty: ingest pimentel_meister_* and ucl_published_* and build.")
 else:
-    pub = pub.assign(statistic=pub["statistic"].map(lambda s: STATISTICS.get(s, s)),
-                     corpus=pub["corpus"].map(labels.corpus_name), predictor=pub["predictor"].map(labels.model_name),
-                     measure=pub["measure"].map(lambda m: MEASURES.get(m, m)))
+    pub = pub.assign(
+        statistic=pub["statistic"].map(lambda s: STATISTICS.get(s, s)),
+        corpus=pub["corpus"].map(labels.corpus_name),
+        predictor=pub["predictor"].map(labels.model_name),
+        measure=pub["measure"].map(lambda m: MEASURES.get(m, m)),
+    )
     summary = pub.groupby(["study", "statistic"], as_index=False).agg(rows=("agrees", "size"), agree=("agrees", "sum"))
-    st.markdown("; ".join(f"{r.study}, {r.statistic}: {int(r.agree)} of {int(r.rows)} agree"
-                          for r in summary.itertuples()) + ".")
-    labels.show(pub[["study", "corpus", "measure", "predictor", "definition", "statistic", "ours", "published",
-                     "abs_difference", "tolerance", "agrees"]], title="Our numbers next to the published ones")
+    st.markdown(
+        "; ".join(f"{r.study}, {r.statistic}: {int(r.agree)} of {int(r.rows)} agree" for r in summary.itertuples())
+        + "."
+    )
+    labels.show(
+        pub[
+            [
+                "study",
+                "corpus",
+                "measure",
+                "predictor",
+                "definition",
+                "statistic",
+                "ours",
+                "published",
+                "abs_difference",
+                "tolerance",
+                "agrees",
+            ]
+        ],
+        title="Our numbers next to the published ones",
+    )
 
-labels.related([
-    ("app_pages/perplexity.py", "Perplexity: does a lower perplexity mean a better fit?"),
-    ("app_pages/word_surprisal.py", "Word surprisal: leading-whitespace (LW) vs whitespace-trailing (WT)"),
-    ("app_pages/next_word.py", "Humans vs models: next word (the cloze norms behind PNC)"),
-    ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
-])
+labels.related(
+    [
+        ("app_pages/perplexity.py", "Perplexity: does a lower perplexity mean a better fit?"),
+        ("app_pages/word_surprisal.py", "Word surprisal: leading-whitespace (LW) vs whitespace-trailing (WT)"),
+        ("app_pages/next_word.py", "Humans vs models: next word (the cloze norms behind PNC)"),
+        ("app_pages/scoreboard.py", "Scoreboard: humans against the best model on every measure"),
+    ]
+)

@@ -3,7 +3,9 @@ unif_rand's (0, 1) fix-up and R >= 3.6's sample.kind = "Rejection" (R_unif_index
 `set.seed(s); sample(n)` and `cut(seq(1, n), breaks = k, labels = FALSE)`, so the folds of an R analysis
 (Pimentel & Meister 2024's 10-fold CV) can be rebuilt exactly. Written from the documented behaviour of R's
 RNG.c; checked against R 4.2.2's sample(10256) and sample(2745) after set.seed(42) and its cut()."""
+
 import math
+
 import numpy as np
 
 _M32 = 0xFFFFFFFF
@@ -14,14 +16,14 @@ class RMersenneTwister:
 
     def __init__(self, seed: int):
         s = seed & _M32
-        for _ in range(50):                      # initial scrambling
+        for _ in range(50):  # initial scrambling
             s = (69069 * s + 1) & _M32
         init = []
-        for _ in range(625):                     # dummy[0] (=mti) + mt[624]
+        for _ in range(625):  # dummy[0] (=mti) + mt[624]
             s = (69069 * s + 1) & _M32
             init.append(s)
         self.mt = np.array(init[1:], dtype=np.uint32)
-        self.mti = 624                           # FixupSeeds: dummy[0] = 624
+        self.mti = 624  # FixupSeeds: dummy[0] = 624
         self._buf = None
 
     def _twist(self):
@@ -32,10 +34,10 @@ class RMersenneTwister:
             mt[kk] = mt[(kk + M) % N] ^ (y >> 1) ^ (0x9908B0DF if (y & 1) else 0)
         self.mt = np.array(mt, dtype=np.uint32)
         y = self.mt.astype(np.uint64)
-        y ^= (y >> 11)
+        y ^= y >> 11
         y ^= (y << 7) & 0x9D2C5680
         y ^= (y << 15) & 0xEFC60000
-        y ^= (y >> 18)
+        y ^= y >> 18
         self._buf = (y & _M32).astype(np.float64)
         self.mti = 0
 

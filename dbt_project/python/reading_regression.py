@@ -16,6 +16,7 @@ it. Here, for a fold k of K:
 = sd over folds / sqrt(K), and a paired sign-flip permutation test over the K fold differences (exact: all
 2^K sign patterns; two-sided).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,13 +45,14 @@ def with_intercept(X: np.ndarray) -> np.ndarray:
 @dataclass
 class FoldStats:
     """Per-fold sufficient statistics of (X, y): Gram matrices, cross products, sums of squares, counts."""
+
     XX: np.ndarray  # (K, p, p)
     Xy: np.ndarray  # (K, p)
     yy: np.ndarray  # (K,)
-    n: np.ndarray   # (K,)
+    n: np.ndarray  # (K,)
 
     @classmethod
-    def of(cls, X: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> "FoldStats":
+    def of(cls, X: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> FoldStats:
         order = np.argsort(folds, kind="stable")  # one copy, then each fold is a contiguous slice
         Xs, ys = X[order], y[order]
         n = np.bincount(folds, minlength=k)
@@ -61,7 +63,7 @@ class FoldStats:
         yy = np.array([float(ys[s] @ ys[s]) for s in sl])
         return cls(XX, Xy, yy, n.astype(float))
 
-    def columns(self, p: int) -> "FoldStats":
+    def columns(self, p: int) -> FoldStats:
         """The statistics of the first p columns (a nested model: no pass over the rows)."""
         return FoldStats(self.XX[:, :p, :p], self.Xy[:, :p], self.yy, self.n)
 
@@ -89,8 +91,9 @@ def heldout_loglik(stats: FoldStats) -> tuple[np.ndarray, np.ndarray]:
     return ll, s2
 
 
-def cv_delta_loglik(y: np.ndarray, X_base: np.ndarray, X_extra: np.ndarray, folds: np.ndarray,
-                    k: int | None = None) -> dict:
+def cv_delta_loglik(
+    y: np.ndarray, X_base: np.ndarray, X_extra: np.ndarray, folds: np.ndarray, k: int | None = None
+) -> dict:
     """K-fold cross-validated ΔLL of adding `X_extra` to `X_base` (an intercept is added to both).
     Rows must be complete. Returns per-fold arrays and the summary (see the module docstring)."""
     k = int(folds.max()) + 1 if k is None else k
@@ -105,12 +108,18 @@ def cv_delta_loglik(y: np.ndarray, X_base: np.ndarray, X_extra: np.ndarray, fold
 def summarize(delta_per_row: np.ndarray, ll_b: np.ndarray, ll_f: np.ndarray, n: np.ndarray) -> dict:
     K = len(delta_per_row)
     return {
-        "fold_delta_nats_per_row": delta_per_row, "fold_loglik_baseline_nats": ll_b, "fold_loglik_full_nats": ll_f,
-        "fold_n": n, "delta_loglik_nats_per_row": float(delta_per_row.mean()),
+        "fold_delta_nats_per_row": delta_per_row,
+        "fold_loglik_baseline_nats": ll_b,
+        "fold_loglik_full_nats": ll_f,
+        "fold_n": n,
+        "delta_loglik_nats_per_row": float(delta_per_row.mean()),
         "delta_loglik_total_nats": float((ll_f - ll_b).sum()),
         "delta_loglik_se_nats_per_row": float(delta_per_row.std(ddof=1) / math.sqrt(K)) if K > 1 else float("nan"),
-        "p_value": sign_flip_p(delta_per_row), "n_rows": int(n.sum()), "n_folds": K,
-        "loglik_baseline_nats": float(ll_b.sum()), "loglik_full_nats": float(ll_f.sum()),
+        "p_value": sign_flip_p(delta_per_row),
+        "n_rows": int(n.sum()),
+        "n_folds": K,
+        "loglik_baseline_nats": float(ll_b.sum()),
+        "loglik_full_nats": float(ll_f.sum()),
     }
 
 
@@ -130,8 +139,16 @@ def sign_flip_p(d: np.ndarray) -> float:
 
 # --------------------------------------------------------------------------- per-reader rows, reader intercepts
 
-def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray, X_base: np.ndarray,
-                            X_extra: np.ndarray, word_folds: np.ndarray, k: int | None = None) -> dict:
+
+def cv_delta_loglik_readers(
+    y: np.ndarray,
+    reader: np.ndarray,
+    word: np.ndarray,
+    X_base: np.ndarray,
+    X_extra: np.ndarray,
+    word_folds: np.ndarray,
+    k: int | None = None,
+) -> dict:
     """K-fold ΔLL on per-reader rows with a by-reader intercept, fitted by within-reader centring (the
     fixed-effects estimator of the random-intercept model: with hundreds of rows per reader the BLUP
     shrinkage n*s2_a / (n*s2_a + s2) is ~1, so the two coincide; exact and fast, where statsmodels MixedLM
@@ -141,12 +158,14 @@ def cv_delta_loglik_readers(y: np.ndarray, reader: np.ndarray, word: np.ndarray,
     Everything is computed from per-word and per-(fold, reader) sums, so a fit costs about as much as one
     over the words. Per-row ΔLL."""
     k = int(word_folds.max()) + 1 if k is None else k
-    return cv_delta_loglik_from_sums(readers_sums(y, reader, word, word_folds, len(X_base), k), X_base, X_extra,
-                                     word_folds, k)
+    return cv_delta_loglik_from_sums(
+        readers_sums(y, reader, word, word_folds, len(X_base), k), X_base, X_extra, word_folds, k
+    )
 
 
-def cv_delta_loglik_from_sums(sums: dict, X_base: np.ndarray, X_extra: np.ndarray, word_folds: np.ndarray,
-                              k: int) -> dict:
+def cv_delta_loglik_from_sums(
+    sums: dict, X_base: np.ndarray, X_extra: np.ndarray, word_folds: np.ndarray, k: int
+) -> dict:
     """cv_delta_loglik_readers on the readings' sums (readers_sums), which runs with the same rows share."""
     R = sums["R"]
     Xw = np.column_stack([X_base, X_extra])
@@ -179,6 +198,7 @@ def readers_sums(y: np.ndarray, reader: np.ndarray, word: np.ndarray, word_folds
 
 def _sparse_counts(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
     from scipy import sparse
+
     return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols))
 
 
@@ -187,7 +207,9 @@ def _readers_sums(sums: dict, Xw: np.ndarray, word_folds: np.ndarray, K: int, R:
     of Xw; a nested model takes the leading columns)."""
     p = Xw.shape[1]
     Sx = np.asarray(sums["A"] @ Xw).reshape(K, R, p)
-    XX = np.stack([(Xw[word_folds == f] * sums["c_w"][word_folds == f, None]).T @ Xw[word_folds == f] for f in range(K)])
+    XX = np.stack(
+        [(Xw[word_folds == f] * sums["c_w"][word_folds == f, None]).T @ Xw[word_folds == f] for f in range(K)]
+    )
     Xy = np.stack([Xw[word_folds == f].T @ sums["y_w"][word_folds == f] for f in range(K)])
     return {**sums, "Sx": Sx, "XX": XX, "Xy": Xy}
 
@@ -209,12 +231,13 @@ def _readers_heldout(pre: dict, p: int, K: int) -> np.ndarray:
         sigma2 = max(sse_train, 1e-300) / n_r.sum()
         a = (Sy_r - Sx_r @ beta) * inv
         nk, Syk, Syyk, Sxk = n_g[k], Sy[k], Syy[k], Sx[k]
-        sse = ((Syyk - 2 * a * Syk + nk * a * a).sum() - 2 * beta @ (Xy[k] - Sxk.T @ a) + beta @ XX[k] @ beta)
+        sse = (Syyk - 2 * a * Syk + nk * a * a).sum() - 2 * beta @ (Xy[k] - Sxk.T @ a) + beta @ XX[k] @ beta
         out[k] = -0.5 * nk.sum() * (LOG_2PI + math.log(sigma2)) - sse / (2 * sigma2)
     return out
 
 
 # --------------------------------------------------------------------------- in-sample OLS
+
 
 def ols_loglik(y: np.ndarray, X: np.ndarray) -> tuple[float, np.ndarray]:
     """In-sample Gaussian log-likelihood of OLS with an intercept (sigma2 = SSE / n, as statsmodels' llf),
@@ -227,6 +250,7 @@ def ols_loglik(y: np.ndarray, X: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 # --------------------------------------------------------------------------- predictors
+
 
 def baseline_matrix(length: np.ndarray, log_freq: np.ndarray) -> np.ndarray:
     """Word length, log frequency and their product for the word and each previous word: columns of
@@ -243,13 +267,20 @@ def complete_rows(*arrays: np.ndarray) -> np.ndarray:
     return ok
 
 
-def typed_frame(rows: list[dict], columns: list[str], text: tuple[str, ...], integers: tuple[str, ...] = (),
-                lists: tuple[str, ...] = (), booleans: tuple[str, ...] = ()):
+def typed_frame(
+    rows: list[dict],
+    columns: list[str],
+    text: tuple[str, ...],
+    integers: tuple[str, ...] = (),
+    lists: tuple[str, ...] = (),
+    booleans: tuple[str, ...] = (),
+):
     """A pandas frame of `rows` with every column typed even when there are no rows (dbt-duckdb then creates
     the table with those types): `text` columns as strings, `integers` as nullable Int64, `booleans` as
     nullable booleans, `lists` as lists of doubles (Arrow's list type), the rest as float64."""
     import pandas as pd
     import pyarrow as pa
+
     out = pd.DataFrame(rows, columns=columns)
     for c in columns:
         if c in text:
@@ -277,6 +308,7 @@ def kept_fits(session, this: str, columns: list[str], key) -> dict:
 
 
 # --------------------------------------------------------------------------- Wilcox et al. 2023's procedure
+
 
 def lm_heldout_log_densities(y: np.ndarray, X: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
     """Wilcox et al. 2023's `model_cross_val` with `lm` (xlang-processing analysis/analysis_surp.Rmd): for each
@@ -316,7 +348,11 @@ def word_delta_summary(delta: np.ndarray, draws: int = 10_000, seed: int = 444) 
         bits = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)[:, :n]
         hits += int((np.abs(2.0 * (bits @ d) - total) / n >= abs(mean) - 1e-15).sum())
     p = float((1 + hits) / (draws + 1))
-    return {"n_words": n, "delta_loglik_nats_per_word": mean, "delta_loglik_se_nats_per_word": se,
-            "delta_loglik_ci_low_nats_per_word": mean - 1.96 * se,
-            "delta_loglik_ci_high_nats_per_word": mean + 1.96 * se,
-            "p_value": p}
+    return {
+        "n_words": n,
+        "delta_loglik_nats_per_word": mean,
+        "delta_loglik_se_nats_per_word": se,
+        "delta_loglik_ci_low_nats_per_word": mean - 1.96 * se,
+        "delta_loglik_ci_high_nats_per_word": mean + 1.96 * se,
+        "p_value": p,
+    }

@@ -1,5 +1,6 @@
 """The rows of MECO's languages as Wilcox et al. (2023) regress them: shared by the dbt Python models
 int_xlang_delta_loglik (their ΔLL, linear) and int_link_fits (the shape of the link, GAMs in R)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,19 +19,19 @@ def frequency_filter(g: pd.DataFrame) -> np.ndarray:
 
 def measure_columns(df: pd.DataFrame) -> dict[str, str]:
     """The columns of the eye-tracking means -> their measure."""
-    return {c: c[:-len(MEASURE_SUFFIX)] for c in df.columns if c.endswith(MEASURE_SUFFIX)}
+    return {c: c[: -len(MEASURE_SUFFIX)] for c in df.columns if c.endswith(MEASURE_SUFFIX)}
 
 
 def our_words(theirs: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
     """One row per word of each MECO corpus: their freq, len and means (the same in every model's row)."""
-    return (theirs.sort_values(["corpus", "doc_id", "word_index", "model_key"])
-            .drop_duplicates(["corpus", "doc_id", "word_index"])
-            [["corpus", "doc_id", "word_index", "trialid", "ianum", "unigram_surprisal_bits", "length_chars",
-              *measures]])
+    return theirs.sort_values(["corpus", "doc_id", "word_index", "model_key"]).drop_duplicates(
+        ["corpus", "doc_id", "word_index"]
+    )[["corpus", "doc_id", "word_index", "trialid", "ianum", "unigram_surprisal_bits", "length_chars", *measures]]
 
 
-def with_previous(w: pd.DataFrame, columns: list[str], order: tuple[str, ...] = ("corpus", "trialid", "ianum")
-                  ) -> pd.DataFrame:
+def with_previous(
+    w: pd.DataFrame, columns: list[str], order: tuple[str, ...] = ("corpus", "trialid", "ianum")
+) -> pd.DataFrame:
     """The previous two words' values of `columns` within each text (NULL across a text's start)."""
     w = w.sort_values(list(order)).copy()
     by_text = w.groupby(["corpus", "doc_id"], sort=False)
@@ -50,12 +51,14 @@ def scored_runs(word_surprisal_runs, corpora: list[str]) -> pd.DataFrame:
     ).df()
 
 
-def our_surprisal_words(words: pd.DataFrame, run: pd.DataFrame, corpus: str, definition: str,
-                        extra: list[str] = ()) -> pd.DataFrame:
+def our_surprisal_words(
+    words: pd.DataFrame, run: pd.DataFrame, corpus: str, definition: str, extra: list[str] = ()
+) -> pd.DataFrame:
     """A MECO corpus's words (their freq, len, means) with one of our runs' surprisal (`definition`, bits) and
     the `extra` columns of the run, and the previous two words' values of all of them, freq and len."""
     s = run[["doc_id", "word_index", f"surprisal_{definition}_bits", *extra]].rename(
-        columns={f"surprisal_{definition}_bits": "surprisal_bits"})
+        columns={f"surprisal_{definition}_bits": "surprisal_bits"}
+    )
     w = words[words["corpus"] == corpus].merge(s, on=["doc_id", "word_index"], how="left")
     return with_previous(w, ["surprisal_bits", "unigram_surprisal_bits", "length_chars", *extra])
 
@@ -74,10 +77,16 @@ def first_token_entropy(word_surprisal, token_scores, corpora: list[str]) -> pd.
         return pd.DataFrame(columns=cols)
     within = "corpus in (" + ", ".join(f"'{c}'" for c in corpora) + ")"
     w = word_surprisal.filter(within + " and is_aligned").df()[
-        ["run_id", "corpus", "doc_id", "word_index", "first_token_index"]]
-    t = token_scores.filter(within + " and is_scored").df()[["run_id", "corpus", "doc_id", "token_index",
-                                                             "entropy_nats"]]
-    out = w.merge(t, left_on=["run_id", "corpus", "doc_id", "first_token_index"],
-                  right_on=["run_id", "corpus", "doc_id", "token_index"], how="left")
+        ["run_id", "corpus", "doc_id", "word_index", "first_token_index"]
+    ]
+    t = token_scores.filter(within + " and is_scored").df()[
+        ["run_id", "corpus", "doc_id", "token_index", "entropy_nats"]
+    ]
+    out = w.merge(
+        t,
+        left_on=["run_id", "corpus", "doc_id", "first_token_index"],
+        right_on=["run_id", "corpus", "doc_id", "token_index"],
+        how="left",
+    )
     out["entropy_bits"] = out["entropy_nats"] / np.log(2.0)
     return out[cols]

@@ -7,6 +7,7 @@ Every loader works in two phases: `load_*` reads its source files (through
 its tables inside ONE transaction. A bad file therefore raises `IngestError`
 before anything is written.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,9 +18,9 @@ import duckdb
 import polars as pl
 
 from ingest.raw import replace_partitions_in
+from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 from predictabase.core.db import transaction
 from predictabase.core.errors import IngestError
-from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 
 
 def corpus_version(sources: Iterable[Source]) -> str:
@@ -29,6 +30,7 @@ def corpus_version(sources: Iterable[Source]) -> str:
 
 
 # --------------------------------------------------------------------------- parsing helpers
+
 
 def to_int(value: str, name: str, what: str) -> int:
     try:
@@ -47,57 +49,131 @@ def to_float(value: str, name: str, what: str) -> float:
 # --------------------------------------------------------------------------- frames
 
 DOC_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "doc_index": pl.Int32, "text": pl.String,
-    "n_chars": pl.Int32, "n_bytes": pl.Int32, "score_prefix_chars": pl.Int32,
-    "corpus_version": pl.String, "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "doc_index": pl.Int32,
+    "text": pl.String,
+    "n_chars": pl.Int32,
+    "n_bytes": pl.Int32,
+    "score_prefix_chars": pl.Int32,
+    "corpus_version": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 WORD_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "word": pl.String,
-    "char_start": pl.Int32, "char_end": pl.Int32, "native_id": pl.String,
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "word": pl.String,
+    "char_start": pl.Int32,
+    "char_end": pl.Int32,
+    "native_id": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 #: raw.cloze_norms: every corpus's cloze norms, the shipped ones' (cloze.py) and a user corpus's (user_corpus.py)
 CLOZE_NORMS_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
-    "upstream_word": pl.String, "upstream_row": pl.Int32, "upstream_id": pl.String, "word_matches": pl.Boolean,
-    "n_responses": pl.Int32, "response_count": pl.Int32, "cloze_probability_published": pl.Float64,
-    "smoothing": pl.String, "modal_response": pl.String, "rating_mean": pl.Float64, "rating_sd": pl.Float64,
-    "cloze_surprisal_published_nats": pl.Float64, "entropy_published_nats": pl.Float64,
-    "competition_published": pl.Float64, "upstream_list": pl.Int32,
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "word": pl.String,
+    "upstream_word": pl.String,
+    "upstream_row": pl.Int32,
+    "upstream_id": pl.String,
+    "word_matches": pl.Boolean,
+    "n_responses": pl.Int32,
+    "response_count": pl.Int32,
+    "cloze_probability_published": pl.Float64,
+    "smoothing": pl.String,
+    "modal_response": pl.String,
+    "rating_mean": pl.Float64,
+    "rating_sd": pl.Float64,
+    "cloze_surprisal_published_nats": pl.Float64,
+    "entropy_published_nats": pl.Float64,
+    "competition_published": pl.Float64,
+    "upstream_list": pl.Int32,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 #: raw.word_frequencies: a frequency per corpus word and source: wordfreq's for every corpus (word_frequencies.py),
 #: a user corpus's own file (user_corpus.py, frequency_source "user"; only zipf_frequency and the provenance)
 WORD_FREQUENCIES_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String, "word": pl.String,
-    "lookup_form": pl.String, "n_lookup_tokens": pl.Int32, "wordfreq_frequency": pl.Float64,
-    "zipf_frequency": pl.Float64, "wordfreq_language": pl.String, "wordfreq_wordlist": pl.String,
-    "wordfreq_version": pl.String, "google_books_count": pl.Int64, "google_books_token": pl.String,
-    "google_books_code": pl.String, "google_books_source_path": pl.String, "google_books_source_sha256": pl.String,
-    "frequency_source": pl.String, "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "word": pl.String,
+    "lookup_form": pl.String,
+    "n_lookup_tokens": pl.Int32,
+    "wordfreq_frequency": pl.Float64,
+    "zipf_frequency": pl.Float64,
+    "wordfreq_language": pl.String,
+    "wordfreq_wordlist": pl.String,
+    "wordfreq_version": pl.String,
+    "google_books_count": pl.Int64,
+    "google_books_token": pl.String,
+    "google_books_code": pl.String,
+    "google_books_source_path": pl.String,
+    "google_books_source_sha256": pl.String,
+    "frequency_source": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 #: raw.reading_times: every corpus's reading times per (measure, reader, word), or per-word means (reader_id NULL,
 #: n_readers where known): the shipped self-paced reading (self_paced_reading.py; with the upstream's reader and
 #: trial columns) and a user corpus's file (user_corpus.py). A word not read has no row (never 0 ms). Eye tracking
 #: upstream of its measures is raw.eye_tracking_fixations (dbt derives the measures).
 READING_TIMES_SCHEMA = {
-    "corpus": pl.String, "measure": pl.String, "reader_id": pl.String, "doc_id": pl.String, "word_index": pl.Int32,
-    "native_id": pl.String, "word": pl.String, "rt_ms": pl.Float64, "n_readers": pl.Int32,
-    "reader_correct_answers": pl.Int32, "reader_accuracy": pl.Float64, "trial_order": pl.Int32,
-    "trial_answer_correct": pl.Boolean, "upstream_sentence_id": pl.Int32,
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "measure": pl.String,
+    "reader_id": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "word": pl.String,
+    "rt_ms": pl.Float64,
+    "n_readers": pl.Int32,
+    "reader_correct_answers": pl.Int32,
+    "reader_accuracy": pl.Float64,
+    "trial_order": pl.Int32,
+    "trial_answer_correct": pl.Boolean,
+    "upstream_sentence_id": pl.Int32,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 TOKEN_SCHEMA = {
-    "doc_id": pl.String, "token_index": pl.Int32, "token": pl.String, "char_start": pl.Int32,
-    "char_end": pl.Int32, "source_path": pl.String, "source_sha256": pl.String,
+    "doc_id": pl.String,
+    "token_index": pl.Int32,
+    "token": pl.String,
+    "char_start": pl.Int32,
+    "char_end": pl.Int32,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 
 
-def doc_row(corpus: str, doc_id: str, doc_index: int, text: str, src: Source, version: str,
-            score_prefix_chars: int | None = None) -> dict:
-    return dict(corpus=corpus, doc_id=doc_id, doc_index=doc_index, text=text, n_chars=len(text),
-                n_bytes=len(text.encode("utf-8")), score_prefix_chars=score_prefix_chars,
-                corpus_version=version, source_path=src.path, source_sha256=src.sha256)
+def doc_row(
+    corpus: str,
+    doc_id: str,
+    doc_index: int,
+    text: str,
+    src: Source,
+    version: str,
+    score_prefix_chars: int | None = None,
+) -> dict:
+    return dict(
+        corpus=corpus,
+        doc_id=doc_id,
+        doc_index=doc_index,
+        text=text,
+        n_chars=len(text),
+        n_bytes=len(text.encode("utf-8")),
+        score_prefix_chars=score_prefix_chars,
+        corpus_version=version,
+        source_path=src.path,
+        source_sha256=src.sha256,
+    )
 
 
 def frame(rows: list[dict] | dict[str, list], schema: dict) -> pl.DataFrame:
@@ -121,9 +197,11 @@ def check_word_spans(docs: pl.DataFrame, words: pl.DataFrame, name: str) -> None
 
 # --------------------------------------------------------------------------- writing
 
+
 @dataclass
 class CorpusLoad:
     """Everything one ingest name writes: (table, frame, partition) triples, plus notes for the report."""
+
     name: str
     tables: list[tuple[str, pl.DataFrame, dict[str, object]]]
     notes: dict[str, object] = field(default_factory=dict)

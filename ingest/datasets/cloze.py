@@ -30,6 +30,7 @@ models/*/cloze/).
   response types INCLUDING 'unk' (the Laplace vocabulary), and N + V must equal 1/min p. The bare-name `nan`
   keys (84, an empty response written by pandas) are response NULL.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,27 +38,46 @@ import re
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CLOZE_NORMS_SCHEMA, CorpusLoad, to_float, to_int
 from ingest.datasets.corpora import prepared_or_loaded
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 PROVO_SPEC = dataset("provo_cloze").file("cloze")
 UCL_SPEC = dataset("ucl_cloze").file("ratings")
 DIST_SPEC = dataset("ucl_cloze_distributions").file("distributions")
-UCL_COLUMNS = ["sentence", "word", "sent_id", "item_id", "list", "rating_mean", "rating_sd",
-               "cloze_p_smoothed", "cloze_s", "competition", "entropy"]
+UCL_COLUMNS = [
+    "sentence",
+    "word",
+    "sent_id",
+    "item_id",
+    "list",
+    "rating_mean",
+    "rating_sd",
+    "cloze_p_smoothed",
+    "cloze_s",
+    "competition",
+    "entropy",
+]
 UNSEEN = "unk"  # upstream's pseudo-response for unseen words (count 0 in every context)
 
 NORMS_SCHEMA = CLOZE_NORMS_SCHEMA  # raw.cloze_norms (ingest/datasets/_common.py: user corpora write it too)
 RESPONSES_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "context": pl.String,
-    "context_match": pl.String, "response": pl.String, "probability_laplace": pl.Float64,
-    "response_count": pl.Int32, "n_responses_context": pl.Int32, "n_types_context": pl.Int32,
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "context": pl.String,
+    "context_match": pl.String,
+    "response": pl.String,
+    "probability_laplace": pl.Float64,
+    "response_count": pl.Int32,
+    "n_responses_context": pl.Int32,
+    "n_types_context": pl.Int32,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 
 
@@ -86,6 +106,7 @@ def _num(v) -> float | None:
 
 # --------------------------------------------------------------------------- Provo
 
+
 def build_provo(df, src: readers.Source, corpus: CorpusLoad) -> tuple[pl.DataFrame, dict]:
     words = {(d, nid): (wi, w) for d, ws in _words_by_doc(corpus).items() for wi, w, nid in ws if nid is not None}
     for col in ("total_response_count", "cp", "modal_response"):
@@ -103,26 +124,49 @@ def build_provo(df, src: readers.Source, corpus: CorpusLoad) -> tuple[pl.DataFra
             continue
         n, cp = _num(r.total_response_count), _num(r.cp)
         if (n is None) != (cp is None):
-            raise IngestError(src.path, f"row {k} ({r.word_unique_id}): cp and total_response_count disagree "
-                                        f"on being missing ({r.cp!r}, {r.total_response_count!r})")
+            raise IngestError(
+                src.path,
+                f"row {k} ({r.word_unique_id}): cp and total_response_count disagree "
+                f"on being missing ({r.cp!r}, {r.total_response_count!r})",
+            )
         if n is not None and (n != int(n) or n < 1 or not 0 <= cp <= 1 or abs(cp * n - round(cp * n)) > 1e-6):
             raise IngestError(src.path, f"row {k} ({r.word_unique_id}): cp {cp} is not a share of {n} responses")
         modal = r.modal_response if isinstance(r.modal_response, str) else None
-        rows.append(dict(corpus="provo", doc_id=doc_id, word_index=hit[0], native_id=native_id, word=hit[1],
-                         upstream_word=str(r.word), upstream_row=k, upstream_id=str(r.word_unique_id),
-                         word_matches=provo._key(str(r.word)) == provo._key(hit[1]),
-                         n_responses=None if n is None else int(n), cloze_probability_published=cp,
-                         smoothing="none", modal_response=modal, rating_mean=None, rating_sd=None,
-                         cloze_surprisal_published_nats=None, entropy_published_nats=None,
-                         competition_published=None, upstream_list=None,
-                         source_path=src.path, source_sha256=src.sha256))
+        rows.append(
+            dict(
+                corpus="provo",
+                doc_id=doc_id,
+                word_index=hit[0],
+                native_id=native_id,
+                word=hit[1],
+                upstream_word=str(r.word),
+                upstream_row=k,
+                upstream_id=str(r.word_unique_id),
+                word_matches=provo._key(str(r.word)) == provo._key(hit[1]),
+                n_responses=None if n is None else int(n),
+                cloze_probability_published=cp,
+                smoothing="none",
+                modal_response=modal,
+                rating_mean=None,
+                rating_sd=None,
+                cloze_surprisal_published_nats=None,
+                entropy_published_nats=None,
+                competition_published=None,
+                upstream_list=None,
+                source_path=src.path,
+                source_sha256=src.sha256,
+            )
+        )
     if unjoined:
         raise IngestError(src.path, f"{len(unjoined)} row(s) join no Provo word: {', '.join(unjoined[:20])}")
     f = pl.DataFrame(rows, schema=NORMS_SCHEMA, strict=True)
-    notes = dict(rows=f.height, texts=f["doc_id"].n_unique(),
-                 without_norms=int(f["cloze_probability_published"].null_count()),
-                 repeated_word_rows=f.height - f.select("doc_id", "word_index").n_unique(),
-                 word_mismatch=f.filter(~pl.col("word_matches"))["upstream_id"].to_list())
+    notes = dict(
+        rows=f.height,
+        texts=f["doc_id"].n_unique(),
+        without_norms=int(f["cloze_probability_published"].null_count()),
+        repeated_word_rows=f.height - f.select("doc_id", "word_index").n_unique(),
+        word_mismatch=f.filter(~pl.col("word_matches"))["upstream_id"].to_list(),
+    )
     return f, notes
 
 
@@ -135,13 +179,15 @@ def load_provo(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
 
 # --------------------------------------------------------------------------- UCL norms
 
+
 def _close(a: str, b: str) -> bool:
     x, y = float(a), float(b)
     return x == y or abs(x - y) <= 1e-12 * max(1.0, abs(x), abs(y))
 
 
-def build_ucl(rows: list[dict[str, str]], src: readers.Source, measures: list[dict[str, str]],
-              corpus: CorpusLoad) -> tuple[pl.DataFrame, dict]:
+def build_ucl(
+    rows: list[dict[str, str]], src: readers.Source, measures: list[dict[str, str]], corpus: CorpusLoad
+) -> tuple[pl.DataFrame, dict]:
     words = _words_by_doc(corpus)
     by_item = {}
     for m in measures:
@@ -153,10 +199,16 @@ def build_ucl(rows: list[dict[str, str]], src: readers.Source, measures: list[di
         m = by_item.get(r["item_id"])
         if m is None:
             raise IngestError(src.path, f"line {k}: item_id {r['item_id']} is not in {ucl.MEASURES}")
-        if (r["sent_id"] != m["sent_id"] or r["sentence"] != m["item"].replace("'", "")
-                or r["word"] != m["word"].replace("'", "")):
-            raise IngestError(src.path, f"line {k}: item {r['item_id']} ({r['sentence']!r} + {r['word']!r}, sentence "
-                                        f"{r['sent_id']}) differs from {ucl.MEASURES} beyond apostrophes")
+        if (
+            r["sent_id"] != m["sent_id"]
+            or r["sentence"] != m["item"].replace("'", "")
+            or r["word"] != m["word"].replace("'", "")
+        ):
+            raise IngestError(
+                src.path,
+                f"line {k}: item {r['item_id']} ({r['sentence']!r} + {r['word']!r}, sentence "
+                f"{r['sent_id']}) differs from {ucl.MEASURES} beyond apostrophes",
+            )
         for col in UCL_COLUMNS[4:]:
             if not _close(r[col], m[col]):
                 raise IngestError(src.path, f"line {k}: {col} {r[col]} differs from {ucl.MEASURES}'s {m[col]}")
@@ -171,27 +223,47 @@ def build_ucl(rows: list[dict[str, str]], src: readers.Source, measures: list[di
         s = to_float(r["cloze_s"], src.path, f"line {k} cloze_s")
         if not 0 < p < 1 or abs(s + math.log(p)) > 1e-9:
             raise IngestError(src.path, f"line {k}: cloze_s {s} is not -ln(cloze_p_smoothed {p})")
-        out.append(dict(corpus="ucl", doc_id=doc_id, word_index=wi, native_id=ws[wi][2], word=ws[wi][1],
-                        upstream_word=r["word"], upstream_row=k, upstream_id=r["item_id"], word_matches=True,
-                        n_responses=None, cloze_probability_published=p, smoothing="laplace", modal_response=None,
-                        rating_mean=to_float(r["rating_mean"], src.path, f"line {k} rating_mean"),
-                        rating_sd=to_float(r["rating_sd"], src.path, f"line {k} rating_sd"),
-                        cloze_surprisal_published_nats=s,
-                        entropy_published_nats=to_float(r["entropy"], src.path, f"line {k} entropy"),
-                        competition_published=to_float(r["competition"], src.path, f"line {k} competition"),
-                        upstream_list=to_int(r["list"], src.path, f"line {k} list"),
-                        source_path=src.path, source_sha256=src.sha256))
+        out.append(
+            dict(
+                corpus="ucl",
+                doc_id=doc_id,
+                word_index=wi,
+                native_id=ws[wi][2],
+                word=ws[wi][1],
+                upstream_word=r["word"],
+                upstream_row=k,
+                upstream_id=r["item_id"],
+                word_matches=True,
+                n_responses=None,
+                cloze_probability_published=p,
+                smoothing="laplace",
+                modal_response=None,
+                rating_mean=to_float(r["rating_mean"], src.path, f"line {k} rating_mean"),
+                rating_sd=to_float(r["rating_sd"], src.path, f"line {k} rating_sd"),
+                cloze_surprisal_published_nats=s,
+                entropy_published_nats=to_float(r["entropy"], src.path, f"line {k} entropy"),
+                competition_published=to_float(r["competition"], src.path, f"line {k} competition"),
+                upstream_list=to_int(r["list"], src.path, f"line {k} list"),
+                source_path=src.path,
+                source_sha256=src.sha256,
+            )
+        )
     f = pl.DataFrame(out, schema=NORMS_SCHEMA, strict=True)
-    return f, dict(rows=f.height, sentences=f["doc_id"].n_unique(),
-                   apostrophes_removed=sum(r["sentence"] != by_item[r["item_id"]]["item"]
-                                           or r["word"] != by_item[r["item_id"]]["word"] for r in rows))
+    return f, dict(
+        rows=f.height,
+        sentences=f["doc_id"].n_unique(),
+        apostrophes_removed=sum(
+            r["sentence"] != by_item[r["item_id"]]["item"] or r["word"] != by_item[r["item_id"]]["word"] for r in rows
+        ),
+    )
 
 
 def _ucl_inputs(paths: Paths, prepared: dict | None) -> tuple[CorpusLoad, list[dict[str, str]]]:
     corpus = prepared_or_loaded(paths, prepared, ucl.CORPUS)
     msrc = readers.source(ucl.WORDS_SPEC, paths)
-    return corpus, readers.delimited(msrc.data, msrc.path, ucl.WORDS_SPEC, columns=["item", "word", "sent_id",
-                                                                                   "context_length", "item_id"])
+    return corpus, readers.delimited(
+        msrc.data, msrc.path, ucl.WORDS_SPEC, columns=["item", "word", "sent_id", "context_length", "item_id"]
+    )
 
 
 def load_ucl(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
@@ -202,6 +274,7 @@ def load_ucl(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
 
 
 # --------------------------------------------------------------------------- UCL distributions
+
 
 def laplace_counts(dist: dict, name: str, context: str) -> tuple[dict, int, int]:
     """{response: count}, N, V from Laplace probabilities p = (c+1)/(N+V); an IngestError if not exact."""
@@ -249,22 +322,37 @@ def build_distributions(dist: object, src: readers.Source, corpus: CorpusLoad) -
         n_by_context[ctx] = n
         for doc_id, wi, match in positions[ctx]:
             for resp, p in d.items():
-                for key, val in (("corpus", "ucl"), ("doc_id", doc_id), ("word_index", wi), ("context", ctx),
-                                 ("context_match", match), ("response", resp), ("probability_laplace", p),
-                                 ("response_count", counts[resp]), ("n_responses_context", n),
-                                 ("n_types_context", v), ("source_path", src.path), ("source_sha256", src.sha256)):
+                for key, val in (
+                    ("corpus", "ucl"),
+                    ("doc_id", doc_id),
+                    ("word_index", wi),
+                    ("context", ctx),
+                    ("context_match", match),
+                    ("response", resp),
+                    ("probability_laplace", p),
+                    ("response_count", counts[resp]),
+                    ("n_responses_context", n),
+                    ("n_types_context", v),
+                    ("source_path", src.path),
+                    ("source_sha256", src.sha256),
+                ):
                     out[key].append(val)
     if no_unseen:
         raise IngestError(src.path, f"{len(no_unseen)} context(s) lack the zero-count {UNSEEN!r}: {no_unseen[:5]}")
     f = pl.DataFrame(out, schema=RESPONSES_SCHEMA, strict=True)
     ns = sorted(n_by_context.values())
-    notes = dict(contexts=len(dist), pairs=sum(len(d) for d in dist.values()), rows=f.height,
-                 null_responses=sum(None in d for d in dist.values()),
-                 contexts_exact=sum(strip_punctuation(c) == c and any(m == "exact" for *_, m in positions[c])
-                                    for c in dist),
-                 positions=sum(len(ps) for c, ps in positions.items() if c in dist),
-                 positions_punctuation_removed=sum(m != "exact" for ps in positions.values() for *_, m in ps),
-                 n_responses_min=ns[0], n_responses_median=ns[len(ns) // 2], n_responses_max=ns[-1])
+    notes = dict(
+        contexts=len(dist),
+        pairs=sum(len(d) for d in dist.values()),
+        rows=f.height,
+        null_responses=sum(None in d for d in dist.values()),
+        contexts_exact=sum(strip_punctuation(c) == c and any(m == "exact" for *_, m in positions[c]) for c in dist),
+        positions=sum(len(ps) for c, ps in positions.items() if c in dist),
+        positions_punctuation_removed=sum(m != "exact" for ps in positions.values() for *_, m in ps),
+        n_responses_min=ns[0],
+        n_responses_median=ns[len(ns) // 2],
+        n_responses_max=ns[-1],
+    )
     return f, notes
 
 

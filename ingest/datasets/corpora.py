@@ -7,15 +7,16 @@ raw.game_doc_tokens, raw.imported_word_surprisal) in one transaction. A bad file
 `IngestError(file, problem)` before anything is written; re-running replaces, never duplicates. No metric is
 computed here.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets import lm_game, meco, natural_stories, provo, ucl
 from ingest.datasets._common import CorpusLoad
+from predictabase.core.config import Paths
 
 LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     "lm_game": lm_game.load,
@@ -26,6 +27,7 @@ LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     **meco.loaders(),  # one per language (ingest/corpora.toml: adapter = "meco")
 }
 NAMES = list(LOADERS)
+
 
 def prepared_or_loaded(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
     """`corpus`'s documents and words for a job that joins to them: this command's prepared corpus job when it
@@ -39,17 +41,26 @@ def prepared_or_loaded(paths: Paths, prepared: dict | None, corpus: str) -> Corp
 def _user_corpus(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
     from ingest.corpus_declarations import load_declarations
     from ingest.datasets import user_corpus
+
     load = (prepared or {}).get(user_corpus.JOB)
     if not isinstance(load, CorpusLoad):
         decls = load_declarations(paths)
         if corpus not in decls:
             from predictabase.core.errors import IngestError
+
             raise IngestError(corpus, "not a corpus of this warehouse (`predictabase corpus list`)")
         parsed = user_corpus.load_declared(paths, decls[corpus])
-        return CorpusLoad(corpus, [("raw.documents", parsed.texts.docs, {"corpus": corpus}),
-                                   ("raw.words", parsed.texts.words, {"corpus": corpus})])
-    return CorpusLoad(corpus, [(t, f, w) for t, f, w in load.tables
-                               if t in ("raw.documents", "raw.words") and w.get("corpus") == corpus])
+        return CorpusLoad(
+            corpus,
+            [
+                ("raw.documents", parsed.texts.docs, {"corpus": corpus}),
+                ("raw.words", parsed.texts.words, {"corpus": corpus}),
+            ],
+        )
+    return CorpusLoad(
+        corpus,
+        [(t, f, w) for t, f, w in load.tables if t in ("raw.documents", "raw.words") and w.get("corpus") == corpus],
+    )
 
 
 def corpus_frames(paths: Paths, prepared: dict | None, corpus: str) -> tuple[pl.DataFrame, pl.DataFrame]:

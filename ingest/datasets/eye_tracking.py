@@ -35,6 +35,7 @@ Word keys (every reading row must join raw.words of its corpus, else IngestError
   text); word_n is the 1-based position (native_id), word_index = word_n - 1, and the word must equal
   raw.words.word.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -43,13 +44,13 @@ import re
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets import provo, ucl
 from ingest.datasets._common import CorpusLoad, Source
 from ingest.datasets.corpora import corpus_frames
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import FileSpec, dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 PROVO_NAME, UCL_FIX_NAME, UCL_RT_NAME = "provo_eye_tracking", "ucl_fixations", "ucl_eye_tracking"
 PROVO_SPEC = dataset(PROVO_NAME).file("fixations")
@@ -57,30 +58,54 @@ UCL_FIX_SPEC = dataset(UCL_FIX_NAME).file("fixations")
 UCL_RT_SPEC = dataset(UCL_RT_NAME).file("measures")
 FIXATIONS = "raw.eye_tracking_fixations"
 MEASURES = "raw.eye_tracking_measures_upstream"
-RT_COLUMNS = {"RTfirstfix": "first_fixation_ms", "RTfirstpass": "first_pass_ms",
-              "RTrightbound": "right_bounded_ms", "RTgopast": "go_past_ms"}
+RT_COLUMNS = {
+    "RTfirstfix": "first_fixation_ms",
+    "RTfirstpass": "first_pass_ms",
+    "RTrightbound": "right_bounded_ms",
+    "RTgopast": "go_past_ms",
+}
 
 FIXATION_SCHEMA = {
-    "corpus": pl.String, "reader_id": pl.String, "doc_id": pl.String, "fixation_index": pl.Int32,
-    "word_index": pl.Int32, "native_id": pl.String, "duration_ms": pl.Int32, "blink": pl.String,
-    "x_px": pl.Float64, "y_px": pl.Float64, "upstream_word": pl.String,
+    "corpus": pl.String,
+    "reader_id": pl.String,
+    "doc_id": pl.String,
+    "fixation_index": pl.Int32,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "duration_ms": pl.Int32,
+    "blink": pl.String,
+    "x_px": pl.Float64,
+    "y_px": pl.Float64,
+    "upstream_word": pl.String,
     "trial_index": pl.Int32,  # Provo seq (the trial; NULL for UCL)
     "upstream_item": pl.String,  # the file's text / sentence id (Provo item; pangoling sent_id)
     "upstream_word_number": pl.Int32,  # the file's word number (Provo word_text; UCL word_n)
-    "source_path": pl.String, "source_sha256": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 MEASURE_SCHEMA = {
-    "corpus": pl.String, "reader_id": pl.String, "doc_id": pl.String, "word_index": pl.Int32,
-    "native_id": pl.String, "word": pl.String, "first_fixation_ms": pl.Int32, "first_pass_ms": pl.Int32,
-    "right_bounded_ms": pl.Int32, "go_past_ms": pl.Int32, "skipped": pl.Boolean,
-    "comprehension_correct": pl.String, "sentence_order": pl.Int32,
+    "corpus": pl.String,
+    "reader_id": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "word": pl.String,
+    "first_fixation_ms": pl.Int32,
+    "first_pass_ms": pl.Int32,
+    "right_bounded_ms": pl.Int32,
+    "go_past_ms": pl.Int32,
+    "skipped": pl.Boolean,
+    "comprehension_correct": pl.String,
+    "sentence_order": pl.Int32,
     "answer_time_ms": pl.Float64,  # upstream answer_time (NULL where no question followed the sentence)
     "upstream_item": pl.String,  # pangoling sent_id
-    "source_path": pl.String, "source_sha256": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 
 
 # --------------------------------------------------------------------------- shared checks
+
 
 def _ids(items: list, n: int | None = None) -> str:
     n = len(items) if n is None else n
@@ -95,8 +120,7 @@ def _frame(src: Source, spec: FileSpec) -> pl.DataFrame:
     for c in spec.columns:
         s = pdf[c]
         if str(s.dtype) in ("category", "object") or "str" in str(s.dtype).lower():
-            cols[c] = pl.Series(c, [None if v is None or v != v else str(v) for v in s.astype(object)],
-                                dtype=pl.String)
+            cols[c] = pl.Series(c, [None if v is None or v != v else str(v) for v in s.astype(object)], dtype=pl.String)
         else:
             cols[c] = pl.from_pandas(s.reset_index(drop=True)).rename(c)
     return pl.DataFrame(cols).with_row_index("_row", offset=1)
@@ -114,8 +138,11 @@ def _whole_numbers(df: pl.DataFrame, col: str, name: str, minimum: int) -> pl.Da
     v = pl.col(col).cast(pl.Float64)
     bad = df.filter(v.is_not_null() & (v.is_nan() | (v != v.round(0)) | (v < minimum)))
     if bad.height:
-        raise IngestError(name, f"{col} must be a whole number >= {minimum}: row(s) "
-                                f"{_ids([f'{r} ({x})' for r, x in zip(bad['_row'], bad[col])], bad.height)}")
+        raise IngestError(
+            name,
+            f"{col} must be a whole number >= {minimum}: row(s) "
+            f"{_ids([f'{r} ({x})' for r, x in zip(bad['_row'], bad[col])], bad.height)}",
+        )
     return df.with_columns(pl.when(v.is_nan()).then(None).otherwise(v).cast(pl.Int32).alias(col))
 
 
@@ -124,6 +151,7 @@ def _not_joined(name: str, corpus: str, ids: list[str]) -> IngestError:
 
 
 # --------------------------------------------------------------------------- Provo
+
 
 def _key(w: str) -> str:
     """Letters and digits, case-folded ('"snow' ~ 'snow'); a word without any (a dash) is its own key."""
@@ -154,9 +182,11 @@ def align_numbers(numbered: dict[int, str], words: list[str], window: int = 2) -
     for k in sorted(set(numbered) - set(mapping)):  # 2. nearby, in the other order
         prev = max((p for p in mapping if p < k), default=None)
         expected = (k - 1) if prev is None else mapping[prev] + (k - prev)
-        near = sorted((abs(j - expected), j) for j in range(max(expected - window, 0),
-                                                            min(expected + window + 1, len(b)))
-                      if j not in used and b[j] == a[k])
+        near = sorted(
+            (abs(j - expected), j)
+            for j in range(max(expected - window, 0), min(expected + window + 1, len(b)))
+            if j not in used and b[j] == a[k]
+        )
         if near:
             mapping[k] = near[0][1]
             used.add(near[0][1])
@@ -169,8 +199,7 @@ def align_numbers(numbered: dict[int, str], words: list[str], window: int = 2) -
             continue
         if len(ks) == len(js):
             pairs = list(zip(ks, js))
-            dev["by_position"] += [(k, numbered[k], j, words[j]) for k, j in pairs
-                                   if k in numbered and a[k] != b[j]]
+            dev["by_position"] += [(k, numbered[k], j, words[j]) for k, j in pairs if k in numbered and a[k] != b[j]]
         elif all(k in a for k in ks) and "".join(a[k] for k in ks) == "".join(b[j] for j in js):
             starts, o = [], 0
             for j in js:
@@ -201,15 +230,19 @@ def build_provo(src: Source, words: pl.DataFrame) -> CorpusLoad:
         raise IngestError(name, f"a trial (sub, seq) shows two texts: row(s) {_ids(bad['_row'].to_list())}")
     bad = df.filter(pl.col("fix_num") != pl.int_range(1, pl.len() + 1).over("sub", "seq"))
     if bad.height:
-        raise IngestError(name, f"fix_num does not count 1, 2, ... in file order within a trial: row(s) "
-                                f"{_ids(bad['_row'].to_list())}")
+        raise IngestError(
+            name, f"fix_num does not count 1, 2, ... in file order within a trial: row(s) {_ids(bad['_row'].to_list())}"
+        )
     df = df.with_columns(doc_id=pl.col("item").cast(pl.String))
     unknown = sorted(set(df["doc_id"].to_list()) - set(words["doc_id"].to_list()))
     if unknown:
         raise IngestError(name, f"text(s) {_ids(unknown)} are not provo documents")
     # the displayed words: one wordID per (text, number)
-    labels = df.filter(pl.col("word_text").is_not_null()).group_by("doc_id", "word_text").agg(
-        pl.col("wordID").unique().sort())
+    labels = (
+        df.filter(pl.col("word_text").is_not_null())
+        .group_by("doc_id", "word_text")
+        .agg(pl.col("wordID").unique().sort())
+    )
     two = labels.filter(pl.col("wordID").list.len() > 1)
     if two.height:
         raise IngestError(name, f"word number(s) with two words: {_ids(two.rows())}")
@@ -225,29 +258,55 @@ def build_provo(src: Source, words: pl.DataFrame) -> CorpusLoad:
         wmap += [(doc_id, k, wi) for k, wi in m.items()]
     if unjoined:
         raise _not_joined(name, provo.CORPUS, unjoined)
-    wmap_df = pl.DataFrame(wmap, schema={"doc_id": pl.String, "word_text": pl.Int32, "word_index": pl.Int32},
-                           orient="row").join(words.select("doc_id", "word_index", "native_id"),
-                                              on=["doc_id", "word_index"], how="left")
-    out = (df.join(wmap_df, on=["doc_id", "word_text"], how="left")
-           .sort("sub", "doc_id", "seq", "fix_num")
-           .with_columns(fixation_index=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("sub", "doc_id"))
-           .select(corpus=pl.lit(provo.CORPUS), reader_id=pl.col("sub"), doc_id="doc_id",
-                   fixation_index="fixation_index", word_index="word_index", native_id="native_id",
-                   duration_ms="fix_dur", blink=pl.when(pl.col("blink") == "NONE").then(None)
-                   .otherwise(pl.col("blink")), x_px="xPos", y_px="yPos", upstream_word="wordID",
-                   trial_index="seq", upstream_item=pl.col("item").cast(pl.String),
-                   upstream_word_number="word_text", source_path=pl.lit(src.path),
-                   source_sha256=pl.lit(src.sha256))
-           .cast(FIXATION_SCHEMA))
-    twice = out.group_by("reader_id", "doc_id").agg(pl.col("trial_index").n_unique().alias("n")).filter(
-        pl.col("n") > 1).height
-    return CorpusLoad(PROVO_NAME, [(FIXATIONS, out, {"corpus": provo.CORPUS})],
-                      dict(rows=out.height, readers=out["reader_id"].n_unique(), texts=out["doc_id"].n_unique(),
-                           no_word_rows=out["word_index"].null_count(), reader_texts_read_twice=twice,
-                           word_join=join_notes))
+    wmap_df = pl.DataFrame(
+        wmap, schema={"doc_id": pl.String, "word_text": pl.Int32, "word_index": pl.Int32}, orient="row"
+    ).join(words.select("doc_id", "word_index", "native_id"), on=["doc_id", "word_index"], how="left")
+    out = (
+        df.join(wmap_df, on=["doc_id", "word_text"], how="left")
+        .sort("sub", "doc_id", "seq", "fix_num")
+        .with_columns(fixation_index=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("sub", "doc_id"))
+        .select(
+            corpus=pl.lit(provo.CORPUS),
+            reader_id=pl.col("sub"),
+            doc_id="doc_id",
+            fixation_index="fixation_index",
+            word_index="word_index",
+            native_id="native_id",
+            duration_ms="fix_dur",
+            blink=pl.when(pl.col("blink") == "NONE").then(None).otherwise(pl.col("blink")),
+            x_px="xPos",
+            y_px="yPos",
+            upstream_word="wordID",
+            trial_index="seq",
+            upstream_item=pl.col("item").cast(pl.String),
+            upstream_word_number="word_text",
+            source_path=pl.lit(src.path),
+            source_sha256=pl.lit(src.sha256),
+        )
+        .cast(FIXATION_SCHEMA)
+    )
+    twice = (
+        out.group_by("reader_id", "doc_id")
+        .agg(pl.col("trial_index").n_unique().alias("n"))
+        .filter(pl.col("n") > 1)
+        .height
+    )
+    return CorpusLoad(
+        PROVO_NAME,
+        [(FIXATIONS, out, {"corpus": provo.CORPUS})],
+        dict(
+            rows=out.height,
+            readers=out["reader_id"].n_unique(),
+            texts=out["doc_id"].n_unique(),
+            no_word_rows=out["word_index"].null_count(),
+            reader_texts_read_twice=twice,
+            word_join=join_notes,
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- UCL
+
 
 def sentence_docs(df: pl.DataFrame, docs: pl.DataFrame, name: str) -> dict[int, str]:
     """pangoling sent_id -> ucl doc_id, by the sentence's text: the file's words numbered 1, 2, ... (up to
@@ -257,8 +316,11 @@ def sentence_docs(df: pl.DataFrame, docs: pl.DataFrame, name: str) -> dict[int, 
     w = df.filter(pl.col("word_n").is_not_null()).group_by("sent_id", "word_n").agg(pl.col("word").unique())
     two = w.filter(pl.col("word").list.len() > 1)
     if two.height:
-        raise IngestError(name, f"sentence word(s) with two spellings (sent_id, word_n): "
-                                f"{_ids(sorted(two.select('sent_id', 'word_n').rows()))}")
+        raise IngestError(
+            name,
+            f"sentence word(s) with two spellings (sent_id, word_n): "
+            f"{_ids(sorted(two.select('sent_id', 'word_n').rows()))}",
+        )
     out, missing = {}, []
     for (sid,), g in w.sort("word_n").group_by("sent_id", maintain_order=True):
         nums, ws = g["word_n"].to_list(), [x[0] for x in g["word"].to_list()]
@@ -275,14 +337,22 @@ def sentence_docs(df: pl.DataFrame, docs: pl.DataFrame, name: str) -> dict[int, 
 def _join_ucl(df: pl.DataFrame, docs: pl.DataFrame, words: pl.DataFrame, name: str) -> pl.DataFrame:
     """doc_id, word_index and native_id from (sent_id, word_n); every row with a word_n must join."""
     smap = sentence_docs(df, docs, name)
-    df = df.with_columns(doc_id=pl.col("sent_id").replace_strict(smap, default=None, return_dtype=pl.String),
-                         word_index=(pl.col("word_n") - 1).cast(pl.Int32))
-    j = df.join(words.select("doc_id", "word_index", pl.col("word").alias("_raw_word"), "native_id"),
-                on=["doc_id", "word_index"], how="left")
-    bad = j.filter(pl.col("word_n").is_not_null() & (pl.col("_raw_word").is_null()
-                                                     | (pl.col("_raw_word") != pl.col("word"))))
+    df = df.with_columns(
+        doc_id=pl.col("sent_id").replace_strict(smap, default=None, return_dtype=pl.String),
+        word_index=(pl.col("word_n") - 1).cast(pl.Int32),
+    )
+    j = df.join(
+        words.select("doc_id", "word_index", pl.col("word").alias("_raw_word"), "native_id"),
+        on=["doc_id", "word_index"],
+        how="left",
+    )
+    bad = j.filter(
+        pl.col("word_n").is_not_null() & (pl.col("_raw_word").is_null() | (pl.col("_raw_word") != pl.col("word")))
+    )
     if bad.height:
-        raise _not_joined(name, ucl.CORPUS, [f"sent_id {s} word {w}" for s, w in bad.select("sent_id", "word_n").rows()])
+        raise _not_joined(
+            name, ucl.CORPUS, [f"sent_id {s} word {w}" for s, w in bad.select("sent_id", "word_n").rows()]
+        )
     return j.sort("_row")
 
 
@@ -293,19 +363,39 @@ def build_ucl_fixations(src: Source, docs: pl.DataFrame, words: pl.DataFrame) ->
     df = _whole_numbers(df, "word_n", name, 1)
     df = _whole_numbers(df, "fix_duration", name, 1)
     j = _join_ucl(df, docs, words, name)
-    out = (j.with_columns(fixation_index=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("subj", "sent_id"))
-           .select(corpus=pl.lit(ucl.CORPUS), reader_id=pl.col("subj").cast(pl.String), doc_id="doc_id",
-                   fixation_index="fixation_index", word_index="word_index", native_id="native_id",
-                   duration_ms="fix_duration", blink=pl.when(pl.col("blink") == "-").then(None)
-                   .otherwise(pl.col("blink")), x_px="gaze_x", y_px="gaze_y", upstream_word="word",
-                   trial_index=pl.lit(None, pl.Int32), upstream_item=pl.col("sent_id").cast(pl.String),
-                   upstream_word_number="word_n", source_path=pl.lit(src.path), source_sha256=pl.lit(src.sha256))
-           .cast(FIXATION_SCHEMA))
-    return CorpusLoad(UCL_FIX_NAME, [(FIXATIONS, out, {"corpus": ucl.CORPUS})],
-                      dict(rows=out.height, readers=out["reader_id"].n_unique(), sentences=out["doc_id"].n_unique(),
-                           no_word_rows=out["word_index"].null_count(),
-                           sent_id_differs_from_doc_id=out.filter(pl.col("upstream_item") != pl.col("doc_id"))
-                           ["doc_id"].n_unique()))
+    out = (
+        j.with_columns(fixation_index=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("subj", "sent_id"))
+        .select(
+            corpus=pl.lit(ucl.CORPUS),
+            reader_id=pl.col("subj").cast(pl.String),
+            doc_id="doc_id",
+            fixation_index="fixation_index",
+            word_index="word_index",
+            native_id="native_id",
+            duration_ms="fix_duration",
+            blink=pl.when(pl.col("blink") == "-").then(None).otherwise(pl.col("blink")),
+            x_px="gaze_x",
+            y_px="gaze_y",
+            upstream_word="word",
+            trial_index=pl.lit(None, pl.Int32),
+            upstream_item=pl.col("sent_id").cast(pl.String),
+            upstream_word_number="word_n",
+            source_path=pl.lit(src.path),
+            source_sha256=pl.lit(src.sha256),
+        )
+        .cast(FIXATION_SCHEMA)
+    )
+    return CorpusLoad(
+        UCL_FIX_NAME,
+        [(FIXATIONS, out, {"corpus": ucl.CORPUS})],
+        dict(
+            rows=out.height,
+            readers=out["reader_id"].n_unique(),
+            sentences=out["doc_id"].n_unique(),
+            no_word_rows=out["word_index"].null_count(),
+            sent_id_differs_from_doc_id=out.filter(pl.col("upstream_item") != pl.col("doc_id"))["doc_id"].n_unique(),
+        ),
+    )
 
 
 def build_ucl_measures(src: Source, docs: pl.DataFrame, words: pl.DataFrame) -> CorpusLoad:
@@ -319,26 +409,46 @@ def build_ucl_measures(src: Source, docs: pl.DataFrame, words: pl.DataFrame) -> 
     zeros = pl.sum_horizontal([(pl.col(c) == 0).cast(pl.Int32) for c in RT_COLUMNS])
     bad = df.filter((zeros > 0) & (zeros < len(RT_COLUMNS)))
     if bad.height:
-        raise IngestError(name, f"0 ms (= not fixated in first pass) in some but not all of {list(RT_COLUMNS)}: "
-                                f"row(s) {_ids(bad['_row'].to_list())}")
+        raise IngestError(
+            name,
+            f"0 ms (= not fixated in first pass) in some but not all of {list(RT_COLUMNS)}: "
+            f"row(s) {_ids(bad['_row'].to_list())}",
+        )
     dup = df.filter(pl.len().over("subj", "sent_id", "word_n") > 1)
     if dup.height:
         raise IngestError(name, f"(subj, sent_id, word_n) repeated: row(s) {_ids(dup['_row'].to_list())}")
     j = _join_ucl(df, docs, words, name)
     skipped = pl.col("RTfirstfix") == 0
-    out = (j.select(corpus=pl.lit(ucl.CORPUS), reader_id=pl.col("subj").cast(pl.String), doc_id="doc_id",
-                    word_index="word_index", native_id="native_id", word="word",
-                    **{new: pl.when(skipped).then(None).otherwise(pl.col(old)) for old, new in RT_COLUMNS.items()},
-                    skipped=skipped, comprehension_correct="acc_comprehension", sentence_order="sent_n",
-                    answer_time_ms="answer_time", upstream_item=pl.col("sent_id").cast(pl.String),
-                    source_path=pl.lit(src.path), source_sha256=pl.lit(src.sha256))
-           .cast(MEASURE_SCHEMA))
-    return CorpusLoad(UCL_RT_NAME, [(MEASURES, out, {"corpus": ucl.CORPUS})],
-                      dict(rows=out.height, readers=out["reader_id"].n_unique(), sentences=out["doc_id"].n_unique(),
-                           skipped=int(out["skipped"].sum())))
+    out = j.select(
+        corpus=pl.lit(ucl.CORPUS),
+        reader_id=pl.col("subj").cast(pl.String),
+        doc_id="doc_id",
+        word_index="word_index",
+        native_id="native_id",
+        word="word",
+        **{new: pl.when(skipped).then(None).otherwise(pl.col(old)) for old, new in RT_COLUMNS.items()},
+        skipped=skipped,
+        comprehension_correct="acc_comprehension",
+        sentence_order="sent_n",
+        answer_time_ms="answer_time",
+        upstream_item=pl.col("sent_id").cast(pl.String),
+        source_path=pl.lit(src.path),
+        source_sha256=pl.lit(src.sha256),
+    ).cast(MEASURE_SCHEMA)
+    return CorpusLoad(
+        UCL_RT_NAME,
+        [(MEASURES, out, {"corpus": ucl.CORPUS})],
+        dict(
+            rows=out.height,
+            readers=out["reader_id"].n_unique(),
+            sentences=out["doc_id"].n_unique(),
+            skipped=int(out["skipped"].sum()),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- jobs
+
 
 def load_provo(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
     """The job's prepare(): the corpus's words as this command ingests them (when it does), else as its

@@ -19,6 +19,7 @@ from `token` where the two texts differ). Written as model_key `gpt3-davinci`,
 corpus `natural_stories`, source 'imported', with token_id, rank, entropy, top-k
 and word-initial mass NULL; the first token of each story has NULL logprob.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,12 +32,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.sources.catalog import by_path
-from predictabase.core.config import Paths
 from ingest.raw import now_utc
-from predictabase.core.errors import IngestError
-from ingest.sources.fetch import verified_path
 from ingest.scoring import store
+from ingest.sources.catalog import by_path
+from ingest.sources.fetch import verified_path
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 CSV_PATH = "natural_stories/probs/all_stories_gpt3.csv"
 MODEL_KEY = "gpt3-davinci"
@@ -62,8 +63,9 @@ def _read_csv(path: Path) -> dict[int, list[dict]]:
                     raise IngestError(path, f"line {line}: missing token")
                 if lp is not None and not (lp <= 0.0):
                     raise IngestError(path, f"line {line}: logprob {lp} is not a log-probability")
-                stories.setdefault(story, []).append({"token": row["token"], "logprob": lp, "offset": offset,
-                                                      "model": row["model"]})
+                stories.setdefault(story, []).append(
+                    {"token": row["token"], "logprob": lp, "offset": offset, "model": row["model"]}
+                )
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8 ({exc})") from None
     if sorted(stories) != list(range(10)):
@@ -98,8 +100,9 @@ def _documents(paths: Paths) -> tuple[dict[str, str], str]:
         raise IngestError(paths.duckdb, "no warehouse yet; ingest natural_stories first")
     con = duckdb.connect(str(paths.duckdb), read_only=True)
     try:
-        rows = con.execute("SELECT doc_id, text, corpus_version FROM raw.documents WHERE corpus = ?",
-                           [CORPUS]).fetchall()
+        rows = con.execute(
+            "SELECT doc_id, text, corpus_version FROM raw.documents WHERE corpus = ?", [CORPUS]
+        ).fetchall()
     except duckdb.Error as exc:
         raise IngestError(paths.duckdb, f"cannot read raw.documents ({exc}); ingest natural_stories first") from None
     finally:
@@ -113,6 +116,7 @@ def _documents(paths: Paths) -> tuple[dict[str, str], str]:
 class Gpt3Import:
     """A validated import, ready to write (`write_gpt3`); `done` holds the run record when the
     same import is already complete."""
+
     run_dir: Path
     table: pa.Table | None = None
     record: store.RunRecord | None = None
@@ -127,15 +131,27 @@ def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = No
     path = verified_path(sf, paths)
     stories = _read_csv(path)
     docs, corpus_version = documents if documents is not None else _documents(paths)
-    run_id = hashlib.sha256(json.dumps({"model_key": MODEL_KEY, "source_sha256": sf.sha256,
-                                        "corpus_version": corpus_version}).encode()).hexdigest()[:16]
+    run_id = hashlib.sha256(
+        json.dumps({"model_key": MODEL_KEY, "source_sha256": sf.sha256, "corpus_version": corpus_version}).encode()
+    ).hexdigest()[:16]
     rdir = store.run_dir(paths.token_scores, MODEL_KEY, CORPUS, run_id)
     done = store.read_run(rdir)
     if done is not None:
         return Gpt3Import(rdir, done=done)
     started = now_utc().isoformat()
-    cols: dict[str, list] = {k: [] for k in ("doc_id", "token_index", "token", "token_text", "char_start",
-                                             "char_end", "logprob_nats", "context_tokens")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "doc_id",
+            "token_index",
+            "token",
+            "token_text",
+            "char_start",
+            "char_end",
+            "logprob_nats",
+            "context_tokens",
+        )
+    }
     differences = {}
     for s, toks in sorted(stories.items()):
         doc_id = str(s + 1)
@@ -146,8 +162,11 @@ def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = No
         if gtext != text:
             ratio = difflib.SequenceMatcher(None, gtext, text, autojunk=False).ratio()
             if ratio < 0.98:
-                raise IngestError(path, f"story {s}: GPT-3 text does not match natural_stories doc {doc_id} "
-                                        f"(similarity {ratio:.3f}); wrong story mapping?")
+                raise IngestError(
+                    path,
+                    f"story {s}: GPT-3 text does not match natural_stories doc {doc_id} "
+                    f"(similarity {ratio:.3f}); wrong story mapping?",
+                )
             differences[doc_id] = sum(a != b for a, b in zip(gtext, text)) + abs(len(gtext) - len(text))
         cmap = _char_map(gtext, text) if gtext != text else list(range(len(text) + 1))
         prev = 0
@@ -168,14 +187,35 @@ def prepare_gpt3(paths: Paths, documents: tuple[dict[str, str], str] | None = No
     table = store.token_table(run_id, MODEL_KEY, CORPUS, cols)  # token ids and statistics: NULL
     models = sorted({t["model"] for toks in stories.values() for t in toks})
     record = store.RunRecord(
-        run_id=run_id, model_key=MODEL_KEY, model_id=",".join(models), model_revision=sf.sha256,
-        tokenizer="GPT-3 BPE (r50k_base), tokens as echoed by the OpenAI API", tokenizer_sha256=None,
-        vocab_size=50257, dtype=None, device=None, bos_policy="none (API echo; first token unscored)",
-        bos_token_id=None, bos_token=None, corpus=CORPUS, corpus_version=corpus_version,
-        context_length=2048, stride=None, top_k=0, batch_tokens=None, limit=None, full=True,
-        n_docs=len(stories), n_tokens=n, source="imported", started_at=started,
-        finished_at=now_utc().isoformat(), package_versions={}, source_path=CSV_PATH,
-        source_sha256=sf.sha256, doc_id_mapping="doc_id = story + 1",
+        run_id=run_id,
+        model_key=MODEL_KEY,
+        model_id=",".join(models),
+        model_revision=sf.sha256,
+        tokenizer="GPT-3 BPE (r50k_base), tokens as echoed by the OpenAI API",
+        tokenizer_sha256=None,
+        vocab_size=50257,
+        dtype=None,
+        device=None,
+        bos_policy="none (API echo; first token unscored)",
+        bos_token_id=None,
+        bos_token=None,
+        corpus=CORPUS,
+        corpus_version=corpus_version,
+        context_length=2048,
+        stride=None,
+        top_k=0,
+        batch_tokens=None,
+        limit=None,
+        full=True,
+        n_docs=len(stories),
+        n_tokens=n,
+        source="imported",
+        started_at=started,
+        finished_at=now_utc().isoformat(),
+        package_versions={},
+        source_path=CSV_PATH,
+        source_sha256=sf.sha256,
+        doc_id_mapping="doc_id = story + 1",
         text_differences_chars=differences,
     )
     return Gpt3Import(rdir, table, record)

@@ -8,6 +8,7 @@
   clamped to the end and counted (notes['rows_past_end']).
 - words: maximal runs of non-whitespace characters; native_id = NULL (the game has no word key).
 """
+
 from __future__ import annotations
 
 import re
@@ -15,12 +16,12 @@ from itertools import accumulate
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets._common import DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row
-from ingest.text import whitespace_words
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from ingest.text import whitespace_words
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 CORPUS = "lm_game"
 DOCUMENTS = dataset(CORPUS).file("documents")
@@ -57,18 +58,19 @@ def parse_accuracy(data: bytes, name: str) -> list[tuple[int, int]]:
     out = []
     for k, r in enumerate(rows):
         if not isinstance(r, list) or len(r) != 6:
-            raise IngestError(name, f"row {k}: expected [id, user, guess, correct_answer, guessed_token_idx, "
-                                    f"doc_id], got {r!r:.120}")
+            raise IngestError(
+                name, f"row {k}: expected [id, user, guess, correct_answer, guessed_token_idx, doc_id], got {r!r:.120}"
+            )
         idx, doc = r[4], r[5]
         if not (isinstance(idx, int) and isinstance(doc, int)) or isinstance(idx, bool) or idx < 1:
-            raise IngestError(name, f"row {k}: guessed_token_idx {idx!r} / doc_id {doc!r} are not valid "
-                                    f"(positive int, int)")
+            raise IngestError(
+                name, f"row {k}: guessed_token_idx {idx!r} / doc_id {doc!r} are not valid (positive int, int)"
+            )
         out.append((doc, idx))
     return out
 
 
-def build(docs: dict[int, tuple[Source, list[str]]], acc_src: Source,
-          guesses: list[tuple[int, int]]) -> CorpusLoad:
+def build(docs: dict[int, tuple[Source, list[str]]], acc_src: Source, guesses: list[tuple[int, int]]) -> CorpusLoad:
     """Assemble the three frames from parsed inputs (validates cross-file consistency)."""
     max_idx: dict[int, int] = {}
     past_end: list[tuple[int, int, int]] = []
@@ -116,13 +118,26 @@ def build(docs: dict[int, tuple[Source, list[str]]], acc_src: Source,
     documents = pl.DataFrame(doc_rows, schema=DOC_SCHEMA, strict=True)
     words = pl.DataFrame(word_cols, schema=WORD_SCHEMA, strict=True)
     tokens_df = pl.DataFrame(tok_cols, schema=TOKEN_SCHEMA, strict=True)
-    notes = dict(documents=documents.height, tokens=tokens_df.height, words=words.height,
-                 guess_rows=len(guesses), rows_past_end=len(past_end), rows_past_end_detail=past_end,
-                 docs_without_guesses=sum(1 for d in docs if d not in max_idx),
-                 prefix_tokens=prefix_tokens, prefix_chars=int(documents["score_prefix_chars"].sum()))
-    return CorpusLoad(CORPUS, [("raw.documents", documents, {"corpus": CORPUS}),
-                               ("raw.words", words, {"corpus": CORPUS}),
-                               ("raw.game_doc_tokens", tokens_df, {})], notes)
+    notes = dict(
+        documents=documents.height,
+        tokens=tokens_df.height,
+        words=words.height,
+        guess_rows=len(guesses),
+        rows_past_end=len(past_end),
+        rows_past_end_detail=past_end,
+        docs_without_guesses=sum(1 for d in docs if d not in max_idx),
+        prefix_tokens=prefix_tokens,
+        prefix_chars=int(documents["score_prefix_chars"].sum()),
+    )
+    return CorpusLoad(
+        CORPUS,
+        [
+            ("raw.documents", documents, {"corpus": CORPUS}),
+            ("raw.words", words, {"corpus": CORPUS}),
+            ("raw.game_doc_tokens", tokens_df, {}),
+        ],
+        notes,
+    )
 
 
 def load(paths: Paths) -> CorpusLoad:

@@ -18,6 +18,7 @@ context, monolingual transformers trained on 30M words and on all data). Two job
 
 Only loads and validates: the regressions (their ΔLL replayed, ours) are dbt's.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,18 @@ import math
 import polars as pl
 
 from ingest import corpus_table
-from ingest.datasets._common import (DOC_SCHEMA, READING_TIMES_SCHEMA, WORD_SCHEMA, CorpusLoad, check_word_spans,
-                                     corpus_version, doc_row, frame, to_float, to_int)
+from ingest.datasets._common import (
+    DOC_SCHEMA,
+    READING_TIMES_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    check_word_spans,
+    corpus_version,
+    doc_row,
+    frame,
+    to_float,
+    to_int,
+)
 from ingest.sources import readers
 from ingest.sources.catalog import SourceFile
 from ingest.sources.definitions import dataset
@@ -46,8 +57,12 @@ WORDS_TABLE = "wilcox_xlang_words"
 CURVES_TABLE = "wilcox_xlang_link_curves"
 #: their numeric columns -> our raw column (unit in the name); R's NA is NULL, Inf stays inf (their analysis
 #: filters on is.finite)
-_WORD_NUMBERS = {"surp": "surprisal_bits", "ent": "entropy_bits", "freq": "unigram_surprisal_bits",
-                 "len": "length_chars"}
+_WORD_NUMBERS = {
+    "surp": "surprisal_bits",
+    "ent": "entropy_bits",
+    "freq": "unigram_surprisal_bits",
+    "len": "length_chars",
+}
 NUMBERS = {
     **_WORD_NUMBERS,
     # the previous two words' values as they merged them: prev_surp, prev2_surp, ... -> prev1_..., prev2_...
@@ -55,15 +70,37 @@ NUMBERS = {
     **{col: f"{measure}_ms" for col, measure in MEASURES.items()},  # the means' columns, named after our measures
 }
 WORDS_SCHEMA = {
-    "corpus": pl.String, "upstream_language": pl.String, "model_key": pl.String, "upstream_model": pl.String,
-    "file_row": pl.Int32, "upstream_row": pl.String, "doc_id": pl.String, "word_index": pl.Int32,
-    "trialid": pl.Int32, "ianum": pl.Int32, "word": pl.String, "model_word": pl.String, "mismatch": pl.Boolean,
-    **{c: pl.Float64 for c in NUMBERS.values()}, "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "upstream_language": pl.String,
+    "model_key": pl.String,
+    "upstream_model": pl.String,
+    "file_row": pl.Int32,
+    "upstream_row": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "trialid": pl.Int32,
+    "ianum": pl.Int32,
+    "word": pl.String,
+    "model_word": pl.String,
+    "mismatch": pl.Boolean,
+    **{c: pl.Float64 for c in NUMBERS.values()},
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 CURVES_SCHEMA = {
-    "corpus": pl.String, "upstream_language": pl.String, "model_key": pl.String, "upstream_model": pl.String,
-    "measure": pl.String, "link": pl.String, "surprisal_bits": pl.Float64, "effect_ms": pl.Float64, "effect_low_ms": pl.Float64,
-    "effect_high_ms": pl.Float64, "plot_offset_ms": pl.Float64, "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "upstream_language": pl.String,
+    "model_key": pl.String,
+    "upstream_model": pl.String,
+    "measure": pl.String,
+    "link": pl.String,
+    "surprisal_bits": pl.Float64,
+    "effect_ms": pl.Float64,
+    "effect_low_ms": pl.Float64,
+    "effect_high_ms": pl.Float64,
+    "plot_offset_ms": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 _LINKS = {"linear": "linear", "non-linear": "gam"}
 #: the mean their link analysis models (analysis_link.Rmd: psychometric = "gaze_rt")
@@ -110,8 +147,10 @@ def _word_table(src: readers.Source, rows: list[dict[str, str]]) -> dict[tuple[i
     """(trialid, ianum) -> the word and its means, checked to agree across the models' rows."""
     words: dict[tuple[int, int], dict] = {}
     for k, r in enumerate(rows, start=2):
-        key = (_whole(r["trialid"], src.path, f"line {k} trialid", 1),
-               _whole(r["ianum"], src.path, f"line {k} ianum", 1))
+        key = (
+            _whole(r["trialid"], src.path, f"line {k} trialid", 1),
+            _whole(r["ianum"], src.path, f"line {k} ianum", 1),
+        )
         w = r["ia"]
         if not w or w != w.strip() or any(ch.isspace() and ch != "\u00a0" for ch in w):
             raise IngestError(src.path, f"line {k}: word {w!r} is empty or holds a space, tab or line break")
@@ -121,8 +160,10 @@ def _word_table(src: readers.Source, rows: list[dict[str, str]]) -> dict[tuple[i
                 raise IngestError(src.path, f"line {k}: {m} {item[m]} is not a mean reading time >= 0 ms")
         kept = words.setdefault(key, item)
         if kept != item:
-            raise IngestError(src.path, f"line {k}: text {key[0]} word {key[1]} differs between the models' rows "
-                                        f"({kept} against {item})")
+            raise IngestError(
+                src.path,
+                f"line {k}: text {key[0]} word {key[1]} differs between the models' rows ({kept} against {item})",
+            )
     return words
 
 
@@ -143,22 +184,45 @@ def load_corpus(paths: Paths, corpus: str) -> CorpusLoad:
         doc_rows.append(doc_row(corpus, doc_id, d, text, src, version))
         for i, (key, (a, b)) in enumerate(zip(keys, spans)):
             w = words[key]
-            word_rows.append(dict(corpus=corpus, doc_id=doc_id, word_index=i, word=w["word"], char_start=a,
-                                  char_end=b, native_id=str(key[1]), source_path=src.path, source_sha256=src.sha256))
+            word_rows.append(
+                dict(
+                    corpus=corpus,
+                    doc_id=doc_id,
+                    word_index=i,
+                    word=w["word"],
+                    char_start=a,
+                    char_end=b,
+                    native_id=str(key[1]),
+                    source_path=src.path,
+                    source_sha256=src.sha256,
+                )
+            )
             for m in MEASURES.values():
                 if not w[m]:  # NA, or 0 ms: no reader fixated the word
                     skipped[m] += 1
                     continue
-                rt_rows.append(dict(corpus=corpus, measure=m, doc_id=doc_id, word_index=i, native_id=str(key[1]),
-                                    word=w["word"], rt_ms=w[m], source_path=src.path, source_sha256=src.sha256))
+                rt_rows.append(
+                    dict(
+                        corpus=corpus,
+                        measure=m,
+                        doc_id=doc_id,
+                        word_index=i,
+                        native_id=str(key[1]),
+                        word=w["word"],
+                        rt_ms=w[m],
+                        source_path=src.path,
+                        source_sha256=src.sha256,
+                    )
+                )
     docs, wordf = frame(doc_rows, DOC_SCHEMA), frame(word_rows, WORD_SCHEMA)
     check_word_spans(docs, wordf, src.path)
     rts = frame(rt_rows, READING_TIMES_SCHEMA)  # a column a row does not name is NULL (reader, trial, ...)
     where = {"corpus": corpus}
-    return CorpusLoad(corpus, [("raw.documents", docs, where), ("raw.words", wordf, where),
-                               ("raw.reading_times", rts, where)],
-                      notes={"texts": docs.height, "words": wordf.height, "reading_times": rts.height,
-                             "not_fixated": skipped})
+    return CorpusLoad(
+        corpus,
+        [("raw.documents", docs, where), ("raw.words", wordf, where), ("raw.reading_times", rts, where)],
+        notes={"texts": docs.height, "words": wordf.height, "reading_times": rts.height, "not_fixated": skipped},
+    )
 
 
 def loaders() -> dict:
@@ -166,8 +230,9 @@ def loaders() -> dict:
     return {key: (lambda paths, _key=key: load_corpus(paths, _key)) for key in corpora()}
 
 
-def _their_rows(src: readers.Source, rows: list[dict[str, str]], corpus: str,
-                index: dict[tuple[int, int], int]) -> pl.DataFrame:
+def _their_rows(
+    src: readers.Source, rows: list[dict[str, str]], corpus: str, index: dict[tuple[int, int], int]
+) -> pl.DataFrame:
     out = {k: [] for k in WORDS_SCHEMA}
     seen: set[tuple[str, int, int]] = set()
     for k, r in enumerate(rows):
@@ -180,12 +245,23 @@ def _their_rows(src: readers.Source, rows: list[dict[str, str]], corpus: str,
         seen.add((r["model"], trial, ia))
         if r["mismatch"] not in ("TRUE", "FALSE", _NA):
             raise IngestError(src.path, f"line {line}: mismatch {r['mismatch']!r} is not TRUE, FALSE or NA")
-        row = {"corpus": corpus, "upstream_language": r["lang"], "model_key": MODELS[r["model"]],
-               "upstream_model": r["model"], "file_row": k, "upstream_row": r[""], "doc_id": str(trial),
-               "word_index": index[(trial, ia)], "trialid": trial, "ianum": ia, "word": r["ia"],
-               "model_word": None if r["model_ia"] == _NA else r["model_ia"],
-               "mismatch": None if r["mismatch"] == _NA else r["mismatch"] == "TRUE",
-               "source_path": src.path, "source_sha256": src.sha256}
+        row = {
+            "corpus": corpus,
+            "upstream_language": r["lang"],
+            "model_key": MODELS[r["model"]],
+            "upstream_model": r["model"],
+            "file_row": k,
+            "upstream_row": r[""],
+            "doc_id": str(trial),
+            "word_index": index[(trial, ia)],
+            "trialid": trial,
+            "ianum": ia,
+            "word": r["ia"],
+            "model_word": None if r["model_ia"] == _NA else r["model_ia"],
+            "mismatch": None if r["mismatch"] == _NA else r["mismatch"] == "TRUE",
+            "source_path": src.path,
+            "source_sha256": src.sha256,
+        }
         for col, name in NUMBERS.items():
             row[name] = _number(r[col], src.path, f"line {line} {col}")
         for c, v in row.items():
@@ -199,14 +275,28 @@ def _curves(paths: Paths) -> pl.DataFrame:
     for src in readers.sources(CURVES, paths):
         for k, r in enumerate(readers.delimited(src.data, src.path, CURVES), start=2):
             if r["lang"] not in by_upstream or r["model"] not in MODELS or r["linear"] not in _LINKS:
-                raise IngestError(src.path, f"line {k}: language {r['lang']!r}, model {r['model']!r} or link "
-                                            f"{r['linear']!r} is not one of MECO's")
-            row = {"corpus": by_upstream[r["lang"]], "upstream_language": r["lang"], "model_key": MODELS[r["model"]],
-                   "upstream_model": r["model"], "measure": LINK_MEASURE, "link": _LINKS[r["linear"]],
-                   "source_path": src.path,
-                   "source_sha256": src.sha256}
-            for col, name in (("surp", "surprisal_bits"), ("y", "effect_ms"), ("y_lower", "effect_low_ms"),
-                              ("y_upper", "effect_high_ms"), ("delta", "plot_offset_ms")):
+                raise IngestError(
+                    src.path,
+                    f"line {k}: language {r['lang']!r}, model {r['model']!r} or link "
+                    f"{r['linear']!r} is not one of MECO's",
+                )
+            row = {
+                "corpus": by_upstream[r["lang"]],
+                "upstream_language": r["lang"],
+                "model_key": MODELS[r["model"]],
+                "upstream_model": r["model"],
+                "measure": LINK_MEASURE,
+                "link": _LINKS[r["linear"]],
+                "source_path": src.path,
+                "source_sha256": src.sha256,
+            }
+            for col, name in (
+                ("surp", "surprisal_bits"),
+                ("y", "effect_ms"),
+                ("y_lower", "effect_low_ms"),
+                ("y_upper", "effect_high_ms"),
+                ("delta", "plot_offset_ms"),
+            ):
                 v = _number(r[col], src.path, f"line {k} {col}")
                 if v is None or not math.isfinite(v):
                     raise IngestError(src.path, f"line {k}: {col} {r[col]!r} is not a finite number")

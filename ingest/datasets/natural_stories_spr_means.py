@@ -5,21 +5,31 @@ columns are declared in ingest/sources/datasets.toml; this module only turns row
 `raw.natural_stories_spr_means` (one row per story word: item = doc_id, zone = the word's native_id
 in raw.words), with units in the column names. No metric is computed here.
 """
+
 from __future__ import annotations
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets._common import to_float, to_int
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 NAME = "natural_stories_spr_means"
 MEANS = dataset(NAME).file("means")
-SCHEMA = {"doc_id": pl.String, "native_id": pl.String, "word": pl.String, "n_readers": pl.Int32,
-          "mean_rt_ms": pl.Float64, "sd_rt_ms": pl.Float64, "geometric_mean_rt_ms": pl.Float64,
-          "geometric_sd_factor": pl.Float64, "source_path": pl.String, "source_sha256": pl.String}
+SCHEMA = {
+    "doc_id": pl.String,
+    "native_id": pl.String,
+    "word": pl.String,
+    "n_readers": pl.Int32,
+    "mean_rt_ms": pl.Float64,
+    "sd_rt_ms": pl.Float64,
+    "geometric_mean_rt_ms": pl.Float64,
+    "geometric_sd_factor": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 
 
 def load(paths: Paths) -> dict[str, pl.DataFrame]:
@@ -31,11 +41,18 @@ def load(paths: Paths) -> dict[str, pl.DataFrame]:
         if (item, zone) in seen:
             raise IngestError(src.path, f"line {k}: story {item} zone {zone} appears twice")
         seen.add((item, zone))
-        out.append({"doc_id": str(item), "native_id": str(zone), "word": r["word"],
-                    "n_readers": to_int(r["nItem"], src.path, f"line {k} nItem"),
-                    "mean_rt_ms": to_float(r["meanItemRT"], src.path, f"line {k} meanItemRT"),
-                    "sd_rt_ms": to_float(r["sdItemRT"], src.path, f"line {k} sdItemRT"),
-                    "geometric_mean_rt_ms": to_float(r["gmeanItemRT"], src.path, f"line {k} gmeanItemRT"),
-                    "geometric_sd_factor": to_float(r["gsdItemRT"], src.path, f"line {k} gsdItemRT"),
-                    "source_path": src.path, "source_sha256": src.sha256})
+        out.append(
+            {
+                "doc_id": str(item),
+                "native_id": str(zone),
+                "word": r["word"],
+                "n_readers": to_int(r["nItem"], src.path, f"line {k} nItem"),
+                "mean_rt_ms": to_float(r["meanItemRT"], src.path, f"line {k} meanItemRT"),
+                "sd_rt_ms": to_float(r["sdItemRT"], src.path, f"line {k} sdItemRT"),
+                "geometric_mean_rt_ms": to_float(r["gmeanItemRT"], src.path, f"line {k} gmeanItemRT"),
+                "geometric_sd_factor": to_float(r["gsdItemRT"], src.path, f"line {k} gsdItemRT"),
+                "source_path": src.path,
+                "source_sha256": src.sha256,
+            }
+        )
     return {NAME: pl.DataFrame(out, schema=SCHEMA, strict=True)}

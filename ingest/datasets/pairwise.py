@@ -35,6 +35,7 @@ tokens). The top-1 game's extra condition (the NEXT token starts with a space, S
 cannot be applied here: a comparison file holds the context and y only, not the token after
 y, and appendix D does not use it for the pairwise game.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,13 +43,13 @@ from pathlib import Path
 
 import polars as pl
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
+from ingest.raw import replace_tables
 from ingest.sources import readers
 from ingest.sources.catalog import SourceFile
 from ingest.sources.definitions import dataset
 from ingest.sources.fetch import verified_path
-from ingest.raw import replace_tables
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 DATASET = "pairwise"
 ANSWERS = dataset(DATASET).file("answers")
@@ -61,8 +62,11 @@ QUESTION_SETS = {"set_1": range(10000, 10040), "set_2": range(20010, 20090)}
 TRAINING = range(20000, 20010)
 N_SAMPLES = 400
 # The upstream model names, in the order of `generator_names`, and our column stems.
-MODELS = {"gelu_two_layers/": "two_layers", "gelu_twelve_layers/": "twelve_layers",
-          "gelu_twenty_four_layers/": "twenty_four_layers"}
+MODELS = {
+    "gelu_two_layers/": "two_layers",
+    "gelu_twelve_layers/": "twelve_layers",
+    "gelu_twenty_four_layers/": "twenty_four_layers",
+}
 # The interface's 11 choices (percent that y is the real token); 50 is also the auto answer.
 CHOICES_PERCENT = (1.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 99.0)
 
@@ -94,8 +98,16 @@ def parse_comparison(path: Path, comparison_id: int) -> dict:
     d = _load_json(path)
     if not isinstance(d, dict):
         raise IngestError(path, "expected a JSON object")
-    required = ("id", "input_str", "correct_token_str", "generated_token_strs", "generator_index",
-                "generator_names", "correct_logprobs", "generated_logprobss")
+    required = (
+        "id",
+        "input_str",
+        "correct_token_str",
+        "generated_token_strs",
+        "generator_index",
+        "generator_names",
+        "correct_logprobs",
+        "generated_logprobss",
+    )
     missing = [k for k in required if k not in d]
     if missing:
         raise IngestError(path, f"missing field(s) {', '.join(missing)}")
@@ -116,15 +128,21 @@ def parse_comparison(path: Path, comparison_id: int) -> dict:
     if not isinstance(cl, list) or len(cl) != len(names) or not all(_finite_logprob(v) for v in cl):
         raise IngestError(path, "correct_logprobs must hold one finite log-probability (<= 0) per model")
     gl = d["generated_logprobss"]
-    if (not isinstance(gl, list) or len(gl) != len(names)
-            or any(not isinstance(row, list) or len(row) != N_SAMPLES for row in gl)):
+    if (
+        not isinstance(gl, list)
+        or len(gl) != len(names)
+        or any(not isinstance(row, list) or len(row) != N_SAMPLES for row in gl)
+    ):
         raise IngestError(path, f"generated_logprobss must be {len(names)} lists of {N_SAMPLES}")
     if not all(_finite_logprob(v) for row in gl for v in row):
         raise IngestError(path, "generated_logprobss holds a non-finite or positive log-probability")
     gp = d.get("generation_probs")
     if gp is not None:
-        if not isinstance(gp, list) or len(gp) != N_SAMPLES or not all(
-                isinstance(v, (int, float)) and 0 < v <= 1 for v in gp):
+        if (
+            not isinstance(gp, list)
+            or len(gp) != N_SAMPLES
+            or not all(isinstance(v, (int, float)) and 0 < v <= 1 for v in gp)
+        ):
             raise IngestError(path, f"generation_probs must be {N_SAMPLES} probabilities in (0, 1]")
     return d
 
@@ -174,9 +192,24 @@ def build_frames(paths: Paths) -> dict[str, pl.DataFrame]:
     if absent:
         raise IngestError(COMPARISONS_DIR, f"no comparison file for needed comparison_id(s) {absent[:10]}")
 
-    q_rows, s_cols, skipped = [], {c: [] for c in (
-        "comparison_id", "k", "sample_token", "is_true_token", "generation_prob", "generator_logprob_x_nats",
-        *[f"logprob_x_{m}_nats" for m in MODELS.values()], "source_path", "source_sha256")}, []
+    q_rows, s_cols, skipped = (
+        [],
+        {
+            c: []
+            for c in (
+                "comparison_id",
+                "k",
+                "sample_token",
+                "is_true_token",
+                "generation_prob",
+                "generator_logprob_x_nats",
+                *[f"logprob_x_{m}_nats" for m in MODELS.values()],
+                "source_path",
+                "source_sha256",
+            )
+        },
+        [],
+    )
     parsed: dict[int, dict] = {}
     for cid in sorted(comparisons):
         sf = comparisons[cid]
@@ -191,14 +224,23 @@ def build_frames(paths: Paths) -> dict[str, pl.DataFrame]:
         parsed[cid] = d
         gi, y = d["generator_index"], d["correct_token_str"]
         qset = question_set(cid)
-        q_rows.append({
-            "comparison_id": cid, "question_set": qset, "is_training": qset == "training",
-            "context": d["input_str"], "true_token": y, "is_word_token": is_word_token(y),
-            "generator_index": gi, "generator_name": d["generator_names"][gi],
-            "generator_logprob_y_nats": float(d["correct_logprobs"][gi]),
-            **{f"logprob_y_{m}_nats": float(d["correct_logprobs"][j]) for j, m in enumerate(MODELS.values())},
-            "has_generation_probs": "generation_probs" in d, "n_samples": N_SAMPLES, **_provenance(sf),
-        })
+        q_rows.append(
+            {
+                "comparison_id": cid,
+                "question_set": qset,
+                "is_training": qset == "training",
+                "context": d["input_str"],
+                "true_token": y,
+                "is_word_token": is_word_token(y),
+                "generator_index": gi,
+                "generator_name": d["generator_names"][gi],
+                "generator_logprob_y_nats": float(d["correct_logprobs"][gi]),
+                **{f"logprob_y_{m}_nats": float(d["correct_logprobs"][j]) for j, m in enumerate(MODELS.values())},
+                "has_generation_probs": "generation_probs" in d,
+                "n_samples": N_SAMPLES,
+                **_provenance(sf),
+            }
+        )
         gp = d.get("generation_probs")
         for k, x in enumerate(d["generated_token_strs"]):
             s_cols["comparison_id"].append(cid)
@@ -218,18 +260,32 @@ def build_frames(paths: Paths) -> dict[str, pl.DataFrame]:
         auto = d["generated_token_strs"][k] == d["correct_token_str"]
         if auto and float(guess) != 50.0:
             raise IngestError(answers_file, f"answer id {rid}: x_k = y (auto-answered) but guess is {guess}, not 50")
-        a_rows.append({"answer_id": rid, "player": str(user), "comparison_id": cid, "k": k,
-                       "p_percent": float(guess), "auto_answered": auto, **_provenance(answers_sf)})
+        a_rows.append(
+            {
+                "answer_id": rid,
+                "player": str(user),
+                "comparison_id": cid,
+                "k": k,
+                "p_percent": float(guess),
+                "auto_answered": auto,
+                **_provenance(answers_sf),
+            }
+        )
 
     return {
-        "pairwise_questions": pl.DataFrame(q_rows, schema_overrides={"comparison_id": pl.Int32, "generator_index": pl.Int32,
-                                                                      "n_samples": pl.Int32}),
-        "pairwise_samples": pl.DataFrame(s_cols, schema_overrides={"comparison_id": pl.Int32, "k": pl.Int32,
-                                                                    "generation_prob": pl.Float64}),
-        "pairwise_answers": pl.DataFrame(a_rows, schema_overrides={"answer_id": pl.Int64, "comparison_id": pl.Int32,
-                                                                    "k": pl.Int32}),
-        "pairwise_skipped_files": pl.DataFrame(skipped, schema={"comparison_id": pl.Int32, "problem": pl.Utf8,
-                                                                "source_path": pl.Utf8, "source_sha256": pl.Utf8}),
+        "pairwise_questions": pl.DataFrame(
+            q_rows, schema_overrides={"comparison_id": pl.Int32, "generator_index": pl.Int32, "n_samples": pl.Int32}
+        ),
+        "pairwise_samples": pl.DataFrame(
+            s_cols, schema_overrides={"comparison_id": pl.Int32, "k": pl.Int32, "generation_prob": pl.Float64}
+        ),
+        "pairwise_answers": pl.DataFrame(
+            a_rows, schema_overrides={"answer_id": pl.Int64, "comparison_id": pl.Int32, "k": pl.Int32}
+        ),
+        "pairwise_skipped_files": pl.DataFrame(
+            skipped,
+            schema={"comparison_id": pl.Int32, "problem": pl.Utf8, "source_path": pl.Utf8, "source_sha256": pl.Utf8},
+        ),
     }
 
 
@@ -243,5 +299,12 @@ def ingest_pairwise(paths: Paths) -> dict[str, int]:
     return write_frames(paths, build_frames(paths))
 
 
-__all__ = ["ingest_pairwise", "build_frames", "write_frames", "parse_comparison", "parse_answers",
-           "is_word_token", "question_set"]
+__all__ = [
+    "ingest_pairwise",
+    "build_frames",
+    "write_frames",
+    "parse_comparison",
+    "parse_answers",
+    "is_word_token",
+    "question_set",
+]

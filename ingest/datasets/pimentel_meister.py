@@ -16,6 +16,7 @@ baseline's (nats/word). External reference rows, never mixed with ours (mart_rea
 
 Only loads and validates: the regressions are dbt's (int_delta_loglik, int_reading_vs_published).
 """
+
 from __future__ import annotations
 
 import math
@@ -23,13 +24,13 @@ import re
 
 import polars as pl
 
-from ingest.scoring import model_table
-from predictabase.core.config import Paths
 from ingest.datasets._common import to_float, to_int
 from ingest.datasets.corpora import corpus_frames
-from predictabase.core.errors import IngestError
+from ingest.scoring import model_table
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 SURPRISAL = dataset("pimentel_meister_surprisal")
 #: Brown, which the warehouse has only when a user adds it (`corpus add NAME ... --published pimentel_meister:brown`)
@@ -40,34 +41,71 @@ CORPORA = ("natural_stories", "provo")
 
 #: their file name's model (Pythia sizes without the dot) -> our model_key; its hub id is in the model table
 MODELS: dict[str, str] = {
-    "gpt2-small": "gpt2", "gpt2-medium": "gpt2-medium", "gpt2-large": "gpt2-large", "gpt2-xl": "gpt2-xl",
-    "pythia-70m": "pythia-70m", "pythia-160m": "pythia-160m", "pythia-410m": "pythia-410m",
-    "pythia-14b": "pythia-1.4b", "pythia-28b": "pythia-2.8b", "pythia-69b": "pythia-6.9b", "pythia-120b": "pythia-12b",
+    "gpt2-small": "gpt2",
+    "gpt2-medium": "gpt2-medium",
+    "gpt2-large": "gpt2-large",
+    "gpt2-xl": "gpt2-xl",
+    "pythia-70m": "pythia-70m",
+    "pythia-160m": "pythia-160m",
+    "pythia-410m": "pythia-410m",
+    "pythia-14b": "pythia-1.4b",
+    "pythia-28b": "pythia-2.8b",
+    "pythia-69b": "pythia-6.9b",
+    "pythia-120b": "pythia-12b",
 }
 WORDS_TABLE = "pimentel_meister_words"
 LLH_TABLE = "pimentel_meister_delta_llh"
 #: their column -> our raw column (unit in the name); each a number or empty
 NUMBERS = {
-    "time": "time_ms", "skipped": "skip_rate", "nItem": "n_readers", "word_len": "word_length_chars",
-    "freq": "log_frequency_published", "surprisal": "surprisal_wt_nats", "surprisal_buggy": "surprisal_lw_nats",
-    "prev_surprisal": "prev1_surprisal_wt_nats", "prev2_surprisal": "prev2_surprisal_wt_nats",
-    "prev3_surprisal": "prev3_surprisal_wt_nats", "prev_surprisal_buggy": "prev1_surprisal_lw_nats",
-    "prev2_surprisal_buggy": "prev2_surprisal_lw_nats", "prev3_surprisal_buggy": "prev3_surprisal_lw_nats",
-    "prev_freq": "prev1_log_frequency_published", "prev2_freq": "prev2_log_frequency_published",
-    "prev3_freq": "prev3_log_frequency_published", "prev_word_len": "prev1_word_length_chars",
-    "prev2_word_len": "prev2_word_length_chars", "prev3_word_len": "prev3_word_length_chars",
+    "time": "time_ms",
+    "skipped": "skip_rate",
+    "nItem": "n_readers",
+    "word_len": "word_length_chars",
+    "freq": "log_frequency_published",
+    "surprisal": "surprisal_wt_nats",
+    "surprisal_buggy": "surprisal_lw_nats",
+    "prev_surprisal": "prev1_surprisal_wt_nats",
+    "prev2_surprisal": "prev2_surprisal_wt_nats",
+    "prev3_surprisal": "prev3_surprisal_wt_nats",
+    "prev_surprisal_buggy": "prev1_surprisal_lw_nats",
+    "prev2_surprisal_buggy": "prev2_surprisal_lw_nats",
+    "prev3_surprisal_buggy": "prev3_surprisal_lw_nats",
+    "prev_freq": "prev1_log_frequency_published",
+    "prev2_freq": "prev2_log_frequency_published",
+    "prev3_freq": "prev3_log_frequency_published",
+    "prev_word_len": "prev1_word_length_chars",
+    "prev2_word_len": "prev2_word_length_chars",
+    "prev3_word_len": "prev3_word_length_chars",
 }
 WORDS_SCHEMA = {
-    "corpus": pl.String, "model_key": pl.String, "model_id": pl.String, "upstream_model": pl.String,
-    "doc_id": pl.String, "word_index": pl.Int32, "text_id": pl.Int32, "word_id": pl.Int32, "word": pl.String,
-    "corpus_word": pl.String, "ref_token": pl.String, **{c: pl.Float64 for c in NUMBERS.values()},
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "model_key": pl.String,
+    "model_id": pl.String,
+    "upstream_model": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "text_id": pl.Int32,
+    "word_id": pl.Int32,
+    "word": pl.String,
+    "corpus_word": pl.String,
+    "ref_token": pl.String,
+    **{c: pl.Float64 for c in NUMBERS.values()},
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 LLH_SCHEMA = {
-    "corpus": pl.String, "model_key": pl.String, "upstream_model": pl.String, "predictor_name": pl.String,
-    "definition": pl.String, "predictor": pl.String, "predictor_type": pl.Int32, "fold": pl.Int32,
-    "delta_loglik_nats_per_word": pl.Float64, "diff_full_surprisal_nats_per_word": pl.Float64,
-    "source_path": pl.String, "source_sha256": pl.String,
+    "corpus": pl.String,
+    "model_key": pl.String,
+    "upstream_model": pl.String,
+    "predictor_name": pl.String,
+    "definition": pl.String,
+    "predictor": pl.String,
+    "predictor_type": pl.Int32,
+    "fold": pl.Int32,
+    "delta_loglik_nats_per_word": pl.Float64,
+    "diff_full_surprisal_nats_per_word": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
 }
 #: their predictor names: the word's (or a previous word's) surprisal; `_buggy` = leading-whitespace (LW), else
 #: whitespace-trailing (WT). predictor_type 1 = the word's and the 3 previous words' surprisal (the main result);
@@ -96,11 +134,17 @@ def _number(value: str, path: str, what: str) -> float | None:
 def brown_corpus(paths: Paths) -> str | None:
     """The user corpus declared as Pimentel & Meister's Brown (`published = "pimentel_meister:brown"`), if any."""
     from ingest.corpus_declarations import load_declarations
+
     return next((n for n, d in load_declarations(paths).items() if d.published == LINK), None)
 
 
-def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
-                words: dict[tuple[str, int], str], their_corpus: str | None = None) -> pl.DataFrame:
+def build_words(
+    src: readers.Source,
+    rows: list[dict[str, str]],
+    corpus: str,
+    words: dict[tuple[str, int], str],
+    their_corpus: str | None = None,
+) -> pl.DataFrame:
     """One file's rows joined one to one to `words` ((doc_id, word_index) -> word string). `their_corpus`: the
     file's corpus name when ours differs (a user corpus linked to their Brown)."""
     file_corpus, upstream = file_parts(src.path)
@@ -121,10 +165,21 @@ def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
         if key not in words:
             unmatched.append(f"text {text_id} word {word_id} {r['word']!r}")
             continue
-        row = {"corpus": corpus, "model_key": model_key, "model_id": model_id, "upstream_model": upstream,
-               "doc_id": key[0], "word_index": word_id, "text_id": text_id, "word_id": word_id, "word": r["word"],
-               "corpus_word": words[key],
-               "ref_token": r["ref_token"] or None, "source_path": src.path, "source_sha256": src.sha256}
+        row = {
+            "corpus": corpus,
+            "model_key": model_key,
+            "model_id": model_id,
+            "upstream_model": upstream,
+            "doc_id": key[0],
+            "word_index": word_id,
+            "text_id": text_id,
+            "word_id": word_id,
+            "word": r["word"],
+            "corpus_word": words[key],
+            "ref_token": r["ref_token"] or None,
+            "source_path": src.path,
+            "source_sha256": src.sha256,
+        }
         for col, name in NUMBERS.items():
             row[name] = _number(r[col], src.path, f"line {k} {col}") if col in r else None
         for s in ("surprisal_wt_nats", "surprisal_lw_nats"):
@@ -135,8 +190,11 @@ def build_words(src: readers.Source, rows: list[dict[str, str]], corpus: str,
     missing = sorted(set(words) - seen, key=lambda t: (int(t[0]), t[1]))
     if unmatched or missing:
         listed = unmatched[:5] + [f"ours without a row: text {d} word {w}" for d, w in missing[:5]]
-        raise IngestError(src.path, f"{len(unmatched)} word(s) do not join the {corpus} corpus words and "
-                                    f"{len(missing)} corpus word(s) have no row: {'; '.join(listed)}")
+        raise IngestError(
+            src.path,
+            f"{len(unmatched)} word(s) do not join the {corpus} corpus words and "
+            f"{len(missing)} corpus word(s) have no row: {'; '.join(listed)}",
+        )
     return pl.DataFrame(out, schema=WORDS_SCHEMA, strict=True)
 
 
@@ -147,8 +205,15 @@ def load_surprisal(paths: Paths, prepared: dict | None = None) -> dict[str, pl.D
         _docs, w = corpus_frames(paths, prepared, corpus)
         words = {(d, i): s for d, i, s in w.select("doc_id", "word_index", "word").iter_rows()}
         for src in readers.sources(spec, paths):
-            frames.append(build_words(src, readers.delimited(src.data, src.path, spec), corpus, words,
-                                      "brown" if corpus == brown else None))
+            frames.append(
+                build_words(
+                    src,
+                    readers.delimited(src.data, src.path, spec),
+                    corpus,
+                    words,
+                    "brown" if corpus == brown else None,
+                )
+            )
     return {WORDS_TABLE: pl.concat(frames)}
 
 
@@ -167,15 +232,26 @@ def load_delta_llh(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.
             fold = to_int(r["fold"], src.path, f"line {k} fold")
             ptype = to_int(r["predictor_type"], src.path, f"line {k} predictor_type")
             if (r["predictor"], name, ptype, fold) in seen:
-                raise IngestError(src.path, f"line {k}: {r['predictor']} ({name}, type {ptype}) fold {fold} appears twice")
+                raise IngestError(
+                    src.path, f"line {k}: {r['predictor']} ({name}, type {ptype}) fold {fold} appears twice"
+                )
             seen.add((r["predictor"], name, ptype, fold))
-            row = {"corpus": corpus, "model_key": MODELS[upstream], "upstream_model": upstream,
-                   "predictor_name": name, "definition": "lw" if name.endswith("_buggy") else "wt",
-                   "predictor": r["predictor"], "predictor_type": ptype, "fold": fold,
-                   "delta_loglik_nats_per_word": _number(r["diff_empty"], src.path, f"line {k} diff_empty"),
-                   "diff_full_surprisal_nats_per_word": _number(r.get("diff_full_surprisal", ""), src.path,
-                                                                f"line {k} diff_full_surprisal"),
-                   "source_path": src.path, "source_sha256": src.sha256}
+            row = {
+                "corpus": corpus,
+                "model_key": MODELS[upstream],
+                "upstream_model": upstream,
+                "predictor_name": name,
+                "definition": "lw" if name.endswith("_buggy") else "wt",
+                "predictor": r["predictor"],
+                "predictor_type": ptype,
+                "fold": fold,
+                "delta_loglik_nats_per_word": _number(r["diff_empty"], src.path, f"line {k} diff_empty"),
+                "diff_full_surprisal_nats_per_word": _number(
+                    r.get("diff_full_surprisal", ""), src.path, f"line {k} diff_full_surprisal"
+                ),
+                "source_path": src.path,
+                "source_sha256": src.sha256,
+            }
             for c, v in row.items():
                 out[c].append(v)
     return {LLH_TABLE: pl.DataFrame(out, schema=LLH_SCHEMA, strict=True)}

@@ -15,18 +15,19 @@ exactly one is free, numbers continue past the norms' last word, text 2 (absent 
 norms) is numbered 1..n. Where no number can be given the native_id is NULL
 (text 36: the dash '—'). See notes['numbering'] for every deviation.
 """
+
 from __future__ import annotations
 
 import difflib
 import re
 from pathlib import Path
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
 from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame
-from ingest.text import whitespace_words
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from ingest.text import whitespace_words
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 CORPUS = "provo"
 N_TEXTS = 55
@@ -54,8 +55,9 @@ def parse_text(data: bytes, name: str) -> str:
         try:
             text = text.encode("latin-1").decode("mac_roman")
         except UnicodeEncodeError as exc:
-            raise IngestError(name, f"unexpected non-Latin-1 character {text[exc.start]!r}: not the known "
-                                    f"Mac Roman mojibake") from exc
+            raise IngestError(
+                name, f"unexpected non-Latin-1 character {text[exc.start]!r}: not the known Mac Roman mojibake"
+            ) from exc
     return text
 
 
@@ -100,8 +102,9 @@ def number_words(tokens: list[str], cloze: list[tuple[int, str]] | None) -> list
     return nums
 
 
-def build(texts: dict[int, tuple[Source, str]], cloze_src: Source,
-          cloze: dict[int, list[tuple[int, str]]]) -> CorpusLoad:
+def build(
+    texts: dict[int, tuple[Source, str]], cloze_src: Source, cloze: dict[int, list[tuple[int, str]]]
+) -> CorpusLoad:
     version = corpus_version([s for s, _ in texts.values()] + [cloze_src])
     docs, words = [], []
     numbering: dict[int, dict] = {}
@@ -138,13 +141,25 @@ def build(texts: dict[int, tuple[Source, str]], cloze_src: Source,
         if dev:
             numbering[tid] = dev
         for wi, ((w, a, b), n) in enumerate(zip(toks, nums)):
-            words.append(dict(corpus=CORPUS, doc_id=doc_id, word_index=wi, word=w, char_start=a, char_end=b,
-                              native_id=None if n is None else str(n), source_path=src.path,
-                              source_sha256=src.sha256))
+            words.append(
+                dict(
+                    corpus=CORPUS,
+                    doc_id=doc_id,
+                    word_index=wi,
+                    word=w,
+                    char_start=a,
+                    char_end=b,
+                    native_id=None if n is None else str(n),
+                    source_path=src.path,
+                    source_sha256=src.sha256,
+                )
+            )
     d, w = frame(docs, DOC_SCHEMA), frame(words, WORD_SCHEMA)
-    return CorpusLoad(CORPUS, [("raw.documents", d, {"corpus": CORPUS}), ("raw.words", w, {"corpus": CORPUS})],
-                      dict(documents=d.height, words=w.height, numbering=numbering,
-                           null_native_id=int(w["native_id"].null_count())))
+    return CorpusLoad(
+        CORPUS,
+        [("raw.documents", d, {"corpus": CORPUS}), ("raw.words", w, {"corpus": CORPUS})],
+        dict(documents=d.height, words=w.height, numbering=numbering, null_native_id=int(w["native_id"].null_count())),
+    )
 
 
 def load(paths: Paths) -> CorpusLoad:

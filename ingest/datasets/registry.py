@@ -17,6 +17,7 @@ its `code_version` (`code_version`: a hash of the source of the modules its load
 A job with a `finish` (the GPT-3 import's Parquet run, written after COMMIT) gets its row after
 `finish` succeeds, so a kill between the two leaves it looking un-ingested, never the reverse.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,27 +27,42 @@ import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import duckdb
 
-from ingest.datasets import cloze, corpora, gpt3_natural_stories, natural_stories_spr_means, pairwise, top1, wild
-from ingest.datasets import ucl_published
-from ingest.datasets import self_paced_reading, word_frequencies
-from ingest.datasets import eye_tracking, meco
-from ingest.datasets import live, model_table, pimentel_meister, references, user_corpus, word_probability_sums
-from predictabase.core.config import Paths
+from ingest.corpus_declarations import INPUT_KEY
+from ingest.datasets import (
+    cloze,
+    corpora,
+    eye_tracking,
+    gpt3_natural_stories,
+    live,
+    meco,
+    model_table,
+    natural_stories_spr_means,
+    pairwise,
+    pimentel_meister,
+    references,
+    self_paced_reading,
+    top1,
+    ucl_published,
+    user_corpus,
+    wild,
+    word_frequencies,
+    word_probability_sums,
+)
 from ingest.datasets._common import CorpusLoad, write_partitions
+from ingest.datasets.live import INPUT_KEY as LIVE_KEY
 from ingest.raw import connect, now_utc, replace_tables_in
+from ingest.sources.fetch import recording_inputs, verify_raw
+from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
+from predictabase.core.config import Paths
 from predictabase.core.db import transaction
 from predictabase.core.errors import IngestError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.progress import progress_bar
-from ingest.sources.fetch import recording_inputs, verify_raw
-from ingest.corpus_declarations import INPUT_KEY
-from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
-from ingest.datasets.live import INPUT_KEY as LIVE_KEY
 
 
 @dataclass(frozen=True)
@@ -92,69 +108,156 @@ _ALL: list[Job] = [
     # the user's corpora (`predictabase corpus add`, <warehouse>/corpora.toml): texts, words, reading times,
     # cloze and frequencies of each, and raw.corpora (every corpus, shipped and the user's)
     Job("declared_corpora", user_corpus.prepare, user_corpus.write, writes=("raw.corpora", *user_corpus.TABLES)),
-    Job("gpt3_natural_stories",
+    Job(
+        "gpt3_natural_stories",
         prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
-        finish=gpt3_natural_stories.write_gpt3, after=("natural_stories",), writes=("parquet:token_scores",)),
-    Job("pairwise", _paths_only(pairwise.build_frames), replace_tables_in,
-        writes=("raw.pairwise_answers", "raw.pairwise_questions", "raw.pairwise_samples", "raw.pairwise_skipped_files")),
-    Job("wild", _paths_only(wild.build_frames), replace_tables_in,
-        writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts")),
-    Job("natural_stories_spr_means", _paths_only(natural_stories_spr_means.load), replace_tables_in,
-        writes=("raw.natural_stories_spr_means",)),
+        finish=gpt3_natural_stories.write_gpt3,
+        after=("natural_stories",),
+        writes=("parquet:token_scores",),
+    ),
+    Job(
+        "pairwise",
+        _paths_only(pairwise.build_frames),
+        replace_tables_in,
+        writes=("raw.pairwise_answers", "raw.pairwise_questions", "raw.pairwise_samples", "raw.pairwise_skipped_files"),
+    ),
+    Job(
+        "wild",
+        _paths_only(wild.build_frames),
+        replace_tables_in,
+        writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts"),
+    ),
+    Job(
+        "natural_stories_spr_means",
+        _paths_only(natural_stories_spr_means.load),
+        replace_tables_in,
+        writes=("raw.natural_stories_spr_means",),
+    ),
     # the top-1 game (Shlegeris et al. 2024, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
     Job("lm_game_top1", _paths_only(top1.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
-    Job("lm_game_model_perfs", _paths_only(top1.load_model_perfs), replace_tables_in,
-        writes=("raw.top1_reference_accuracies",)),
+    Job(
+        "lm_game_model_perfs",
+        _paths_only(top1.load_model_perfs),
+        replace_tables_in,
+        writes=("raw.top1_reference_accuracies",),
+    ),
     Job("lm_game_vocabulary", _paths_only(top1.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)),
     # cloze norms: raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
     Job("provo_cloze", cloze.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
     Job("ucl_cloze", cloze.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
-    Job("ucl_cloze_distributions", cloze.load_distributions, write_partitions, after=("ucl",),
-        writes=("raw.cloze_responses",)),
+    Job(
+        "ucl_cloze_distributions",
+        cloze.load_distributions,
+        write_partitions,
+        after=("ucl",),
+        writes=("raw.cloze_responses",),
+    ),
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
-    Job("ucl_published_measures", _paths_only(ucl_published.load), replace_tables_in,
-        writes=("raw.ucl_published_word_measures",)),
+    Job(
+        "ucl_published_measures",
+        _paths_only(ucl_published.load),
+        replace_tables_in,
+        writes=("raw.ucl_published_word_measures",),
+    ),
     # de Varda et al.'s every numeric per-word column and their published results (reproduced in dbt)
-    Job("ucl_published_predictors", _paths_only(ucl_published.load_values), replace_tables_in,
-        writes=("raw.ucl_published_word_values",)),
-    Job("ucl_published_results", _paths_only(ucl_published.load_results), replace_tables_in,
-        writes=("raw.ucl_published_results",)),
+    Job(
+        "ucl_published_predictors",
+        _paths_only(ucl_published.load_values),
+        replace_tables_in,
+        writes=("raw.ucl_published_word_values",),
+    ),
+    Job(
+        "ucl_published_results",
+        _paths_only(ucl_published.load_results),
+        replace_tables_in,
+        writes=("raw.ucl_published_results",),
+    ),
     # self-paced reading per reader: raw.reading_times (every corpus's), each job replacing its corpus's rows
-    Job("natural_stories_spr", self_paced_reading.load_natural_stories, self_paced_reading.write, after=("natural_stories",),
-        writes=("raw.reading_times",)),
-    Job("ucl_spr", self_paced_reading.load_ucl, self_paced_reading.write, after=("ucl",), writes=("raw.reading_times",)),
+    Job(
+        "natural_stories_spr",
+        self_paced_reading.load_natural_stories,
+        self_paced_reading.write,
+        after=("natural_stories",),
+        writes=("raw.reading_times",),
+    ),
+    Job(
+        "ucl_spr", self_paced_reading.load_ucl, self_paced_reading.write, after=("ucl",), writes=("raw.reading_times",)
+    ),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies: its frequency_source 'wordfreq'
     # rows; a user's own file is declared_corpora's, frequency_source 'user')
-    Job("word_frequencies", word_frequencies.load, word_frequencies.write,
-        after=(*word_frequencies.CORPORA, "declared_corpora"), writes=("raw.word_frequencies",)),
+    Job(
+        "word_frequencies",
+        word_frequencies.load,
+        word_frequencies.write,
+        after=(*word_frequencies.CORPORA, "declared_corpora"),
+        writes=("raw.word_frequencies",),
+    ),
     # eye tracking per reader: raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
-    Job("provo_eye_tracking", eye_tracking.load_provo, write_partitions, after=("provo",),
-        writes=("raw.eye_tracking_fixations",)),
-    Job("ucl_fixations", eye_tracking.load_ucl_fixations, write_partitions, after=("ucl",),
-        writes=("raw.eye_tracking_fixations",)),
-    Job("ucl_eye_tracking", eye_tracking.load_ucl_measures, write_partitions, after=("ucl",),
-        writes=("raw.eye_tracking_measures_upstream",)),
+    Job(
+        "provo_eye_tracking",
+        eye_tracking.load_provo,
+        write_partitions,
+        after=("provo",),
+        writes=("raw.eye_tracking_fixations",),
+    ),
+    Job(
+        "ucl_fixations",
+        eye_tracking.load_ucl_fixations,
+        write_partitions,
+        after=("ucl",),
+        writes=("raw.eye_tracking_fixations",),
+    ),
+    Job(
+        "ucl_eye_tracking",
+        eye_tracking.load_ucl_measures,
+        write_partitions,
+        after=("ucl",),
+        writes=("raw.eye_tracking_measures_upstream",),
+    ),
     # Pimentel & Meister 2024: 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
-    Job("pimentel_meister_surprisal", pimentel_meister.load_surprisal, replace_tables_in,
-        after=(*pimentel_meister.CORPORA, "declared_corpora"), writes=("raw.pimentel_meister_words",)),
+    Job(
+        "pimentel_meister_surprisal",
+        pimentel_meister.load_surprisal,
+        replace_tables_in,
+        after=(*pimentel_meister.CORPORA, "declared_corpora"),
+        writes=("raw.pimentel_meister_words",),
+    ),
     # Wilcox et al. 2023: their rows of MECO's 11 languages (four models' surprisal and entropy, their
     # frequencies and lengths, the eye-tracking means as they merged them) and their fitted link curves
-    Job("wilcox_xlang", meco.load_wilcox, replace_tables_in, after=tuple(meco.corpora()),
-        writes=(f"raw.{meco.WORDS_TABLE}", f"raw.{meco.CURVES_TABLE}")),
+    Job(
+        "wilcox_xlang",
+        meco.load_wilcox,
+        replace_tables_in,
+        after=tuple(meco.corpora()),
+        writes=(f"raw.{meco.WORDS_TABLE}", f"raw.{meco.CURVES_TABLE}"),
+    ),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
     # Oh & Schuler's (2024) word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer
-    Job("word_probability_sums", word_probability_sums.load, replace_tables_in,
-        writes=("raw.word_probability_sums_tokens", "raw.word_probability_sums_words")),
+    Job(
+        "word_probability_sums",
+        word_probability_sums.load,
+        replace_tables_in,
+        writes=("raw.word_probability_sums_tokens", "raw.word_probability_sums_words"),
+    ),
     # the BibTeX of the papers, datasets and models the numbers come from (ingest/sources/references.toml)
     Job("references", references.load, replace_tables_in, writes=("raw.references",)),
-    Job("pimentel_meister_delta_llh", pimentel_meister.load_delta_llh, replace_tables_in, after=("declared_corpora",),
-        writes=("raw.pimentel_meister_delta_llh",)),
+    Job(
+        "pimentel_meister_delta_llh",
+        pimentel_meister.load_delta_llh,
+        replace_tables_in,
+        after=("declared_corpora",),
+        writes=("raw.pimentel_meister_delta_llh",),
+    ),
     # the dashboard's live games: the answer store <warehouse>/live/answers.sqlite, copied whole
-    Job("live", live.load, replace_tables_in,
-        writes=("raw.live_pairwise_answers", "raw.live_players", "raw.live_top1_answers")),
+    Job(
+        "live",
+        live.load,
+        replace_tables_in,
+        writes=("raw.live_pairwise_answers", "raw.live_players", "raw.live_top1_answers"),
+    ),
 ]
 JOBS: dict[str, Job] = {job.name: job for job in _ALL}
 NAMES = list(JOBS)
@@ -175,8 +278,9 @@ def _summary(result: object) -> object:
     return result
 
 
-def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
-                inputs: dict[str, dict[str, str]] | None = None) -> dict[str, object]:
+def prepare_all(
+    paths: Paths, wanted: list[str], show_progress: bool = True, inputs: dict[str, dict[str, str]] | None = None
+) -> dict[str, object]:
     """Read and validate each job in `wanted` (in that order; nothing is written). `inputs`, when given,
     receives job -> {catalog path: sha256} of the files each job's prepare read."""
     prepared: dict[str, object] = {}
@@ -198,17 +302,25 @@ def prepare_all(paths: Paths, wanted: list[str], show_progress: bool = True,
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
 CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
 #: single modules outside those packages that loaders read: the corpus and model tables, the diagnostic
-CODE_MODULES = {"ingest.corpus_table", "ingest.text", "ingest.scoring.model_table", "ingest.scoring.diagnostics",
-                "predictabase.core.live"}
+CODE_MODULES = {
+    "ingest.corpus_table",
+    "ingest.text",
+    "ingest.scoring.model_table",
+    "ingest.scoring.diagnostics",
+    "predictabase.core.live",
+}
 CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
 CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}
 
 
 def _in_code(module: str) -> bool:
-    return (module.startswith(tuple(p + "." for p in CODE_PACKAGES)) or module in CODE_MODULES) \
-        and module not in CODE_EXCLUDED \
-        and module in sys.modules and getattr(sys.modules[module], "__file__", None) is not None
+    return (
+        (module.startswith(tuple(p + "." for p in CODE_PACKAGES)) or module in CODE_MODULES)
+        and module not in CODE_EXCLUDED
+        and module in sys.modules
+        and getattr(sys.modules[module], "__file__", None) is not None
+    )
 
 
 def _imports(module: str) -> set[str]:
@@ -249,7 +361,7 @@ def _entry_modules(job: Job) -> set[str]:
                     found.add(v.__name__)
                 elif callable(v) and getattr(v, "__module__", None) == __name__ and v is not f:
                     todo.append(v)  # a registry helper (e.g. _ns_documents)
-            for cell in (getattr(f, "__closure__", None) or ()):
+            for cell in getattr(f, "__closure__", None) or ():
                 v = cell.cell_contents
                 if isinstance(v, type(sys)):
                     found.add(v.__name__)
@@ -258,7 +370,7 @@ def _entry_modules(job: Job) -> set[str]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_version(name: str) -> str:
     """sha256 (16 hex) of the source of every module a job's loader is made of: the modules of its
     prepare / write / finish, closed over their static imports within `CODE_PACKAGES` (`_common`, the
@@ -321,8 +433,10 @@ def writers() -> dict[str, tuple[str, ...]]:
 # --------------------------------------------------------------------------- raw.ingest_log
 
 INGEST_LOG = "raw.ingest_log"
-_LOG_DDL = (f"CREATE TABLE IF NOT EXISTS {INGEST_LOG} (job VARCHAR, ingest_id VARCHAR, ingested_at TIMESTAMPTZ, "
-            "inputs JSON, tables JSON, code_version VARCHAR, datasets JSON)")
+_LOG_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {INGEST_LOG} (job VARCHAR, ingest_id VARCHAR, ingested_at TIMESTAMPTZ, "
+    "inputs JSON, tables JSON, code_version VARCHAR, datasets JSON)"
+)
 
 
 def catalog_versions(datasets) -> dict[str, str]:
@@ -330,6 +444,7 @@ def catalog_versions(datasets) -> dict[str, str]:
     removed from or changed in a dataset a job read changes it, even one the job did not read before
     (a new file matching a glob role)."""
     from ingest.sources.catalog import files_for
+
     out = {}
     for d in sorted(datasets or ()):
         lines = "\n".join(f"{f.path} {f.sha256}" for f in sorted(files_for(d), key=lambda f: f.path))
@@ -339,16 +454,28 @@ def catalog_versions(datasets) -> dict[str, str]:
 
 def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
     from ingest.sources.catalog import by_path
+
     return catalog_versions({by_path(p).dataset for p in inputs if p not in (INPUT_KEY, REFERENCES_KEY, LIVE_KEY)})
 
 
 def _log_jobs(con: duckdb.DuckDBPyConnection, ingest_id: str, rows: list[tuple[str, dict, list[str]]]) -> None:
     con.execute(_LOG_DDL)
     when = now_utc()
-    con.executemany(f"INSERT INTO {INGEST_LOG} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(job, ingest_id, when, json.dumps(inputs, sort_keys=True), json.dumps(tables), code_version(job),
-                      json.dumps(_datasets_of(inputs), sort_keys=True))
-                     for job, inputs, tables in rows])
+    con.executemany(
+        f"INSERT INTO {INGEST_LOG} VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                job,
+                ingest_id,
+                when,
+                json.dumps(inputs, sort_keys=True),
+                json.dumps(tables),
+                code_version(job),
+                json.dumps(_datasets_of(inputs), sort_keys=True),
+            )
+            for job, inputs, tables in rows
+        ],
+    )
 
 
 def read_ingest_log(paths: Paths) -> dict[str, dict]:
@@ -357,15 +484,26 @@ def read_ingest_log(paths: Paths) -> dict[str, dict]:
     if not paths.duckdb.exists():
         return {}
     with duckdb.connect(str(paths.duckdb), read_only=True) as con:
-        if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
-                           "AND table_name = 'ingest_log'").fetchone()[0]:
+        if not con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'ingest_log'"
+        ).fetchone()[0]:
             return {}
-        rows = con.execute(f"SELECT job, ingest_id, ingested_at, inputs, tables, code_version, datasets "
-                           f"FROM {INGEST_LOG} QUALIFY row_number() OVER (PARTITION BY job "
-                           "ORDER BY ingested_at DESC) = 1").fetchall()
-    return {job: {"ingest_id": iid, "ingested_at": at, "inputs": json.loads(inputs), "tables": json.loads(tables),
-                  "code_version": cv, "datasets": json.loads(ds) if ds else {}}
-            for job, iid, at, inputs, tables, cv, ds in rows}
+        rows = con.execute(
+            f"SELECT job, ingest_id, ingested_at, inputs, tables, code_version, datasets "
+            f"FROM {INGEST_LOG} QUALIFY row_number() OVER (PARTITION BY job "
+            "ORDER BY ingested_at DESC) = 1"
+        ).fetchall()
+    return {
+        job: {
+            "ingest_id": iid,
+            "ingested_at": at,
+            "inputs": json.loads(inputs),
+            "tables": json.loads(tables),
+            "code_version": cv,
+            "datasets": json.loads(ds) if ds else {},
+        }
+        for job, iid, at, inputs, tables, cv, ds in rows
+    }
 
 
 def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
@@ -384,8 +522,7 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
         for name in wanted:
             if JOBS[name].write is not None:
                 counts[name] = JOBS[name].write(con, prepared[name])
-        _log_jobs(con, ingest_id, [(n, inputs[n], tables_of(n, prepared[n])) for n in wanted
-                                   if JOBS[n].finish is None])
+        _log_jobs(con, ingest_id, [(n, inputs[n], tables_of(n, prepared[n])) for n in wanted if JOBS[n].finish is None])
         failpoint("ingest.before_commit")
     for name in wanted:
         if JOBS[name].finish is not None:
@@ -411,6 +548,7 @@ def live_store_changed(paths: Paths) -> bool:
     """Whether the live games' answer store holds something the warehouse does not: its digest differs from the
     one the last `live` ingest recorded (or the job never ran). `build` runs the job first when it does."""
     from predictabase.core.live import digest, store_path
+
     path = store_path(paths.warehouse)
     row = read_ingest_log(paths).get("live")
     if row is None:

@@ -35,17 +35,18 @@ accuracy over the session) and drops sentences 43, 269 and 337 (typos on screen:
 
 Only loading and validation here; the exclusions and means are dbt models (mart_self_paced_reading*).
 """
+
 from __future__ import annotations
 
 import polars as pl
 
-from predictabase.core.config import Paths
-from ingest.datasets.corpora import corpus_frames
 from ingest.corpus_declarations import SHIPPED_MEASURES
 from ingest.datasets._common import READING_TIMES_SCHEMA, CorpusLoad, Source
-from predictabase.core.errors import IngestError
+from ingest.datasets.corpora import corpus_frames
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 TABLE = "raw.reading_times"
 NS_SPEC = dataset("natural_stories_spr").file("spr")
@@ -85,20 +86,27 @@ def _join_words(rows: pl.DataFrame, words: pl.DataFrame, name: str, what: str) -
     missing = out.filter(pl.col("word_index").is_null())
     if missing.height:
         ids = missing.select(what).unique(maintain_order=True).head(MAX_LISTED)[what].to_list()
-        raise IngestError(name, f"{missing.height} row(s) do not join raw.words: " + "; ".join(ids)
-                          + (" ..." if missing.height > MAX_LISTED else ""))
+        raise IngestError(
+            name,
+            f"{missing.height} row(s) do not join raw.words: "
+            + "; ".join(ids)
+            + (" ..." if missing.height > MAX_LISTED else ""),
+        )
     return out
 
 
 def _mismatches(out: pl.DataFrame) -> dict:
     bad = out.filter(pl.col("word") != pl.col("corpus_word"))
     pairs = bad.select("doc_id", "native_id", "word", "corpus_word").unique().sort("doc_id", "native_id")
-    return dict(word_mismatch_rows=bad.height, word_mismatch_words=pairs.height,
-                word_mismatch_examples=[f"{r[0]}:{r[1]} {r[2]!r} vs {r[3]!r}"
-                                        for r in pairs.head(MAX_LISTED).iter_rows()])
+    return dict(
+        word_mismatch_rows=bad.height,
+        word_mismatch_words=pairs.height,
+        word_mismatch_examples=[f"{r[0]}:{r[1]} {r[2]!r} vs {r[3]!r}" for r in pairs.head(MAX_LISTED).iter_rows()],
+    )
 
 
 # --------------------------------------------------------------------------- Natural Stories
+
 
 def build_natural_stories(src: Source, df: pl.DataFrame, words: pl.DataFrame) -> CorpusLoad:
     name = src.path
@@ -112,21 +120,38 @@ def build_natural_stories(src: Source, df: pl.DataFrame, words: pl.DataFrame) ->
         pl.col("word").cast(pl.String),
         pl.col("RT").alias("rt_ms"),
         pl.col("correct").alias("reader_correct_answers"),
-        (pl.lit("subj ") + pl.col("subj").cast(pl.String) + pl.lit(" item ") + pl.col("item").cast(pl.String)
-         + pl.lit(" word_n ") + pl.col("word_n").cast(pl.String)).alias("_id"),
+        (
+            pl.lit("subj ")
+            + pl.col("subj").cast(pl.String)
+            + pl.lit(" item ")
+            + pl.col("item").cast(pl.String)
+            + pl.lit(" word_n ")
+            + pl.col("word_n").cast(pl.String)
+        ).alias("_id"),
     )
     out = _join_words(rows, words, name, "_id")
     per_story = out.group_by("reader_id", "doc_id").agg(pl.col("reader_correct_answers").n_unique().alias("n"))
     if per_story.filter(pl.col("n") > 1).height:
         raise IngestError(name, "`correct` varies within one reader and story")
     dupes = out.group_by("reader_id", "doc_id", "native_id").len().filter(pl.col("len") > 1).height
-    table = out.with_columns(pl.lit(None).alias("reader_accuracy"), pl.lit(None).alias("trial_order"),
-                             pl.lit(None).alias("trial_answer_correct"), pl.lit(None).alias("upstream_sentence_id"),
-                             pl.lit(src.path).alias("source_path"), pl.lit(src.sha256).alias("source_sha256"))
+    table = out.with_columns(
+        pl.lit(None).alias("reader_accuracy"),
+        pl.lit(None).alias("trial_order"),
+        pl.lit(None).alias("trial_answer_correct"),
+        pl.lit(None).alias("upstream_sentence_id"),
+        pl.lit(src.path).alias("source_path"),
+        pl.lit(src.sha256).alias("source_sha256"),
+    )
     table = table.with_columns(measure=pl.lit(MEASURE), n_readers=pl.lit(None)).select(
-        [pl.col(c).cast(t) for c, t in SCHEMA.items()])
-    notes = dict(rows=table.height, readers=table["reader_id"].n_unique(),
-                 reader_stories=per_story.height, duplicate_reader_word_keys=dupes, **_mismatches(out))
+        [pl.col(c).cast(t) for c, t in SCHEMA.items()]
+    )
+    notes = dict(
+        rows=table.height,
+        readers=table["reader_id"].n_unique(),
+        reader_stories=per_story.height,
+        duplicate_reader_word_keys=dupes,
+        **_mismatches(out),
+    )
     return CorpusLoad("natural_stories_spr", [(TABLE, table, {"corpus": "natural_stories"})], notes)
 
 
@@ -148,9 +173,12 @@ def sentence_map(df: pl.DataFrame, docs: pl.DataFrame, name: str) -> tuple[pl.Da
     if dup.height:
         r = dup.row(0, named=True)
         raise IngestError(name, f"sentence {r['sent_id']} word {r['word_n']} has {r['len']} different words")
-    sents = words.group_by("sent_id").agg(pl.col("word").sort_by("word_n").str.join(" ").alias("text"),
-                                          pl.col("word_n").min().alias("lo"), pl.col("word_n").max().alias("hi"),
-                                          pl.len().alias("n"))
+    sents = words.group_by("sent_id").agg(
+        pl.col("word").sort_by("word_n").str.join(" ").alias("text"),
+        pl.col("word_n").min().alias("lo"),
+        pl.col("word_n").max().alias("hi"),
+        pl.len().alias("n"),
+    )
     gaps = sents.filter((pl.col("lo") != 1) | (pl.col("hi") != pl.col("n")))
     if gaps.height:
         raise IngestError(name, f"sentence {gaps['sent_id'][0]}: word_n is not 1..n")
@@ -167,8 +195,9 @@ def build_ucl(src: Source, df: pl.DataFrame, docs: pl.DataFrame, words: pl.DataF
     if missing:
         raise IngestError(name, f"missing column(s) {missing}")
     df = _require(df, name, ["subj", "sent_id", "sent_n", "word_n", "RT"], ["subj", "sent_id", "word_n", "RT", "word"])
-    person = df.group_by("subj").agg([pl.col(c).n_unique().alias(c) for c in ("age", "sex", "hand", "correct_perc")
-                                      if c in df.columns])
+    person = df.group_by("subj").agg(
+        [pl.col(c).n_unique().alias(c) for c in ("age", "sex", "hand", "correct_perc") if c in df.columns]
+    )
     if person.height and any(person[c].max() > 1 for c in person.columns if c != "subj"):
         raise IngestError(name, "a subj has two different age/sex/hand/correct_perc: subj does not identify one reader")
     dupes = df.group_by("subj", "sent_id", "word_n").len().filter(pl.col("len") > 1)
@@ -191,25 +220,39 @@ def build_ucl(src: Source, df: pl.DataFrame, docs: pl.DataFrame, words: pl.DataF
         pl.lit(None, pl.Int32).alias("reader_correct_answers"),
         pl.col("correct_perc").cast(pl.Float64).alias("reader_accuracy"),
         pl.col("sent_n").alias("trial_order"),
-        pl.when(pl.col("acc_comprehension").is_nan()).then(None)
-          .otherwise(pl.col("acc_comprehension") == 1.0).alias("trial_answer_correct"),
+        pl.when(pl.col("acc_comprehension").is_nan())
+        .then(None)
+        .otherwise(pl.col("acc_comprehension") == 1.0)
+        .alias("trial_answer_correct"),
         pl.col("sent_id").alias("upstream_sentence_id"),
-        (pl.lit("subj ") + pl.col("subj").cast(pl.String) + pl.lit(" sent_id ") + pl.col("sent_id").cast(pl.String)
-         + pl.lit(" word_n ") + pl.col("word_n").cast(pl.String)).alias("_id"),
+        (
+            pl.lit("subj ")
+            + pl.col("subj").cast(pl.String)
+            + pl.lit(" sent_id ")
+            + pl.col("sent_id").cast(pl.String)
+            + pl.lit(" word_n ")
+            + pl.col("word_n").cast(pl.String)
+        ).alias("_id"),
     )
     out = _join_words(rows, words, name, "_id")
     table = out.with_columns(pl.lit(src.path).alias("source_path"), pl.lit(src.sha256).alias("source_sha256"))
     table = table.with_columns(measure=pl.lit(MEASURE), n_readers=pl.lit(None)).select(
-        [pl.col(c).cast(t) for c, t in SCHEMA.items()])
+        [pl.col(c).cast(t) for c, t in SCHEMA.items()]
+    )
     unmatched = mapped.filter(pl.col("doc_id").is_null())
     docs_without = texts.filter(~pl.col("doc_id").is_in(matched["doc_id"].implode()))
-    notes = dict(rows=table.height, rows_in_file=df.height, readers=table["reader_id"].n_unique(),
-                 readers_in_file=df["subj"].n_unique(), file_sentences=mapped.height,
-                 corpus_sentences_matched=matched.height,
-                 file_sentences_not_in_corpus=unmatched.height,
-                 rows_not_in_corpus=df.height - table.height,
-                 corpus_sentences_without_spr=sorted(docs_without["doc_id"].to_list(), key=int),
-                 **_mismatches(out))
+    notes = dict(
+        rows=table.height,
+        rows_in_file=df.height,
+        readers=table["reader_id"].n_unique(),
+        readers_in_file=df["subj"].n_unique(),
+        file_sentences=mapped.height,
+        corpus_sentences_matched=matched.height,
+        file_sentences_not_in_corpus=unmatched.height,
+        rows_not_in_corpus=df.height - table.height,
+        corpus_sentences_without_spr=sorted(docs_without["doc_id"].to_list(), key=int),
+        **_mismatches(out),
+    )
     return CorpusLoad("ucl_spr", [(TABLE, table, {"corpus": "ucl"})], notes)
 
 
@@ -223,6 +266,7 @@ def write(con, load: CorpusLoad) -> int:
     """Replace the corpus's rows of raw.reading_times (write_partitions), and drop the table these jobs wrote before
     every corpus's reading times were one table: nothing reads it, and it held a million rows."""
     from ingest.datasets._common import write_partitions
+
     n = write_partitions(con, load)
     con.execute(f"DROP TABLE IF EXISTS {RETIRED}")
     return n

@@ -25,6 +25,7 @@ writing whole tables (`replace_tables_in`, inside the command's one transaction)
 A bad file raises `IngestError(catalog path, problem)` (one line, naming the row) before anything is
 written. No metric is computed here.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,28 +34,39 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 GUESSES = dataset("lm_game_top1").file("guesses")
 MODEL_PERFS = dataset("lm_game_model_perfs").file("model_perfs")
 VOCABULARY = dataset("lm_game_vocabulary").file("tokens")
 DOCUMENTS = dataset("lm_game").file("documents")
 
-GUESS_SCHEMA = {"row_id": pl.Int64, "player_id": pl.String, "doc_id": pl.String, "position": pl.Int32,
-                "guess": pl.String, "correct_answer_upstream": pl.String,
-                "source_path": pl.String, "source_sha256": pl.String}
-ACCURACY_SCHEMA = {"reference_file": pl.String, "model_name": pl.String, "accuracy": pl.Float64,
-                   "source_path": pl.String, "source_sha256": pl.String}
+GUESS_SCHEMA = {
+    "row_id": pl.Int64,
+    "player_id": pl.String,
+    "doc_id": pl.String,
+    "position": pl.Int32,
+    "guess": pl.String,
+    "correct_answer_upstream": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
+ACCURACY_SCHEMA = {
+    "reference_file": pl.String,
+    "model_name": pl.String,
+    "accuracy": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 VOCABULARY_SCHEMA = {"token_id": pl.Int32, "token": pl.String, "source_path": pl.String, "source_sha256": pl.String}
 
 GPT2_VOCAB_SIZE = 50257
 #: ids whose GPT-2 strings are known (encoder.json), to check that list order is GPT-2 id order
-GPT2_KNOWN_IDS = {0: "!", 13: ".", 198: "\n", 220: " ", 262: " the", 290: " and", 464: "The",
-                  50256: "<|endoftext|>"}
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+GPT2_KNOWN_IDS = {0: "!", 13: ".", 198: "\n", 220: " ", 262: " the", 290: " and", 464: "The", 50256: "<|endoftext|>"}
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _is_int(v: object) -> bool:
@@ -82,8 +94,9 @@ def parse_guesses(data: bytes, name: str, document_ids: set[int] | None = None) 
     out, seen = [], set()
     for k, r in enumerate(rows):
         if not isinstance(r, list) or len(r) != 6:
-            raise IngestError(name, f"row {k}: expected [id, user, guess, correct_answer, guessed_token_idx, "
-                                    f"doc_id], got {r!r:.120}")
+            raise IngestError(
+                name, f"row {k}: expected [id, user, guess, correct_answer, guessed_token_idx, doc_id], got {r!r:.120}"
+            )
         rid, user, guess, correct, idx, doc = r
         if not _is_int(rid) or rid < 1 or rid > _INT64[1]:
             raise IngestError(name, f"row {k}: id {rid!r} is not a positive integer")
@@ -97,13 +110,14 @@ def parse_guesses(data: bytes, name: str, document_ids: set[int] | None = None) 
             raise IngestError(name, f"{where}: guess {guess!r:.60} is not a non-empty string")
         if not isinstance(correct, str):
             raise IngestError(name, f"{where}: correct_answer {correct!r:.60} is not a string")
-        if not _is_int(idx) or not 1 <= idx <= 2 ** 31 - 1:
+        if not _is_int(idx) or not 1 <= idx <= 2**31 - 1:
             raise IngestError(name, f"{where}: guessed_token_idx {idx!r:.60} is not a positive integer (1-based)")
         if not _is_int(doc) or doc < 0:
             raise IngestError(name, f"{where}: doc_id {doc!r:.60} is not a non-negative integer")
         if document_ids is not None and doc not in document_ids:
-            raise IngestError(name, f"{where}: doc_id {doc} has no document in the catalog "
-                                    f"({DOCUMENTS.glob.replace('*', str(doc))})")
+            raise IngestError(
+                name, f"{where}: doc_id {doc} has no document in the catalog ({DOCUMENTS.glob.replace('*', str(doc))})"
+            )
         out.append((rid, str(user), str(doc), idx, guess, correct))
     return out
 
@@ -126,8 +140,7 @@ def parse_model_perfs(data: bytes, name: str) -> list[tuple[str, float]]:
     for model, acc in d.items():
         if not model.strip():
             raise IngestError(name, f"model name {model!r} is empty")
-        if (not isinstance(acc, (int, float)) or isinstance(acc, bool) or not math.isfinite(acc)
-                or not 0 <= acc <= 1):
+        if not isinstance(acc, (int, float)) or isinstance(acc, bool) or not math.isfinite(acc) or not 0 <= acc <= 1:
             raise IngestError(name, f"model {model!r}: accuracy {acc!r:.60} is not a number in [0, 1]")
         out.append((model, float(acc)))
     return out
@@ -138,8 +151,15 @@ def load_model_perfs(paths: Paths) -> dict[str, pl.DataFrame]:
     for src in readers.sources(MODEL_PERFS, paths):
         base = PurePosixPath(src.path).name
         for model, acc in parse_model_perfs(src.data, src.path):
-            rows.append({"reference_file": base, "model_name": model, "accuracy": acc,
-                         "source_path": src.path, "source_sha256": src.sha256})
+            rows.append(
+                {
+                    "reference_file": base,
+                    "model_name": model,
+                    "accuracy": acc,
+                    "source_path": src.path,
+                    "source_sha256": src.sha256,
+                }
+            )
     return {"top1_reference_accuracies": pl.DataFrame(rows, schema=ACCURACY_SCHEMA, strict=True)}
 
 
@@ -163,6 +183,10 @@ def load_vocabulary(paths: Paths) -> dict[str, pl.DataFrame]:
     src = readers.source(VOCABULARY, paths)
     tokens = parse_vocabulary(src.data, src.path)
     n = len(tokens)
-    return {"game_vocabulary": pl.DataFrame({"token_id": range(n), "token": tokens, "source_path": [src.path] * n,
-                                             "source_sha256": [src.sha256] * n},
-                                            schema=VOCABULARY_SCHEMA, strict=True)}
+    return {
+        "game_vocabulary": pl.DataFrame(
+            {"token_id": range(n), "token": tokens, "source_path": [src.path] * n, "source_sha256": [src.sha256] * n},
+            schema=VOCABULARY_SCHEMA,
+            strict=True,
+        )
+    }

@@ -15,19 +15,29 @@ words) and `item` (the preceding words joined by spaces).
 Unit: NATS — upstream get_LM_surprisal.py computes `-np.log(p)` ("e as base of log"); the
 values agree with cloze_s = -ln(cloze_p_smoothed) in scale. `s_GPTNeo` is EleutherAI/gpt-neo-1.3B.
 """
+
 from __future__ import annotations
 
 import math
 
 import polars as pl
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
-from ingest.datasets._common import (DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame,
-                                     to_float, to_int)
-from ingest.text import join_with_spans
+from ingest.datasets._common import (
+    DOC_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    Source,
+    corpus_version,
+    doc_row,
+    frame,
+    to_float,
+    to_int,
+)
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from ingest.text import join_with_spans
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 CORPUS = "ucl"
 WORDS_SPEC = dataset("ucl").file("measures")
@@ -44,12 +54,18 @@ MODELS = {
     "GPTNeo": "gpt-neo-1.3b",
     "GPTNeo_2.7B": "gpt-neo-2.7b",
 }
-assert sorted(c[2:] for c in SURPRISAL_SPEC.columns if c.startswith("s_")) == sorted(MODELS), \
+assert sorted(c[2:] for c in SURPRISAL_SPEC.columns if c.startswith("s_")) == sorted(MODELS), (
     "datasets.toml ucl_imported_surprisal columns and ucl.MODELS disagree"
+)
 
 IMPORTED_SCHEMA = {
-    "corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "model": pl.String,
-    "surprisal_nats": pl.Float64, "is_multitoken": pl.Boolean, "source_path": pl.String,
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "model": pl.String,
+    "surprisal_nats": pl.Float64,
+    "is_multitoken": pl.Boolean,
+    "source_path": pl.String,
     "source_sha256": pl.String,
 }
 
@@ -77,8 +93,9 @@ def sentences(rows: list[dict[str, str]], name: str) -> dict[int, list[str]]:
         ws = words[sid]
         n = to_int(r["context_length"], name, f"line {k} context_length")
         if not 1 <= n < len(ws) or ws[n] != r["word"] or " ".join(ws[:n]) != r["item"]:
-            raise IngestError(name, f"line {k}: word {r['word']!r} / context {r['item']!r} do not match "
-                                    f"word {n} of sentence {sid}")
+            raise IngestError(
+                name, f"line {k}: word {r['word']!r} / context {r['item']!r} do not match word {n} of sentence {sid}"
+            )
     return words
 
 
@@ -90,15 +107,28 @@ def build(src: Source, rows: list[dict[str, str]]) -> CorpusLoad:
         text, spans = join_with_spans(ws)
         docs.append(doc_row(CORPUS, str(sid), doc_index, text, src, version))
         for wi, (w, (a, b)) in enumerate(zip(ws, spans)):
-            words.append(dict(corpus=CORPUS, doc_id=str(sid), word_index=wi, word=w, char_start=a, char_end=b,
-                              native_id=str(wi + 1), source_path=src.path, source_sha256=src.sha256))
+            words.append(
+                dict(
+                    corpus=CORPUS,
+                    doc_id=str(sid),
+                    word_index=wi,
+                    word=w,
+                    char_start=a,
+                    char_end=b,
+                    native_id=str(wi + 1),
+                    source_path=src.path,
+                    source_sha256=src.sha256,
+                )
+            )
     d, w = frame(docs, DOC_SCHEMA), frame(words, WORD_SCHEMA)
     keys = {(r["sent_id"], r["context_length"]) for r in rows}
     if len(keys) != len(rows):
         raise IngestError(src.path, "duplicate (sent_id, context_length) rows")
-    return CorpusLoad(CORPUS, [("raw.documents", d, {"corpus": CORPUS}), ("raw.words", w, {"corpus": CORPUS})],
-                      dict(documents=d.height, words=w.height, measure_rows=len(rows),
-                           words_without_measures=w.height - len(rows)))
+    return CorpusLoad(
+        CORPUS,
+        [("raw.documents", d, {"corpus": CORPUS}), ("raw.words", w, {"corpus": CORPUS})],
+        dict(documents=d.height, words=w.height, measure_rows=len(rows), words_without_measures=w.height - len(rows)),
+    )
 
 
 def build_imported(src: Source, rows: list[dict[str, str]]) -> CorpusLoad:
@@ -112,14 +142,23 @@ def build_imported(src: Source, rows: list[dict[str, str]]) -> CorpusLoad:
             multi = r[f"is_multitoken_{col}"]
             if multi not in ("0", "1"):
                 raise IngestError(src.path, f"line {k} is_multitoken_{col}: {multi!r} is not 0/1")
-            for key, v in (("corpus", CORPUS), ("doc_id", str(int(r["sent_id"]))),
-                           ("word_index", int(r["context_length"])), ("model", model), ("surprisal_nats", s),
-                           ("is_multitoken", multi == "1"), ("source_path", src.path),
-                           ("source_sha256", src.sha256)):
+            for key, v in (
+                ("corpus", CORPUS),
+                ("doc_id", str(int(r["sent_id"]))),
+                ("word_index", int(r["context_length"])),
+                ("model", model),
+                ("surprisal_nats", s),
+                ("is_multitoken", multi == "1"),
+                ("source_path", src.path),
+                ("source_sha256", src.sha256),
+            ):
                 out[key].append(v)
     df = pl.DataFrame(out, schema=IMPORTED_SCHEMA, strict=True)
-    return CorpusLoad("ucl_imported_surprisal", [("raw.imported_word_surprisal", df, {"corpus": CORPUS})],
-                      dict(rows=df.height, models=sorted(MODELS.values())))
+    return CorpusLoad(
+        "ucl_imported_surprisal",
+        [("raw.imported_word_surprisal", df, {"corpus": CORPUS})],
+        dict(rows=df.height, models=sorted(MODELS.values())),
+    )
 
 
 def load(paths: Paths) -> CorpusLoad:

@@ -7,29 +7,41 @@ RTgopast and the self-paced reading mean, in ms, as published. Keys as the `ucl`
 every row is checked against its sentence by the same function. Only loads: the comparison with the means
 derived from the fixations is dbt's (mart_reading_measures_agreement).
 """
+
 from __future__ import annotations
 
 import math
 
 import polars as pl
 
-from predictabase.core.config import Paths
 from ingest.datasets import ucl
 from ingest.datasets._common import to_float, to_int
-from predictabase.core.errors import IngestError
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 NAME = "ucl_published_measures"
 TABLE = "ucl_published_word_measures"
 MEASURES = dataset(NAME).file("measures")
 # all_measures column -> raw column (ms)
-COLUMNS = {"RTfirstfix": "rt_first_fixation_ms", "RTfirstpass": "rt_first_pass_ms",
-           "RTrightbound": "rt_right_bounded_ms", "RTgopast": "rt_go_past_ms",
-           "self_paced_reading_time": "self_paced_reading_time_ms"}
-SCHEMA = {"corpus": pl.String, "doc_id": pl.String, "word_index": pl.Int32, "native_id": pl.String,
-          "word": pl.String, **{c: pl.Float64 for c in COLUMNS.values()},
-          "source_path": pl.String, "source_sha256": pl.String}
+COLUMNS = {
+    "RTfirstfix": "rt_first_fixation_ms",
+    "RTfirstpass": "rt_first_pass_ms",
+    "RTrightbound": "rt_right_bounded_ms",
+    "RTgopast": "rt_go_past_ms",
+    "self_paced_reading_time": "self_paced_reading_time_ms",
+}
+SCHEMA = {
+    "corpus": pl.String,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "native_id": pl.String,
+    "word": pl.String,
+    **{c: pl.Float64 for c in COLUMNS.values()},
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 
 
 def build(src: readers.Source, rows: list[dict[str, str]]) -> dict[str, pl.DataFrame]:
@@ -62,13 +74,29 @@ VALUES = dataset("ucl_published_predictors").file("measures")
 VALUES_TABLE = "ucl_published_word_values"
 #: all_measures.csv columns that are keys or text, not values
 TEXT_COLUMNS = ("item", "word", "word2", "sentence", "context_length", "sent_id", "item_id", "list")
-VALUES_SCHEMA = {"corpus": pl.String, "row_number": pl.Int32, "doc_id": pl.String, "word_index": pl.Int32,
-                 "word": pl.String,
-                 "column_name": pl.String, "value": pl.Float64, "source_path": pl.String, "source_sha256": pl.String}
+VALUES_SCHEMA = {
+    "corpus": pl.String,
+    "row_number": pl.Int32,
+    "doc_id": pl.String,
+    "word_index": pl.Int32,
+    "word": pl.String,
+    "column_name": pl.String,
+    "value": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 RESULTS = dataset("ucl_published_results").file("tables")
 RESULTS_TABLE = "ucl_published_results"
-RESULTS_SCHEMA = {"table_name": pl.String, "row_number": pl.Int32, "row_label": pl.String, "column_label": pl.String,
-                  "statistic": pl.String, "value": pl.Float64, "source_path": pl.String, "source_sha256": pl.String}
+RESULTS_SCHEMA = {
+    "table_name": pl.String,
+    "row_number": pl.Int32,
+    "row_label": pl.String,
+    "column_label": pl.String,
+    "statistic": pl.String,
+    "value": pl.Float64,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 #: result columns that are labels, not numbers (`colors` is their plot's colour)
 RESULT_LABELS = ("", "dv", "iv", "colors")
 
@@ -88,10 +116,17 @@ def build_values(src: readers.Source, rows: list[dict[str, str]]) -> dict[str, p
         sid = str(to_int(r["sent_id"], src.path, f"line {k} sent_id"))
         n = to_int(r["context_length"], src.path, f"line {k} context_length")
         for c in cols:
-            for key, v in (("corpus", ucl.CORPUS), ("row_number", k - 2), ("doc_id", sid), ("word_index", n),
-                           ("word", r["word"]),
-                           ("column_name", c), ("value", _value(r[c], src.path, f"line {k} {c}")),
-                           ("source_path", src.path), ("source_sha256", src.sha256)):
+            for key, v in (
+                ("corpus", ucl.CORPUS),
+                ("row_number", k - 2),
+                ("doc_id", sid),
+                ("word_index", n),
+                ("word", r["word"]),
+                ("column_name", c),
+                ("value", _value(r[c], src.path, f"line {k} {c}")),
+                ("source_path", src.path),
+                ("source_sha256", src.sha256),
+            ):
                 out[key].append(v)
     return {VALUES_TABLE: pl.DataFrame(out, schema=VALUES_SCHEMA, strict=True)}
 
@@ -119,17 +154,35 @@ def build_results(sources: list[tuple[readers.Source, list[dict[str, str]]]]) ->
             for k, r in enumerate(rows, start=2):
                 for c in header:
                     if c not in RESULT_LABELS:
-                        add(table, k - 2, r["dv"], r["iv"], c, _value(r[c], src.path, f"line {k} {c}"), src.path,
-                            src.sha256)
+                        add(
+                            table,
+                            k - 2,
+                            r["dv"],
+                            r["iv"],
+                            c,
+                            _value(r[c], src.path, f"line {k} {c}"),
+                            src.path,
+                            src.sha256,
+                        )
         elif header[0] == "" and [r[""] for r in rows] == header[1:]:
             for k, r in enumerate(rows, start=2):
                 for c in header[1:]:
-                    add(table, k - 2, r[""], c, "pearson_r", _value(r[c], src.path, f"line {k} {c}"), src.path,
-                        src.sha256)
+                    add(
+                        table,
+                        k - 2,
+                        r[""],
+                        c,
+                        "pearson_r",
+                        _value(r[c], src.path, f"line {k} {c}"),
+                        src.path,
+                        src.sha256,
+                    )
         else:
             raise IngestError(src.path, "neither a (dv, iv) result table nor a square correlation matrix")
     return {RESULTS_TABLE: pl.DataFrame(out, schema=RESULTS_SCHEMA, strict=True)}
 
 
 def load_results(paths: Paths) -> dict[str, pl.DataFrame]:
-    return build_results([(src, readers.delimited(src.data, src.path, RESULTS)) for src in readers.sources(RESULTS, paths)])
+    return build_results(
+        [(src, readers.delimited(src.data, src.path, RESULTS)) for src in readers.sources(RESULTS, paths)]
+    )

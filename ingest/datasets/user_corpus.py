@@ -20,6 +20,7 @@ Files (CSV, TSV, JSON Lines, or for texts a folder of .txt files), in the declar
 - cloze: `text_id`, `word_id`, and `cloze_probability` (0..1) or `response_count` and `n_responses`.
 - frequencies: `text_id`, `word_id`, `zipf_frequency` (log10 frequency per billion words, any finite number).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,16 +34,31 @@ from pathlib import Path
 import polars as pl
 
 from ingest import corpus_table
-from ingest.corpus_declarations import (EYE_MEASURES, INPUT_KEY, UNITS, Declaration, DeclaredFile,
-                                        declarations_sha256, load_declarations, shipped_measures)
+from ingest.corpus_declarations import (
+    EYE_MEASURES,
+    INPUT_KEY,
+    UNITS,
+    Declaration,
+    DeclaredFile,
+    declarations_sha256,
+    load_declarations,
+    shipped_measures,
+)
 from ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
-from ingest.datasets._common import (DOC_SCHEMA, READING_TIMES_SCHEMA, WORD_FREQUENCIES_SCHEMA, WORD_SCHEMA,
-                                     CorpusLoad, doc_row, frame)
+from ingest.datasets._common import (
+    DOC_SCHEMA,
+    READING_TIMES_SCHEMA,
+    WORD_FREQUENCIES_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    doc_row,
+    frame,
+)
+from ingest.sources.fetch import checked_copy, record_input
 from ingest.text import whitespace_words
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
 from predictabase.core.fsutil import sha256_of
-from ingest.sources.fetch import checked_copy, record_input
 
 JOB = "declared_corpora"
 TABLES = ("raw.documents", "raw.words", "raw.reading_times", "raw.cloze_norms", "raw.word_frequencies")
@@ -54,10 +70,21 @@ USER_FREQUENCIES = {"frequency_source": "user"}  # the partition of raw.word_fre
 RT_SCHEMA = READING_TIMES_SCHEMA  # raw.reading_times, every corpus's (ingest/datasets/_common.py)
 CLOZE_SCHEMA = NORMS_SCHEMA  # raw.cloze_norms, every corpus's norms (ingest/datasets/_common.py)
 FREQ_SCHEMA = WORD_FREQUENCIES_SCHEMA  # raw.word_frequencies, every corpus's frequencies (frequency_source "user")
-CORPORA_SCHEMA = {"corpus": pl.String, "title": pl.String, "language": pl.String, "origin": pl.String, "has_texts": pl.Boolean,
-                  "reading_measures": pl.List(pl.String), "has_cloze": pl.Boolean, "is_game": pl.Boolean,
-                  "published": pl.String, "declared_at": pl.Datetime("us", "UTC"), "declaration_sha256": pl.String,
-                  "source_path": pl.String, "source_sha256": pl.String}
+CORPORA_SCHEMA = {
+    "corpus": pl.String,
+    "title": pl.String,
+    "language": pl.String,
+    "origin": pl.String,
+    "has_texts": pl.Boolean,
+    "reading_measures": pl.List(pl.String),
+    "has_cloze": pl.Boolean,
+    "is_game": pl.Boolean,
+    "published": pl.String,
+    "declared_at": pl.Datetime("us", "UTC"),
+    "declaration_sha256": pl.String,
+    "source_path": pl.String,
+    "source_sha256": pl.String,
+}
 #: a cell that says "no value" (a word not read, no frequency). `NaN` is not one: it is what a failed computation
 #: writes, so it is refused as not a number (README "Your own corpus"), like `null` and `none`.
 MISSING = {"", "na"}
@@ -72,10 +99,12 @@ MAX_TEXT_CHARS = MAX_LINE_CHARS
 
 # --------------------------------------------------------------------------- reading a file
 
+
 @dataclass(frozen=True)
 class Table:
     """A user file read as strings: `rows` in file order, each with its 1-based line number."""
-    name: str          # how errors name the file
+
+    name: str  # how errors name the file
     columns: list[str]
     rows: list[dict[str, str]]
     lines: list[int]
@@ -93,14 +122,19 @@ def decode(data: bytes, name: str, encoding: str) -> str:
     try:
         text = data.decode(encoding, errors="strict")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise IngestError(name, f"line {line}: not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} at "
-                                f"offset {exc.start} ({exc.reason}); declare the file's encoding with --encoding") \
-            from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise IngestError(
+            name,
+            f"line {line}: not valid {encoding} text: byte {data[exc.start : exc.start + 1]!r} at "
+            f"offset {exc.start} ({exc.reason}); declare the file's encoding with --encoding",
+        ) from None
     nul = text.find("\x00")
     if nul >= 0:  # text never holds one: a binary file, a UTF-16 file read as UTF-8, or a damaged copy
-        raise IngestError(name, f"line {text.count(chr(10), 0, nul) + 1}: a NUL byte (\\x00) at character {nul}; "
-                                "a text file holds none (is it UTF-16? then --encoding utf-16)")
+        raise IngestError(
+            name,
+            f"line {text.count(chr(10), 0, nul) + 1}: a NUL byte (\\x00) at character {nul}; "
+            "a text file holds none (is it UTF-16? then --encoding utf-16)",
+        )
     check_line_lengths(text, name)
     return text
 
@@ -112,8 +146,11 @@ def check_line_lengths(text: str, name: str) -> None:
         return
     for k, line in enumerate(text.split("\n"), 1):
         if len(line) > MAX_LINE_CHARS:
-            raise IngestError(name, f"line {k}: {len(line):,} characters, more than a line may hold "
-                                    f"({MAX_LINE_CHARS:,}); split the text into several texts or lines")
+            raise IngestError(
+                name,
+                f"line {k}: {len(line):,} characters, more than a line may hold "
+                f"({MAX_LINE_CHARS:,}); split the text into several texts or lines",
+            )
 
 
 def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = False) -> Table:
@@ -131,8 +168,11 @@ def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = Fa
         return Table(name, ["text_id", "text"], rows, list(range(1, len(rows) + 1)))
     suffix = p.suffix.lower()
     if suffix not in EXTENSIONS:
-        raise IngestError(name, f"unknown file type {suffix or '(none)'}: one of {', '.join(EXTENSIONS)}"
-                                + (" or a folder of .txt files" if texts else ""))
+        raise IngestError(
+            name,
+            f"unknown file type {suffix or '(none)'}: one of {', '.join(EXTENSIONS)}"
+            + (" or a folder of .txt files" if texts else ""),
+        )
     text = decode(p.read_bytes(), name, encoding)
     if text.startswith("\ufeff"):
         text = text[1:]  # a byte-order mark is not part of the first column's name
@@ -141,8 +181,9 @@ def read_table(p: Path, encoding: str, name: str | None = None, texts: bool = Fa
     if EXTENSIONS[suffix] is None:
         return _jsonl(text, name)
     try:
-        df = pl.read_csv(io.StringIO(text), separator=EXTENSIONS[suffix], infer_schema=False, quote_char="\"",
-                         raise_if_empty=True)
+        df = pl.read_csv(
+            io.StringIO(text), separator=EXTENSIONS[suffix], infer_schema=False, quote_char='"', raise_if_empty=True
+        )
     except (pl.exceptions.PolarsError, ValueError) as exc:
         raise IngestError(name, f"not a readable {suffix[1:].upper()} file: {_csv_problem(exc, text)}") from None
     columns = [c.strip() for c in df.columns]
@@ -166,7 +207,7 @@ def _csv_problem(exc: Exception, text: str) -> str:
     if m:
         start = text.find(m.group(1))
         line = f"line {text.count(chr(10), 0, start) + 1}: " if start >= 0 else ""
-        return f"{line}a quoted field is never closed (a \" without its closing \"), starting {m.group(1)[:30]!r}"
+        return f'{line}a quoted field is never closed (a " without its closing "), starting {m.group(1)[:30]!r}'
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
     return " ".join(first.split())[:200]
 
@@ -213,6 +254,7 @@ def _integer(t: Table, k: int, col: str, value: str, low: int) -> int:
 
 # --------------------------------------------------------------------------- texts
 
+
 @dataclass
 class Texts:
     docs: pl.DataFrame
@@ -224,8 +266,11 @@ class Texts:
 
 def _check_text_length(t: Table, line: int, tid: str, n_chars: int) -> None:
     if n_chars > MAX_TEXT_CHARS:
-        raise IngestError(t.name, f"line {line}: text {tid!r} has more than {MAX_TEXT_CHARS:,} characters, more "
-                                  "than a text may hold; split it into several texts")
+        raise IngestError(
+            t.name,
+            f"line {line}: text {tid!r} has more than {MAX_TEXT_CHARS:,} characters, more "
+            "than a text may hold; split it into several texts",
+        )
 
 
 def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
@@ -237,8 +282,11 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
         _require(t, "text_id", "word")
         layout = "words"
     else:
-        raise IngestError(t.name, f"needs columns text_id and text (one row per text) or text_id and word (one row "
-                                  f"per word); the file has {', '.join(t.columns)}")
+        raise IngestError(
+            t.name,
+            f"needs columns text_id and text (one row per text) or text_id and word (one row "
+            f"per word); the file has {', '.join(t.columns)}",
+        )
     if not t.rows:
         raise IngestError(t.name, "no rows")
     texts: dict[str, list[tuple[str, str, int]]] = {}  # text_id -> [(text or word, after, row number)]
@@ -252,16 +300,20 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
             raise IngestError(t.name, f"line {line}: empty text_id")
         if layout == "texts":
             if tid in first_line:
-                raise IngestError(t.name, f"line {line}: text_id {tid!r} appears twice (first on line "
-                                          f"{first_line[tid]})")
+                raise IngestError(
+                    t.name, f"line {line}: text_id {tid!r} appears twice (first on line {first_line[tid]})"
+                )
             if not r["text"].strip():
                 raise IngestError(t.name, f"line {line}: text {tid!r} is empty")
             _check_text_length(t, line, tid, len(r["text"]))
             texts[tid] = [(r["text"], "", k)]
         else:
             if tid in first_line and tid != last_text:
-                raise IngestError(t.name, f"line {line}: text {tid!r} continues after another text (its words "
-                                          f"must be consecutive rows; it started on line {first_line[tid]})")
+                raise IngestError(
+                    t.name,
+                    f"line {line}: text {tid!r} continues after another text (its words "
+                    f"must be consecutive rows; it started on line {first_line[tid]})",
+                )
             word = r["word"]
             if not word or any(ch.isspace() for ch in word):
                 raise IngestError(t.name, f"line {line}: word {word!r} of text {tid!r} is empty or holds whitespace")
@@ -291,8 +343,19 @@ def parse_texts(t: Table, corpus: str, source_path: str, sha256: str) -> Texts:
             ids = _word_ids(t, tid, items)
         doc_rows.append(doc_row(corpus, tid, d, text, src, version))
         for i, ((w, a, b), wid) in enumerate(zip(spans, ids)):
-            word_rows.append(dict(corpus=corpus, doc_id=tid, word_index=i, word=w, char_start=a, char_end=b,
-                                  native_id=wid, source_path=source_path, source_sha256=sha256))
+            word_rows.append(
+                dict(
+                    corpus=corpus,
+                    doc_id=tid,
+                    word_index=i,
+                    word=w,
+                    char_start=a,
+                    char_end=b,
+                    native_id=wid,
+                    source_path=source_path,
+                    source_sha256=sha256,
+                )
+            )
             index[(tid, wid)] = (tid, i)
     return Texts(frame(doc_rows, DOC_SCHEMA), frame(word_rows, WORD_SCHEMA), index, layout)
 
@@ -307,8 +370,9 @@ def _word_ids(t: Table, tid: str, items: list[tuple[str, str, int]]) -> list[str
         if not wid:
             raise IngestError(t.name, f"line {line}: empty word_id")
         if wid in seen:
-            raise IngestError(t.name, f"line {line}: text {tid!r} word_id {wid!r} appears twice (first on line "
-                                      f"{seen[wid]})")
+            raise IngestError(
+                t.name, f"line {line}: text {tid!r} word_id {wid!r} appears twice (first on line {seen[wid]})"
+            )
         seen[wid] = line
         ids.append(wid)
     return ids
@@ -319,12 +383,14 @@ def _joined(t: Table, k: int, texts: Texts, texts_name: str) -> tuple[str, int]:
     key = (r["text_id"].strip(), r["word_id"].strip())
     hit = texts.index.get(key)
     if hit is None:
-        raise IngestError(t.name, f"line {t.lines[k]}: text {key[0]!r} word {key[1]!r} is not a word of the texts "
-                                  f"({texts_name})")
+        raise IngestError(
+            t.name, f"line {t.lines[k]}: text {key[0]!r} word {key[1]!r} is not a word of the texts ({texts_name})"
+        )
     return hit
 
 
 # --------------------------------------------------------------------------- reading times, cloze, frequencies
+
 
 def measure_columns(t: Table, measures: tuple[str, ...]) -> dict[str, str]:
     """measure -> the file's column holding it."""
@@ -335,14 +401,26 @@ def measure_columns(t: Table, measures: tuple[str, ...]) -> dict[str, str]:
         if col is not None:
             return {measures[0]: col}
     if rest:
-        raise IngestError(t.name, f"no column for measure(s) {', '.join(rest)} (a column named as the measure"
-                                  + (", or rt_ms/rt/time" if len(measures) == 1 else "") + f"); the file has "
-                                  f"{', '.join(t.columns)}")
+        raise IngestError(
+            t.name,
+            f"no column for measure(s) {', '.join(rest)} (a column named as the measure"
+            + (", or rt_ms/rt/time" if len(measures) == 1 else "")
+            + f"); the file has "
+            f"{', '.join(t.columns)}",
+        )
     return out
 
 
-def parse_reading_times(t: Table, corpus: str, texts: Texts, texts_name: str, measures: tuple[str, ...],
-                        units: str, source_path: str, sha256: str) -> tuple[pl.DataFrame, dict]:
+def parse_reading_times(
+    t: Table,
+    corpus: str,
+    texts: Texts,
+    texts_name: str,
+    measures: tuple[str, ...],
+    units: str,
+    source_path: str,
+    sha256: str,
+) -> tuple[pl.DataFrame, dict]:
     """One row per (measure, reader or mean, word) read; notes count what was skipped."""
     _require(t, "text_id", "word_id")
     cols = measure_columns(t, measures)
@@ -372,23 +450,35 @@ def parse_reading_times(t: Table, corpus: str, texts: Texts, texts_name: str, me
                 continue
             key = (m, reader, doc_id, wi)
             if key in seen:
-                raise IngestError(t.name, f"line {t.lines[k]}: {m} of text {doc_id!r} word {r['word_id']!r}"
-                                          + (f" reader {reader!r}" if per_reader else "")
-                                          + f" appears twice (first on line {seen[key]})")
+                raise IngestError(
+                    t.name,
+                    f"line {t.lines[k]}: {m} of text {doc_id!r} word {r['word_id']!r}"
+                    + (f" reader {reader!r}" if per_reader else "")
+                    + f" appears twice (first on line {seen[key]})",
+                )
             seen[key] = t.lines[k]
             for c, val in zip(out, (m, reader, doc_id, wi, x * scale, n)):
                 out[c].append(val)
     if not out["measure"]:
         raise IngestError(t.name, "no reading time in the file")
-    rows = _rows_of(RT_SCHEMA, pl.DataFrame(out, schema={c: RT_SCHEMA[c] for c in out}, strict=True), texts,
-                    corpus=corpus, source_path=source_path, source_sha256=sha256)
+    rows = _rows_of(
+        RT_SCHEMA,
+        pl.DataFrame(out, schema={c: RT_SCHEMA[c] for c in out}, strict=True),
+        texts,
+        corpus=corpus,
+        source_path=source_path,
+        source_sha256=sha256,
+    )
     return rows, {"per_reader": per_reader, "skipped": skipped, "rows": len(out["measure"])}
 
 
 def _unique(t: Table, k: int, key: tuple, seen: dict) -> None:
     if key in seen:
-        raise IngestError(t.name, f"line {t.lines[k]}: text {key[0]!r} word {t.rows[k]['word_id']!r} appears twice "
-                                  f"(first on line {seen[key]})")
+        raise IngestError(
+            t.name,
+            f"line {t.lines[k]}: text {key[0]!r} word {t.rows[k]['word_id']!r} appears twice "
+            f"(first on line {seen[key]})",
+        )
     seen[key] = t.lines[k]
 
 
@@ -401,8 +491,17 @@ def parse_cloze(t: Table, corpus: str, texts: Texts, texts_name: str, source_pat
     probability = "cloze_probability" in t.columns
     if not probability:
         _require(t, "text_id", "word_id", "response_count", "n_responses")
-    out = {k: [] for k in ("doc_id", "word_index", "upstream_row", "cloze_probability_published", "response_count",
-                           "n_responses")}
+    out = {
+        k: []
+        for k in (
+            "doc_id",
+            "word_index",
+            "upstream_row",
+            "cloze_probability_published",
+            "response_count",
+            "n_responses",
+        )
+    }
     seen: dict = {}
     for k, r in enumerate(t.rows):
         doc_id, wi = _joined(t, k, texts, texts_name)
@@ -420,8 +519,9 @@ def parse_cloze(t: Table, corpus: str, texts: Texts, texts_name: str, source_pat
         for col, val in zip(out, (doc_id, wi, t.lines[k], p, c, n)):
             out[col].append(val)
     rows = pl.DataFrame(out, schema={c: NORMS_SCHEMA[c] for c in out}, strict=True)
-    return _rows_of(NORMS_SCHEMA, rows, texts, corpus=corpus, smoothing="none", source_path=source_path,
-                    source_sha256=sha256)
+    return _rows_of(
+        NORMS_SCHEMA, rows, texts, corpus=corpus, smoothing="none", source_path=source_path, source_sha256=sha256
+    )
 
 
 def _rows_of(schema: dict, rows: pl.DataFrame, texts: Texts, **constants) -> pl.DataFrame:
@@ -429,12 +529,14 @@ def _rows_of(schema: dict, rows: pl.DataFrame, texts: Texts, **constants) -> pl.
     writes: the corpus word and its id from the texts, `constants` in every row, the table's other columns NULL."""
     words = texts.words.select("doc_id", "word_index", "native_id", "word")
     out = rows.join(words, on=["doc_id", "word_index"], how="left", maintain_order="left").with_columns(
-        **{k: pl.lit(v) for k, v in constants.items()})
+        **{k: pl.lit(v) for k, v in constants.items()}
+    )
     return out.select([pl.col(c) if c in out.columns else pl.lit(None).alias(c) for c in schema]).cast(schema)
 
 
-def parse_frequencies(t: Table, corpus: str, texts: Texts, texts_name: str, source_path: str,
-                      sha256: str) -> pl.DataFrame:
+def parse_frequencies(
+    t: Table, corpus: str, texts: Texts, texts_name: str, source_path: str, sha256: str
+) -> pl.DataFrame:
     """A frequencies file -> rows of raw.word_frequencies (frequency_source 'user'; zipf_frequency as given, NULL
     for a word the file has no value for)."""
     _require(t, "text_id", "word_id", "zipf_frequency")
@@ -448,11 +550,13 @@ def parse_frequencies(t: Table, corpus: str, texts: Texts, texts_name: str, sour
         for col, val in zip(out, (doc_id, wi, z)):
             out[col].append(val)
     rows = pl.DataFrame(out, schema={c: FREQ_SCHEMA[c] for c in out}, strict=True)
-    return _rows_of(FREQ_SCHEMA, rows, texts, corpus=corpus, source_path=source_path, source_sha256=sha256,
-                    **USER_FREQUENCIES)
+    return _rows_of(
+        FREQ_SCHEMA, rows, texts, corpus=corpus, source_path=source_path, source_sha256=sha256, **USER_FREQUENCIES
+    )
 
 
 # --------------------------------------------------------------------------- a whole corpus
+
 
 @dataclass
 class Parsed:
@@ -463,8 +567,12 @@ class Parsed:
     notes: dict
 
 
-def parse_corpus(name: str, encoding: str, files: dict[str, tuple[Path, str, str]],
-                 reading: list[tuple[Path, str, str, tuple[str, ...], str]]) -> Parsed:
+def parse_corpus(
+    name: str,
+    encoding: str,
+    files: dict[str, tuple[Path, str, str]],
+    reading: list[tuple[Path, str, str, tuple[str, ...], str]],
+) -> Parsed:
     """Parse and validate a corpus's files. `files`: role (texts, cloze, frequencies) -> (local file, name for
     errors and source_path, sha256); `reading`: (local file, name, sha256, measures, units) per file."""
     local, tname, tsha = files["texts"]
@@ -485,11 +593,19 @@ def parse_corpus(name: str, encoding: str, files: dict[str, tuple[Path, str, str
 
 def declared_path(paths: Paths, f: DeclaredFile) -> Path:
     """The declared copy of a user file, re-verified (ingest reads a user file only through here)."""
-    return checked_copy(paths.raw / f.path, f.path, f.sha256,
-                        "missing from the warehouse; run `predictabase corpus add` again",
-                        lambda got: IngestError(f.path, f"sha256 {got[:12]}... is not the declared {f.sha256[:12]}... "
-                                                        "(the file changed after `corpus add`); run `predictabase "
-                                                        "corpus add --replace` again"), digest=sha256_path)
+    return checked_copy(
+        paths.raw / f.path,
+        f.path,
+        f.sha256,
+        "missing from the warehouse; run `predictabase corpus add` again",
+        lambda got: IngestError(
+            f.path,
+            f"sha256 {got[:12]}... is not the declared {f.sha256[:12]}... "
+            "(the file changed after `corpus add`); run `predictabase "
+            "corpus add --replace` again",
+        ),
+        digest=sha256_path,
+    )
 
 
 def load_declared(paths: Paths, d: Declaration) -> Parsed:
@@ -505,17 +621,44 @@ def load_declared(paths: Paths, d: Declaration) -> Parsed:
 def corpora_frame(decls: dict[str, Declaration]) -> pl.DataFrame:
     """raw.corpora: every corpus, shipped (ingest/corpora.toml) and the user's."""
     from datetime import datetime
+
     shipped = hashlib.sha256(corpus_table.TABLE_FILE.read_bytes()).hexdigest()
-    rows = [dict(corpus=c.key, title=c.title, language=c.language, origin="shipped", has_texts=c.texts,
-                 reading_measures=shipped_measures(c), has_cloze=c.cloze,
-                 is_game=c.game, published=None, declared_at=None, declaration_sha256=shipped,
-                 source_path="ingest/corpora.toml", source_sha256=shipped)
-            for c in corpus_table.CORPORA.values()]
+    rows = [
+        dict(
+            corpus=c.key,
+            title=c.title,
+            language=c.language,
+            origin="shipped",
+            has_texts=c.texts,
+            reading_measures=shipped_measures(c),
+            has_cloze=c.cloze,
+            is_game=c.game,
+            published=None,
+            declared_at=None,
+            declaration_sha256=shipped,
+            source_path="ingest/corpora.toml",
+            source_sha256=shipped,
+        )
+        for c in corpus_table.CORPORA.values()
+    ]
     for d in decls.values():
-        rows.append(dict(corpus=d.name, title=d.title, language=d.language, origin="user", has_texts=True, reading_measures=list(d.measures),
-                         has_cloze=d.cloze is not None, is_game=False, published=d.published,
-                         declared_at=datetime.fromisoformat(d.added_at) if d.added_at else None,
-                         declaration_sha256=d.digest(), source_path=d.texts.path, source_sha256=d.texts.sha256))
+        rows.append(
+            dict(
+                corpus=d.name,
+                title=d.title,
+                language=d.language,
+                origin="user",
+                has_texts=True,
+                reading_measures=list(d.measures),
+                has_cloze=d.cloze is not None,
+                is_game=False,
+                published=d.published,
+                declared_at=datetime.fromisoformat(d.added_at) if d.added_at else None,
+                declaration_sha256=d.digest(),
+                source_path=d.texts.path,
+                source_sha256=d.texts.sha256,
+            )
+        )
     return frame(rows, CORPORA_SCHEMA)
 
 
@@ -530,12 +673,17 @@ def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
         parsed = load_declared(paths, d)
         part = {"corpus": name}
         rts = pl.concat(parsed.reading_times) if parsed.reading_times else pl.DataFrame(schema=RT_SCHEMA)
-        tables += [("raw.documents", parsed.texts.docs, part), ("raw.words", parsed.texts.words, part),
-                   ("raw.reading_times", rts, part),
-                   ("raw.cloze_norms", parsed.cloze if parsed.cloze is not None else
-                    pl.DataFrame(schema=CLOZE_SCHEMA), part),
-                   ("raw.word_frequencies", parsed.frequencies if parsed.frequencies is not None else
-                    pl.DataFrame(schema=FREQ_SCHEMA), {**part, **USER_FREQUENCIES})]
+        tables += [
+            ("raw.documents", parsed.texts.docs, part),
+            ("raw.words", parsed.texts.words, part),
+            ("raw.reading_times", rts, part),
+            ("raw.cloze_norms", parsed.cloze if parsed.cloze is not None else pl.DataFrame(schema=CLOZE_SCHEMA), part),
+            (
+                "raw.word_frequencies",
+                parsed.frequencies if parsed.frequencies is not None else pl.DataFrame(schema=FREQ_SCHEMA),
+                {**part, **USER_FREQUENCIES},
+            ),
+        ]
         notes[name] = parsed.notes
     return CorpusLoad(JOB, tables, notes)
 
@@ -544,16 +692,22 @@ def write(con, load: CorpusLoad) -> int:
     """Replace every declared corpus's partitions and raw.corpora; delete the partitions of user corpora no
     longer declared (`corpus remove`), so nothing of them stays in raw."""
     from ingest.raw import replace_partitions_in
+
     had = set()
-    if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
-                   "AND table_name = 'corpora'").fetchall()[0][0]:
+    if con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'corpora'"
+    ).fetchall()[0][0]:
         had = {r[0] for r in con.execute("SELECT corpus FROM raw.corpora WHERE origin = 'user'").fetchall()}
     n = replace_partitions_in(con, load.tables)
     for table in RETIRED:  # an older warehouse's copy; nothing reads it
         con.execute(f"DROP TABLE IF EXISTS {table}")
     now = {f["corpus"][0] for t, f, _ in load.tables if t == "raw.documents" and f.height}
-    existing = {r[0] for r in con.execute("SELECT table_schema || '.' || table_name FROM information_schema.tables "
-                                          "WHERE table_schema = 'raw'").fetchall()}
+    existing = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables WHERE table_schema = 'raw'"
+        ).fetchall()
+    }
     for gone in sorted(had - now):
         for table in TABLES:
             if table in existing:

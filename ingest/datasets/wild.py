@@ -31,6 +31,7 @@ Raw tables written (schema `raw`, every row with `source_path`, `source_sha256`)
 `wild_respondents`, `wild_tasks`, `wild_efforts`, `wild_scores`, `wild_texts`.
 No metric is computed here (loss, medians, costs live in dbt: models/wild/).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,11 +42,11 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
+from ingest.raw import replace_tables
 from ingest.sources import readers
 from ingest.sources.definitions import dataset
-from ingest.raw import replace_tables
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 DATASET = "wild"
 KEY = dataset(DATASET).file("key")
@@ -59,8 +60,14 @@ WITHOUT_PATH = WITHOUT_MODEL.path
 # CHC category). Items 3*(t-1)+1 .. 3*t belong to task t; instance k has difficulty k.
 TASKS = (
     ("numeric", "Apply price discounts to shoes; difficulty = number of operations"),
-    ("communication", "Write a bank customer an e-mail on an investment's gain or loss; difficulty = how bad the news is"),
-    ("reasoning", "Propose a recipe from a list of ingredients and utensils; difficulty = number of ingredients and utensils"),
+    (
+        "communication",
+        "Write a bank customer an e-mail on an investment's gain or loss; difficulty = how bad the news is",
+    ),
+    (
+        "reasoning",
+        "Propose a recipe from a list of ingredients and utensils; difficulty = number of ingredients and utensils",
+    ),
     ("writing", "Write song lyrics for a two-year-old about animals; difficulty = number of animals"),
 )
 N_ITEMS = 12
@@ -80,8 +87,11 @@ def read_key(paths: Paths) -> bytes:
     readme = readers.source(KEY, paths)
     found = _KEY_RE.findall(readme.data)
     if len(found) != 1:
-        raise IngestError(readme.path, f"expected exactly one Fernet key line `key = b'...'` in the upstream README, "
-                                  f"found {len(found)}; cannot decrypt {WITH_PATH} / {WITHOUT_PATH}")
+        raise IngestError(
+            readme.path,
+            f"expected exactly one Fernet key line `key = b'...'` in the upstream README, "
+            f"found {len(found)}; cannot decrypt {WITH_PATH} / {WITHOUT_PATH}",
+        )
     return found[0]
 
 
@@ -94,13 +104,18 @@ def decrypt_json(path: Path, key: bytes) -> dict:
     try:
         plain = fernet.decrypt(path.read_bytes())
     except InvalidToken:
-        raise IngestError(path, "Fernet decryption failed: wrong key or tampered/corrupted file "
-                                "(token signature invalid); nothing written") from None
+        raise IngestError(
+            path,
+            "Fernet decryption failed: wrong key or tampered/corrupted file (token signature invalid); nothing written",
+        ) from None
     try:
         data = json.loads(plain)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IngestError(path, f"decrypted payload is not JSON ({type(exc).__name__} at position "
-                                f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}); nothing written") from None
+        raise IngestError(
+            path,
+            f"decrypted payload is not JSON ({type(exc).__name__} at position "
+            f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}); nothing written",
+        ) from None
     finally:
         del plain
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -110,9 +125,9 @@ def decrypt_json(path: Path, key: bytes) -> dict:
 
 @dataclass(frozen=True)
 class _Source:
-    path: str      # catalog path
+    path: str  # catalog path
     sha256: str
-    file: Path     # local verified copy (for error messages)
+    file: Path  # local verified copy (for error messages)
     data: dict
     rows: list[str]  # upstream row keys, numeric order
 
@@ -146,7 +161,9 @@ def _int(src: _Source, col: str, row: str, lo: int, hi: int, nullable: bool = Fa
     if isinstance(v, str) and v.strip().isdigit():
         v = int(v.strip())
     if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-        raise IngestError(src.file, f"row {row} column {col!r}: expected an integer in [{lo}, {hi}], got a {type(v).__name__}")
+        raise IngestError(
+            src.file, f"row {row} column {col!r}: expected an integer in [{lo}, {hi}], got a {type(v).__name__}"
+        )
     return v
 
 
@@ -185,15 +202,24 @@ def _eng(src: _Source, row: str) -> str:
     return v
 
 
-def _item_rows(src: _Source, row: str, key: dict, out: dict[str, list], efforts: list[tuple[str, str]],
-               rated: tuple[str, str], texts: list[tuple[str, str]]) -> None:
+def _item_rows(
+    src: _Source,
+    row: str,
+    key: dict,
+    out: dict[str, list],
+    efforts: list[tuple[str, str]],
+    rated: tuple[str, str],
+    texts: list[tuple[str, str]],
+) -> None:
     """One respondent's rows for one item: the time of each (component, field), the usefulness score of
     `rated` = (what was rated, field), and each (kind, field) text."""
-    out["efforts"] += [dict(**key, component=c, upstream_field=f, time_s=_seconds(src, f, row), **_prov(src))
-                       for c, f in efforts]
+    out["efforts"] += [
+        dict(**key, component=c, upstream_field=f, time_s=_seconds(src, f, row), **_prov(src)) for c, f in efforts
+    ]
     what, field = rated
-    out["scores"].append(dict(**key, rated=what, upstream_field=field, usefulness_score=_int(src, field, row, 1, 5),
-                              **_prov(src)))
+    out["scores"].append(
+        dict(**key, rated=what, upstream_field=field, usefulness_score=_int(src, field, row, 1, 5), **_prov(src))
+    )
     out["texts"] += [dict(**key, kind=k, upstream_field=f, text=_text(src, f, row), **_prov(src)) for k, f in texts]
 
 
@@ -205,21 +231,42 @@ def _rows_with_model(a: _Source, out: dict[str, list]) -> None:
         rid = f"A{int(row):03d}"
         level = _eng(a, row)
         assist = _int(a, "assistants", row, 1, 2)
-        out["respondents"].append(dict(
-            respondent_id=rid, condition="with_model", group_label="A", upstream_row=row,
-            session_ids=f"q1={a.data['session_id1'][row]};q2={a.data['session_id2'][row]};re={a.data['session_id_re'][row]}",
-            age_years=_int(a, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
-            gpt3_familiarity=_int(a, "gpt3", row, 0, 4), assistants_code=assist, uses_assistants=ASSISTANTS[assist],
-            **_prov(a)))
+        out["respondents"].append(
+            dict(
+                respondent_id=rid,
+                condition="with_model",
+                group_label="A",
+                upstream_row=row,
+                session_ids=f"q1={a.data['session_id1'][row]};q2={a.data['session_id2'][row]};re={a.data['session_id_re'][row]}",
+                age_years=_int(a, "age", row, 10, 100),
+                eng_level=level,
+                eng_level_code=ENG_LEVELS[level],
+                gpt3_familiarity=_int(a, "gpt3", row, 0, 4),
+                assistants_code=assist,
+                uses_assistants=ASSISTANTS[assist],
+                **_prov(a),
+            )
+        )
         for i in items:
             dom, inst = _item(i)
             key = dict(respondent_id=rid, condition="with_model", domain=dom, instance=inst, item=i)
-            _item_rows(a, row, key, out,
-                       efforts=[("prompting", f"form_1_time_{i}"), ("unwrapping", f"form_2_time_{2 * i - 1}"),
-                                ("validating", f"form_2_time_{2 * i}")],
-                       rated=("model_answer", f"form_2_response_{2 * i}"),
-                       texts=[("prompt", f"form_1_response_{i}"), ("completion", f"gpt3_answer_{i}"),
-                              ("extracted_answer", f"form_2_response_{2 * i - 1}")])
+            _item_rows(
+                a,
+                row,
+                key,
+                out,
+                efforts=[
+                    ("prompting", f"form_1_time_{i}"),
+                    ("unwrapping", f"form_2_time_{2 * i - 1}"),
+                    ("validating", f"form_2_time_{2 * i}"),
+                ],
+                rated=("model_answer", f"form_2_response_{2 * i}"),
+                texts=[
+                    ("prompt", f"form_1_response_{i}"),
+                    ("completion", f"gpt3_answer_{i}"),
+                    ("extracted_answer", f"form_2_response_{2 * i - 1}"),
+                ],
+            )
 
 
 def _rows_without_model(b: _Source, out: dict[str, list]) -> None:
@@ -229,39 +276,81 @@ def _rows_without_model(b: _Source, out: dict[str, list]) -> None:
     for row in b.rows:
         rid = f"B{int(row):03d}"
         level = _eng(b, row)
-        out["respondents"].append(dict(
-            respondent_id=rid, condition="without_model", group_label="B", upstream_row=row,
-            session_ids=f"user={b.data['user_id'][row]};q3={b.data['session_id'][row]}",
-            age_years=_int(b, "age", row, 10, 100), eng_level=level, eng_level_code=ENG_LEVELS[level],
-            gpt3_familiarity=None, assistants_code=None, uses_assistants=None, **_prov(b)))
+        out["respondents"].append(
+            dict(
+                respondent_id=rid,
+                condition="without_model",
+                group_label="B",
+                upstream_row=row,
+                session_ids=f"user={b.data['user_id'][row]};q3={b.data['session_id'][row]}",
+                age_years=_int(b, "age", row, 10, 100),
+                eng_level=level,
+                eng_level_code=ENG_LEVELS[level],
+                gpt3_familiarity=None,
+                assistants_code=None,
+                uses_assistants=None,
+                **_prov(b),
+            )
+        )
         for i in items:
             dom, inst = _item(i)
             key = dict(respondent_id=rid, condition="without_model", domain=dom, instance=inst, item=i)
-            _item_rows(b, row, key, out, efforts=[("solving", f"time_{2 * i - 1}"), ("self_rating", f"time_{2 * i}")],
-                       rated=("own_answer", f"response_{2 * i}"), texts=[("own_answer", f"response_{2 * i - 1}")])
+            _item_rows(
+                b,
+                row,
+                key,
+                out,
+                efforts=[("solving", f"time_{2 * i - 1}"), ("self_rating", f"time_{2 * i}")],
+                rated=("own_answer", f"response_{2 * i}"),
+                texts=[("own_answer", f"response_{2 * i - 1}")],
+            )
 
 
 def _frames(a: _Source, b: _Source) -> dict[str, pl.DataFrame]:
     items = range(1, N_ITEMS + 1)
-    _require(a, ["age", "engLevel", "gpt3", "assistants", "session_id1", "session_id2", "session_id_re"]
-             + [f"form_1_{k}_{i}" for i in items for k in ("response", "time")]
-             + [f"gpt3_answer_{i}" for i in items]
-             + [f"form_2_{k}_{j}" for j in range(1, 2 * N_ITEMS + 1) for k in ("response", "time")])
-    _require(b, ["age", "engLevel", "user_id", "session_id"]
-             + [f"{k}_{j}" for j in range(1, 2 * N_ITEMS + 1) for k in ("response", "time")])
+    _require(
+        a,
+        ["age", "engLevel", "gpt3", "assistants", "session_id1", "session_id2", "session_id_re"]
+        + [f"form_1_{k}_{i}" for i in items for k in ("response", "time")]
+        + [f"gpt3_answer_{i}" for i in items]
+        + [f"form_2_{k}_{j}" for j in range(1, 2 * N_ITEMS + 1) for k in ("response", "time")],
+    )
+    _require(
+        b,
+        ["age", "engLevel", "user_id", "session_id"]
+        + [f"{k}_{j}" for j in range(1, 2 * N_ITEMS + 1) for k in ("response", "time")],
+    )
 
     out: dict[str, list] = {"respondents": [], "efforts": [], "scores": [], "texts": []}
     _rows_with_model(a, out)
     _rows_without_model(b, out)
-    tasks = [dict(domain=dom, task_index=t + 1, instance=k, item=3 * t + k, difficulty=k, description=desc,
-                  source_path=a.path, source_sha256=a.sha256)
-             for t, (dom, desc) in enumerate(TASKS) for k in (1, 2, 3)]
+    tasks = [
+        dict(
+            domain=dom,
+            task_index=t + 1,
+            instance=k,
+            item=3 * t + k,
+            difficulty=k,
+            description=desc,
+            source_path=a.path,
+            source_sha256=a.sha256,
+        )
+        for t, (dom, desc) in enumerate(TASKS)
+        for k in (1, 2, 3)
+    ]
 
     eff_schema = {"time_s": pl.Float64}
     return {
-        "wild_respondents": pl.DataFrame(out["respondents"], schema_overrides={
-            "gpt3_familiarity": pl.Int32, "assistants_code": pl.Int32, "uses_assistants": pl.Boolean,
-            "age_years": pl.Int32, "eng_level_code": pl.Int32}),
+        "wild_respondents": pl.DataFrame(
+            out["respondents"],
+            schema_overrides={
+                "gpt3_familiarity": pl.Int32,
+                "assistants_code": pl.Int32,
+                "uses_assistants": pl.Boolean,
+                "age_years": pl.Int32,
+                "eng_level_code": pl.Int32,
+            },
+        ),
         "wild_tasks": pl.DataFrame(tasks),
         "wild_efforts": pl.DataFrame(out["efforts"], schema_overrides=eff_schema),
         "wild_scores": pl.DataFrame(out["scores"], schema_overrides={"usefulness_score": pl.Int32}),

@@ -3,6 +3,7 @@ followed by one candidate word of 1 to 8 tokens, every candidate enumerated, sco
 hand-set bigram LM over <|endoftext|>, ' a', ' b', 'a', 'b' (ingest/scoring/diagnostics.py), and the texts'
 whitespace-delimited words. No source file: the model and the texts ship with the code, like the model table.
 dbt derives the word probabilities and their sums (mart_word_probability_sums); nothing is computed here."""
+
 from __future__ import annotations
 
 import polars as pl

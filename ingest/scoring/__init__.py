@@ -2,6 +2,7 @@
 
 `ScoreSettings` and `score_corpora` are imported on first use, so importing a light module of this package
 (`ingest.scoring.model_table`) does not import torch."""
+
 from __future__ import annotations
 
 __all__ = ["ScoreSettings", "score_corpora"]
@@ -10,5 +11,6 @@ __all__ = ["ScoreSettings", "score_corpora"]
 def __getattr__(name: str):
     if name in __all__:
         from ingest.scoring import pipeline
+
         return getattr(pipeline, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,7 @@ its BOS; ``ingest.scoring.profile.encode``). The policy is part of the model's
 * No declared BOS but an ``<|endoftext|>`` or EOS token -> that token
   (policy ``endoftext`` / ``eos-as-bos``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ def choose_bos(tokenizer, model_type: str | None) -> BosPolicy:
     eot = _token_id(tokenizer, ENDOFTEXT)
     if model_type in ENDOFTEXT_FAMILIES and eot is not None:
         return BosPolicy("endoftext", eot, ENDOFTEXT)
-    if (model_type in LLAMA_ARCH and eot == 0 and tokenizer.bos_token == "<|im_start|>"):
+    if model_type in LLAMA_ARCH and eot == 0 and tokenizer.bos_token == "<|im_start|>":
         return BosPolicy("smollm2-endoftext", 0, ENDOFTEXT)
     if tokenizer.bos_token_id is not None:
         return BosPolicy("tokenizer-bos", int(tokenizer.bos_token_id), str(tokenizer.bos_token))

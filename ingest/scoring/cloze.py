@@ -43,6 +43,7 @@ only complete, unlimited runs). The run id is a hash of the scorer version, the 
 tokenizer, BOS, dtype and end-of-text ids, the inputs' checksum (every scored (position,
 candidate) and context) and the settings that change results; re-running a complete run is a no-op.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,43 +53,53 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest import corpus_table
+from ingest.raw import now_iso
+from ingest.scoring.profile import TokenizerProfile
+from ingest.scoring.word_search import (
+    PredictorSpec,
+    Question,
+    Segment,
+    WordPredictor,
+    WordTrie,
+    _logsumexp,
+    predict_documents_with,
+    word_token_ids,
+)
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError, ScoringError, WarehouseError
 from predictabase.core.fsutil import atomic_dir
-from ingest.scoring.profile import TokenizerProfile
-from ingest.raw import now_iso
-from ingest.scoring.word_search import (PredictorSpec, Question, Segment, WordPredictor, WordTrie, _logsumexp,
-                                        predict_documents_with, word_token_ids)
 
 SCORER_VERSION = 1
 CORPORA = corpus_table.CLOZE
 KINDS = ("response", "modal_response", "true_word")
 UNSEEN = "unk"  # upstream's unseen-word pseudo-response (count 0); never scored
-SCHEMA = pa.schema([
-    ("run_id", pa.string()),
-    ("model_key", pa.string()),
-    ("corpus", pa.string()),
-    ("doc_id", pa.string()),
-    ("word_index", pa.int32()),                      # the predicted position (raw.words)
-    ("candidate_kind", pa.string()),                 # response | modal_response | true_word
-    ("response", pa.string()),                       # as in the human data (true_word: the corpus word)
-    ("scored_text", pa.string()),                    # the word scored, after one space (case / punctuation rule)
-    ("status", pa.string()),                         # ok | no_token_boundary | no_token_path
-    ("context_chars", pa.int32()),                   # the context is the document's text[:context_chars]
-    ("context_tokens", pa.int32()),                  # model tokens of context seen (BOS not counted)
-    ("n_tokens", pa.int32()),                        # model tokens of ' ' + scored_text
-    ("logprob_tokens_nats", pa.float64()),           # LW = sum ln p(token | context, earlier tokens)
-    ("logprob_boundary_before_nats", pa.float64()),  # ln B before the word
-    ("logprob_boundary_after_nats", pa.float64()),   # ln B after its last token
-])
+SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("model_key", pa.string()),
+        ("corpus", pa.string()),
+        ("doc_id", pa.string()),
+        ("word_index", pa.int32()),  # the predicted position (raw.words)
+        ("candidate_kind", pa.string()),  # response | modal_response | true_word
+        ("response", pa.string()),  # as in the human data (true_word: the corpus word)
+        ("scored_text", pa.string()),  # the word scored, after one space (case / punctuation rule)
+        ("status", pa.string()),  # ok | no_token_boundary | no_token_path
+        ("context_chars", pa.int32()),  # the context is the document's text[:context_chars]
+        ("context_tokens", pa.int32()),  # model tokens of context seen (BOS not counted)
+        ("n_tokens", pa.int32()),  # model tokens of ' ' + scored_text
+        ("logprob_tokens_nats", pa.float64()),  # LW = sum ln p(token | context, earlier tokens)
+        ("logprob_boundary_before_nats", pa.float64()),  # ln B before the word
+        ("logprob_boundary_after_nats", pa.float64()),  # ln B after its last token
+    ]
+)
 RUN_FILE = "_run.json"
 SCORES_FILE = "scores.parquet"
 SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s*$")
@@ -97,17 +108,20 @@ EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 
 @dataclass(frozen=True)
 class ClozeSettings:
-    pack_tokens: int = 32      # document tokens per prefix pass (each pack's candidate nodes share its cache)
-    batch_tokens: int = 1024   # candidate nodes per forward call
+    pack_tokens: int = 32  # document tokens per prefix pass (each pack's candidate nodes share its cache)
+    batch_tokens: int = 1024  # candidate nodes per forward call
 
     def check(self) -> None:
-        for name, value, lo, hi in (("--pack-tokens", self.pack_tokens, 1, 1 << 20),
-                                    ("--batch-tokens", self.batch_tokens, 1, 1 << 20)):
+        for name, value, lo, hi in (
+            ("--pack-tokens", self.pack_tokens, 1, 1 << 20),
+            ("--batch-tokens", self.batch_tokens, 1, 1 << 20),
+        ):
             if not lo <= int(value) <= hi:
                 raise OptionError(name, f"{value} is not allowed; an integer from {lo} to {hi}")
 
 
 # --------------------------------------------------------------------------- inputs
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -120,17 +134,17 @@ class Candidate:
 
 @dataclass
 class ClozeInputs:
-    texts: dict[tuple[str, str], str]                       # (corpus, doc_id) -> text
-    cuts: dict[tuple[str, str, int], int]                   # position -> context end (chars)
-    words: dict[tuple[str, str, int], str]                  # position -> the corpus word
+    texts: dict[tuple[str, str], str]  # (corpus, doc_id) -> text
+    cuts: dict[tuple[str, str, int], int]  # position -> context end (chars)
+    words: dict[tuple[str, str, int], str]  # position -> the corpus word
     candidates: list[Candidate]
-    sources: list[dict] = field(default_factory=list)       # distinct (table, source_path, source_sha256)
+    sources: list[dict] = field(default_factory=list)  # distinct (table, source_path, source_sha256)
 
     def checksum(self) -> str:
         h = hashlib.sha256()
         for c in self.candidates:
             pos = (c.corpus, c.doc_id, c.word_index)
-            ctx = self.texts[pos[:2]][:self.cuts[pos]]
+            ctx = self.texts[pos[:2]][: self.cuts[pos]]
             h.update(json.dumps([*pos, c.kind, c.response, scored_text(c, ctx)]).encode() + b"\n")
             h.update(ctx.encode() + b"\x00")
         return h.hexdigest()
@@ -158,34 +172,57 @@ def read_inputs(paths: Paths, limit: int | None = None) -> ClozeInputs:
             # the corpora with cloze norms, as declared (ingest/corpora.toml), bound as a list parameter
             mine = "corpus IN (SELECT unnest($corpora))"
             at = {"corpora": list(CORPORA)}
-            texts = {(c, d): t for c, d, t in con.execute(
-                f"SELECT corpus, doc_id, text FROM raw.documents WHERE {mine}", at).fetchall()}
-            wrows = con.execute(f"""
+            texts = {
+                (c, d): t
+                for c, d, t in con.execute(
+                    f"SELECT corpus, doc_id, text FROM raw.documents WHERE {mine}", at
+                ).fetchall()
+            }
+            wrows = con.execute(
+                f"""
                 SELECT w.corpus, w.doc_id, w.word_index, w.word, p.char_end
                 FROM raw.words w JOIN raw.words p
                   ON p.corpus = w.corpus AND p.doc_id = w.doc_id AND p.word_index = w.word_index - 1
-                WHERE w.{mine}""", at).fetchall()
-            resp = con.execute(f"""
+                WHERE w.{mine}""",
+                at,
+            ).fetchall()
+            resp = con.execute(
+                f"""
                 SELECT DISTINCT corpus, doc_id, word_index, response FROM raw.cloze_responses
                 WHERE {mine} AND response IS NOT NULL AND response_count > 0
-                  AND response <> '{UNSEEN}'""", at).fetchall()
-            norms = con.execute(f"""
+                  AND response <> '{UNSEEN}'""",
+                at,
+            ).fetchall()
+            norms = con.execute(
+                f"""
                 SELECT DISTINCT corpus, doc_id, word_index, modal_response FROM raw.cloze_norms
-                WHERE {mine} AND n_responses IS NOT NULL AND word_index IS NOT NULL""", at).fetchall()
-            sources = [dict(table=t, source_path=p, source_sha256=s) for t, p, s in con.execute(f"""
+                WHERE {mine} AND n_responses IS NOT NULL AND word_index IS NOT NULL""",
+                at,
+            ).fetchall()
+            sources = [
+                dict(table=t, source_path=p, source_sha256=s)
+                for t, p, s in con.execute(
+                    f"""
                 SELECT DISTINCT 'cloze_responses', source_path, source_sha256 FROM raw.cloze_responses
                 UNION SELECT DISTINCT 'cloze_norms', source_path, source_sha256 FROM raw.cloze_norms
                   WHERE {mine}
                 UNION SELECT DISTINCT 'documents', source_path, source_sha256 FROM raw.documents
-                  WHERE {mine} ORDER BY 1, 2, 3""", at).fetchall()]
+                  WHERE {mine} ORDER BY 1, 2, 3""",
+                    at,
+                ).fetchall()
+            ]
         except duckdb.Error as exc:
-            raise ScoringError(paths.duckdb, f"cannot read the cloze raw tables ({str(exc).splitlines()[0]}); "
-                                             "run `predictabase ingest` first")
+            raise ScoringError(
+                paths.duckdb,
+                f"cannot read the cloze raw tables ({str(exc).splitlines()[0]}); run `predictabase ingest` first",
+            ) from exc
     finally:
         con.close()
     if not resp or not norms:
-        raise ScoringError(paths.duckdb, "the cloze data is not ingested (raw.cloze_responses, raw.cloze_norms); "
-                                         "run `predictabase ingest` first")
+        raise ScoringError(
+            paths.duckdb,
+            "the cloze data is not ingested (raw.cloze_responses, raw.cloze_norms); run `predictabase ingest` first",
+        )
     cuts = {(c, d, int(i)): int(e) for c, d, i, _, e in wrows}
     words = {(c, d, int(i)): w for c, d, i, w, _ in wrows}
     cands: set[Candidate] = set()
@@ -206,8 +243,9 @@ def read_inputs(paths: Paths, limit: int | None = None) -> ClozeInputs:
             cands.add(Candidate(c, d, int(i), "true_word", words[(c, d, int(i))]))
     missing = sorted({(c.corpus, c.doc_id, c.word_index) for c in cands} - set(cuts))
     if missing:
-        raise ScoringError(paths.duckdb, f"{len(missing)} cloze positions have no preceding word in raw.words, "
-                                         f"e.g. {missing[:3]}")
+        raise ScoringError(
+            paths.duckdb, f"{len(missing)} cloze positions have no preceding word in raw.words, e.g. {missing[:3]}"
+        )
     if limit is not None:
         keep = set()
         for corpus in CORPORA:
@@ -224,19 +262,21 @@ def _doc_key(doc_id: str):
 
 # --------------------------------------------------------------------------- scoring
 
+
 @dataclass
 class _Ctx:
     """One context's candidates: what `WordPredictor.forward_nodes` needs, and the results."""
+
     q: Question
     ctx_off: int
     n_ctx: int
     lnb_before: float
-    nodes: list[int]                                  # trie nodes to append (all path prefixes), by depth
-    need: set[int]                                    # the same, as a set
-    words: list[int]                                  # the candidates' word nodes
-    node_lp: dict = field(default_factory=dict)       # node -> LW of its path
+    nodes: list[int]  # trie nodes to append (all path prefixes), by depth
+    need: set[int]  # the same, as a set
+    words: list[int]  # the candidates' word nodes
+    node_lp: dict = field(default_factory=dict)  # node -> LW of its path
     node_slot: dict = field(default_factory=dict)
-    lnb_after: dict = field(default_factory=dict)     # word node -> ln B after it
+    lnb_after: dict = field(default_factory=dict)  # word node -> ln B after it
 
 
 class ResponseScorer(WordPredictor):
@@ -244,16 +284,26 @@ class ResponseScorer(WordPredictor):
     word of every question is scored exactly. Questions are keyed by (doc_id, position); their
     candidate word nodes (in the shared trie) are `self.candidates[(doc_id, position)]`."""
 
-    def __init__(self, model, profile: TokenizerProfile, trie: WordTrie, settings: ClozeSettings,
-                 candidates: dict[tuple[str, int], list[int]], device: str = "cpu", context_length: int = 2048):
+    def __init__(
+        self,
+        model,
+        profile: TokenizerProfile,
+        trie: WordTrie,
+        settings: ClozeSettings,
+        candidates: dict[tuple[str, int], list[int]],
+        device: str = "cpu",
+        context_length: int = 2048,
+    ):
         super().__init__(model, profile, trie, settings, device=device, context_length=context_length)
         self.candidates = candidates
         self.n_nodes = 0
         import torch
+
         self._wi = torch.from_numpy(profile.word_initial).to(device)
 
     def predict_segments(self, segments: list[Segment]) -> list[dict]:
         import torch
+
         trie = self.trie
         qs, offsets, lps, cache, kv_pos = self.prefix_pass(segments)
         states: list[_Ctx] = []
@@ -265,19 +315,26 @@ class ResponseScorer(WordPredictor):
                 while n > 0 and n not in need:
                     need.add(n)
                     n = trie.parent[n]
-            st = _Ctx(q=q, ctx_off=offsets[g], n_ctx=q.token_index + 1,
-                      lnb_before=_logsumexp(lps[r][self.mask_word_initial]),
-                      nodes=sorted(need, key=lambda n: trie.depth[n]), need=need, words=words)
+            st = _Ctx(
+                q=q,
+                ctx_off=offsets[g],
+                n_ctx=q.token_index + 1,
+                lnb_before=_logsumexp(lps[r][self.mask_word_initial]),
+                nodes=sorted(need, key=lambda n: trie.depth[n]),
+                need=need,
+                words=words,
+            )
             for n in st.nodes:
                 if trie.depth[n] == 1:
                     st.node_lp[n] = float(lps[r][trie.token[n]])
             states.append(st)
         del lps
-        batch = sorted(((si, n) for si, st in enumerate(states) for n in st.nodes),
-                       key=lambda b: trie.depth[b[1]])  # parents before children
+        batch = sorted(
+            ((si, n) for si, st in enumerate(states) for n in st.nodes), key=lambda b: trie.depth[b[1]]
+        )  # parents before children
         self.n_nodes += len(batch)
         for start in range(0, len(batch), self.settings.batch_tokens):
-            chunk = batch[start:start + self.settings.batch_tokens]
+            chunk = batch[start : start + self.settings.batch_tokens]
             with torch.inference_mode():
                 logits = self.forward_nodes(states, chunk, cache, kv_pos)
                 self._score_chunk(states, chunk, logits if logits.dtype == torch.float64 else logits.float())
@@ -289,6 +346,7 @@ class ResponseScorer(WordPredictor):
         ln B = ln sum_{word-initial} - ln sum: one in-place exp pass, sums in the logits' dtype
         (pairwise; float32: error ~1e-7 nats, below the float32 model's own), logs in float64."""
         import torch
+
         trie = self.trie
         rows, toks, kids = [], [], []
         for r, (si, node) in enumerate(chunk):
@@ -312,27 +370,46 @@ class ResponseScorer(WordPredictor):
 
     def _scored(self, st: _Ctx) -> dict:
         trie = self.trie
-        return dict(doc_id=st.q.doc_id, position=st.q.position, status="ok", context_tokens=st.n_ctx - 1,
-                    lnb_before=st.lnb_before,
-                    scores={trie.word_at[w]: (st.node_lp[w], st.lnb_after[w], trie.depth[w]) for w in st.words})
+        return dict(
+            doc_id=st.q.doc_id,
+            position=st.q.position,
+            status="ok",
+            context_tokens=st.n_ctx - 1,
+            lnb_before=st.lnb_before,
+            scores={trie.word_at[w]: (st.node_lp[w], st.lnb_after[w], trie.depth[w]) for w in st.words},
+        )
 
 
 def _build_scorer(loaded, trie: WordTrie, settings: ClozeSettings, candidates: dict, context_length: int):
     """The response scorer of a loaded model (here, or on a replica of the Ray engine)."""
-    return ResponseScorer(loaded.lm.model, loaded.profile, trie, settings, candidates, device=loaded.lm.device,
-                          context_length=context_length)
+    return ResponseScorer(
+        loaded.lm.model,
+        loaded.profile,
+        trie,
+        settings,
+        candidates,
+        device=loaded.lm.device,
+        context_length=context_length,
+    )
 
 
-def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, settings: ClozeSettings,
-                     device: str = "cpu", context_length: int = 2048,
-                     progress: Callable[[int, int], None] | None = None, pool=None) -> tuple[list[dict], dict]:
+def score_candidates(
+    model,
+    profile: TokenizerProfile,
+    inputs: ClozeInputs,
+    settings: ClozeSettings,
+    device: str = "cpu",
+    context_length: int = 2048,
+    progress: Callable[[int, int], None] | None = None,
+    pool=None,
+) -> tuple[list[dict], dict]:
     """Every candidate of `inputs` scored; rows in SCHEMA's columns (without run_id / model_key) and
     counters. Positions with the same context text are scored once. `pool`: the Ray engine's replicas
     (`ingest.scoring.distributed`; `model` is then None)."""
     texts = {}
     for c in inputs.candidates:
         pos = (c.corpus, c.doc_id, c.word_index)
-        ctx = inputs.texts[pos[:2]][:inputs.cuts[pos]]
+        ctx = inputs.texts[pos[:2]][: inputs.cuts[pos]]
         texts[c] = (pos, ctx, scored_text(c, ctx))
     words = sorted({s for _, _, s in texts.values() if s})
     trie = WordTrie()
@@ -348,7 +425,7 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
     # one question per distinct context text: its first position (corpus, document order)
     rep: dict[str, tuple] = {}
     cands: dict[tuple[str, int], set[int]] = {}
-    for c, (pos, ctx, s) in texts.items():
+    for _c, (pos, ctx, s) in texts.items():
         r = rep.setdefault(ctx, pos)
         key = (f"{r[0]}/{r[1]}", r[2])
         cands.setdefault(key, set())
@@ -358,8 +435,10 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
     for ctx, (corpus, doc, wi) in rep.items():
         by_doc.setdefault((corpus, doc), []).append(Question(f"{corpus}/{doc}", wi, len(ctx)))
     candidates = {k: sorted(v) for k, v in cands.items()}
-    docs = [(inputs.texts[k], sorted(qs, key=lambda q: q.position)) for k, qs in sorted(
-        by_doc.items(), key=lambda kv: (kv[0][0], _doc_key(kv[0][1])))]
+    docs = [
+        (inputs.texts[k], sorted(qs, key=lambda q: q.position))
+        for k, qs in sorted(by_doc.items(), key=lambda kv: (kv[0][0], _doc_key(kv[0][1])))
+    ]
     done = 0
 
     def on_done(k: int) -> None:
@@ -369,34 +448,61 @@ def score_candidates(model, profile: TokenizerProfile, inputs: ClozeInputs, sett
             progress(done, len(rep))
 
     spec = PredictorSpec(uuid.uuid4().hex, _build_scorer, (trie, settings, candidates, context_length))
-    results, n_nodes = predict_documents_with(spec, SimpleNamespace(model=model, device=device), profile, docs,
-                                              on_done, pool)
+    results, n_nodes = predict_documents_with(
+        spec, SimpleNamespace(model=model, device=device), profile, docs, on_done, pool
+    )
     by_q = {(r["doc_id"], r["position"]): r for r in results}
     rows = []
-    for c, (pos, ctx, s) in texts.items():
+    for c, (_pos, ctx, s) in texts.items():
         r = rep[ctx]
         res = by_q[(f"{r[0]}/{r[1]}", r[2])]
-        row = dict(corpus=c.corpus, doc_id=c.doc_id, word_index=c.word_index, candidate_kind=c.kind,
-                   response=c.response, scored_text=s, context_chars=len(ctx), context_tokens=None,
-                   n_tokens=None, logprob_tokens_nats=None, logprob_boundary_before_nats=None,
-                   logprob_boundary_after_nats=None)
+        row = dict(
+            corpus=c.corpus,
+            doc_id=c.doc_id,
+            word_index=c.word_index,
+            candidate_kind=c.kind,
+            response=c.response,
+            scored_text=s,
+            context_chars=len(ctx),
+            context_tokens=None,
+            n_tokens=None,
+            logprob_tokens_nats=None,
+            logprob_boundary_before_nats=None,
+            logprob_boundary_after_nats=None,
+        )
         if res["status"] != "ok":
             row["status"] = res["status"]
         elif s is None or s in no_path:
-            row.update(status="no_token_path", context_tokens=res["context_tokens"],
-                       logprob_boundary_before_nats=res["lnb_before"])
+            row.update(
+                status="no_token_path",
+                context_tokens=res["context_tokens"],
+                logprob_boundary_before_nats=res["lnb_before"],
+            )
         else:
             lw, after, n = res["scores"][" " + s]
-            row.update(status="ok", context_tokens=res["context_tokens"], n_tokens=n, logprob_tokens_nats=lw,
-                       logprob_boundary_before_nats=res["lnb_before"], logprob_boundary_after_nats=after)
+            row.update(
+                status="ok",
+                context_tokens=res["context_tokens"],
+                n_tokens=n,
+                logprob_tokens_nats=lw,
+                logprob_boundary_before_nats=res["lnb_before"],
+                logprob_boundary_after_nats=after,
+            )
         rows.append(row)
-    stats = dict(n_candidates=len(rows), n_contexts=len(rep), n_positions=len({p for p, _, _ in texts.values()}),
-                 n_words=len(words), n_words_without_path=len(no_path), n_nodes=n_nodes,
-                 n_documents=len(docs))
+    stats = dict(
+        n_candidates=len(rows),
+        n_contexts=len(rep),
+        n_positions=len({p for p, _, _ in texts.values()}),
+        n_words=len(words),
+        n_words_without_path=len(no_path),
+        n_nodes=n_nodes,
+        n_documents=len(docs),
+    )
     return rows, stats
 
 
 # --------------------------------------------------------------------------- runs
+
 
 def scores_root(paths: Paths) -> Path:
     return paths.cloze_model_scores
@@ -406,12 +512,25 @@ def run_dir(paths: Paths, model_key: str, run_id: str) -> Path:
     return scores_root(paths) / f"model={model_key}" / f"run={run_id}"
 
 
-def make_run_id(lm, profile: TokenizerProfile, inputs_sha: str, settings: ClozeSettings, context_length: int,
-                limit: int | None = None) -> str:
-    key = {"scorer_version": SCORER_VERSION, "model_revision": lm.model_revision,
-           "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": profile.bos.token_id, "dtype": lm.dtype,
-           "end_of_text_ids": sorted(int(i) for i in profile.end_of_text_ids), "inputs_sha256": inputs_sha,
-           "context_length": context_length, "limit": limit}
+def make_run_id(
+    lm,
+    profile: TokenizerProfile,
+    inputs_sha: str,
+    settings: ClozeSettings,
+    context_length: int,
+    limit: int | None = None,
+) -> str:
+    key = {
+        "scorer_version": SCORER_VERSION,
+        "model_revision": lm.model_revision,
+        "tokenizer_sha256": lm.tokenizer_sha256,
+        "bos_token_id": profile.bos.token_id,
+        "dtype": lm.dtype,
+        "end_of_text_ids": sorted(int(i) for i in profile.end_of_text_ids),
+        "inputs_sha256": inputs_sha,
+        "context_length": context_length,
+        "limit": limit,
+    }
     # pack_tokens / batch_tokens change nothing but speed (tests/test_cloze_vs_model.py)
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -422,9 +541,17 @@ def table_of(run_id: str, model_key: str, rows: list[dict]) -> pa.Table:
     return pa.table({"run_id": [run_id] * n, "model_key": [model_key] * n, **cols}).cast(SCHEMA)
 
 
-def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSettings, context_length: int,
-                inputs: ClozeInputs, limit: int | None = None,
-                progress: Callable[[int, int], None] | None = None, pool=None) -> dict:
+def score_cloze(
+    paths: Paths,
+    lm,
+    profile: TokenizerProfile,
+    settings: ClozeSettings,
+    context_length: int,
+    inputs: ClozeInputs,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    pool=None,
+) -> dict:
     """Score every candidate for one loaded model and write the run; returns the run record. A
     complete run (its `_run.json`) is not redone."""
     settings.check()
@@ -436,32 +563,63 @@ def score_cloze(paths: Paths, lm, profile: TokenizerProfile, settings: ClozeSett
         rec["skipped"] = True
         return rec
     started, t0 = now_iso(), time.perf_counter()
-    rows, stats = score_candidates(lm.model, profile, inputs, settings, device=lm.device,
-                                   context_length=context_length, progress=progress, pool=pool)
-    run = dict(run_id=run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
-               tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, dtype=lm.dtype, device=lm.device,
-               bos_token_id=profile.bos.token_id, bos_token=profile.bos.token,
-               end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
-               scorer_version=SCORER_VERSION, inputs_sha256=inputs_sha, sources=inputs.sources,
-               context_length=context_length, **asdict(settings), **stats,
-               n_ok=sum(r["status"] == "ok" for r in rows), limit=limit, started_at=started, finished_at=now_iso(),
-               seconds=round(time.perf_counter() - t0, 2))
+    rows, stats = score_candidates(
+        lm.model,
+        profile,
+        inputs,
+        settings,
+        device=lm.device,
+        context_length=context_length,
+        progress=progress,
+        pool=pool,
+    )
+    run = dict(
+        run_id=run_id,
+        model_key=lm.model_key,
+        model_id=lm.model_id,
+        model_revision=lm.model_revision,
+        tokenizer=lm.tokenizer_name,
+        tokenizer_sha256=lm.tokenizer_sha256,
+        dtype=lm.dtype,
+        device=lm.device,
+        bos_token_id=profile.bos.token_id,
+        bos_token=profile.bos.token,
+        end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
+        scorer_version=SCORER_VERSION,
+        inputs_sha256=inputs_sha,
+        sources=inputs.sources,
+        context_length=context_length,
+        **asdict(settings),
+        **stats,
+        n_ok=sum(r["status"] == "ok" for r in rows),
+        limit=limit,
+        started_at=started,
+        finished_at=now_iso(),
+        seconds=round(time.perf_counter() - t0, 2),
+    )
     with atomic_dir(directory) as tmp:
         pq.write_table(table_of(run_id, lm.model_key, rows), tmp / SCORES_FILE, compression="zstd")
         (tmp / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
     return run
 
 
-def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSettings(), device: str | None = None,
-              dtype: str | None = None, limit: int | None = None, show_progress: bool = True, engine=None) -> dict:
+def run_cloze(
+    paths: Paths,
+    model_spec: str,
+    settings: ClozeSettings = ClozeSettings(),
+    device: str | None = None,
+    dtype: str | None = None,
+    limit: int | None = None,
+    show_progress: bool = True,
+    engine=None,
+) -> dict:
     """`predictabase cloze`: load the model and score every human response word after its context.
     `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-    from predictabase.core.progress import progress_bar
-
     from ingest.scoring.distributed import model_steps
     from ingest.scoring.pipeline import ScoreSettings, effective_lengths
+    from predictabase.core.progress import progress_bar
 
     settings.check()
     if limit is not None and limit < 1:
@@ -469,14 +627,30 @@ def run_cloze(paths: Paths, model_spec: str, settings: ClozeSettings = ClozeSett
     inputs = read_inputs(paths, limit)  # fail before loading a model
     with model_steps(model_spec, paths, device, dtype, engine) as (lm, profile, pool):
         ctx, _ = effective_lengths(lm, ScoreSettings())
-        with progress_bar(TextColumn("cloze {task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeRemainingColumn(), show=show_progress, transient=False) as bar:
+        with progress_bar(
+            TextColumn("cloze {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            show=show_progress,
+            transient=False,
+        ) as bar:
             task = bar.add_task(lm.model_key, total=None)
-            return score_cloze(paths, lm, profile, settings, ctx, inputs, limit,
-                               progress=lambda d, t: bar.update(task, completed=d, total=t), pool=pool)
+            return score_cloze(
+                paths,
+                lm,
+                profile,
+                settings,
+                ctx,
+                inputs,
+                limit,
+                progress=lambda d, t: bar.update(task, completed=d, total=t),
+                pool=pool,
+            )
 
 
 # --- the `cloze` step (ingest.scoring.steps): its code version and its runner -----------------------------
+
 
 def code_version() -> list:
     """What of this code the `cloze` step's plan keys hold."""
@@ -486,13 +660,19 @@ def code_version() -> list:
 def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list:
     """The `cloze` step of one models.toml entry (one run over every corpus with cloze norms)."""
     [corpus] = corpora
-    run = run_cloze(paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=show_progress,
-                    engine=engine)
+    run = run_cloze(
+        paths, entry.name, device=entry.device, dtype=entry.dtype, show_progress=show_progress, engine=engine
+    )
     return [step_run(paths, corpus, run)]
 
 
 def step_run(paths: Paths, corpus: str | None, run: dict):
     """What `run_cloze` returned, as the step's finished task (`ingest.scoring.steps.StepRun`)."""
     from ingest.scoring.steps import StepRun
-    return StepRun(corpus, run_dir(paths, run["model_key"], run["run_id"]), run["run_id"],
-                   "already complete" if run.get("skipped") else "scored")
+
+    return StepRun(
+        corpus,
+        run_dir(paths, run["model_key"], run["run_id"]),
+        run["run_id"],
+        "already complete" if run.get("skipped") else "scored",
+    )

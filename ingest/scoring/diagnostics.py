@@ -40,6 +40,7 @@ because every token outside B continues the word). Hence, for every L,
 p(eot | c) is read from the scorer's own distribution at c: the first candidate token's top-k list,
 with top_k = the vocabulary size, so every token is in it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,13 +63,16 @@ CONTINUATION_IDS = (3, 4)
 
 # P[prev, next]: the probability of the next token after `prev` (rows sum to 1; row 0 after BOS).
 #            eot    " a"   " b"   "a"    "b"
-BIGRAM = np.array([
-    [0.02, 0.03, 0.03, 0.52, 0.40],   # after BOS (<|endoftext|>): a text starts without whitespace
-    [0.01, 0.02, 0.02, 0.55, 0.40],   # after " a": a word that has just begun goes on (B = 0.05)
-    [0.02, 0.04, 0.04, 0.50, 0.40],   # after " b": the same (B = 0.10)
-    [0.10, 0.03, 0.02, 0.55, 0.30],   # after "a": mostly goes on; if not, the text mostly ends (B = 0.15)
-    [0.30, 0.35, 0.25, 0.05, 0.05],   # after "b": a word mostly ends here (B = 0.90)
-], dtype=np.float64)
+BIGRAM = np.array(
+    [
+        [0.02, 0.03, 0.03, 0.52, 0.40],  # after BOS (<|endoftext|>): a text starts without whitespace
+        [0.01, 0.02, 0.02, 0.55, 0.40],  # after " a": a word that has just begun goes on (B = 0.05)
+        [0.02, 0.04, 0.04, 0.50, 0.40],  # after " b": the same (B = 0.10)
+        [0.10, 0.03, 0.02, 0.55, 0.30],  # after "a": mostly goes on; if not, the text mostly ends (B = 0.15)
+        [0.30, 0.35, 0.25, 0.05, 0.05],  # after "b": a word mostly ends here (B = 0.90)
+    ],
+    dtype=np.float64,
+)
 
 MAX_POSITIONS = 64
 MAX_WORD_TOKENS = 8  # candidates of 1..8 tokens: 2 * (2^8 - 1) = 510 words per context
@@ -86,12 +90,23 @@ class Context:
 
 
 CONTEXTS = (
-    Context("word_end", (3, 4), "ends where a word most likely ends (after 'b', B = 0.90) and new words run long: "
-                                "the LW sum exceeds 1 (Theorem 1)"),
-    Context("mid_word", (3, 4, 1), "ends inside a word (after ' a', B = 0.05): WT divides by the small B; the LW sum "
-                                   "stays below 1"),
-    Context("text_end", (3, 4, 2, 3), "ends where a boundary is unlikely (after 'a', B = 0.15) but, if one comes, "
-                                      "it is mostly the end of the text (p(eot)/B = 2/3)"),
+    Context(
+        "word_end",
+        (3, 4),
+        "ends where a word most likely ends (after 'b', B = 0.90) and new words run long: "
+        "the LW sum exceeds 1 (Theorem 1)",
+    ),
+    Context(
+        "mid_word",
+        (3, 4, 1),
+        "ends inside a word (after ' a', B = 0.05): WT divides by the small B; the LW sum stays below 1",
+    ),
+    Context(
+        "text_end",
+        (3, 4, 2, 3),
+        "ends where a boundary is unlikely (after 'a', B = 0.15) but, if one comes, "
+        "it is mostly the end of the text (p(eot)/B = 2/3)",
+    ),
 )
 
 
@@ -136,11 +151,13 @@ def enumerate_texts(contexts=CONTEXTS, max_tokens: int = MAX_WORD_TOKENS) -> lis
 
 # --- the model --------------------------------------------------------------------------------------
 
+
 def _head_weights(table: np.ndarray, d: int):
     """[V, d] LM-head weights: row v holds ln table[:, v] on the first V dimensions (one-hot hidden states)."""
     import torch
+
     head = torch.zeros(table.shape[0], d)
-    head[:, :table.shape[0]] = torch.tensor(np.log(table).T, dtype=torch.float32)
+    head[:, : table.shape[0]] = torch.tensor(np.log(table).T, dtype=torch.float32)
     return head
 
 
@@ -164,10 +181,22 @@ def bigram_model(table: np.ndarray = BIGRAM, backend: str = "torch"):
     if backend != "llama":
         raise ValueError(f"backend must be 'torch' or 'llama', not {backend!r}")
     from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(vocab_size=v, hidden_size=d, intermediate_size=d, num_hidden_layers=1,
-                      num_attention_heads=1, num_key_value_heads=1, max_position_embeddings=MAX_POSITIONS,
-                      rms_norm_eps=0.0, tie_word_embeddings=False, bos_token_id=EOT_ID, eos_token_id=EOT_ID,
-                      pad_token_id=EOT_ID, attn_implementation="eager")
+
+    cfg = LlamaConfig(
+        vocab_size=v,
+        hidden_size=d,
+        intermediate_size=d,
+        num_hidden_layers=1,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        max_position_embeddings=MAX_POSITIONS,
+        rms_norm_eps=0.0,
+        tie_word_embeddings=False,
+        bos_token_id=EOT_ID,
+        eos_token_id=EOT_ID,
+        pad_token_id=EOT_ID,
+        attn_implementation="eager",
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to(torch.float32).eval()
     with torch.no_grad():
@@ -213,19 +242,29 @@ def bigram_profile(vocab_size: int = len(VOCAB)):
 
     strings = np.array(VOCAB, dtype=object)
     word_initial = np.array([t == EOT_ID or VOCAB[t][:1].isspace() for t in range(vocab_size)], dtype=bool)
-    return TokenizerProfile(name=MODEL_KEY, tokenizer=None, model_type="llama", vocab_size=vocab_size,
-                            bos=BosPolicy("endoftext", EOT_ID, END_OF_TEXT), byte_level=False,
-                            end_of_text_ids=frozenset({EOT_ID}), special_ids=frozenset({EOT_ID}),
-                            strings=strings, word_initial=word_initial)
+    return TokenizerProfile(
+        name=MODEL_KEY,
+        tokenizer=None,
+        model_type="llama",
+        vocab_size=vocab_size,
+        bos=BosPolicy("endoftext", EOT_ID, END_OF_TEXT),
+        byte_level=False,
+        end_of_text_ids=frozenset({EOT_ID}),
+        special_ids=frozenset({EOT_ID}),
+        strings=strings,
+        word_initial=word_initial,
+    )
 
 
 def scorer(backend: str = "torch"):
     """The project's Scorer over the bigram model, top_k = the vocabulary (the full distribution)."""
     from ingest.scoring.engine import Scorer
+
     return Scorer(bigram_model(backend=backend), bigram_profile(), top_k=len(VOCAB), device="cpu", probe=False)
 
 
 # --- the two tables ---------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=2)
 def token_rows(backend: str = "torch") -> pa.Table:
@@ -250,12 +289,20 @@ def score_texts(sc) -> pa.Table:
     return build_table(RUN_ID, MODEL_KEY, CORPUS, docs, [(list(t.ids), t.spans) for t in texts], results, sc)
 
 
-WORD_SCHEMA = pa.schema([
-    ("corpus", pa.string()), ("doc_id", pa.string()), ("word_index", pa.int32()), ("word", pa.string()),
-    ("char_start", pa.int32()), ("char_end", pa.int32()),
-    ("context_key", pa.string()), ("context", pa.string()), ("context_note", pa.string()),
-    ("end_of_text_token", pa.string()),
-])
+WORD_SCHEMA = pa.schema(
+    [
+        ("corpus", pa.string()),
+        ("doc_id", pa.string()),
+        ("word_index", pa.int32()),
+        ("word", pa.string()),
+        ("char_start", pa.int32()),
+        ("char_end", pa.int32()),
+        ("context_key", pa.string()),
+        ("context", pa.string()),
+        ("context_note", pa.string()),
+        ("end_of_text_token", pa.string()),
+    ]
+)
 
 
 def word_rows() -> pa.Table:
@@ -266,10 +313,18 @@ def word_rows() -> pa.Table:
     cols: dict[str, list] = {f.name: [] for f in WORD_SCHEMA}
     for t in enumerate_texts():
         for i, (w, a, b) in enumerate(whitespace_words(t.text)):
-            for name, value in (("corpus", CORPUS), ("doc_id", t.doc_id), ("word_index", i), ("word", w),
-                                ("char_start", a), ("char_end", b), ("context_key", t.context.key),
-                                ("context", t.context.text), ("context_note", t.context.note),
-                                ("end_of_text_token", END_OF_TEXT)):
+            for name, value in (
+                ("corpus", CORPUS),
+                ("doc_id", t.doc_id),
+                ("word_index", i),
+                ("word", w),
+                ("char_start", a),
+                ("char_end", b),
+                ("context_key", t.context.key),
+                ("context", t.context.text),
+                ("context_note", t.context.note),
+                ("end_of_text_token", END_OF_TEXT),
+            ):
                 cols[name].append(value)
     return pa.table(cols, schema=WORD_SCHEMA)
 
@@ -285,8 +340,9 @@ def mart_sql(macro_text: str | None = None) -> str:
     """`mart_word_probability_sums.sql` rendered with jinja2 over the relations named as its two refs,
     with the macro `word_surprisal_sql` from macros/word_surprisal.sql (or `macro_text`: the tests
     render a changed macro to see the check fail)."""
-    from predictabase.core.config import DBT_PROJECT_DIR
     from ingest.scoring.sentence import render_with_macros
+    from predictabase.core.config import DBT_PROJECT_DIR
+
     mart = (DBT_PROJECT_DIR / "models" / "marts" / "words" / f"{MART_MODEL}.sql").read_text(encoding="utf-8")
     return render_with_macros(mart, macro_text, ref=lambda name: name)
 
@@ -294,6 +350,7 @@ def mart_sql(macro_text: str | None = None) -> str:
 def sums_from_tables(tokens: pa.Table, words: pa.Table, macro_text: str | None = None):
     """The mart's rows (polars) from token and word rows, by the mart's own SQL in an in-memory DuckDB."""
     import duckdb
+
     con = duckdb.connect(":memory:")
     try:
         con.register(TOKENS_MODEL, tokens)

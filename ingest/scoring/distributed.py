@@ -24,6 +24,7 @@ a part file is written whole under its final name only, so a retried unit replac
 The workers import this package: on a cluster of several machines install it (and the model) on every
 node (docs/scale.md). Ray's usage statistics stay off (`RAY_USAGE_STATS_ENABLED=0`).
 """
+
 from __future__ import annotations
 
 import os
@@ -41,9 +42,9 @@ MAX_WORKER_CPUS = 256  # --worker-cpus: torch threads of one replica
 
 @dataclass(frozen=True)
 class RayOptions:
-    address: str | None = None   # an existing cluster ("ray://host:10001", "auto"); None: a local instance
-    workers: int | None = None   # model replicas; None: one per GPU (device cuda), else one per `cpus` cores
-    cpus: int = 1                # CPU cores per replica (its torch threads)
+    address: str | None = None  # an existing cluster ("ray://host:10001", "auto"); None: a local instance
+    workers: int | None = None  # model replicas; None: one per GPU (device cuda), else one per `cpus` cores
+    cpus: int = 1  # CPU cores per replica (its torch threads)
 
     def check(self) -> None:
         if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
@@ -64,6 +65,7 @@ def _ray():
 @dataclass
 class Loaded:
     """What a worker holds: the model, its tokenizer profile, and per-step objects built once (`cache`)."""
+
     lm: Any
     profile: Any
     cache: dict
@@ -83,6 +85,7 @@ class Worker:
 
             from ingest.scoring.models import load_model
             from ingest.scoring.profile import TokenizerProfile
+
             torch.set_num_threads(self.threads)
             spec, paths, device, dtype = self.args
             lm = load_model(spec, paths, device, dtype)
@@ -112,8 +115,9 @@ class RayPool:
         to name, plan and record a run."""
         return self.call_one(_model_facts)
 
-    def map_unordered(self, fn: Callable, units: Iterable[tuple[Any, tuple]], size: Callable[[Any], int]
-                      ) -> Iterator[tuple[Any, Any]]:
+    def map_unordered(
+        self, fn: Callable, units: Iterable[tuple[Any, tuple]], size: Callable[[Any], int]
+    ) -> Iterator[tuple[Any, Any]]:
         """(key, fn(loaded, *args)) for every (key, args) of `units`, as the replicas finish them; the
         largest units (by `size(key)`) go out first, each to the next free replica."""
         queue = sorted(units, key=lambda u: size(u[0]))  # pop() from the end: largest first
@@ -139,8 +143,11 @@ class RayPool:
                 raise cause from None
             raise ScoringError(None, f"a Ray worker failed: {type(cause).__name__}: {cause}") from None
         except ray.exceptions.RayError as exc:
-            raise ScoringError(None, f"a Ray worker was lost and could not be restarted ({type(exc).__name__}; "
-                                     f"{RESTARTS} restarts allowed per replica)") from None
+            raise ScoringError(
+                None,
+                f"a Ray worker was lost and could not be restarted ({type(exc).__name__}; "
+                f"{RESTARTS} restarts allowed per replica)",
+            ) from None
 
 
 def _cluster_device(ray, device: str | None) -> str:
@@ -158,6 +165,7 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
     own = not ray.is_initialized()
     if own and not options.address:  # a cluster of this machine: its workers read this machine's files
         from ingest.scoring.models import check_spec
+
         check_spec(model_spec)
     if own:
         kwargs: dict = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
@@ -175,10 +183,10 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
             workers = int(ray.cluster_resources().get("GPU", 0))
         else:
             workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // options.cpus)
-        remote = ray.remote(num_cpus=options.cpus, num_gpus=gpus, max_restarts=RESTARTS,
-                            max_task_retries=RESTARTS)(Worker)
-        actors = [remote.remote(model_spec, paths, dev if gpus else "cpu", dtype, options.cpus)
-                  for _ in range(workers)]
+        remote = ray.remote(num_cpus=options.cpus, num_gpus=gpus, max_restarts=RESTARTS, max_task_retries=RESTARTS)(
+            Worker
+        )
+        actors = [remote.remote(model_spec, paths, dev if gpus else "cpu", dtype, options.cpus) for _ in range(workers)]
         pool = RayPool(ray, actors)
         pool.call_all(_describe)  # load every replica now
         yield pool
@@ -189,6 +197,7 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
 
 def _model_facts(loaded: Loaded):
     from dataclasses import replace
+
     return replace(loaded.lm, model=None), loaded.profile
 
 
@@ -197,9 +206,11 @@ def model_steps(model_spec: str, paths, device: str | None, dtype: str | None, o
     """(lm, profile, pool) for a model step: the local engine loads the model here (pool None); the Ray
     engine loads one replica per worker and yields the model's facts without its weights."""
     from ingest.scoring.model_identity import record_source
+
     if options is None:
         from ingest.scoring.models import load_model
         from ingest.scoring.profile import TokenizerProfile
+
         lm = load_model(model_spec, paths, device, dtype)
         record_source(paths, model_spec)
         yield lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec), None

@@ -13,6 +13,7 @@ logprob_word_initial_after_nats: ln B after each token, the next token's ln B an
 document's last token, the boundary mass at the end of the text (one more head row of the
 document's last window; no extra forward pass).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,10 +42,10 @@ SOFTMAX_BYTES_GPU = 1 << 30
 
 @dataclass(frozen=True)
 class Window:
-    doc: int          # index into the group's documents
-    begin: int        # first real token in the window
-    end: int          # one past the last real token
-    score_from: int   # first real token this window scores
+    doc: int  # index into the group's documents
+    begin: int  # first real token in the window
+    end: int  # one past the last real token
+    score_from: int  # first real token this window scores
 
     @property
     def length(self) -> int:  # input length incl. BOS
@@ -55,8 +56,9 @@ def make_windows(doc: int, n_tokens: int, context_length: int, stride: int) -> l
     """Overlapping windows over n real tokens (never disjoint)."""
     span = context_length - 1
     if span < 1 or not 1 <= stride <= span:
-        raise ValueError(f"need context_length >= 2 and 1 <= stride <= context_length - 1 "
-                         f"(got {context_length}, {stride})")
+        raise ValueError(
+            f"need context_length >= 2 and 1 <= stride <= context_length - 1 (got {context_length}, {stride})"
+        )
     out: list[Window] = []
     prev_end = 0
     begin = 0
@@ -127,6 +129,7 @@ def fused_stats(x, t, wi_mask, k: int):
     (no underflow, no host sync); top-k of lp from the top-k of x. Returns
     (logprob, rank int32, entropy, word-initial log-mass, top-k log-probs, top-k ids)."""
     import torch
+
     x = x.float()
     m = x.amax(dim=1, keepdim=True)
     lse = m + (x - m).exp().sum(dim=1, keepdim=True).log()
@@ -151,6 +154,7 @@ def compiled_fused_stats():
     (eager on a CPU it gives the eager path's numbers: tests/test_scoring_gpu_path.py). Compiled once per
     process, on first use."""
     import os
+
     if os.environ.get("PREDICTABASE_COMPILE_STATS", "0") != "1":
         return None
     if "fn" not in _COMPILED:
@@ -158,6 +162,7 @@ def compiled_fused_stats():
             import importlib.util
 
             import torch
+
             if importlib.util.find_spec("triton") is None:  # inductor's GPU backend (a CUDA build of torch has it)
                 raise ImportError("triton")
             _COMPILED["fn"] = torch.compile(fused_stats, dynamic=True)
@@ -175,6 +180,7 @@ def rank_of_target(lp, tlp, topv):
     larger value is among them; only the other rows count over the whole vocabulary
     (into int32: an int64 bool-sum is ~5x slower on CPU)."""
     import torch
+
     rank = (topv > tlp).sum(dim=1, dtype=torch.int32) + 1
     outside = tlp[:, 0] < topv[:, -1]
     if bool(outside.any()):
@@ -185,9 +191,9 @@ def rank_of_target(lp, tlp, topv):
 class Scorer:
     """Scores token sequences with one model; the vocabulary tables come from its tokenizer profile."""
 
-    def __init__(self, model, profile: TokenizerProfile, top_k: int = 10, device: str = "cpu",
-                 probe: bool = True):
+    def __init__(self, model, profile: TokenizerProfile, top_k: int = 10, device: str = "cpu", probe: bool = True):
         import torch
+
         self.torch = torch
         self.model = model
         self.profile = profile
@@ -197,8 +203,10 @@ class Scorer:
         head = model.get_output_embeddings()
         self.vocab_size = int(head.weight.shape[0])
         if self.vocab_size != profile.vocab_size:
-            raise InvariantError(profile.name, f"the LM head has {self.vocab_size} rows but the tokenizer "
-                                               f"profile was built for {profile.vocab_size}")
+            raise InvariantError(
+                profile.name,
+                f"the LM head has {self.vocab_size} rows but the tokenizer profile was built for {profile.vocab_size}",
+            )
         self.wi_mask = torch.tensor(profile.word_initial, dtype=torch.float32, device=self.device)
         self._split = self._check_split_head()
         self.set_gpu_path(self.device.type == "cuda")
@@ -217,8 +225,9 @@ class Scorer:
         head = self.model.get_output_embeddings()
         if base is None or base is self.model or head is None:
             return False
-        ids = torch.tensor([[self.bos_id] + [min(5 + i * 7, self.vocab_size - 1) for i in range(7)]],
-                           device=self.device)
+        ids = torch.tensor(
+            [[self.bos_id] + [min(5 + i * 7, self.vocab_size - 1) for i in range(7)]], device=self.device
+        )
         try:
             with torch.inference_mode():
                 full = self.model(input_ids=ids).logits.float()
@@ -248,15 +257,23 @@ class Scorer:
         torch = self.torch
         head = self.model.get_output_embeddings()
         w = getattr(head, "weight", None)
-        if not self._split or not isinstance(head, torch.nn.Linear) or head.bias is not None \
-                or w is None or w.dtype not in (torch.bfloat16, torch.float16):
+        if (
+            not self._split
+            or not isinstance(head, torch.nn.Linear)
+            or head.bias is not None
+            or w is None
+            or w.dtype not in (torch.bfloat16, torch.float16)
+        ):
             return None
         if self.device.type == "cuda":
+
             def fn(x):
                 return torch.mm(x, w.t(), out_dtype=torch.float32)
         else:  # (tests on a CPU) the same numbers without the CUDA-only op: exact products, float32 sums
+
             def fn(x):
                 return x.float() @ w.float().t()
+
         try:
             x = torch.linspace(-2, 2, 4 * w.shape[1], device=self.device).reshape(4, -1).to(w.dtype)
             with torch.inference_mode():
@@ -272,11 +289,12 @@ class Scorer:
         torch = self.torch
         [(ids, _)] = self.profile.encode([text])
         maxpos = max_positions(self.model.config) or PROBE_TOKENS + 1
-        ids = ids[:min(PROBE_TOKENS, maxpos - 1)]
+        ids = ids[: min(PROBE_TOKENS, maxpos - 1)]
         n = len(ids)
         ours = float(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]["logprob_nats"].sum())
         inp = torch.tensor([[self.bos_id] + ids], device=self.device)
         from transformers.utils import logging as hf_logging
+
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # "loss_type=None ... Using the default loss: ForCausalLMLoss"
         try:
@@ -285,25 +303,31 @@ class Scorer:
         finally:
             hf_logging.set_verbosity(verbosity)
         if loss is None:
-            raise InvariantError(self.profile.name, "the model returns no loss for labels; the scorer's "
-                                                    "log-probabilities cannot be checked against it")
+            raise InvariantError(
+                self.profile.name,
+                "the model returns no loss for labels; the scorer's log-probabilities cannot be checked against it",
+            )
         theirs = -float(loss) * n
         dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
         tol = PROBE_TOLERANCE.get(dtype, PROBE_TOLERANCE_HALF) * n
         diff = ours - theirs
         if not abs(diff) <= tol:
-            raise InvariantError(self.profile.name, f"on the probe text ({n} tokens after BOS id {self.bos_id}) "
-                                                    f"the scorer's log-probabilities sum to {ours:.6f} nats but "
-                                                    f"the model's own loss gives {theirs:.6f} (tolerance {tol:g}, "
-                                                    f"{dtype}): the scorer does not compute this model's "
-                                                    "log-probabilities")
+            raise InvariantError(
+                self.profile.name,
+                f"on the probe text ({n} tokens after BOS id {self.bos_id}) "
+                f"the scorer's log-probabilities sum to {ours:.6f} nats but "
+                f"the model's own loss gives {theirs:.6f} (tolerance {tol:g}, "
+                f"{dtype}): the scorer does not compute this model's "
+                "log-probabilities",
+            )
         return diff
 
     def _position_logits(self, input_ids, attention_mask, rows, cols):
         """Logits [N, V] at (row, col) positions of the batch (model dtype)."""
         if self._split:
-            hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask,
-                                           use_cache=False).last_hidden_state
+            hidden = self.model.base_model(
+                input_ids=input_ids, attention_mask=attention_mask, use_cache=False
+            ).last_hidden_state
             return hidden[rows, cols]  # the head is applied chunk by chunk
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
         return logits[rows, cols]
@@ -322,8 +346,8 @@ class Scorer:
         k = min(self.top_k, self.vocab_size)
         out = {name: [] for name in STATS}
         for s in range(0, sel.shape[0], self.chunk_rows):
-            x = sel[s:s + self.chunk_rows]
-            t = targets[s:s + self.chunk_rows]
+            x = sel[s : s + self.chunk_rows]
+            t = targets[s : s + self.chunk_rows]
             if self.gpu:
                 x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
                 if self._fused is not None:
@@ -331,7 +355,10 @@ class Scorer:
                         parts = self._fused(x, t, self.wi_mask, k)
                     except Exception as exc:  # noqa: BLE001 - a compile failure: the eager GPU path from here on
                         import warnings
-                        warnings.warn(f"compiled statistics failed ({type(exc).__name__}: {exc}); eager from now on")
+
+                        warnings.warn(
+                            f"compiled statistics failed ({type(exc).__name__}: {exc}); eager from now on", stacklevel=2
+                        )
                         self._fused = None
                     else:
                         for name, v in zip(STATS, parts):
@@ -377,13 +404,16 @@ class Scorer:
         results = {}
         for d, ids in enumerate(token_ids):
             n = len(ids)
-            results[d] = {"logprob_nats": np.full(n, np.nan, np.float64), "rank": np.zeros(n, np.int32),
-                          "entropy_nats": np.zeros(n, np.float64),
-                          "logprob_word_initial_nats": np.zeros(n, np.float64),
-                          "logprob_word_initial_after_nats": np.full(n, np.nan, np.float64),
-                          "topk_logprobs_nats": np.zeros((n, k), np.float64),
-                          "topk_token_ids": np.zeros((n, k), np.int32),
-                          "context_tokens": np.full(n, -1, np.int32)}
+            results[d] = {
+                "logprob_nats": np.full(n, np.nan, np.float64),
+                "rank": np.zeros(n, np.int32),
+                "entropy_nats": np.zeros(n, np.float64),
+                "logprob_word_initial_nats": np.zeros(n, np.float64),
+                "logprob_word_initial_after_nats": np.full(n, np.nan, np.float64),
+                "topk_logprobs_nats": np.zeros((n, k), np.float64),
+                "topk_token_ids": np.zeros((n, k), np.int32),
+                "context_tokens": np.full(n, -1, np.int32),
+            }
         with torch.inference_mode():
             for batch in batches:
                 width = batch[0].length
@@ -392,9 +422,9 @@ class Scorer:
                 rows, cols, tgts = [], [], []
                 ends = []  # windows that reach their document's end: one more position, after the last token
                 for r, w in enumerate(batch):
-                    seq = token_ids[w.doc][w.begin:w.end]
-                    inp[r, 1:1 + len(seq)] = seq
-                    att[r, :1 + len(seq)] = 1
+                    seq = token_ids[w.doc][w.begin : w.end]
+                    inp[r, 1 : 1 + len(seq)] = seq
+                    att[r, : 1 + len(seq)] = 1
                     # the logits at input position j predict real token begin + j
                     js = np.arange(w.score_from - w.begin, w.end - w.begin)
                     rows.append(np.full(len(js), r))
@@ -411,8 +441,9 @@ class Scorer:
                 rows_t = torch.from_numpy(np.concatenate(rows)).to(self.device)
                 cols_t = torch.from_numpy(np.concatenate(cols)).to(self.device)
                 tg = torch.from_numpy(np.concatenate(tgts)).to(self.device)
-                sel = self._position_logits(torch.from_numpy(inp).to(self.device),
-                                            torch.from_numpy(att).to(self.device), rows_t, cols_t)
+                sel = self._position_logits(
+                    torch.from_numpy(inp).to(self.device), torch.from_numpy(att).to(self.device), rows_t, cols_t
+                )
                 st = self._stats(sel, tg)
                 pos = 0
                 for w in batch:

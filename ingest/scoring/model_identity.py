@@ -20,6 +20,7 @@ Where a local model was loaded from is machine-local knowledge, kept out of the 
 `<warehouse>/refresh/model_sources.json` (never published or exported), which the word-surprisal page reads to load
 the model again for typed sentences. Light on purpose: no torch, no transformers.
 """
+
 from __future__ import annotations
 
 import json
@@ -111,22 +112,28 @@ def record_source(paths: Paths, spec: str) -> None:
     target = _sources_path(paths)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
-        tmp.write_text(json.dumps({"version": 1, "models": models}, indent=1, sort_keys=True) + "\n",
-                       encoding="utf-8")
+        tmp.write_text(json.dumps({"version": 1, "models": models}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _from_old_runs(paths: Paths, model_id: str) -> Path | None:
     """A run scored before the ids were portable recorded the absolute path: the first such path of `model_id`
     that still exists here."""
-    for folder, pattern in ((paths.token_scores, "*/*/*/_run.json"), (paths.top1_predictions, "*/*/_run.json"),
-                            (paths.cloze_model_scores, "*/*/_run.json")):
+    for folder, pattern in (
+        (paths.token_scores, "*/*/*/_run.json"),
+        (paths.top1_predictions, "*/*/_run.json"),
+        (paths.cloze_model_scores, "*/*/_run.json"),
+    ):
         for run in sorted(folder.glob(pattern)):
             try:
                 recorded = json.loads(run.read_text(encoding="utf-8")).get("model_id")
             except (OSError, json.JSONDecodeError, UnicodeDecodeError):
                 continue
-            if isinstance(recorded, str) and is_machine_path(recorded) and \
-                    portable_model_id(recorded) == model_id and Path(recorded).exists():
+            if (
+                isinstance(recorded, str)
+                and is_machine_path(recorded)
+                and portable_model_id(recorded) == model_id
+                and Path(recorded).exists()
+            ):
                 return Path(recorded)
     return None
 

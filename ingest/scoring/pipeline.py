@@ -1,29 +1,29 @@
 """score_corpora: read raw.documents, score with one model, write resumable token-score runs."""
+
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from importlib import metadata
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from predictabase.core.progress import progress_bar as shared_progress_bar
-
-from predictabase.core.config import Paths
 from ingest.raw import now_utc
-from predictabase.core.errors import OptionError, ScoringError, WarehouseError
-from predictabase.core.failpoints import failpoint
 from ingest.scoring import store
 from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
 from ingest.scoring.model_identity import record_source
 from ingest.scoring.models import LoadedModel, load_model
 from ingest.scoring.profile import TokenizerProfile
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.progress import progress_bar as shared_progress_bar
 
 # 2: the column logprob_word_initial_after_nats (ln B after each token, at the end of the text after the
 #    last one) and end-of-text = the pre-training document separator only (not a chat turn end)
@@ -82,19 +82,24 @@ def load_documents(paths: Paths, corpus: str, settings: ScoreSettings) -> tuple[
         try:
             rows = con.execute(
                 "SELECT doc_id, doc_index, text, score_prefix_chars, corpus_version FROM raw.documents "
-                "WHERE corpus = ? ORDER BY doc_index", [corpus]).fetchall()
+                "WHERE corpus = ? ORDER BY doc_index",
+                [corpus],
+            ).fetchall()
         except duckdb.Error as exc:
-            raise ScoringError(paths.duckdb, f"cannot read raw.documents ({exc}); run `predictabase ingest` first")
+            raise ScoringError(
+                paths.duckdb, f"cannot read raw.documents ({exc}); run `predictabase ingest` first"
+            ) from exc
     finally:
         con.close()
     if not rows:
-        raise ScoringError(paths.duckdb, f"raw.documents has no documents for corpus {corpus!r}; "
-                                        "run `predictabase ingest` first")
+        raise ScoringError(
+            paths.duckdb, f"raw.documents has no documents for corpus {corpus!r}; run `predictabase ingest` first"
+        )
     versions = {r[4] for r in rows}
     if len(versions) != 1:
         raise ScoringError(paths.duckdb, f"corpus {corpus!r} has {len(versions)} corpus_version values")
     if settings.limit is not None:
-        rows = rows[:settings.limit]
+        rows = rows[: settings.limit]
     docs = []
     for doc_id, doc_index, text, prefix, _ in rows:
         if prefix is not None and not settings.full:
@@ -122,26 +127,45 @@ def effective_lengths(lm: LoadedModel, settings: ScoreSettings) -> tuple[int, in
     maxpos = lm.max_positions or 1024
     ctx = settings.context_length if settings.context_length is not None else min(maxpos, DEFAULT_CONTEXT_CAP)
     if ctx < 2 or ctx > maxpos:
-        raise OptionError("--context-length", f"{ctx} is not allowed; an integer from 2 to {maxpos} "
-                                              f"(the maximum of {lm.model_id})")
+        raise OptionError(
+            "--context-length", f"{ctx} is not allowed; an integer from 2 to {maxpos} (the maximum of {lm.model_id})"
+        )
     stride = settings.stride if settings.stride is not None else max(1, ctx // 2)
     if not 1 <= stride <= ctx - 1:
         raise OptionError("--stride", f"{stride} is not allowed; an integer from 1 to {ctx - 1} (context length - 1)")
     return ctx, stride
 
 
-def make_run_id(lm: LoadedModel, profile: TokenizerProfile, corpus: str, corpus_version: str, ctx: int,
-                stride: int, settings: ScoreSettings) -> str:
-    key = {"scorer_version": SCORER_VERSION, "model_revision": lm.model_revision,
-           "tokenizer_sha256": lm.tokenizer_sha256, "bos_token_id": profile.bos.token_id, "dtype": lm.dtype,
-           "end_of_text_ids": sorted(int(i) for i in profile.end_of_text_ids),
-           "corpus": corpus, "corpus_version": corpus_version, "context_length": ctx, "stride": stride,
-           "top_k": settings.top_k, "limit": settings.limit, "full": bool(settings.full)}
+def make_run_id(
+    lm: LoadedModel,
+    profile: TokenizerProfile,
+    corpus: str,
+    corpus_version: str,
+    ctx: int,
+    stride: int,
+    settings: ScoreSettings,
+) -> str:
+    key = {
+        "scorer_version": SCORER_VERSION,
+        "model_revision": lm.model_revision,
+        "tokenizer_sha256": lm.tokenizer_sha256,
+        "bos_token_id": profile.bos.token_id,
+        "dtype": lm.dtype,
+        "end_of_text_ids": sorted(int(i) for i in profile.end_of_text_ids),
+        "corpus": corpus,
+        "corpus_version": corpus_version,
+        "context_length": ctx,
+        "stride": stride,
+        "top_k": settings.top_k,
+        "limit": settings.limit,
+        "full": bool(settings.full),
+    }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], encoded, results,
-                scorer: Scorer) -> pa.Table:
+def build_table(
+    run_id: str, model_key: str, corpus: str, docs: list[Document], encoded, results, scorer: Scorer
+) -> pa.Table:
     """The token rows of scored documents (`results`: Scorer.score_windows, keyed by column name)."""
     per_token = (*STATS, "logprob_word_initial_after_nats", "context_tokens")
     names = ("doc_id", "token_index", "token_id", "token_text", "char_start", "char_end", *per_token)
@@ -167,11 +191,16 @@ def build_table(run_id: str, model_key: str, corpus: str, docs: list[Document], 
     cat = {name: np.concatenate(v) for name, v in cols.items()}
     strings = scorer.profile.strings
     topi = cat["topk_token_ids"]
-    return store.token_table(run_id, model_key, corpus, {
-        **cat,
-        "token": strings[cat["token_id"]],
-        "topk_tokens": strings[topi.reshape(-1)].reshape(topi.shape),
-    })
+    return store.token_table(
+        run_id,
+        model_key,
+        corpus,
+        {
+            **cat,
+            "token": strings[cat["token_id"]],
+            "topk_tokens": strings[topi.reshape(-1)].reshape(topi.shape),
+        },
+    )
 
 
 def plan_groups(token_counts: list[int], sizes: Iterator[int]) -> list[list[int]]:
@@ -218,6 +247,7 @@ class PartSizer:
 class RunPlan:
     """One run of one model over one corpus, cut into groups of documents: what every engine scores
     the same way. `groups[g]` (indices into `docs`) is written as part file g."""
+
     run_id: str
     model_key: str
     corpus: str
@@ -234,30 +264,47 @@ class RunPlan:
         return sum(self.doc_tokens[i] for i in doc_indices)
 
     def windows_and_batches(self, encoded) -> list[list]:
-        windows = [w for d, (ids, _) in enumerate(encoded)
-                   for w in make_windows(d, len(ids), self.context_length, self.stride)]
+        windows = [
+            w for d, (ids, _) in enumerate(encoded) for w in make_windows(d, len(ids), self.context_length, self.stride)
+        ]
         return make_batches(windows, self.batch_tokens)
 
 
 def default_batch_tokens(lm: LoadedModel, context_length: int) -> int:
     if str(lm.device).startswith("cuda"):
         import torch
+
         total = torch.cuda.get_device_properties(torch.device(lm.device)).total_memory
         return memory_batch_tokens(lm.model, total, context_length)
     return CPU_BATCH_TOKENS
 
 
-def plan_run(lm: LoadedModel, profile: TokenizerProfile, corpus: str, docs: list[Document], corpus_version: str,
-             settings: ScoreSettings) -> RunPlan:
+def plan_run(
+    lm: LoadedModel,
+    profile: TokenizerProfile,
+    corpus: str,
+    docs: list[Document],
+    corpus_version: str,
+    settings: ScoreSettings,
+) -> RunPlan:
     ctx, stride = effective_lengths(lm, settings)
     batch_tokens = settings.batch_tokens or default_batch_tokens(lm, ctx)
     counts = [len(ids) for ids, _ in profile.encode([d.text for d in docs])]
     sizer = PartSizer(sum(p.numel() for p in lm.model.parameters()), str(lm.device), settings.part_tokens)
     groups = plan_groups(counts, sizer)
-    return RunPlan(run_id=make_run_id(lm, profile, corpus, corpus_version, ctx, stride, settings),
-                   model_key=lm.model_key, corpus=corpus, corpus_version=corpus_version, context_length=ctx,
-                   stride=stride, batch_tokens=batch_tokens, top_k=settings.top_k, docs=docs, groups=groups,
-                   doc_tokens=counts)
+    return RunPlan(
+        run_id=make_run_id(lm, profile, corpus, corpus_version, ctx, stride, settings),
+        model_key=lm.model_key,
+        corpus=corpus,
+        corpus_version=corpus_version,
+        context_length=ctx,
+        stride=stride,
+        batch_tokens=batch_tokens,
+        top_k=settings.top_k,
+        docs=docs,
+        groups=groups,
+        doc_tokens=counts,
+    )
 
 
 def pending_parts(plan: RunPlan, directory: store.Location) -> list[tuple[int, list[int]]]:
@@ -287,8 +334,9 @@ def score_part(plan: RunPlan, scorer: Scorer, g_docs: list[Document], on_batch=N
     return build_table(plan.run_id, plan.model_key, plan.corpus, g_docs, g_enc, results, scorer)
 
 
-def write_scored_part(plan: RunPlan, scorer: Scorer, directory: store.Location, number: int,
-                      g_docs: list[Document], on_batch=None) -> int:
+def write_scored_part(
+    plan: RunPlan, scorer: Scorer, directory: store.Location, number: int, g_docs: list[Document], on_batch=None
+) -> int:
     """Score one part and write it as part file `number`; its row count (0: nothing written)."""
     table = score_part(plan, scorer, g_docs, on_batch)
     if table.num_rows:
@@ -297,30 +345,70 @@ def write_scored_part(plan: RunPlan, scorer: Scorer, directory: store.Location, 
     return table.num_rows
 
 
-def run_record(lm: LoadedModel, profile: TokenizerProfile, plan: RunPlan, settings: ScoreSettings, started: str,
-               directory: store.Location) -> store.RunRecord:
+def run_record(
+    lm: LoadedModel,
+    profile: TokenizerProfile,
+    plan: RunPlan,
+    settings: ScoreSettings,
+    started: str,
+    directory: store.Location,
+) -> store.RunRecord:
     n_docs_written, n_tokens = store.count_rows(directory)
     return store.RunRecord(
-        run_id=plan.run_id, model_key=lm.model_key, model_id=lm.model_id, model_revision=lm.model_revision,
-        tokenizer=lm.tokenizer_name, tokenizer_sha256=lm.tokenizer_sha256, vocab_size=lm.vocab_size,
-        dtype=lm.dtype, device=lm.device, bos_policy=profile.bos.policy, bos_token_id=profile.bos.token_id,
-        bos_token=profile.bos.token, corpus=plan.corpus, corpus_version=plan.corpus_version,
-        context_length=plan.context_length, stride=plan.stride, top_k=settings.top_k,
-        batch_tokens=plan.batch_tokens, limit=settings.limit, full=bool(settings.full), n_docs=len(plan.doc_tokens),
-        n_docs_with_tokens=n_docs_written, n_tokens=n_tokens, source="scored", started_at=started,
-        finished_at=now_utc().isoformat(), package_versions=package_versions(), scorer_version=SCORER_VERSION,
+        run_id=plan.run_id,
+        model_key=lm.model_key,
+        model_id=lm.model_id,
+        model_revision=lm.model_revision,
+        tokenizer=lm.tokenizer_name,
+        tokenizer_sha256=lm.tokenizer_sha256,
+        vocab_size=lm.vocab_size,
+        dtype=lm.dtype,
+        device=lm.device,
+        bos_policy=profile.bos.policy,
+        bos_token_id=profile.bos.token_id,
+        bos_token=profile.bos.token,
+        corpus=plan.corpus,
+        corpus_version=plan.corpus_version,
+        context_length=plan.context_length,
+        stride=plan.stride,
+        top_k=settings.top_k,
+        batch_tokens=plan.batch_tokens,
+        limit=settings.limit,
+        full=bool(settings.full),
+        n_docs=len(plan.doc_tokens),
+        n_docs_with_tokens=n_docs_written,
+        n_tokens=n_tokens,
+        source="scored",
+        started_at=started,
+        finished_at=now_utc().isoformat(),
+        package_versions=package_versions(),
+        scorer_version=SCORER_VERSION,
         end_of_text_ids=sorted(int(i) for i in profile.end_of_text_ids),
         end_of_text_tokens=[str(profile.strings[i]) for i in sorted(profile.end_of_text_ids)],
     )
 
 
 def progress_bar(show: bool) -> Progress:
-    return shared_progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                               TextColumn("tokens"), TimeRemainingColumn(), show=show)
+    return shared_progress_bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("tokens"),
+        TimeRemainingColumn(),
+        show=show,
+    )
 
 
-def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, docs: list[Document],
-                 corpus_version: str, settings: ScoreSettings, show_progress: bool = True) -> dict:
+def score_corpus(
+    paths: Paths,
+    lm: LoadedModel,
+    scorer: Scorer,
+    corpus: str,
+    docs: list[Document],
+    corpus_version: str,
+    settings: ScoreSettings,
+    show_progress: bool = True,
+) -> dict:
     plan = plan_run(lm, scorer.profile, corpus, docs, corpus_version, settings)
     rdir = store.run_dir(paths.token_scores, lm.model_key, corpus, plan.run_id)
     done_run = store.read_run(rdir)
@@ -332,27 +420,34 @@ def score_corpus(paths: Paths, lm: LoadedModel, scorer: Scorer, corpus: str, doc
     with progress_bar(show_progress) as progress:
         task = progress.add_task(f"{lm.model_key} / {corpus}", total=sum(plan.tokens_of(t) for _, t in parts))
         for number, todo in parts:
-            write_scored_part(plan, scorer, rdir, number, [docs[i] for i in todo],
-                              on_batch=lambda m: progress.advance(task, m))
+            write_scored_part(
+                plan, scorer, rdir, number, [docs[i] for i in todo], on_batch=lambda m: progress.advance(task, m)
+            )
     if not rdir.exists():
         rdir.mkdir(parents=True)
-    return {**store.finish_run(rdir, run_record(lm, scorer.profile, plan, settings, started, rdir)),
-            "status": status}
+    return {**store.finish_run(rdir, run_record(lm, scorer.profile, plan, settings, started, rdir)), "status": status}
 
 
 def check_settings(settings: ScoreSettings) -> None:
-    if settings.top_k < 0 or (settings.batch_tokens is not None and settings.batch_tokens < 1) or (settings.limit is not None and settings.limit < 1) or (settings.part_tokens is not None and settings.part_tokens < 1):
+    if (
+        settings.top_k < 0
+        or (settings.batch_tokens is not None and settings.batch_tokens < 1)
+        or (settings.limit is not None and settings.limit < 1)
+        or (settings.part_tokens is not None and settings.part_tokens < 1)
+    ):
         raise OptionError(None, "top_k must be >= 0, batch_tokens >= 1, part_tokens >= 1 and limit (when given) >= 1")
 
 
 def check_top_k(lm: LoadedModel, top_k: int) -> None:
     if top_k > lm.vocab_size:
-        raise OptionError("--top-k", f"{top_k} is not allowed; an integer from 0 to {lm.vocab_size} "
-                                     f"(the vocabulary of {lm.model_id})")
+        raise OptionError(
+            "--top-k", f"{top_k} is not allowed; an integer from 0 to {lm.vocab_size} (the vocabulary of {lm.model_id})"
+        )
 
 
-def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings,
-                  show_progress: bool = True) -> list[dict]:
+def score_corpora(
+    paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings, show_progress: bool = True
+) -> list[dict]:
     """Score every document of each corpus with one model; one run (directory) per corpus.
 
     Documents are read (and validated) for every corpus before the model loads, so a
@@ -367,11 +462,14 @@ def score_corpora(paths: Paths, model_spec: str, corpora: list[str], settings: S
     profile = TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, model_spec)
     check_top_k(lm, settings.top_k)
     scorer = Scorer(lm.model, profile, settings.top_k, lm.device)
-    return [score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)
-            for c, (docs, version) in loaded.items()]
+    return [
+        score_corpus(paths, lm, scorer, c, docs, version, settings, show_progress)
+        for c, (docs, version) in loaded.items()
+    ]
 
 
 # --- the Ray engine (ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
+
 
 def _ray_plan(loaded, corpus: str, docs: list[Document], version: str, settings: ScoreSettings) -> RunPlan:
     check_top_k(loaded.lm, settings.top_k)
@@ -389,13 +487,21 @@ def _ray_record(loaded, plan: RunPlan, settings: ScoreSettings, started: str, di
     return run_record(loaded.lm, loaded.profile, plan, settings, started, directory)
 
 
-def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], settings: ScoreSettings, options,
-                      output: str | None = None, show_progress: bool = True) -> list[dict]:
+def score_corpora_ray(
+    paths: Paths,
+    model_spec: str,
+    corpora: list[str],
+    settings: ScoreSettings,
+    options,
+    output: str | None = None,
+    show_progress: bool = True,
+) -> list[dict]:
     """`score --engine ray`: the runs of `score_corpora`, their groups scored by Ray workers.
 
     `output`: the token-score root the workers write (a shared path or an fsspec URL); default the
     warehouse's. The documents are read here and sent to the workers, which need no warehouse."""
     from ingest.scoring.distributed import ray_pool
+
     check_settings(settings)
     if output:
         try:
@@ -421,8 +527,9 @@ def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], setting
             units = [(n, (light, [docs[i] for i in todo], rdir, n)) for n, todo in parts]
             sizes = {n: plan.tokens_of(todo) for n, todo in parts}
             with progress_bar(show_progress) as progress:
-                task = progress.add_task(f"{plan.model_key} / {corpus} (Ray, {len(pool.actors)} workers)",
-                                         total=sum(sizes.values()))
+                task = progress.add_task(
+                    f"{plan.model_key} / {corpus} (Ray, {len(pool.actors)} workers)", total=sum(sizes.values())
+                )
                 for n, _rows in pool.map_unordered(_ray_score, units, size=sizes.__getitem__):
                     progress.advance(task, sizes[n])
             if isinstance(rdir, Path):
@@ -434,6 +541,7 @@ def score_corpora_ray(paths: Paths, model_spec: str, corpora: list[str], setting
 
 # --- the `score` step (ingest.scoring.steps): its code version and its runner -----------------------------
 
+
 def code_version() -> list:
     """What of this code the `score` step's plan keys hold."""
     return [SCORER_VERSION, DEFAULT_CONTEXT_CAP]
@@ -441,8 +549,13 @@ def code_version() -> list:
 
 def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = False, engine=None) -> list:
     """The `score` step of one models.toml entry on several corpora: one model load, one run per corpus."""
-    settings = ScoreSettings(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k,
-                             device=entry.device, dtype=entry.dtype)
+    settings = ScoreSettings(
+        context_length=entry.context_length,
+        stride=entry.stride,
+        top_k=entry.top_k,
+        device=entry.device,
+        dtype=entry.dtype,
+    )
     if engine is None:
         done = score_corpora(paths, entry.name, corpora, settings, show_progress=show_progress)
     else:
@@ -453,5 +566,13 @@ def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = Fals
 def step_runs(paths: Paths, done: list[dict]) -> list:
     """The runs `score_corpora` returned, as the step's finished tasks (`ingest.scoring.steps.StepRun`)."""
     from ingest.scoring.steps import StepRun
-    return [StepRun(run["corpus"], store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
-                    run["run_id"], run["status"]) for run in done]
+
+    return [
+        StepRun(
+            run["corpus"],
+            store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"]),
+            run["run_id"],
+            run["status"],
+        )
+        for run in done
+    ]

@@ -15,6 +15,7 @@ worked out once when the model loads.
 
 `TokenizerProfile.encode` tokenizes texts and checks that the token spans tile each text.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from predictabase.core.errors import ModelLoadError, ScoringError
 from ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
+from predictabase.core.errors import ModelLoadError, ScoringError
 
 
 class InvariantError(ScoringError):
@@ -113,8 +114,9 @@ def token_text_start(s: str | None, byte_level: bool) -> str:
     return s[:1].replace("\u2581", " ")
 
 
-def word_initial_mask(strings: list[str | None], byte_level: bool, special: frozenset[int],
-                      end_of_text: frozenset[int]) -> np.ndarray:
+def word_initial_mask(
+    strings: list[str | None], byte_level: bool, special: frozenset[int], end_of_text: frozenset[int]
+) -> np.ndarray:
     """True for vocabulary items whose text begins with whitespace (str.isspace), and for end-of-text ids.
 
     Byte-level BPE: the string is mapped back to bytes (`Ġ` space, `Ċ` newline, `Âł` no-break
@@ -137,16 +139,21 @@ def check_spans_tile(spans: list[tuple[int, int]], text: str, name: str) -> None
     prev = 0
     for k, (s, e) in enumerate(spans):
         if s != prev or e < s:
-            raise InvariantError(name, f"token {k} spans characters [{s}, {e}) after a token that ended at "
-                                       f"{prev}: token spans must tile the text ({text[:60]!r})")
+            raise InvariantError(
+                name,
+                f"token {k} spans characters [{s}, {e}) after a token that ended at "
+                f"{prev}: token spans must tile the text ({text[:60]!r})",
+            )
         prev = e
     if spans and prev != len(text):
-        raise InvariantError(name, f"token spans end at character {prev} of {len(text)}: they must cover "
-                                   f"the whole text ({text[:60]!r})")
+        raise InvariantError(
+            name, f"token spans end at character {prev} of {len(text)}: they must cover the whole text ({text[:60]!r})"
+        )
 
 
-def encode(tokenizer, texts: list[str], bos: BosPolicy, name: str = "tokenizer"
-           ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+def encode(
+    tokenizer, texts: list[str], bos: BosPolicy, name: str = "tokenizer"
+) -> list[tuple[list[int], list[tuple[int, int]]]]:
     """Tokenize texts: real-token ids and char spans that tile each text (BOS not included).
 
     Spans: end = the tokenizer's offset end (made monotonic), start = the previous end, so leading
@@ -180,16 +187,16 @@ def encode(tokenizer, texts: list[str], bos: BosPolicy, name: str = "tokenizer"
 
 @dataclass(frozen=True, eq=False)
 class TokenizerProfile:
-    name: str                        # the model as the user named it (errors name it)
+    name: str  # the model as the user named it (errors name it)
     tokenizer: object
     model_type: str
-    vocab_size: int                  # rows of the LM head (can exceed the tokenizer's vocabulary)
+    vocab_size: int  # rows of the LM head (can exceed the tokenizer's vocabulary)
     bos: BosPolicy
-    byte_level: bool                 # byte-level BPE; else SentencePiece style (`▁`, `<0xNN>`)
+    byte_level: bool  # byte-level BPE; else SentencePiece style (`▁`, `<0xNN>`)
     end_of_text_ids: frozenset[int]
     special_ids: frozenset[int]
-    strings: np.ndarray              # object [vocab_size]: vocabulary string per id, None past the tokenizer
-    word_initial: np.ndarray         # bool [vocab_size]
+    strings: np.ndarray  # object [vocab_size]: vocabulary string per id, None past the tokenizer
+    word_initial: np.ndarray  # bool [vocab_size]
 
     @classmethod
     def build(cls, tokenizer, model_type: str | None, vocab_size: int, name: str) -> TokenizerProfile:
@@ -202,9 +209,18 @@ class TokenizerProfile:
         special = special_ids(tokenizer)
         strings = vocab_strings(tokenizer, vocab_size)
         mask = word_initial_mask(strings, byte_level, special, eot)
-        return cls(name=name, tokenizer=tokenizer, model_type=str(model_type or ""), vocab_size=int(vocab_size),
-                   bos=bos, byte_level=byte_level, end_of_text_ids=eot, special_ids=special,
-                   strings=np.array(strings, dtype=object), word_initial=mask)
+        return cls(
+            name=name,
+            tokenizer=tokenizer,
+            model_type=str(model_type or ""),
+            vocab_size=int(vocab_size),
+            bos=bos,
+            byte_level=byte_level,
+            end_of_text_ids=eot,
+            special_ids=special,
+            strings=np.array(strings, dtype=object),
+            word_initial=mask,
+        )
 
     @property
     def kind(self) -> str:

@@ -7,6 +7,7 @@ delimited words (the reading corpora's own definition: punctuation attached), an
 surprisals come from the dbt macro `word_surprisal_sql` (dbt_project/macros/word_surprisal.sql),
 rendered with jinja2 and run by DuckDB over the two in-memory tables.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -21,9 +22,23 @@ MACRO_FILE = DBT_PROJECT_DIR / "macros" / "word_surprisal.sql"
 MAX_CHARS = 2000  # a sentence box, not a corpus: keeps one request to one short window
 
 # The columns of the result, named as in mart_word_surprisal.
-COLUMNS = ["word_index", "word", "is_first_word", "is_last_word", "n_tokens", "is_multitoken", "is_aligned",
-           "surprisal_lw_nats", "surprisal_lw_bits", "surprisal_wt_nats", "surprisal_wt_bits",
-           "surprisal_wt_minus_lw_bits", "logprob_boundary_before_nats", "logprob_boundary_after_nats", "tokens"]
+COLUMNS = [
+    "word_index",
+    "word",
+    "is_first_word",
+    "is_last_word",
+    "n_tokens",
+    "is_multitoken",
+    "is_aligned",
+    "surprisal_lw_nats",
+    "surprisal_lw_bits",
+    "surprisal_wt_nats",
+    "surprisal_wt_bits",
+    "surprisal_wt_minus_lw_bits",
+    "logprob_boundary_before_nats",
+    "logprob_boundary_after_nats",
+    "tokens",
+]
 
 
 @lru_cache(maxsize=1)
@@ -34,6 +49,7 @@ def _macro_text() -> str:
 def render_with_macros(template: str, macro_text: str | None = None, **context) -> str:
     """`template` rendered with jinja2 after the macros of macros/word_surprisal.sql (or `macro_text`)."""
     import jinja2
+
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     return env.from_string((_macro_text() if macro_text is None else macro_text) + template).render(**context)
 
@@ -46,10 +62,13 @@ def word_surprisal_sql(tokens: str, words: str) -> str:
 def words_of(text: str) -> pl.DataFrame:
     """The text's whitespace-delimited words with their spans (the reading corpora's word definition)."""
     from ingest.text import whitespace_words
+
     rows = [(i, w, a, b) for i, (w, a, b) in enumerate(whitespace_words(text))]
-    return pl.DataFrame(rows, schema={"word_index": pl.Int32, "word": pl.String, "char_start": pl.Int32,
-                                      "char_end": pl.Int32}, orient="row").with_columns(
-        corpus=pl.lit("typed"), doc_id=pl.lit("1"))
+    return pl.DataFrame(
+        rows,
+        schema={"word_index": pl.Int32, "word": pl.String, "char_start": pl.Int32, "char_end": pl.Int32},
+        orient="row",
+    ).with_columns(corpus=pl.lit("typed"), doc_id=pl.lit("1"))
 
 
 def surprisal_from_tables(tokens, words: pl.DataFrame) -> pl.DataFrame:
@@ -59,7 +78,7 @@ def surprisal_from_tables(tokens, words: pl.DataFrame) -> pl.DataFrame:
         con.register("typed_tokens", tokens)
         con.register("typed_words", words.to_arrow())
         sql = f"""
-            with ws as ({word_surprisal_sql('typed_tokens', 'typed_words')}),
+            with ws as ({word_surprisal_sql("typed_tokens", "typed_words")}),
             toks as (
                 select doc_id, token_index, token from typed_tokens
             )
@@ -88,6 +107,7 @@ class SentenceScorer:
         from ingest.scoring.engine import Scorer
         from ingest.scoring.models import load_model
         from ingest.scoring.profile import TokenizerProfile
+
         self.lm = load_model(model_spec, paths, device, dtype)
         self.profile = TokenizerProfile.build(self.lm.tokenizer, self.lm.model_type, self.lm.vocab_size, model_spec)
         self.scorer = Scorer(self.lm.model, self.profile, top_k=0, device=self.lm.device)
@@ -96,6 +116,7 @@ class SentenceScorer:
     def from_parts(cls, model, profile, device: str = "cpu") -> SentenceScorer:
         """A scorer for an already built model and profile (tests: small models)."""
         from ingest.scoring.engine import Scorer
+
         self = cls.__new__(cls)
         self.lm = None
         self.profile = profile
@@ -110,10 +131,12 @@ class SentenceScorer:
         """The text's token rows, as `predictabase score` writes them (one window: BOS + the text)."""
         from ingest.scoring.engine import Window
         from ingest.scoring.pipeline import Document, build_table
+
         [(ids, spans)] = self.profile.encode([text])
         if not ids:
             raise OptionError("text", "has no tokens; type a sentence")
         from ingest.scoring.models import max_positions
+
         limit = (max_positions(self.scorer.model.config) or 1 << 30) - 1
         if len(ids) > limit:
             raise OptionError("text", f"has {len(ids)} tokens; this model takes at most {limit} in one window")

@@ -8,6 +8,7 @@ step's own command, in the pipeline's order); a
 fourth step is one more entry here plus its scorer module's `code_version()` and `run_step()`. Light on purpose:
 the scorer module is imported only when a step's code version is asked for or the step runs (no torch here).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,6 +24,7 @@ class StepRun:
     """One finished task of a step: the corpus it scored (None: the step's corpora together), its run folder
     and id (None where nothing is written: top-1 of a model with the game's own tokenizer, `exact_token`) and
     what happened, in words."""
+
     corpus: str | None
     run_dir: Path | None
     run_id: str | None
@@ -32,15 +34,15 @@ class StepRun:
 
 @dataclass(frozen=True)
 class ModelStep:
-    name: str                  # the `predictabase` command and the refresh step
-    reads: tuple[str, ...]     # the raw tables it reads
-    output: str                # its Parquet folder: a `Paths` attribute (`paths.token_scores`, ...)
-    run_glob: str              # a complete run's record under that folder
-    corpora: tuple[str, ...]   # score: one run per corpus; the others: one run over these corpora
-    dbt_schema: str            # the dbt source schema that reads its runs
+    name: str  # the `predictabase` command and the refresh step
+    reads: tuple[str, ...]  # the raw tables it reads
+    output: str  # its Parquet folder: a `Paths` attribute (`paths.token_scores`, ...)
+    run_glob: str  # a complete run's record under that folder
+    corpora: tuple[str, ...]  # score: one run per corpus; the others: one run over these corpora
+    dbt_schema: str  # the dbt source schema that reads its runs
     description: str
-    selects: str | None        # the models.toml flag choosing its models (None: every model, on each of its corpora)
-    module: str                # its scorer: `code_version()` and `run_step(paths, entry, corpora, ...)`
+    selects: str | None  # the models.toml flag choosing its models (None: every model, on each of its corpora)
+    module: str  # its scorer: `code_version()` and `run_step(paths, entry, corpora, ...)`
 
     @property
     def asset(self) -> str:
@@ -69,15 +71,41 @@ class ModelStep:
         return self._scorer().run_step(paths, entry, corpora, show_progress=show_progress, engine=engine)
 
 
-STEPS: dict[str, ModelStep] = {s.name: s for s in (
-    ModelStep("score", ("raw.documents",), "token_scores", "*/*/*/_run.json", corpus_table.SCORED, "scores",
-              "Token log-probabilities of one corpus by one model", None, "ingest.scoring.pipeline"),
-    ModelStep("top1", ("raw.documents", "raw.top1_guesses", "raw.game_doc_tokens", "raw.game_vocabulary"),
-              "top1_predictions", "*/*/_run.json", (corpus_table.GAME,), "top1_scores",
-              "The model's most probable next word on the top-1 game's questions", "top1",
-              "ingest.scoring.top1"),
-    ModelStep("cloze", ("raw.documents", "raw.words", "raw.cloze_responses", "raw.cloze_norms"),
-              "cloze_model_scores", "*/*/_run.json", corpus_table.CLOZE, "cloze_model_scores",
-              "The model's probability of every human cloze response", "cloze",
-              "ingest.scoring.cloze"),
-)}
+STEPS: dict[str, ModelStep] = {
+    s.name: s
+    for s in (
+        ModelStep(
+            "score",
+            ("raw.documents",),
+            "token_scores",
+            "*/*/*/_run.json",
+            corpus_table.SCORED,
+            "scores",
+            "Token log-probabilities of one corpus by one model",
+            None,
+            "ingest.scoring.pipeline",
+        ),
+        ModelStep(
+            "top1",
+            ("raw.documents", "raw.top1_guesses", "raw.game_doc_tokens", "raw.game_vocabulary"),
+            "top1_predictions",
+            "*/*/_run.json",
+            (corpus_table.GAME,),
+            "top1_scores",
+            "The model's most probable next word on the top-1 game's questions",
+            "top1",
+            "ingest.scoring.top1",
+        ),
+        ModelStep(
+            "cloze",
+            ("raw.documents", "raw.words", "raw.cloze_responses", "raw.cloze_norms"),
+            "cloze_model_scores",
+            "*/*/_run.json",
+            corpus_table.CLOZE,
+            "cloze_model_scores",
+            "The model's probability of every human cloze response",
+            "cloze",
+            "ingest.scoring.cloze",
+        ),
+    )
+}

@@ -19,6 +19,7 @@ object appear whole or not at all. Either way `_run.json` comes last. dbt reads 
 (`stg_token_scores` for the parts, `stg_runs` for `_run.json`); tests/test_token_store.py checks
 that every column dbt reads is in `SCHEMA` / `RunRecord` with a compatible type.
 """
+
 from __future__ import annotations
 
 import io
@@ -37,27 +38,32 @@ from predictabase.core.errors import WarehouseError
 from predictabase.core.fsutil import atomic_path, temp_prefix
 
 # One row per real token of a document (the BOS is never a row).
-SCHEMA = pa.schema([
-    ("run_id", pa.string()),
-    ("model_key", pa.string()),
-    ("corpus", pa.string()),
-    ("doc_id", pa.string()),
-    ("token_index", pa.int32()),                 # 0-based among the document's real tokens
-    ("token_id", pa.int32()),                    # vocabulary id (NULL: imported)
-    ("token", pa.string()),                      # vocabulary string (Ġthe, ▁the)
-    ("token_text", pa.string()),                 # the document's characters at [char_start, char_end)
-    ("char_start", pa.int32()),                  # spans tile the scored text
-    ("char_end", pa.int32()),
-    ("logprob_nats", pa.float64()),              # ln p(token | BOS + context); NULL where not scored
-    ("rank", pa.int32()),                        # 1 + #{v : lp_v > lp_token}
-    ("entropy_nats", pa.float64()),
-    ("topk_token_ids", pa.list_(pa.int32())),
-    ("topk_tokens", pa.list_(pa.string())),
-    ("topk_logprobs_nats", pa.list_(pa.float64())),
-    ("logprob_word_initial_nats", pa.float64()),  # ln B before the token: mass on word-initial tokens + end-of-text
-    ("logprob_word_initial_after_nats", pa.float64()),  # ln B after it (the next row's; after the last: end of text)
-    ("context_tokens", pa.int32()),              # real tokens of context seen
-])
+SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("model_key", pa.string()),
+        ("corpus", pa.string()),
+        ("doc_id", pa.string()),
+        ("token_index", pa.int32()),  # 0-based among the document's real tokens
+        ("token_id", pa.int32()),  # vocabulary id (NULL: imported)
+        ("token", pa.string()),  # vocabulary string (Ġthe, ▁the)
+        ("token_text", pa.string()),  # the document's characters at [char_start, char_end)
+        ("char_start", pa.int32()),  # spans tile the scored text
+        ("char_end", pa.int32()),
+        ("logprob_nats", pa.float64()),  # ln p(token | BOS + context); NULL where not scored
+        ("rank", pa.int32()),  # 1 + #{v : lp_v > lp_token}
+        ("entropy_nats", pa.float64()),
+        ("topk_token_ids", pa.list_(pa.int32())),
+        ("topk_tokens", pa.list_(pa.string())),
+        ("topk_logprobs_nats", pa.list_(pa.float64())),
+        ("logprob_word_initial_nats", pa.float64()),  # ln B before the token: mass on word-initial tokens + end-of-text
+        (
+            "logprob_word_initial_after_nats",
+            pa.float64(),
+        ),  # ln B after it (the next row's; after the last: end of text)
+        ("context_tokens", pa.int32()),  # real tokens of context seen
+    ]
+)
 RUN_COLUMNS = ("run_id", "model_key", "corpus")  # the same in every row of a run
 
 RUN_FILE = "_run.json"
@@ -76,6 +82,7 @@ def run_dir(token_scores: Location, model_key: str, corpus: str, run_id: str) ->
 def _fs(directory: str):
     """(fsspec file system, path within it) of a `str` location."""
     from fsspec.core import url_to_fs
+
     return url_to_fs(directory)
 
 
@@ -105,8 +112,16 @@ def _put(directory: str, name: str, data: bytes) -> str:
 # --- the run record -------------------------------------------------------------------------------
 
 # Written only when set: a scored run's `_run.json` has the first two, an imported run's the others.
-_ONLY_WHEN_SET = ("n_docs_with_tokens", "scorer_version", "end_of_text_ids", "end_of_text_tokens", "source_path", "source_sha256", "doc_id_mapping",
-                  "text_differences_chars")
+_ONLY_WHEN_SET = (
+    "n_docs_with_tokens",
+    "scorer_version",
+    "end_of_text_ids",
+    "end_of_text_tokens",
+    "source_path",
+    "source_sha256",
+    "doc_id_mapping",
+    "text_differences_chars",
+)
 
 
 @dataclass
@@ -116,6 +131,7 @@ class RunRecord:
     The JSON keys are the field names; the fields of `_ONLY_WHEN_SET` are left out when None,
     so the files read exactly as the ones written before this class existed.
     """
+
     run_id: str
     model_key: str
     model_id: str
@@ -145,7 +161,7 @@ class RunRecord:
     # scored runs
     n_docs_with_tokens: int | None = None
     scorer_version: int | None = None
-    end_of_text_ids: list[int] | None = None   # the ids counted in the word-boundary mass B (scorer_version >= 2)
+    end_of_text_ids: list[int] | None = None  # the ids counted in the word-boundary mass B (scorer_version >= 2)
     end_of_text_tokens: list[str] | None = None
     # imported runs
     source_path: str | None = None
@@ -154,8 +170,11 @@ class RunRecord:
     text_differences_chars: dict | None = None
 
     def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if not (f.name in _ONLY_WHEN_SET and getattr(self, f.name) is None)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if not (f.name in _ONLY_WHEN_SET and getattr(self, f.name) is None)
+        }
 
     @classmethod
     def from_json(cls, obj: Mapping) -> RunRecord:
@@ -199,6 +218,7 @@ def finish_run(directory: Location, record: RunRecord) -> dict:
 
 
 # --- part files -----------------------------------------------------------------------------------
+
 
 def part_files(directory: Location) -> list:
     """The run's part files, sorted: `Path`s for a local folder, fsspec paths for a `str` location."""
@@ -292,6 +312,7 @@ def count_rows(directory: Location) -> tuple[int, int]:
 
 
 # --- building a table -----------------------------------------------------------------------------
+
 
 def list_array(values: np.ndarray, typ: pa.DataType) -> pa.Array:
     """[n, k] array -> LIST<typ> column of n lists of k values (k may be 0: empty lists)."""

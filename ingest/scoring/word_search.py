@@ -28,6 +28,7 @@ context and to its own path's earlier tokens, which earlier rounds left in the c
 explicit position ids. Models with sliding-window layers (Gemma 3) get a second mask that also
 enforces the window.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -39,8 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from predictabase.core.errors import OptionError, ScoringError
 from ingest.scoring.profile import TokenizerProfile
+from predictabase.core.errors import OptionError, ScoringError
 
 
 @contextmanager
@@ -54,26 +55,28 @@ def _quiet_cache_argument() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    max_expansions: int = 64   # per question: forward steps at most
-    per_round: int = 8         # at most this many prefixes per question and round (1, 1, 2, 2, 4, ...)
-    n_candidates: int = 1      # words proven and kept per question, most probable first (the search's k)
-    n_first_tokens: int = 5    # most probable first tokens kept per question (free: from the prefix pass)
-    batch_tokens: int = 2048   # new tokens per forward call
-    pack_tokens: int = 2048    # document windows packed into one sequence (block-diagonal mask)
+    max_expansions: int = 64  # per question: forward steps at most
+    per_round: int = 8  # at most this many prefixes per question and round (1, 1, 2, 2, 4, ...)
+    n_candidates: int = 1  # words proven and kept per question, most probable first (the search's k)
+    n_first_tokens: int = 5  # most probable first tokens kept per question (free: from the prefix pass)
+    batch_tokens: int = 2048  # new tokens per forward call
+    pack_tokens: int = 2048  # document windows packed into one sequence (block-diagonal mask)
 
     def check(self) -> None:
-        for name, value, lo, hi in (("--max-expansions", self.max_expansions, 1, 100_000),
-                                    ("--per-round", self.per_round, 1, 1024),
-                                    ("--candidates", self.n_candidates, 1, 100),
-                                    ("--first-tokens", self.n_first_tokens, 0, 100),
-                                    ("--batch-tokens", self.batch_tokens, 1, 1 << 20),
-                                    ("--pack-tokens", self.pack_tokens, 1, 1 << 20)):
+        for name, value, lo, hi in (
+            ("--max-expansions", self.max_expansions, 1, 100_000),
+            ("--per-round", self.per_round, 1, 1024),
+            ("--candidates", self.n_candidates, 1, 100),
+            ("--first-tokens", self.n_first_tokens, 0, 100),
+            ("--batch-tokens", self.batch_tokens, 1, 1 << 20),
+            ("--pack-tokens", self.pack_tokens, 1, 1 << 20),
+        ):
             if not lo <= int(value) <= hi:
                 raise OptionError(name, f"{value} is not allowed; an integer from {lo} to {hi}")
 
 
-
 # --------------------------------------------------------------------------- the choice set as a trie
+
 
 def is_word_token(token: str) -> bool:
     """The paper's word token: a space followed only by letters (str.isalpha = Unicode \\p{L})."""
@@ -83,12 +86,13 @@ def is_word_token(token: str) -> bool:
 @dataclass
 class WordTrie:
     """The choice-set words by their model token paths. Node 0 is the root (empty path)."""
+
     token: list[int] = field(default_factory=lambda: [-1])
     parent: list[int] = field(default_factory=lambda: [-1])
     depth: list[int] = field(default_factory=lambda: [0])
     children: list[dict[int, int]] = field(default_factory=lambda: [{}])
-    word_at: dict[int, str] = field(default_factory=dict)   # node -> the word whose path ends there
-    skipped: list[str] = field(default_factory=list)         # words without a clean token path
+    word_at: dict[int, str] = field(default_factory=dict)  # node -> the word whose path ends there
+    skipped: list[str] = field(default_factory=list)  # words without a clean token path
 
     def add(self, word: str, ids: list[int]) -> None:
         node = 0
@@ -143,34 +147,36 @@ def build_trie(profile: TokenizerProfile, words: list[str]) -> WordTrie:
 
 # --------------------------------------------------------------------------- questions
 
+
 @dataclass
 class Question:
     doc_id: str
     position: int
     char_start: int
-    token_index: int | None = None   # model token index of the true token (its context = tokens[:i])
+    token_index: int | None = None  # model token index of the true token (its context = tokens[:i])
     status: str = "ok"
 
 
 @dataclass
 class _State:
     """One question's best-first search."""
+
     q: Question
-    ctx_off: int                     # cache slot of its segment's BOS
-    n_ctx: int                       # slots of its context (BOS + real tokens)
-    lp0: np.ndarray                  # float64 log-probabilities at the question
-    root_order: np.ndarray           # root nodes, most probable first (lazily extended)
-    root_lp: np.ndarray              # their log-probabilities
+    ctx_off: int  # cache slot of its segment's BOS
+    n_ctx: int  # slots of its context (BOS + real tokens)
+    lp0: np.ndarray  # float64 log-probabilities at the question
+    root_order: np.ndarray  # root nodes, most probable first (lazily extended)
+    root_lp: np.ndarray  # their log-probabilities
     lnb_before: float
-    root_total: float                # total probability of all roots
+    root_total: float  # total probability of all roots
     next_root: int = 0
     root_expanded_mass: float = 0.0
-    heap: list = field(default_factory=list)      # (-logP, node)
-    node_lp: dict = field(default_factory=dict)   # node -> ln P(path)
-    node_slot: dict = field(default_factory=dict) # expanded node -> cache slot
-    scored: list = field(default_factory=list)    # (logp, word, n_tokens)
-    best: float = -math.inf          # ln p of the k-th best scored word (k = settings.n_candidates)
-    top: list = field(default_factory=list)       # min-heap of the k best scores
+    heap: list = field(default_factory=list)  # (-logP, node)
+    node_lp: dict = field(default_factory=dict)  # node -> ln P(path)
+    node_slot: dict = field(default_factory=dict)  # expanded node -> cache slot
+    scored: list = field(default_factory=list)  # (logp, word, n_tokens)
+    best: float = -math.inf  # ln p of the k-th best scored word (k = settings.n_candidates)
+    top: list = field(default_factory=list)  # min-heap of the k best scores
     n_expanded: int = 0
     done: bool = False
 
@@ -200,6 +206,7 @@ class _State:
 
 def _log_softmax(logits) -> np.ndarray:
     import torch
+
     if logits.dtype != torch.float64:  # a float64 model keeps its precision (the cloze scorer's exact test)
         logits = logits.float()
     return torch.log_softmax(logits, dim=-1).double().cpu().numpy()
@@ -214,6 +221,7 @@ def _logsumexp(x: np.ndarray) -> float:
 class Segment:
     """A document window: its real tokens (the BOS is prepended when packed) and its questions,
     whose `token_index` is relative to the window."""
+
     ids: list[int]
     questions: list[Question]
 
@@ -226,8 +234,15 @@ class WordPredictor:
     a pack is one forward pass, and each expansion round of all its questions is one more.
     """
 
-    def __init__(self, model, profile: TokenizerProfile, trie: WordTrie, settings: SearchSettings,
-                 device: str = "cpu", context_length: int = 2048) -> None:
+    def __init__(
+        self,
+        model,
+        profile: TokenizerProfile,
+        trie: WordTrie,
+        settings: SearchSettings,
+        device: str = "cpu",
+        context_length: int = 2048,
+    ) -> None:
         self.model = model
         self.profile = profile
         self.trie = trie
@@ -257,6 +272,7 @@ class WordPredictor:
         """Additive 4-D masks (1, 1, m, kv) from a boolean `allowed` [m, kv]; a dict for models
         with sliding-window layers (the window counted in positions)."""
         import torch
+
         dtype = next(self.model.parameters()).dtype
         neg = torch.finfo(dtype).min
 
@@ -273,8 +289,9 @@ class WordPredictor:
 
     # ---- a pack of segments
 
-    def prefix_pass(self, segments: list[Segment]) -> tuple[list[tuple[int, Question]], list[int], np.ndarray,
-                                                              object, list[int]]:
+    def prefix_pass(
+        self, segments: list[Segment]
+    ) -> tuple[list[tuple[int, Question]], list[int], np.ndarray, object, list[int]]:
         """One forward pass over the packed segments (BOS + tokens each, block-diagonal causal mask).
         Returns the questions as (segment index, question), each segment's cache slot of its BOS,
         the float64 log-probabilities at each question ([n questions, vocab], question order), the
@@ -301,10 +318,14 @@ class WordPredictor:
         keep = torch.tensor([offsets[g] + q.token_index for g, q in qs], dtype=torch.long)
         cache = DynamicCache()
         with torch.inference_mode(), _quiet_cache_argument():
-            out = self.model(input_ids=torch.tensor([tokens], device=self.device),
-                             position_ids=torch.from_numpy(pos)[None].to(self.device),
-                             attention_mask=self._masks(pos, allowed, pos), past_key_values=cache,
-                             use_cache=True, logits_to_keep=keep.to(self.device))
+            out = self.model(
+                input_ids=torch.tensor([tokens], device=self.device),
+                position_ids=torch.from_numpy(pos)[None].to(self.device),
+                attention_mask=self._masks(pos, allowed, pos),
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=keep.to(self.device),
+            )
         lps = _log_softmax(out.logits[0])
         del out, allowed
         return qs, offsets, lps, cache, kv_pos
@@ -316,10 +337,18 @@ class WordPredictor:
             lp0 = lps[r]
             rl = lp0[self.root_tokens]
             order = np.argsort(-rl, kind="stable")
-            states.append(_State(q=q, ctx_off=offsets[g], n_ctx=q.token_index + 1, lp0=lp0,
-                                 root_order=self.root_nodes[order], root_lp=rl[order],
-                                 lnb_before=_logsumexp(lp0[self.mask_word_initial]),
-                                 root_total=float(np.exp(rl).sum())))
+            states.append(
+                _State(
+                    q=q,
+                    ctx_off=offsets[g],
+                    n_ctx=q.token_index + 1,
+                    lp0=lp0,
+                    root_order=self.root_nodes[order],
+                    root_lp=rl[order],
+                    lnb_before=_logsumexp(lp0[self.mask_word_initial]),
+                    root_total=float(np.exp(rl).sum()),
+                )
+            )
         del lps
         budget = self.settings.max_expansions
         k = self.settings.n_candidates
@@ -346,7 +375,7 @@ class WordPredictor:
             if not batch:
                 break
             for start in range(0, len(batch), self.settings.batch_tokens):
-                self._expand(states, batch[start:start + self.settings.batch_tokens], cache, kv_pos)
+                self._expand(states, batch[start : start + self.settings.batch_tokens], cache, kv_pos)
             rnd += 1
         return [self._result(st) for st in states]
 
@@ -361,6 +390,7 @@ class WordPredictor:
         in this batch: a node must come after its parent). Returns the logits [len(batch), vocab].
         A state needs `ctx_off`, `n_ctx` and `node_slot` (node -> cache slot, filled in here)."""
         import torch
+
         trie = self.trie
         m = len(batch)
         n_old = len(kv_pos)
@@ -371,7 +401,7 @@ class WordPredictor:
             st = states[si]
             tokens[r] = trie.token[node]
             new_pos[r] = st.n_ctx + trie.depth[node] - 1
-            allowed[r, st.ctx_off:st.ctx_off + st.n_ctx] = True
+            allowed[r, st.ctx_off : st.ctx_off + st.n_ctx] = True
             anc = trie.parent[node]
             while anc > 0:
                 allowed[r, st.node_slot[anc]] = True
@@ -381,9 +411,13 @@ class WordPredictor:
         k_pos = np.concatenate([np.asarray(kv_pos, dtype=np.int64), new_pos])
         mask = self._masks(new_pos, allowed, k_pos)
         with torch.inference_mode(), _quiet_cache_argument():
-            out = self.model(input_ids=torch.from_numpy(tokens)[None].to(self.device),
-                             position_ids=torch.from_numpy(new_pos)[None].to(self.device),
-                             attention_mask=mask, past_key_values=cache, use_cache=True)
+            out = self.model(
+                input_ids=torch.from_numpy(tokens)[None].to(self.device),
+                position_ids=torch.from_numpy(new_pos)[None].to(self.device),
+                attention_mask=mask,
+                past_key_values=cache,
+                use_cache=True,
+            )
         kv_pos.extend(int(p) for p in new_pos)
         return out.logits[0]
 
@@ -413,16 +447,24 @@ class WordPredictor:
 
     def _result(self, st: _State) -> dict:
         bound, mass = st.unexplored()
-        scored = sorted(st.scored, key=lambda t: (-t[0], t[1]))[:self.settings.n_candidates]
-        first = [int(n) for n in st.root_order[:self.settings.n_first_tokens]]
-        return dict(doc_id=st.q.doc_id, position=st.q.position, true_char_start=st.q.char_start,
-                    status=st.q.status, context_tokens=st.n_ctx - 1, logprob_boundary_before_nats=st.lnb_before,
-                    candidate_words=[w for _, w, _ in scored], candidate_logprobs_nats=[s for s, _, _ in scored],
-                    candidate_token_counts=[n for _, _, n in scored],
-                    top_first_tokens=[self._text(self.trie.token[n]) for n in first],
-                    top_first_token_logprobs_nats=[float(x) for x in st.root_lp[:len(first)]],
-                    n_expanded=st.n_expanded,
-                    max_unexplored_bound=bound, unexplored_mass=mass)
+        scored = sorted(st.scored, key=lambda t: (-t[0], t[1]))[: self.settings.n_candidates]
+        first = [int(n) for n in st.root_order[: self.settings.n_first_tokens]]
+        return dict(
+            doc_id=st.q.doc_id,
+            position=st.q.position,
+            true_char_start=st.q.char_start,
+            status=st.q.status,
+            context_tokens=st.n_ctx - 1,
+            logprob_boundary_before_nats=st.lnb_before,
+            candidate_words=[w for _, w, _ in scored],
+            candidate_logprobs_nats=[s for s, _, _ in scored],
+            candidate_token_counts=[n for _, _, n in scored],
+            top_first_tokens=[self._text(self.trie.token[n]) for n in first],
+            top_first_token_logprobs_nats=[float(x) for x in st.root_lp[: len(first)]],
+            n_expanded=st.n_expanded,
+            max_unexplored_bound=bound,
+            unexplored_mass=mass,
+        )
 
     # ---- documents
 
@@ -432,7 +474,7 @@ class WordPredictor:
         failed: list[dict] = []
         if not questions:
             return [], failed
-        (ids, spans), = self.profile.encode([text])
+        ((ids, spans),) = self.profile.encode([text])
         first_at: dict[int, int] = {}
         for k, (s, _) in enumerate(spans):
             first_at.setdefault(s, k)  # the context tokens[:k] end exactly at character s
@@ -440,12 +482,24 @@ class WordPredictor:
         for q in questions:
             k = first_at.get(q.char_start)
             if k is None:
-                failed.append(dict(doc_id=q.doc_id, position=q.position, true_char_start=q.char_start,
-                                   status="no_token_boundary", context_tokens=None,
-                                   logprob_boundary_before_nats=None, candidate_words=[],
-                                   candidate_logprobs_nats=[], candidate_token_counts=[], top_first_tokens=[],
-                                   top_first_token_logprobs_nats=[], n_expanded=0,
-                                   max_unexplored_bound=None, unexplored_mass=None))
+                failed.append(
+                    dict(
+                        doc_id=q.doc_id,
+                        position=q.position,
+                        true_char_start=q.char_start,
+                        status="no_token_boundary",
+                        context_tokens=None,
+                        logprob_boundary_before_nats=None,
+                        candidate_words=[],
+                        candidate_logprobs_nats=[],
+                        candidate_token_counts=[],
+                        top_first_tokens=[],
+                        top_first_token_logprobs_nats=[],
+                        n_expanded=0,
+                        max_unexplored_bound=None,
+                        unexplored_mass=None,
+                    )
+                )
             else:
                 ok.append(Question(q.doc_id, q.position, q.char_start, k))
         # a question whose context exceeds the budget sees the last `budget` tokens or fewer,
@@ -459,8 +513,11 @@ class WordPredictor:
         segments = []
         for s, qs in sorted(groups.items()):
             last = max(q.token_index for q in qs)
-            segments.append(Segment(list(ids[s:last]),
-                                    [Question(q.doc_id, q.position, q.char_start, q.token_index - s) for q in qs]))
+            segments.append(
+                Segment(
+                    list(ids[s:last]), [Question(q.doc_id, q.position, q.char_start, q.token_index - s) for q in qs]
+                )
+            )
         return segments, failed
 
     def plan_documents(self, docs: list[tuple[str, list[Question]]]) -> list[Pack | list[dict]]:
@@ -485,8 +542,9 @@ class WordPredictor:
             plan.append(Pack(pack))
         return plan
 
-    def predict_documents(self, docs: list[tuple[str, list[Question]]],
-                          on_done: Callable[[int], None] | None = None) -> list[dict]:
+    def predict_documents(
+        self, docs: list[tuple[str, list[Question]]], on_done: Callable[[int], None] | None = None
+    ) -> list[dict]:
         """All questions of the documents, segments packed up to `pack_tokens` slots."""
         results: list[dict] = []
         for unit in self.plan_documents(docs):
@@ -500,6 +558,7 @@ class WordPredictor:
 @dataclass
 class Pack:
     """Segments scored in one prefix pass (one result per question)."""
+
     segments: list[Segment]
 
     @property
@@ -509,10 +568,12 @@ class Pack:
 
 # --- the Ray engine (ingest.scoring.distributed): the same packs, predicted by the model replicas ----------
 
+
 @dataclass(frozen=True)
 class PredictorSpec:
     """How every replica builds the same predictor: `build(loaded, *args)` (a module-level function);
     built once per replica and kept under `key`."""
+
     key: str
     build: Callable
     args: tuple
@@ -535,14 +596,21 @@ def _ray_pack(loaded, spec: PredictorSpec, pack: Pack) -> tuple[list[dict], int]
     return results, getattr(predictor, "n_nodes", 0) - before
 
 
-def predict_documents_with(spec: PredictorSpec, lm, profile: TokenizerProfile, docs: list[tuple[str, list[Question]]],
-                           on_done: Callable[[int], None] | None = None, pool=None) -> tuple[list[dict], int]:
+def predict_documents_with(
+    spec: PredictorSpec,
+    lm,
+    profile: TokenizerProfile,
+    docs: list[tuple[str, list[Question]]],
+    on_done: Callable[[int], None] | None = None,
+    pool=None,
+) -> tuple[list[dict], int]:
     """`WordPredictor.predict_documents` of the predictor `spec` builds: here, from the loaded model `lm`,
     or with the packs spread over the replicas of `pool` (`ingest.scoring.distributed.RayPool`; `lm.model`
     is then None), the same results in the same order. Also the nodes scored (`ResponseScorer.n_nodes`; 0
     for a plain predictor)."""
     if pool is None:
         from ingest.scoring.distributed import Loaded
+
         predictor = spec.build(Loaded(lm, profile, {}), *spec.args)
         return predictor.predict_documents(docs, on_done), getattr(predictor, "n_nodes", 0)
     ref = pool.ray.put(spec)

@@ -4,6 +4,7 @@ Each file is pinned to a repository commit and a sha256; `url` is where a machin
 with internet downloads it, `path` where it sits in a local mirror and in
 `warehouse/raw/`.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -36,8 +37,10 @@ class SourceFile:
 
     @property
     def url(self) -> str:
-        return (f"https://raw.githubusercontent.com/{self.repo.repo}/{self.repo.commit}/"
-                f"{urllib.parse.quote(self.upstream_path)}")
+        return (
+            f"https://raw.githubusercontent.com/{self.repo.repo}/{self.repo.commit}/"
+            f"{urllib.parse.quote(self.upstream_path)}"
+        )
 
 
 @lru_cache(maxsize=1)
@@ -45,8 +48,14 @@ def load_catalog() -> tuple[SourceFile, ...]:
     data = tomllib.loads(CATALOG_FILE.read_text())
     repos = {r["folder"]: Repo(**{k: r[k] for k in Repo.__dataclass_fields__}) for r in data["repo"]}
     return tuple(
-        SourceFile(path=f["path"], repo=repos[f["repo_folder"]], upstream_path=f["upstream_path"],
-                   sha256=f["sha256"], bytes=f["bytes"], dataset=f["dataset"])
+        SourceFile(
+            path=f["path"],
+            repo=repos[f["repo_folder"]],
+            upstream_path=f["upstream_path"],
+            sha256=f["sha256"],
+            bytes=f["bytes"],
+            dataset=f["dataset"],
+        )
         for f in data["file"]
     )
 

@@ -6,16 +6,17 @@
 The loaders in `ingest.datasets` look files up here and read them through `ingest.sources.readers`;
 `scripts/make_catalog.py` assigns each catalog file to the first dataset that lists it.
 """
+
 from __future__ import annotations
 
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
-from predictabase.core.errors import IngestError
 from ingest.sources.catalog import SourceFile, load_catalog
+from predictabase.core.errors import IngestError
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")
 FORMATS = {"delimited", "json", "python_literal", "text", "rdata", "fernet_json", "bytes"}
@@ -25,6 +26,7 @@ RDATA_ENGINES = {"pyreadr", "rdata"}
 @dataclass(frozen=True)
 class FileSpec:
     """One role of a dataset: which catalog file(s), and the read options the generic reader applies."""
+
     dataset: str
     role: str
     format: str
@@ -36,7 +38,9 @@ class FileSpec:
     columns: tuple[str, ...] = ()
     object: str | None = None
     engine: str = "pyreadr"  # rdata format: pyreadr, or rdata (the `rdata` package: reads mac_roman, pyreadr does not)
-    row_names: bool = False  # delimited: every row has one more leading field than the header (R's write.table row names)
+    row_names: bool = (
+        False  # delimited: every row has one more leading field than the header (R's write.table row names)
+    )
     nan_keys: bool = False  # python_literal: a dict key written as the bare name `nan` (pandas' NaN) reads as None
     notes: str = ""
 
@@ -54,7 +58,7 @@ class FileSpec:
         return f"{self.dataset}.{self.role}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _glob_re(pattern: str) -> re.Pattern:
     """A glob over catalog paths: `*` and `?` stay within one folder, `**/` spans folders."""
     out = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
@@ -82,7 +86,9 @@ def _spec(dataset: str, role: str, d: dict) -> FileSpec:
     if d.get("quoting", "minimal") not in {"minimal", "none"}:
         raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} quoting must be minimal or none")
     if d.get("engine", "pyreadr") not in RDATA_ENGINES:
-        raise IngestError(DEFINITIONS_FILE, f"{dataset}.{role} engine {d.get('engine')!r} not in {sorted(RDATA_ENGINES)}")
+        raise IngestError(
+            DEFINITIONS_FILE, f"{dataset}.{role} engine {d.get('engine')!r} not in {sorted(RDATA_ENGINES)}"
+        )
     return FileSpec(dataset=dataset, role=role, **{**d, "columns": tuple(d.get("columns", ()))})
 
 

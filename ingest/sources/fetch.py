@@ -8,6 +8,7 @@ row's `fetched_at` is when that content arrived, which dbt's source freshness re
 `verified_path` is the one way ingest reads a fetched file; inside `recording_inputs()` it also notes
 each file it hands out (catalog path -> sha256), which is how `raw.ingest_log` knows what a job read.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,22 +19,30 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from ingest.raw import connect, now_utc
 from ingest.sources.catalog import SourceFile, files_for
 from predictabase.core.config import Paths, mirror_dir
+from predictabase.core.db import transaction
 from predictabase.core.errors import ChecksumError, IngestError
 from predictabase.core.failpoints import failpoint
-from predictabase.core.progress import progress_bar
 from predictabase.core.fsutil import atomic_path, sha256_of
-from ingest.raw import connect, now_utc
-from predictabase.core.db import transaction
+from predictabase.core.progress import progress_bar
 
-__all__ = ["FetchResult", "fetch", "fetch_and_record", "fetch_one", "record_input", "recording_inputs",
-           "verified_path", "sha256_of"]
+__all__ = [
+    "FetchResult",
+    "fetch",
+    "fetch_and_record",
+    "fetch_one",
+    "record_input",
+    "recording_inputs",
+    "verified_path",
+    "sha256_of",
+]
 
 _INPUTS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("ingest_inputs", default=None)
 
@@ -84,14 +93,16 @@ def fetch_one(sf: SourceFile, paths: Paths, mirror: Path | None) -> FetchResult:
             origin, status = sf.url, "downloaded"
         got = sha256_of(tmp)
         if got != sf.sha256:
-            raise ChecksumError(sf.path, f"sha256 {got} of {origin} does not match the catalog's {sf.sha256}; "
-                                         "refusing it")
+            raise ChecksumError(
+                sf.path, f"sha256 {got} of {origin} does not match the catalog's {sf.sha256}; refusing it"
+            )
         failpoint("fetch.copied")
     return FetchResult(sf, status)
 
 
-def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = None,
-          show_progress: bool = True) -> list[FetchResult]:
+def fetch(
+    paths: Paths, mirror: str | Path | None = None, dataset: str | None = None, show_progress: bool = True
+) -> list[FetchResult]:
     """Fetch every catalog file (or one dataset's). Stops at the first bad file."""
     m = mirror_dir(mirror)
     files = files_for(dataset)
@@ -108,15 +119,23 @@ def fetch(paths: Paths, mirror: str | Path | None = None, dataset: str | None = 
 
 def _changed_after_fetch(sf: SourceFile, why: str = "") -> Callable[[str], Exception]:
     """The error for a fetched copy whose sha256 is no longer the catalog's (`why`: added to the reason)."""
-    return lambda got: ChecksumError(sf.path, f"sha256 {got} of the fetched copy does not match the catalog's "
-                                              f"{sf.sha256} (file changed after fetch{why}); run "
-                                              "`predictabase fetch` again")
+    return lambda got: ChecksumError(
+        sf.path,
+        f"sha256 {got} of the fetched copy does not match the catalog's "
+        f"{sf.sha256} (file changed after fetch{why}); run "
+        "`predictabase fetch` again",
+    )
 
 
 def verified_path(sf: SourceFile, paths: Paths) -> Path:
     """The fetched local copy of a catalog file, re-verified; ingest reads only through this."""
-    p = checked_copy(paths.raw / sf.path, sf.path, sf.sha256, "not fetched yet; run `predictabase fetch` first",
-                     _changed_after_fetch(sf))
+    p = checked_copy(
+        paths.raw / sf.path,
+        sf.path,
+        sf.sha256,
+        "not fetched yet; run `predictabase fetch` first",
+        _changed_after_fetch(sf),
+    )
     record_input(sf.path, sf.sha256)
     return p
 
@@ -127,18 +146,30 @@ def verify_raw(paths: Paths) -> int:
     the jobs' business (each names the one it needs). Raises ChecksumError naming the first changed file;
     returns how many files were checked."""
     from ingest.sources.catalog import load_catalog
+
     n = 0
     for sf in load_catalog():
         p = paths.raw / sf.path
         if p.is_file():
-            checked_copy(p, sf.path, sf.sha256, "",
-                         _changed_after_fetch(sf, "; every file under raw/ is verified at ingest, read or not"))
+            checked_copy(
+                p,
+                sf.path,
+                sf.sha256,
+                "",
+                _changed_after_fetch(sf, "; every file under raw/ is verified at ingest, read or not"),
+            )
             n += 1
     return n
 
 
-def checked_copy(p: Path, name: str, sha256: str, missing: str, changed: Callable[[str], Exception],
-                 digest: Callable[[Path], str] = sha256_of) -> Path:
+def checked_copy(
+    p: Path,
+    name: str,
+    sha256: str,
+    missing: str,
+    changed: Callable[[str], Exception],
+    digest: Callable[[Path], str] = sha256_of,
+) -> Path:
     """`p` (the copy of `name` in the warehouse), once its sha256 is the recorded one: else IngestError(name,
     `missing`) when it is not there, or the error `changed(the sha256 it has)`."""
     if not p.exists():
@@ -157,15 +188,38 @@ def record_input(path: str, sha256: str) -> None:
 
 
 #: the columns of raw.source_files that say what a file is (origin and fetched_at say when and how it came)
-IDENTITY = ("path", "dataset", "repo", "commit", "upstream_path", "url", "license", "citation", "sha256", "bytes",
-            "status")
+IDENTITY = (
+    "path",
+    "dataset",
+    "repo",
+    "commit",
+    "upstream_path",
+    "url",
+    "license",
+    "citation",
+    "sha256",
+    "bytes",
+    "status",
+)
 
 
 def _row(r: FetchResult, origin: str, fetched_at: datetime) -> dict:
     f = r.file
-    return dict(path=f.path, dataset=f.dataset, repo=f.repo.repo, commit=f.repo.commit, upstream_path=f.upstream_path,
-                url=f.url, license=f.repo.license, citation=f.repo.citation, sha256=f.sha256, bytes=f.bytes,
-                status="verified", origin=origin, fetched_at=fetched_at)
+    return dict(
+        path=f.path,
+        dataset=f.dataset,
+        repo=f.repo.repo,
+        commit=f.repo.commit,
+        upstream_path=f.upstream_path,
+        url=f.url,
+        license=f.repo.license,
+        citation=f.repo.citation,
+        sha256=f.sha256,
+        bytes=f.bytes,
+        status="verified",
+        origin=origin,
+        fetched_at=fetched_at,
+    )
 
 
 def _recorded_rows(paths: Paths) -> dict[str, tuple]:
@@ -173,9 +227,11 @@ def _recorded_rows(paths: Paths) -> dict[str, tuple]:
     if not paths.duckdb.exists():
         return {}
     import duckdb
+
     with duckdb.connect(str(paths.duckdb), read_only=True) as con:
-        exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
-                             "AND table_name = 'source_files'").fetchone()[0]
+        exists = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'source_files'"
+        ).fetchone()[0]
         if not exists:
             return {}
         cols = ", ".join(f'"{c}"' for c in (*IDENTITY, "origin", "fetched_at"))
@@ -194,17 +250,18 @@ def rows_to_write(paths: Paths, results: list[FetchResult], origin: str, when: d
             continue
         prev = old.get(r.file.path)
         if prev is None:
-            mtime = datetime.fromtimestamp(os.stat(paths.raw / r.file.path).st_mtime, timezone.utc)
+            mtime = datetime.fromtimestamp(os.stat(paths.raw / r.file.path).st_mtime, UTC)
             out.append(_row(r, "cache", mtime))
             continue
         row = _row(r, prev[len(IDENTITY)], prev[len(IDENTITY) + 1])
-        if tuple(row[c] for c in IDENTITY) != tuple(prev[:len(IDENTITY)]):
+        if tuple(row[c] for c in IDENTITY) != tuple(prev[: len(IDENTITY)]):
             out.append(row)
     return out
 
 
-def fetch_and_record(paths: Paths, mirror: str | Path | None = None, dataset: str | None = None,
-                     show_progress: bool = True) -> list[FetchResult]:
+def fetch_and_record(
+    paths: Paths, mirror: str | Path | None = None, dataset: str | None = None, show_progress: bool = True
+) -> list[FetchResult]:
     """`fetch`, then record what changed in raw.source_files (`rows_to_write`; nothing when nothing did)."""
     results = fetch(paths, mirror, dataset, show_progress=show_progress)
     origin = "mirror" if mirror_dir(mirror) is not None else "download"

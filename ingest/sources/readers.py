@@ -5,6 +5,7 @@ matching the catalog's sha256), decoded with the declared encoding, and checked 
 format and required columns; every problem raises `IngestError(catalog path, problem)`, before
 anything is written.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,16 +17,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
 from ingest.sources.catalog import SourceFile, by_path
 from ingest.sources.definitions import FileSpec
 from ingest.sources.fetch import verified_path
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
 
 
 @dataclass(frozen=True)
 class Source:
     """A fetched, re-verified catalog file, read once."""
+
     path: str  # catalog (mirror-relative) path, the value of `source_path`
     sha256: str
     local: Path
@@ -62,12 +64,15 @@ def source(spec: FileSpec, paths: Paths) -> Source:
 
 # --------------------------------------------------------------------------- decoding by format
 
+
 def decode(data: bytes, name: str, encoding: str = "utf-8") -> str:
     try:
         return data.decode(encoding, errors="strict")
     except UnicodeDecodeError as exc:
-        raise IngestError(name, f"not valid {encoding} text: byte {data[exc.start:exc.start + 1]!r} "
-                                f"at offset {exc.start} ({exc.reason})") from exc
+        raise IngestError(
+            name,
+            f"not valid {encoding} text: byte {data[exc.start : exc.start + 1]!r} at offset {exc.start} ({exc.reason})",
+        ) from exc
 
 
 def text(data: bytes, name: str, spec: FileSpec) -> str:
@@ -95,24 +100,45 @@ def python_literal(data: bytes, name: str, spec: FileSpec | None = None) -> obje
     try:
         return _literal_with_nan_keys(raw, name) if nan_keys else ast.literal_eval(raw)
     except SyntaxError as exc:
-        raise IngestError(name, f"truncated or malformed Python literal ({exc.msg} at line {exc.lineno}, "
-                                f"column {exc.offset})") from exc
+        raise IngestError(
+            name, f"truncated or malformed Python literal ({exc.msg} at line {exc.lineno}, column {exc.offset})"
+        ) from exc
     except (ValueError, TypeError) as exc:  # a name (nan, x), a call, an operator: not a literal
-        where = (_first_non_literal(raw, allow_nan_keys=nan_keys)
-                 or re.sub(r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split())))
+        where = _first_non_literal(raw, allow_nan_keys=nan_keys) or re.sub(
+            r" object at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split())
+        )
         raise IngestError(name, f"not a Python literal: {where}") from exc
     except (MemoryError, RecursionError) as exc:
         raise IngestError(name, f"Python literal too deeply nested to parse ({type(exc).__name__})") from exc
 
 
-_LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load,
-                  ast.UnaryOp, ast.UAdd, ast.USub, ast.BinOp, ast.Add, ast.Sub)
+_LITERAL_NODES = (
+    ast.Expression,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.Load,
+    ast.UnaryOp,
+    ast.UAdd,
+    ast.USub,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+)
 
 
 def _nan_key_nodes(tree: ast.AST) -> set[int]:
     """ids of the dict keys written as the bare name `nan` (and their Load context)."""
-    return {id(x) for n in ast.walk(tree) if isinstance(n, ast.Dict)
-            for k in n.keys if isinstance(k, ast.Name) and k.id == "nan" for x in (k, k.ctx)}
+    return {
+        id(x)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Dict)
+        for k in n.keys
+        if isinstance(k, ast.Name) and k.id == "nan"
+        for x in (k, k.ctx)
+    }
 
 
 def _literal_with_nan_keys(raw: str, name: str) -> object:
@@ -126,13 +152,18 @@ def _literal_with_nan_keys(raw: str, name: str) -> object:
         if isinstance(node, ast.Dict):
             seen: set = set()
             for k in node.keys:
-                key = None if isinstance(k, ast.Name) and k.id == "nan" else (
-                    k.value if isinstance(k, ast.Constant) else id(k))
+                key = (
+                    None
+                    if isinstance(k, ast.Name) and k.id == "nan"
+                    else (k.value if isinstance(k, ast.Constant) else id(k))
+                )
                 if key in seen:
                     raise IngestError(name, f"dict key {key!r} repeated at line {k.lineno} (ambiguous literal)")
                 seen.add(key)
-            node.keys = [ast.copy_location(ast.Constant(None), k) if isinstance(k, ast.Name) and k.id == "nan"
-                         else k for k in node.keys]
+            node.keys = [
+                ast.copy_location(ast.Constant(None), k) if isinstance(k, ast.Name) and k.id == "nan" else k
+                for k in node.keys
+            ]
     return ast.literal_eval(tree)
 
 
@@ -143,8 +174,9 @@ def _first_non_literal(raw: str, allow_nan_keys: bool = False) -> str | None:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     allowed = _nan_key_nodes(tree) if allow_nan_keys else set()
-    bad = [n for n in ast.walk(tree) if not isinstance(n, _LITERAL_NODES) and hasattr(n, "lineno")
-           and id(n) not in allowed]
+    bad = [
+        n for n in ast.walk(tree) if not isinstance(n, _LITERAL_NODES) and hasattr(n, "lineno") and id(n) not in allowed
+    ]
     if not bad:
         return None
     node = min(bad, key=lambda n: (n.lineno, n.col_offset))
@@ -152,20 +184,32 @@ def _first_non_literal(raw: str, allow_nan_keys: bool = False) -> str | None:
     return f"`{segment[:40]}` at line {node.lineno}, column {node.col_offset + 1} (only literal values are allowed)"
 
 
-def delimited(data: bytes, name: str, spec: FileSpec, columns: list[str] | tuple[str, ...] | None = None
-              ) -> list[dict[str, str]]:
+def delimited(
+    data: bytes, name: str, spec: FileSpec, columns: list[str] | tuple[str, ...] | None = None
+) -> list[dict[str, str]]:
     """Strictly parse a delimited text file with the spec's encoding, delimiter and quoting: a header
     with the required columns (`columns`, else the spec's), every row as many fields as the header,
     the file ending with a newline (else truncated)."""
-    return parse_delimited(data, name, list(spec.columns if columns is None else columns),
-                           delimiter=spec.delimiter,
-                           quoting=csv.QUOTE_NONE if spec.quoting == "none" else csv.QUOTE_MINIMAL,
-                           encoding=spec.encoding, row_names=spec.row_names)
+    return parse_delimited(
+        data,
+        name,
+        list(spec.columns if columns is None else columns),
+        delimiter=spec.delimiter,
+        quoting=csv.QUOTE_NONE if spec.quoting == "none" else csv.QUOTE_MINIMAL,
+        encoding=spec.encoding,
+        row_names=spec.row_names,
+    )
 
 
-def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str = ",",
-                    quoting: int = csv.QUOTE_MINIMAL, encoding: str = "utf-8", row_names: bool = False
-                    ) -> list[dict[str, str]]:
+def parse_delimited(
+    data: bytes,
+    name: str,
+    required: list[str],
+    delimiter: str = ",",
+    quoting: int = csv.QUOTE_MINIMAL,
+    encoding: str = "utf-8",
+    row_names: bool = False,
+) -> list[dict[str, str]]:
     text_ = decode(data, name, encoding)
     if not text_:
         raise IngestError(name, "file is empty")
@@ -188,8 +232,10 @@ def parse_delimited(data: bytes, name: str, required: list[str], delimiter: str 
     try:
         for rec in reader:
             if len(rec) != len(header):
-                raise IngestError(name, f"line {reader.line_num}: {len(rec)} fields, expected {len(header)} "
-                                        f"(truncated or malformed row)")
+                raise IngestError(
+                    name,
+                    f"line {reader.line_num}: {len(rec)} fields, expected {len(header)} (truncated or malformed row)",
+                )
             rows.append(dict(zip(header, rec)))
     except csv.Error as exc:
         raise IngestError(name, f"line {reader.line_num}: malformed CSV ({exc})") from exc
@@ -205,6 +251,7 @@ def rdata(local_or_data: Path | bytes, name: str, spec: FileSpec):
     if spec.engine == "rdata":
         return _with_columns(_rdata_package(local_or_data, name, spec), name, spec)
     import pyreadr
+
     tmp = None
     if isinstance(local_or_data, (bytes, bytearray)):
         tmp = tempfile.NamedTemporaryFile(suffix=".rda", delete=False)
@@ -216,7 +263,9 @@ def rdata(local_or_data: Path | bytes, name: str, spec: FileSpec):
     try:
         res = pyreadr.read_r(str(local), encoding=spec.encoding)
     except Exception as exc:  # pyreadr raises several types for bad bytes
-        raise IngestError(name, f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: {exc})") from exc
+        raise IngestError(
+            name, f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: {exc})"
+        ) from exc
     finally:
         if tmp is not None:
             Path(tmp.name).unlink(missing_ok=True)
@@ -238,13 +287,17 @@ def _rdata_package(local_or_data: Path | bytes, name: str, spec: FileSpec):
     (force_default_encoding; pyreadr's librdata refuses mac_roman: "File has an unsupported character set")."""
     import pandas as pd
     import rdata as rdata_pkg
+
     try:
         data = local_or_data if isinstance(local_or_data, (bytes, bytearray)) else Path(local_or_data).read_bytes()
         parsed = rdata_pkg.parser.parse_data(bytes(data))
         res = rdata_pkg.conversion.convert(parsed, default_encoding=spec.encoding, force_default_encoding=True)
     except Exception as exc:  # the rdata package raises several types for bad bytes
-        raise IngestError(name, f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: "
-                                f"{' '.join(str(exc).split())[:200]})") from exc
+        raise IngestError(
+            name,
+            f"cannot read the R data file as {spec.encoding} ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:200]})",
+        ) from exc
     key = spec.object or (next(iter(res)) if len(res) == 1 else None)
     if key not in res or not isinstance(res[key], pd.DataFrame):
         raise IngestError(name, f"no {spec.object or 'single'} data frame in the R data file (has {list(res)})")

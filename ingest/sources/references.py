@@ -6,6 +6,7 @@
 `parse_bib` reads BibTeX text (one entry or a whole .bib file). A bad references file is one IngestError naming
 the file and the reference.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,9 +32,9 @@ _BARE = re.compile(r"[\w.:/-]+")
 
 @dataclass(frozen=True)
 class Entry:
-    type: str                # lower case: article, inproceedings, ...
+    type: str  # lower case: article, inproceedings, ...
     key: str
-    fields: dict[str, str]   # lower-case field name -> value as written (braces kept)
+    fields: dict[str, str]  # lower-case field name -> value as written (braces kept)
 
 
 def _closing(text: str, i: int) -> int:
@@ -69,7 +70,7 @@ def _value(body: str, i: int) -> tuple[str, int]:
     """The field value starting at `body[i]` ({...}, "..." or a bare word/number) and the index after it."""
     if body.startswith("{", i):
         end = _closing(body, i)
-        return body[i + 1:end], end + 1
+        return body[i + 1 : end], end + 1
     if body.startswith('"', i):
         depth, j = 0, i + 1
         while j < len(body) and not (body[j] == '"' and depth == 0):
@@ -77,10 +78,10 @@ def _value(body: str, i: int) -> tuple[str, int]:
             j += 1
         if j == len(body):
             raise ValueError('a "quoted" value is never closed')
-        return body[i + 1:j], j + 1
+        return body[i + 1 : j], j + 1
     m = _BARE.match(body, i)
     if not m:
-        raise ValueError(f"no value at {body[i:i + 20]!r}")
+        raise ValueError(f"no value at {body[i : i + 20]!r}")
     return m.group(0), m.end()
 
 
@@ -100,7 +101,7 @@ def _fields(body: str) -> dict[str, str]:
             return out
         m = _FIELD.match(body, i)
         if not m:
-            raise ValueError(f"expected 'name = value' at {body[i:i + 20]!r}")
+            raise ValueError(f"expected 'name = value' at {body[i : i + 20]!r}")
         name = m.group(1).lower()
         if name in out:
             raise ValueError(f"field {name} given twice")
@@ -124,9 +125,9 @@ def parse_bib(text: str) -> list[Entry]:
             return entries
         m = _HEAD.match(text, i)
         if not m:
-            raise ValueError(f"expected an entry '@type{{key,' at {text[i:i + 20]!r}")
+            raise ValueError(f"expected an entry '@type{{key,' at {text[i : i + 20]!r}")
         end = _closing(text, m.start(2))
-        entries.append(Entry(m.group(1).lower(), m.group(3), _fields(text[m.end():end])))
+        entries.append(Entry(m.group(1).lower(), m.group(3), _fields(text[m.end() : end])))
         i = end + 1
 
 
@@ -154,13 +155,13 @@ def names(author: str) -> list[tuple[str, str]]:
         return []
     out, start = [], 0
     for m in [*re.finditer(r"\s+and\s+", _masked(author)), None]:
-        name = author[start:m.start() if m else len(author)].strip()
+        name = author[start : m.start() if m else len(author)].strip()
         start = m.end() if m else start
         comma = _masked(name).find(",")
         if name.startswith("{") and _closing(name, 0) == len(name) - 1:
             out.append(("", plain(name)))
         elif comma >= 0:
-            out.append((plain(name[comma + 1:]), plain(name[:comma])))
+            out.append((plain(name[comma + 1 :]), plain(name[:comma])))
         else:
             first, _, last = plain(name).rpartition(" ")
             out.append((first, last))

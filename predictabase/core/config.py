@@ -10,6 +10,7 @@ PREDICTABASE_CACHE      this machine's cache shared by every warehouse: the dbt 
 
 The dbt project, the dashboard app and the default models.toml are found by `predictabase.core.resources`.
 """
+
 from __future__ import annotations
 
 import os

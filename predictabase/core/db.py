@@ -1,4 +1,5 @@
 """One transaction helper for the warehouse's two databases (DuckDB and the live games' SQLite store)."""
+
 from __future__ import annotations
 
 import contextlib

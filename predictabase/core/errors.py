@@ -2,20 +2,25 @@
 about (a file by its catalog path, an option, the warehouse, a model) and the problem; the CLI prints it as one
 line, `error: <subject>: <problem>`, and exits with the error's `exit_code`. Each is raised before anything is
 written, or leaves the warehouse and the published snapshot as they were."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-
 #: the exit codes of the `predictabase` command, for scripts (README "Exit codes")
 EXIT_OK = 0
-EXIT_INTERNAL = 1      # an unexpected error: a bug (one line; PREDICTABASE_DEBUG=1 shows the traceback)
-EXIT_USAGE = 2         # a usage or input error: a bad option, a bad source file, a model that does not load, ...
-EXIT_BUSY = 75         # EX_TEMPFAIL: another process holds the warehouse's writer lock; try again later
+EXIT_INTERNAL = 1  # an unexpected error: a bug (one line; PREDICTABASE_DEBUG=1 shows the traceback)
+EXIT_USAGE = 2  # a usage or input error: a bad option, a bad source file, a model that does not load, ...
+EXIT_BUSY = 75  # EX_TEMPFAIL: another process holds the warehouse's writer lock; try again later
 EXIT_INTERRUPTED = 130  # interrupted (Ctrl-C, SIGINT): 128 + 2, as shells report it
-EXIT_CODES = {EXIT_OK: "success", EXIT_INTERNAL: "internal error (a bug)", EXIT_USAGE: "usage or input error",
-              EXIT_BUSY: "the warehouse's writer lock is held by another process", EXIT_INTERRUPTED: "interrupted"}
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_INTERNAL: "internal error (a bug)",
+    EXIT_USAGE: "usage or input error",
+    EXIT_BUSY: "the warehouse's writer lock is held by another process",
+    EXIT_INTERRUPTED: "interrupted",
+}
 
 
 class PredictabaseError(Exception):

@@ -9,6 +9,7 @@ one dict lookup.
 The points are listed in `POINTS` (and in docs/faults.md); an unknown name is an error, so
 a test cannot silently aim at a point that no longer exists.
 """
+
 from __future__ import annotations
 
 import os

@@ -5,6 +5,7 @@ their destination, so that a process killed half-way leaves something the next w
 recognise as its own leftover (`predictabase.warehouse.lock.clean_leftovers`). The files that end up in the
 warehouse get the user's umask (mkstemp/mkdtemp would leave them 0600/0700).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -139,7 +140,11 @@ def refuse_inside_warehouse(option: str, path: Path, warehouse: Path, allowed: t
     their lock, temporaries and checks): `sql -o warehouse/marts.duckdb` would replace the published snapshot.
     `allowed`: folders inside the warehouse that the option may name (its own default). OptionError else."""
     from predictabase.core.errors import OptionError
+
     if not inside(path, warehouse) or any(inside(path, a) for a in allowed):
         return
-    raise OptionError(option, f"{path} is inside the warehouse {warehouse}; write the file outside it (the "
-                              "warehouse's files are written only by predictabase's own commands)")
+    raise OptionError(
+        option,
+        f"{path} is inside the warehouse {warehouse}; write the file outside it (the "
+        "warehouse's files are written only by predictabase's own commands)",
+    )

@@ -21,6 +21,7 @@ guess is a token of the game's GPT-2 vocabulary, the question exists, the pairwi
 game's 11 choices. A player's name is stored as typed only when they agree; otherwise only a salted hash
 (the salt is `<warehouse>/live/salt`, created once, never copied into the warehouse).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -99,34 +100,43 @@ class LiveError(ValueError):
 @dataclass(frozen=True)
 class Catalog:
     """What may be answered, from the published snapshot's game marts (`from_snapshot`)."""
-    vocabulary: dict[str, int]                                   # token string -> its first GPT-2 id
+
+    vocabulary: dict[str, int]  # token string -> its first GPT-2 id
     top1_questions: frozenset[tuple[str, str, int]] = frozenset()  # (corpus, doc_id, position)
-    pairwise_true: dict[int, str] = field(default_factory=dict)    # comparison_id -> the true token y
+    pairwise_true: dict[int, str] = field(default_factory=dict)  # comparison_id -> the true token y
     pairwise_samples: dict[int, tuple[str, ...]] = field(default_factory=dict)  # comparison_id -> x_0 .. x_399
 
     @classmethod
     def from_snapshot(cls, marts: Path) -> Catalog:
         import duckdb
+
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"ATTACH '{str(marts).replace(chr(39), chr(39) * 2)}' AS snap (READ_ONLY)")
-            have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'snap'"
-                                              ).fetchall()}
+            have = {
+                r[0]
+                for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'snap'").fetchall()
+            }
             vocab = {}
             if "mart_game_vocabulary" in have:
-                for tid, tok in con.execute("SELECT token_id, token FROM snap.mart_game_vocabulary "
-                                            "ORDER BY token_id").fetchall():
+                for tid, tok in con.execute(
+                    "SELECT token_id, token FROM snap.mart_game_vocabulary ORDER BY token_id"
+                ).fetchall():
                     vocab.setdefault(tok, tid)
             questions = frozenset()
             if "mart_live_top1_questions" in have:
-                questions = frozenset(con.execute("SELECT corpus, doc_id, position FROM snap.mart_live_top1_questions"
-                                                  ).fetchall())
+                questions = frozenset(
+                    con.execute("SELECT corpus, doc_id, position FROM snap.mart_live_top1_questions").fetchall()
+                )
             true, samples = {}, {}
             if "mart_pairwise_game_questions" in have and "mart_pairwise_game_samples" in have:
-                true = dict(con.execute("SELECT comparison_id, true_token FROM snap.mart_pairwise_game_questions"
-                                        ).fetchall())
-                for cid, toks in con.execute("SELECT comparison_id, list(sample_token ORDER BY k) FROM "
-                                             "snap.mart_pairwise_game_samples GROUP BY ALL").fetchall():
+                true = dict(
+                    con.execute("SELECT comparison_id, true_token FROM snap.mart_pairwise_game_questions").fetchall()
+                )
+                for cid, toks in con.execute(
+                    "SELECT comparison_id, list(sample_token ORDER BY k) FROM "
+                    "snap.mart_pairwise_game_samples GROUP BY ALL"
+                ).fetchall():
                     samples[cid] = tuple(toks)
         finally:
             con.close()
@@ -158,7 +168,8 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     if wal.exists() and wal.stat().st_size > 0:
         raise sqlite3.OperationalError(
             f"the folder {path.parent} is not writable, and SQLite must create {path.name}-shm there to read the "
-            f"answers still in {wal.name}; make the folder writable for this user")
+            f"answers still in {wal.name}; make the folder writable for this user"
+        )
     return sqlite3.connect(f"file:{path}?immutable=1", uri=True, timeout=30.0, isolation_level=None)
 
 
@@ -229,8 +240,10 @@ def new_player(path: Path, name: str | None = None, consent: bool = False) -> st
     shown = name if (name and consent) else None
     hashed = name_hash(path, name) if (name and not consent) else None
     with _write(path) as con:
-        con.execute("INSERT INTO players VALUES (?, ?, ?, ?, ?)",
-                    (player_id, shown, hashed, int(bool(name and consent)), time.time()))
+        con.execute(
+            "INSERT INTO players VALUES (?, ?, ?, ?, ?)",
+            (player_id, shown, hashed, int(bool(name and consent)), time.time()),
+        )
     return player_id
 
 
@@ -243,12 +256,13 @@ def player_exists(path: Path, player_id: str) -> bool:
 
 def _check_rate(con: sqlite3.Connection, session_id: str, now: float) -> None:
     since = now - RATE_WINDOW_S
-    n = con.execute("SELECT (SELECT count(*) FROM top1_answers WHERE session_id = ? AND answered_unix > ?) + "
-                    "(SELECT count(*) FROM pairwise_answers WHERE session_id = ? AND answered_unix > ?)",
-                    (session_id, since, session_id, since)).fetchone()[0]
+    n = con.execute(
+        "SELECT (SELECT count(*) FROM top1_answers WHERE session_id = ? AND answered_unix > ?) + "
+        "(SELECT count(*) FROM pairwise_answers WHERE session_id = ? AND answered_unix > ?)",
+        (session_id, since, session_id, since),
+    ).fetchone()[0]
     if n >= RATE_MAX:
-        raise LiveError("rate", f"{RATE_MAX} answers in {RATE_WINDOW_S:.0f} s is this session's limit; "
-                                "wait a moment")
+        raise LiveError("rate", f"{RATE_MAX} answers in {RATE_WINDOW_S:.0f} s is this session's limit; wait a moment")
 
 
 def _check_ids(player_id: str, session_id: str) -> None:
@@ -272,8 +286,18 @@ def _insert(path: Path, sql: str, values: tuple, session_id: str, duplicate: str
         raise
 
 
-def record_top1(path: Path, catalog: Catalog, *, player_id: str, session_id: str, corpus: str, doc_id: str,
-                position: int, guess: str, input_mode: str = "list") -> int:
+def record_top1(
+    path: Path,
+    catalog: Catalog,
+    *,
+    player_id: str,
+    session_id: str,
+    corpus: str,
+    doc_id: str,
+    position: int,
+    guess: str,
+    input_mode: str = "list",
+) -> int:
     """Append one top-1 guess; returns its answer id. LiveError (nothing written) when the guess is not a
     game token, the question does not exist, the player answered it already or the session is over its rate."""
     _check_ids(player_id, session_id)
@@ -288,14 +312,27 @@ def record_top1(path: Path, catalog: Catalog, *, player_id: str, session_id: str
         raise LiveError("guess", f"{guess[:MAX_GUESS_CHARS]!r} is not a token of the game's GPT-2 vocabulary")
     if (corpus, doc_id, position) not in catalog.top1_questions:
         raise LiveError("question", f"no question at {corpus} document {doc_id} position {position}")
-    return _insert(path, "INSERT INTO top1_answers (player_id, session_id, corpus, doc_id, position, guess, "
-                         "guess_token_id, input_mode, answered_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (player_id, session_id, corpus, doc_id, int(position), guess, token_id, input_mode),
-                   session_id, "this player already answered this position")
+    return _insert(
+        path,
+        "INSERT INTO top1_answers (player_id, session_id, corpus, doc_id, position, guess, "
+        "guess_token_id, input_mode, answered_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (player_id, session_id, corpus, doc_id, int(position), guess, token_id, input_mode),
+        session_id,
+        "this player already answered this position",
+    )
 
 
-def record_pairwise(path: Path, catalog: Catalog, *, player_id: str, session_id: str, comparison_id: int, k: int,
-                    true_token_shown_as: str, p_a_percent: float) -> int:
+def record_pairwise(
+    path: Path,
+    catalog: Catalog,
+    *,
+    player_id: str,
+    session_id: str,
+    comparison_id: int,
+    k: int,
+    true_token_shown_as: str,
+    p_a_percent: float,
+) -> int:
     """Append one pairwise answer: `p_a_percent` is the button pressed (percent that token A is the original).
     Stored as the study stores it: p_percent, the percent that the TRUE token is the original. When the sample
     x_k is the true token itself the game answers 50 % (Shlegeris et al. 2024, sec. 4.1.2) and only 50 is accepted."""
@@ -313,10 +350,14 @@ def record_pairwise(path: Path, catalog: Catalog, *, player_id: str, session_id:
     if auto and p_a_percent != 50.0:
         raise LiveError("answer", "both candidates are the same token: the game answers 50 %")
     p_true = float(p_a_percent) if true_token_shown_as == "A" else 100.0 - float(p_a_percent)
-    return _insert(path, "INSERT INTO pairwise_answers (player_id, session_id, comparison_id, k, true_token_shown_as, "
-                         "p_percent, auto_answered, answered_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (player_id, session_id, int(comparison_id), int(k), true_token_shown_as, p_true, int(auto)),
-                   session_id, "this player already answered this comparison")
+    return _insert(
+        path,
+        "INSERT INTO pairwise_answers (player_id, session_id, comparison_id, k, true_token_shown_as, "
+        "p_percent, auto_answered, answered_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (player_id, session_id, int(comparison_id), int(k), true_token_shown_as, p_true, int(auto)),
+        session_id,
+        "this player already answered this comparison",
+    )
 
 
 def read_all(path: Path) -> dict[str, list[tuple]]:
@@ -325,14 +366,20 @@ def read_all(path: Path) -> dict[str, list[tuple]]:
         return {"store_id": [], "players": [], "top1_answers": [], "pairwise_answers": []}
     with connect(path, read_only=True) as con:
         con.execute("BEGIN")  # one consistent read of all three tables
-        out = {"store_id": [r[0] for r in con.execute("SELECT value FROM meta WHERE key = 'store_id'")],
-               "players": con.execute("SELECT * FROM players ORDER BY player_id").fetchall(),
-               "top1_answers": con.execute("SELECT answer_id, player_id, corpus, doc_id, position, guess, "
-                                           "guess_token_id, input_mode, answered_unix FROM top1_answers "
-                                           "ORDER BY answer_id").fetchall(),
-               "pairwise_answers": con.execute("SELECT answer_id, player_id, comparison_id, k, true_token_shown_as, "
-                                               "p_percent, auto_answered, answered_unix FROM pairwise_answers "
-                                               "ORDER BY answer_id").fetchall()}
+        out = {
+            "store_id": [r[0] for r in con.execute("SELECT value FROM meta WHERE key = 'store_id'")],
+            "players": con.execute("SELECT * FROM players ORDER BY player_id").fetchall(),
+            "top1_answers": con.execute(
+                "SELECT answer_id, player_id, corpus, doc_id, position, guess, "
+                "guess_token_id, input_mode, answered_unix FROM top1_answers "
+                "ORDER BY answer_id"
+            ).fetchall(),
+            "pairwise_answers": con.execute(
+                "SELECT answer_id, player_id, comparison_id, k, true_token_shown_as, "
+                "p_percent, auto_answered, answered_unix FROM pairwise_answers "
+                "ORDER BY answer_id"
+            ).fetchall(),
+        }
         con.execute("COMMIT")
     return out
 
@@ -346,8 +393,11 @@ def digest(path: Path) -> str:
     try:
         with connect(path, read_only=True) as con:
             parts = [r[0] for r in con.execute("SELECT value FROM meta WHERE key = 'store_id'")]
-            for table, key in (("players", "created_unix"), ("top1_answers", "answer_id"),
-                               ("pairwise_answers", "answer_id")):
+            for table, key in (
+                ("players", "created_unix"),
+                ("top1_answers", "answer_id"),
+                ("pairwise_answers", "answer_id"),
+            ):
                 parts += list(con.execute(f"SELECT count(*), max({key}) FROM {table}").fetchone())
     except sqlite3.Error:  # a broken store differs from any recorded digest: the `live` job then reads it and says why
         return "unreadable"
@@ -361,10 +411,20 @@ def player_answers(path: Path, player_id: str) -> dict[str, list[dict]]:
         return out
     with connect(path, read_only=True) as con:
         con.row_factory = sqlite3.Row
-        out["top1"] = [dict(r) for r in con.execute(
-            "SELECT answer_id, player_id, corpus, doc_id, position, guess FROM top1_answers WHERE player_id = ? "
-            "ORDER BY answer_id", (player_id,))]
-        out["pairwise"] = [dict(r) for r in con.execute(
-            "SELECT answer_id, player_id AS player, comparison_id, k, p_percent, true_token_shown_as, auto_answered "
-            "FROM pairwise_answers WHERE player_id = ? ORDER BY answer_id", (player_id,))]
+        out["top1"] = [
+            dict(r)
+            for r in con.execute(
+                "SELECT answer_id, player_id, corpus, doc_id, position, guess FROM top1_answers WHERE player_id = ? "
+                "ORDER BY answer_id",
+                (player_id,),
+            )
+        ]
+        out["pairwise"] = [
+            dict(r)
+            for r in con.execute(
+                "SELECT answer_id, player_id AS player, comparison_id, k, p_percent, true_token_shown_as, auto_answered "
+                "FROM pairwise_answers WHERE player_id = ? ORDER BY answer_id",
+                (player_id,),
+            )
+        ]
     return out

@@ -4,6 +4,7 @@ A bar on standard output would mix with what a command prints there (`--json`, t
 line when a bar stops on a stream that is not a terminal (an interrupted `score` in a cron mail or a log): so
 every bar of predictabase goes to standard error and is drawn only when that is a terminal.
 """
+
 from __future__ import annotations
 
 from rich.console import Console

@@ -5,6 +5,7 @@ In an installed wheel they are package data under `predictabase/_project/` (pypr
 `force-include`), found with `importlib.resources`; in a checkout (an editable install, the tests) they are the
 repository's own top-level folders, so an edit there is what runs.
 """
+
 from __future__ import annotations
 
 from importlib import resources

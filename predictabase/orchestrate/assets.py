@@ -10,32 +10,40 @@ from ingest.datasets.registry import JOBS
 from ingest.scoring.steps import STEPS, ModelStep
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
 from predictabase.orchestrate.dbt import FETCH_KEY, WRITERS, ingest_key, mart_keys, step_key
-from predictabase.plan import STAGES
 from predictabase.orchestrate.resources import PredictabaseResource
+from predictabase.plan import STAGES
 
 # The models to keep scored ($PREDICTABASE_MODELS or models.toml), read when the definitions load: a model
 # added there appears as new partitions when the code location reloads (the sensor starts a refresh at once).
 MODELS: dict[str, ModelEntry] = {m.name: m for m in load_models_config()}
 
-SCORING_PARTITIONS = dg.MultiPartitionsDefinition({
-    "model": dg.StaticPartitionsDefinition(list(MODELS)),
-    "corpus": dg.StaticPartitionsDefinition(list(CORPORA)),
-})
+SCORING_PARTITIONS = dg.MultiPartitionsDefinition(
+    {
+        "model": dg.StaticPartitionsDefinition(list(MODELS)),
+        "corpus": dg.StaticPartitionsDefinition(list(CORPORA)),
+    }
+)
 
 
-@dg.asset(key=FETCH_KEY, group_name=STAGES["fetch"].group, kinds={"duckdb"},
-          description="Every catalog file copied from the mirror (or downloaded), sha256-verified, recorded in "
-                      "raw.source_files (`predictabase fetch`).")
+@dg.asset(
+    key=FETCH_KEY,
+    group_name=STAGES["fetch"].group,
+    kinds={"duckdb"},
+    description="Every catalog file copied from the mirror (or downloaded), sha256-verified, recorded in "
+    "raw.source_files (`predictabase fetch`).",
+)
 def fetch(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
     from ingest.sources.fetch import fetch_and_record
+
     mirror = predictabase.mirror_dir()
     with predictabase.writing(context, "fetch", {"mirror": str(mirror) if mirror else None}, create=True) as paths:
         results = fetch_and_record(paths, mirror, show_progress=False)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
-    return dg.MaterializeResult(metadata={"files": len(results), "by_status": counts,
-                                          "warehouse": str(paths.warehouse)})
+    return dg.MaterializeResult(
+        metadata={"files": len(results), "by_status": counts, "warehouse": str(paths.warehouse)}
+    )
 
 
 def _rows(result: object) -> dict:
@@ -48,16 +56,24 @@ def _rows(result: object) -> dict:
 
 @dg.multi_asset(
     name="ingest",
-    specs=[dg.AssetSpec(ingest_key(name), deps=[FETCH_KEY, *(ingest_key(a) for a in job.after)],
-                        group_name=STAGES["ingest"].group, kinds={"duckdb"}, skippable=True,
-                        description=f"The raw tables of the ingest job `{name}` (`predictabase ingest {name}`).")
-           for name, job in JOBS.items()],
+    specs=[
+        dg.AssetSpec(
+            ingest_key(name),
+            deps=[FETCH_KEY, *(ingest_key(a) for a in job.after)],
+            group_name=STAGES["ingest"].group,
+            kinds={"duckdb"},
+            skippable=True,
+            description=f"The raw tables of the ingest job `{name}` (`predictabase ingest {name}`).",
+        )
+        for name, job in JOBS.items()
+    ],
     can_subset=True,
 )
 def ingest(context: dg.AssetExecutionContext, predictabase: PredictabaseResource):
     """The selected ingest jobs in ONE `run_ingest` (as `predictabase ingest NAMES...`): every file read and
     validated first, then all their tables replaced in one transaction, all or nothing."""
     from ingest.datasets.registry import ordered, run_ingest
+
     names = ordered([k.path[-1] for k in context.selected_asset_keys])
     with predictabase.writing(context, "ingest", {"names": names}) as paths:
         counts = run_ingest(paths, names, show_progress=False)
@@ -70,14 +86,17 @@ def run_step(paths, entry: ModelEntry, step: str, corpus: str | None) -> str:
     scorers skip a complete run (keyed by model revision, corpus version and settings) and the refresh ledger
     records the run, so a later `predictabase refresh` knows this partition is scored."""
     from predictabase.refresh import ScoringTask, run_scoring_task
+
     return run_scoring_task(paths, ScoringTask(entry.name, step, corpus, entry), show_progress=False)
 
 
 def _entry(name: str, flag: str | None = None) -> ModelEntry:
     entry = MODELS.get(name)
     if entry is None or (flag and not getattr(entry, flag)):
-        raise dg.Failure(f"models.toml: no model {name!r}{f' with {flag} = true' if flag else ''}; reload the "
-                         "code location after editing it")
+        raise dg.Failure(
+            f"models.toml: no model {name!r}{f' with {flag} = true' if flag else ''}; reload the "
+            "code location after editing it"
+        )
     return entry
 
 
@@ -88,9 +107,14 @@ def upstream_jobs(step: str) -> list[dg.AssetKey]:
 
 def _asset_args(step: str, partitions, command: str) -> dict:
     s = STEPS[step]
-    return dict(key=step_key(step), partitions_def=partitions, group_name=STAGES[step].group,
-                kinds={"pytorch", "parquet"}, deps=upstream_jobs(step),
-                description=f"{s.description} (`{command}`), under parquet/{s.output}/.")
+    return dict(
+        key=step_key(step),
+        partitions_def=partitions,
+        group_name=STAGES[step].group,
+        kinds={"pytorch", "parquet"},
+        deps=upstream_jobs(step),
+        description=f"{s.description} (`{command}`), under parquet/{s.output}/.",
+    )
 
 
 def _partitions(step: ModelStep) -> dg.PartitionsDefinition:
@@ -112,8 +136,10 @@ def _step_asset(step: ModelStep):
             keys = context.partition_key.keys_by_dimension
             entry, corpus = _entry(keys["model"]), keys["corpus"]
             if corpus not in entry.corpora:
-                raise dg.Failure(f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not "
-                                 f"{corpus}; add the corpus to its `corpora` to score it")
+                raise dg.Failure(
+                    f"models.toml: {entry.name} is kept scored on {', '.join(entry.corpora)} only, not "
+                    f"{corpus}; add the corpus to its `corpora` to score it"
+                )
             what = {"model": entry.name, "corpus": [corpus]}
         else:
             entry = _entry(context.partition_key, step.selects)
@@ -122,6 +148,7 @@ def _step_asset(step: ModelStep):
         with predictabase.writing(context, step.name, what) as paths:
             done = run_step(paths, entry, step.name, corpus)
         return dg.MaterializeResult(metadata={"result": done})
+
     return _asset
 
 
@@ -138,19 +165,27 @@ def refresh_materializations(report) -> list[dg.AssetMaterialization]:
         per_corpus = STEPS[step].selects is None
         partition = dg.MultiPartitionKey({"model": model, "corpus": corpus}) if per_corpus else model
         out.append(dg.AssetMaterialization(step_key(step), partition=partition))
-    out += [dg.AssetMaterialization(dg.AssetKey(name), description="built by the refresh's dbt build")
-            for name in report.dbt_models]
+    out += [
+        dg.AssetMaterialization(dg.AssetKey(name), description="built by the refresh's dbt build")
+        for name in report.dbt_models
+    ]
     if report.published:
         out.append(dg.AssetMaterialization(dg.AssetKey("marts_snapshot"), description="published by the refresh"))
     return out
 
 
-@dg.asset(key="marts_snapshot", deps=mart_keys(), group_name=STAGES["build"].group, kinds={"duckdb"},
-          description="marts.duckdb, the snapshot the dashboard reads: dbt source freshness, then every mart "
-                      "published under the publish guard (as the end of `predictabase build`).")
+@dg.asset(
+    key="marts_snapshot",
+    deps=mart_keys(),
+    group_name=STAGES["build"].group,
+    kinds={"duckdb"},
+    description="marts.duckdb, the snapshot the dashboard reads: dbt source freshness, then every mart "
+    "published under the publish guard (as the end of `predictabase build`).",
+)
 def marts_snapshot(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
     from predictabase.warehouse.freshness import source_freshness
     from predictabase.warehouse.publish import publish, published_tables
+
     with predictabase.writing(context, "build", {"publish": True}) as paths:
         source_freshness(paths)
         marts = publish(paths)

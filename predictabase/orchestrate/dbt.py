@@ -28,8 +28,9 @@ from predictabase.warehouse.dbt import _env, dbt_env
 # jobs write one table when each replaces its corpus's rows), the Parquet sources <- the model step whose runs they
 # are (`ModelStep.dbt_schema`). A source without a writer fails tests/test_dagster.py.
 WRITERS = writers()
-INGEST_WRITERS: dict[str, tuple[str, ...]] = {table.removeprefix("raw."): jobs for table, jobs in WRITERS.items()
-                                              if table.startswith("raw.")}
+INGEST_WRITERS: dict[str, tuple[str, ...]] = {
+    table.removeprefix("raw."): jobs for table, jobs in WRITERS.items() if table.startswith("raw.")
+}
 FETCH_KEY = dg.AssetKey("fetch")
 
 
@@ -125,8 +126,11 @@ def manifest_stale(project: DbtProject) -> bool:
 
 # dbt of this interpreter's environment (dagster-dbt runs dbt as a subprocess and looks for `dbt` on PATH,
 # which lacks .venv/bin when the virtualenv is not activated)
-DBT_EXECUTABLE = str(Path(sys.executable).with_name("dbt")) if Path(sys.executable).with_name("dbt").exists() \
+DBT_EXECUTABLE = (
+    str(Path(sys.executable).with_name("dbt"))
+    if Path(sys.executable).with_name("dbt").exists()
     else (shutil.which("dbt") or "dbt")
+)
 
 
 def dbt_project() -> DbtProject:
@@ -162,6 +166,10 @@ def dbt_project_assets(context: dg.AssetExecutionContext, dbt: DbtCliResource, p
 def mart_keys(manifest_path: Path | None = None) -> list[dg.AssetKey]:
     """Every model under models/marts/: what the published snapshot copies."""
     import json
+
     manifest = json.loads(Path(manifest_path or PROJECT.manifest_path).read_text())
-    return sorted(dg.AssetKey(n["name"]) for n in manifest["nodes"].values()
-                  if n["resource_type"] == "model" and (n.get("fqn") or [None, None])[1] == "marts")
+    return sorted(
+        dg.AssetKey(n["name"])
+        for n in manifest["nodes"].values()
+        if n["resource_type"] == "model" and (n.get("fqn") or [None, None])[1] == "marts"
+    )

@@ -28,24 +28,38 @@ class RefreshConfig(dg.Config):
     dry_run: bool = False  # say what a refresh would do, write nothing (`predictabase refresh --dry-run`)
 
 
-@dg.op(description="`predictabase refresh`: re-fetch by checksum, re-ingest what changed, score the models.toml "
-                   "combinations not scored yet, dbt build of the affected models, publish.")
+@dg.op(
+    description="`predictabase refresh`: re-fetch by checksum, re-ingest what changed, score the models.toml "
+    "combinations not scored yet, dbt build of the affected models, publish."
+)
 def refresh(context: dg.OpExecutionContext, config: RefreshConfig, predictabase: PredictabaseResource) -> dict:
     from predictabase.refresh import refresh as run_refresh
+
     mirror = predictabase.mirror_dir()
     args = {"mirror": str(mirror) if mirror else None, "dry_run": config.dry_run}
     with predictabase.writing(context, "refresh", args, create=not config.dry_run) as paths:
         report = run_refresh(paths, mirror, dry_run=config.dry_run, show_progress=False)
-    steps = [{"name": s.name, "action": s.action, "detail": s.detail, "seconds": round(s.seconds, 2)}
-             for s in report.steps]
-    table = "\n".join(["| step | action | detail | seconds |", "|---|---|---|---|",
-                       *(f"| {s['name']} | {s['action']} | {s['detail']} | {s['seconds']} |" for s in steps)])
+    steps = [
+        {"name": s.name, "action": s.action, "detail": s.detail, "seconds": round(s.seconds, 2)} for s in report.steps
+    ]
+    table = "\n".join(
+        [
+            "| step | action | detail | seconds |",
+            "|---|---|---|---|",
+            *(f"| {s['name']} | {s['action']} | {s['detail']} | {s['seconds']} |" for s in steps),
+        ]
+    )
     for event in refresh_materializations(report):  # so Dagster's asset view is current after a scheduled run
         context.log_event(event)
-    context.add_output_metadata({"changed": report.changed, "published": report.published,
-                                 "dbt_select": report.dbt_select or "", "steps": dg.MetadataValue.md(table)})
-    return {"changed": report.changed, "published": report.published, "dbt_select": report.dbt_select,
-            "steps": steps}
+    context.add_output_metadata(
+        {
+            "changed": report.changed,
+            "published": report.published,
+            "dbt_select": report.dbt_select or "",
+            "steps": dg.MetadataValue.md(table),
+        }
+    )
+    return {"changed": report.changed, "published": report.published, "dbt_select": report.dbt_select, "steps": steps}
 
 
 @dg.job(description="The incremental refresh of the warehouse (what `predictabase refresh` does).")
@@ -53,8 +67,12 @@ def refresh_job():
     refresh()
 
 
-daily_refresh = dg.ScheduleDefinition(name="daily_refresh", job=refresh_job, cron_schedule=DAILY_CRON,
-                                      description="The incremental refresh every day at 03:17.")
+daily_refresh = dg.ScheduleDefinition(
+    name="daily_refresh",
+    job=refresh_job,
+    cron_schedule=DAILY_CRON,
+    description="The incremental refresh every day at 03:17.",
+)
 
 
 def watched_digest(files: list[Path]) -> str:
@@ -70,10 +88,13 @@ def watched_digest(files: list[Path]) -> str:
     return h.hexdigest()
 
 
-@dg.sensor(job=refresh_job, minimum_interval_seconds=60,
-           description="Starts the refresh when the source catalog (ingest/sources/catalog.toml), its references "
-                       "(references.toml) or the models file (models.toml) change; the cursor is their sha256, the "
-                       "run key too.")
+@dg.sensor(
+    job=refresh_job,
+    minimum_interval_seconds=60,
+    description="Starts the refresh when the source catalog (ingest/sources/catalog.toml), its references "
+    "(references.toml) or the models file (models.toml) change; the cursor is their sha256, the "
+    "run key too.",
+)
 def source_catalog_sensor(context: dg.SensorEvaluationContext, predictabase: PredictabaseResource):
     files = predictabase.watched()
     digest = watched_digest(files)
@@ -88,6 +109,8 @@ defs = dg.Definitions(
     jobs=[refresh_job],
     schedules=[daily_refresh],
     sensors=[source_catalog_sensor],
-    resources={"predictabase": PredictabaseResource(),
-               "dbt": DbtCliResource(project_dir=PROJECT, dbt_executable=DBT_EXECUTABLE)},
+    resources={
+        "predictabase": PredictabaseResource(),
+        "dbt": DbtCliResource(project_dir=PROJECT, dbt_executable=DBT_EXECUTABLE),
+    },
 )

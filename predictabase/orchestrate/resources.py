@@ -1,4 +1,5 @@
 """The `predictabase` resource: which warehouse and mirror the assets write, read when a run starts."""
+
 from __future__ import annotations
 
 import contextlib
@@ -7,11 +8,11 @@ from pathlib import Path
 
 import dagster as dg
 
+from ingest.sources.catalog import CATALOG_FILE
+from ingest.sources.references import REFERENCES_FILE
 from predictabase.core.config import Paths, mirror_dir, models_config_path
 from predictabase.core.config import paths as default_paths
 from predictabase.core.errors import WarehouseError
-from ingest.sources.catalog import CATALOG_FILE
-from ingest.sources.references import REFERENCES_FILE
 
 # Dagster runs steps in parallel processes; every writing step takes the warehouse's writer lock and
 # waits this long for the others (a full scoring run of a big model takes hours on a CPU).
@@ -44,13 +45,21 @@ class PredictabaseResource(dg.ConfigurableResource):
         """The warehouse of a step that needs one already there (every step but fetch), as the CLI does."""
         p = self.paths()
         if not p.warehouse.is_dir():
-            raise WarehouseError(p.warehouse, "no such warehouse directory (check the `predictabase` resource's "
-                                              "`warehouse` / PREDICTABASE_WAREHOUSE; the fetch asset creates one)")
+            raise WarehouseError(
+                p.warehouse,
+                "no such warehouse directory (check the `predictabase` resource's "
+                "`warehouse` / PREDICTABASE_WAREHOUSE; the fetch asset creates one)",
+            )
         return p
 
     @contextlib.contextmanager
-    def writing(self, context: dg.OpExecutionContext | dg.AssetExecutionContext, command: str,
-                args: dict | None = None, create: bool = False) -> Iterator[Paths]:
+    def writing(
+        self,
+        context: dg.OpExecutionContext | dg.AssetExecutionContext,
+        command: str,
+        args: dict | None = None,
+        create: bool = False,
+    ) -> Iterator[Paths]:
         """The warehouse with its writer lock held (waiting up to `lock_wait_s` for another writer: Dagster's
         parallel steps take turns) and the step recorded in the runs log like a CLI command."""
         from predictabase import runs

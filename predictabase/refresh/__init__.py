@@ -24,6 +24,7 @@ Nothing changed: no write anywhere, no dbt invocation, no publish (a few seconds
 The modules: `plans` (fetch and ingest), `scoring` (the model stages' tasks and ledger), `build` (fingerprints,
 the dbt selection, the build state), `state` (reports and the JSON state files), `run` (the refresh itself).
 """
+
 from __future__ import annotations
 
 from predictabase.refresh.build import build_step, dbt_selection, fingerprints, load_state, record_full_build
@@ -32,6 +33,20 @@ from predictabase.refresh.run import format_report, refresh
 from predictabase.refresh.scoring import ScoringTask, plan_key, plan_scoring, run_scoring_task
 from predictabase.refresh.state import RefreshReport, StepReport
 
-__all__ = ["build_step", "dbt_selection", "fingerprints", "load_state", "record_full_build", "fetch_plan",
-           "plan_ingest", "format_report", "refresh", "ScoringTask", "plan_key", "plan_scoring", "run_scoring_task",
-           "RefreshReport", "StepReport"]
+__all__ = [
+    "build_step",
+    "dbt_selection",
+    "fingerprints",
+    "load_state",
+    "record_full_build",
+    "fetch_plan",
+    "plan_ingest",
+    "format_report",
+    "refresh",
+    "ScoringTask",
+    "plan_key",
+    "plan_scoring",
+    "run_scoring_task",
+    "RefreshReport",
+    "StepReport",
+]

@@ -1,6 +1,7 @@
 """The refresh's build stage: fingerprints of everything dbt reads, the dbt selection for what changed since the
 last successful build (`state:modified+` against its manifest when the project changed), and the build state
 that lets a killed refresh publish without building again."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,12 @@ def _project_hash(project_dir: Path = DBT_PROJECT_DIR) -> str:
     h = hashlib.sha256()
     for f in sorted(project_dir.rglob("*")):
         rel = f.relative_to(project_dir)
-        if not f.is_file() or rel.parts[0] in {"logs", "target", "dbt_packages"} or "__pycache__" in rel.parts \
-                or f.name.startswith("."):
+        if (
+            not f.is_file()
+            or rel.parts[0] in {"logs", "target", "dbt_packages"}
+            or "__pycache__" in rel.parts
+            or f.name.startswith(".")
+        ):
             continue
         h.update(str(rel).encode() + b"\0")
         h.update(f.read_bytes())
@@ -58,6 +63,7 @@ def fingerprints(paths: Paths) -> dict:
     """What the dbt models are built from, cheaply: per raw table the ingests that wrote it (raw.ingest_log),
     raw.source_files, the complete runs of each Parquet source, the dbt project's files, the dbt version."""
     from ingest.datasets.registry import read_ingest_log
+
     tables: dict[str, list] = {}
     for job, row in sorted(read_ingest_log(paths).items()):
         for t in row["tables"]:
@@ -66,15 +72,24 @@ def fingerprints(paths: Paths) -> dict:
     source_files = None
     if paths.duckdb.exists():
         import duckdb
+
         with connect_ro(paths.duckdb) as con:
             try:
-                source_files = digest(con.execute("SELECT path, sha256, origin, fetched_at FROM raw.source_files "
-                                                "ORDER BY path").fetchall())
+                source_files = digest(
+                    con.execute(
+                        "SELECT path, sha256, origin, fetched_at FROM raw.source_files ORDER BY path"
+                    ).fetchall()
+                )
             except duckdb.Error:
                 source_files = None
     parquet = {s.output: _runs_stamp(getattr(paths, s.output), s.run_glob) for s in STEPS.values()}
-    return {"raw": {t: digest(v) for t, v in sorted(tables.items())}, "source_files": source_files,
-            "parquet": parquet, "project": _project_hash(), "dbt": _dbt_versions()}
+    return {
+        "raw": {t: digest(v) for t, v in sorted(tables.items())},
+        "source_files": source_files,
+        "parquet": parquet,
+        "project": _project_hash(),
+        "dbt": _dbt_versions(),
+    }
 
 
 def _state_path(paths: Paths) -> Path:
@@ -95,8 +110,11 @@ def _manifest_sources(manifest: dict) -> dict[str, list[dict]]:
     external ones ("?" for an external source this module does not know)."""
     out: dict[str, list[dict]] = {}
     for src in (manifest.get("sources") or {}).values():
-        location = str((src.get("meta") or {}).get("external_location") or
-                       (src.get("config") or {}).get("meta", {}).get("external_location") or "")
+        location = str(
+            (src.get("meta") or {}).get("external_location")
+            or (src.get("config") or {}).get("meta", {}).get("external_location")
+            or ""
+        )
         if location:
             key = next((d for d in PARQUET_DIRS if f"/{d}/" in location), "?")
         else:
@@ -118,8 +136,9 @@ def dbt_selection(paths: Paths, built: dict | None, now: dict) -> tuple[str | No
     if old.get("dbt") != now["dbt"]:
         return None, [], [f"dbt changed ({old.get('dbt')} -> {now['dbt']})"]
     sources = _manifest_sources(manifest)
-    changed_tables = sorted(t for t in set(old.get("raw", {})) | set(now["raw"])
-                            if old.get("raw", {}).get(t) != now["raw"].get(t))
+    changed_tables = sorted(
+        t for t in set(old.get("raw", {})) | set(now["raw"]) if old.get("raw", {}).get(t) != now["raw"].get(t)
+    )
     if old.get("source_files") != now["source_files"]:
         changed_tables.append("raw.source_files")
     changed_dirs = sorted(d for d in now["parquet"] if old.get("parquet", {}).get(d) != now["parquet"][d])
@@ -132,8 +151,10 @@ def dbt_selection(paths: Paths, built: dict | None, now: dict) -> tuple[str | No
             if sel not in selectors:
                 selectors.append(sel)
     if changed_tables:
-        reasons.append(f"{len(changed_tables)} raw table(s) changed: {', '.join(changed_tables[:4])}"
-                       + (" ..." if len(changed_tables) > 4 else ""))
+        reasons.append(
+            f"{len(changed_tables)} raw table(s) changed: {', '.join(changed_tables[:4])}"
+            + (" ..." if len(changed_tables) > 4 else "")
+        )
     if changed_dirs:
         reasons.append(f"new complete runs in {', '.join(changed_dirs)}")
     extra: list[str] = []
@@ -150,6 +171,7 @@ def dbt_selection(paths: Paths, built: dict | None, now: dict) -> tuple[str | No
 
 def _warehouse_invocation(paths: Paths) -> str | None:
     import duckdb
+
     try:
         with connect_ro(paths.duckdb) as con:
             row = con.execute("SELECT invocation_id FROM marts.mart_build_info LIMIT 1").fetchone()
@@ -163,6 +185,7 @@ def _snapshot_info(paths: Paths) -> tuple[str | None, str | None]:
     if not paths.marts.exists():
         return None, None
     import duckdb
+
     try:
         with duckdb.connect(":memory:") as con:
             con.execute(f"ATTACH '{str(paths.marts).replace(chr(39), chr(39) * 2)}' AS snap (READ_ONLY)")
@@ -183,8 +206,13 @@ def _save_built(paths: Paths, now: dict, select: str | None) -> dict:
     if not (mdir / "manifest.json").exists():
         with atomic_path(mdir / "manifest.json") as tmp:
             tmp.write_bytes(data)
-    built = {"fingerprints": now, "manifest": name, "invocation_id": _warehouse_invocation(paths),
-             "select": select, "at": utc_now()}
+    built = {
+        "fingerprints": now,
+        "manifest": name,
+        "invocation_id": _warehouse_invocation(paths),
+        "select": select,
+        "at": utc_now(),
+    }
     state = load_state(paths)
     state["built"] = built
     write_json(_state_path(paths), state)
@@ -219,8 +247,7 @@ def _with_pending(now: dict, pending: dict | None) -> dict:
     return out
 
 
-def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
-               ) -> tuple[str, str, str | None, bool]:
+def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None) -> tuple[str, str, str | None, bool]:
     """Bring the warehouse's dbt models and the published snapshot up to date with the inputs;
     returns (action, detail, dbt selection run or None when dbt did not run ("" = everything), published).
     `pending` (dry runs): what the skipped steps would change (`_with_pending`)."""
@@ -245,16 +272,19 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
         if dry_run:
             return "would publish", why, None, False
         from predictabase.warehouse.publish import publish
+
         _save_built_same(paths, built, now, invocation)
         publish(paths)
         _save_published(paths, now)
         return "published", f"{why} (an earlier refresh stopped before publishing)", None, True
-    select, extra, reasons = plan if plan is not None and plan[0] != "" else \
-        (None, [], ["the warehouse holds no dbt build"])
+    select, extra, reasons = (
+        plan if plan is not None and plan[0] != "" else (None, [], ["the warehouse holds no dbt build"])
+    )
     what = "(everything)" if select is None else select
     if dry_run:
         return "would build and publish", f"{'; '.join(reasons)}; dbt build --select {what}", select or "", False
     from predictabase.warehouse.build import build_and_publish
+
     # the build state is saved between dbt and publish, so a refresh killed after dbt publishes without
     # building again
     build_and_publish(paths, select=select, extra_dbt_args=extra, after_dbt=lambda: _save_built(paths, now, select))
@@ -265,8 +295,11 @@ def build_step(paths: Paths, dry_run: bool = False, pending: dict | None = None
 def built_models(paths: Paths) -> list[str]:
     """The dbt models and seeds the last dbt invocation over this warehouse built (its run_results.json)."""
     results = read_json(paths.warehouse / "dbt" / "target" / "run_results.json").get("results") or []
-    return sorted(r["unique_id"].split(".")[-1] for r in results
-                  if str(r.get("unique_id", "")).startswith(("model.", "seed.")) and r.get("status") == "success")
+    return sorted(
+        r["unique_id"].split(".")[-1]
+        for r in results
+        if str(r.get("unique_id", "")).startswith(("model.", "seed.")) and r.get("status") == "success"
+    )
 
 
 def record_full_build(paths: Paths, now: dict) -> None:

@@ -1,5 +1,6 @@
 """The refresh's plans for the first two stages: which catalog files a fetch would copy or download, and which
 ingest jobs must run again and why."""
+
 from __future__ import annotations
 
 from predictabase.core.config import Paths
@@ -8,8 +9,9 @@ from predictabase.refresh.state import connect_ro
 
 def fetch_plan(paths: Paths) -> list[str]:
     """Catalog paths a fetch would copy or download (missing, or not the catalog's sha256)."""
-    from predictabase.core.fsutil import sha256_of
     from ingest.sources.catalog import load_catalog
+    from predictabase.core.fsutil import sha256_of
+
     out = []
     for sf in load_catalog():
         dest = paths.raw / sf.path
@@ -22,22 +24,29 @@ def _raw_tables(paths: Paths) -> set[str]:
     if not paths.duckdb.exists():
         return set()
     with connect_ro(paths.duckdb) as con:
-        return {f"raw.{r[0]}" for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'").fetchall()}
+        return {
+            f"raw.{r[0]}"
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'"
+            ).fetchall()
+        }
 
 
 def plan_ingest(paths: Paths) -> dict[str, str]:
     """job -> why it must be (re-)ingested, in registry order; {} when every job is current."""
-    from ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
     from ingest.corpus_declarations import INPUT_KEY, declarations_sha256
+    from ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
     from ingest.sources.catalog import load_catalog
-    from ingest.sources.references import INPUT_KEY as REFERENCES_KEY, references_sha256
+    from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
+    from ingest.sources.references import references_sha256
+
     log = read_ingest_log(paths)
     catalog = {sf.path: sf.sha256 for sf in load_catalog()}
     catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
     catalog[REFERENCES_KEY] = references_sha256()  # the references beside the catalog (ingest/sources/references.toml)
     from ingest.datasets.live import INPUT_KEY as LIVE_KEY
     from predictabase.core.live import digest, store_path
+
     catalog[LIVE_KEY] = digest(store_path(paths.warehouse))  # the live games' answers (the dashboard appends them)
     tables = _raw_tables(paths)
     todo: dict[str, str] = {}

@@ -1,5 +1,6 @@
 """`refresh`: the stages of the pipeline plan (`predictabase.plan`), each doing only what changed, under the
 writer lock, each recorded in the runs log and reported."""
+
 from __future__ import annotations
 
 import contextlib
@@ -34,9 +35,17 @@ def _short(items: list[str], n: int = 4) -> str:
     return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
-def refresh(paths: Paths, mirror: str | Path | None = None, models=None, *, dry_run: bool = False,
-            show_progress: bool = True, parent_run_id: str | None = None, wait_s: float = 0.0,
-            engine=None) -> RefreshReport:
+def refresh(
+    paths: Paths,
+    mirror: str | Path | None = None,
+    models=None,
+    *,
+    dry_run: bool = False,
+    show_progress: bool = True,
+    parent_run_id: str | None = None,
+    wait_s: float = 0.0,
+    engine=None,
+) -> RefreshReport:
     """Fetch, ingest, score and build only what changed (module docstring). Holds the writer lock for the
     whole run (re-entrant: the CLI already holds it). `models`: list of ModelEntry, a models file or None.
     The refresh and each step are recorded in the runs log: inside `predictabase refresh` under that
@@ -58,8 +67,9 @@ class _Run:
     """One refresh's context, shared by its stages: what they need, and what the skipped stages of a dry run
     would change (`pending`)."""
 
-    def __init__(self, paths: Paths, mirror, entries, dry_run: bool, show_progress: bool, parent: str | None,
-                 engine=None):
+    def __init__(
+        self, paths: Paths, mirror, entries, dry_run: bool, show_progress: bool, parent: str | None, engine=None
+    ):
         self.paths, self.mirror, self.entries, self.engine = paths, mirror, entries, engine
         self.dry_run, self.show_progress, self.parent = dry_run, show_progress, parent
         self.report = RefreshReport()
@@ -74,10 +84,13 @@ def _fetch(r: _Run) -> None:
         if r.dry_run:
             todo = fetch_plan(r.paths)
             r.pending["source_files"] = bool(todo)
-            s.update(action=f"would fetch {len(todo)} file(s)" if todo else "nothing to do",
-                     detail=_short(todo) if todo else "every catalog file present with its sha256")
+            s.update(
+                action=f"would fetch {len(todo)} file(s)" if todo else "nothing to do",
+                detail=_short(todo) if todo else "every catalog file present with its sha256",
+            )
             return
         from ingest.sources.fetch import fetch_and_record
+
         results = fetch_and_record(r.paths, mirror_dir(r.mirror), show_progress=r.show_progress)
         got = [f.file.path for f in results if f.status != "present"]
         s.update(rows_in=len(results), rows_out=len(got))
@@ -98,17 +111,24 @@ def _ingest(r: _Run) -> None:
             s.update(detail="every job's inputs, code and tables are as ingested")
         elif r.dry_run:
             from ingest.datasets.registry import read_ingest_log
+
             logged = read_ingest_log(r.paths)
-            r.pending["raw"] = sorted({t for j in plan for t in (logged.get(j) or {}).get("tables", ())} |
-                                      {f"raw.<tables of {j}, known once ingested>" for j in plan if j not in logged})
+            r.pending["raw"] = sorted(
+                {t for j in plan for t in (logged.get(j) or {}).get("tables", ())}
+                | {f"raw.<tables of {j}, known once ingested>" for j in plan if j not in logged}
+            )
             s.update(action=f"would ingest {len(plan)} job(s)", detail=why)
         else:
             from ingest.datasets.registry import run_ingest
+
             counts = run_ingest(r.paths, list(plan), show_progress=r.show_progress)
             r.report.changed = True
             r.report.ingested = list(plan)
-            s.update(action=f"ingested {len(plan)} job(s)", detail=why,
-                     rows_out=sum(n for n in counts.values() if isinstance(n, int)))
+            s.update(
+                action=f"ingested {len(plan)} job(s)",
+                detail=why,
+                rows_out=sum(n for n in counts.values() if isinstance(n, int)),
+            )
 
 
 def _score(r: _Run) -> None:
@@ -152,8 +172,9 @@ def _build(r: _Run) -> None:
 STAGE_STEPS = {"fetch": _fetch, "ingest": _ingest, "model": _score, "build": _build}
 
 
-def _refresh(paths: Paths, mirror, models, dry_run: bool, show_progress: bool, parent: str | None,
-             wait_s: float, engine=None) -> RefreshReport:
+def _refresh(
+    paths: Paths, mirror, models, dry_run: bool, show_progress: bool, parent: str | None, wait_s: float, engine=None
+) -> RefreshReport:
     r = _Run(paths, mirror, _models(models), dry_run, show_progress, parent, engine)  # a bad models file fails first
     with writer_lock(paths, "refresh", wait_s, read_only_ok=dry_run):
         for kind in dict.fromkeys(stage.kind for stage in PLAN):
@@ -168,7 +189,12 @@ def format_report(report: RefreshReport) -> str:
     w0 = max(len(r[0]) for r in rows)
     lines = [f"{name:<{w0}}  {secs:>8}  {what}" for name, what, secs in rows]
     would = any(s.action.startswith("would") for s in report.steps)  # --dry-run with work to do
-    outcome = ("changed the warehouse" if report.changed else
-               "dry run: nothing written; a refresh would do the steps above" if would else "nothing changed")
+    outcome = (
+        "changed the warehouse"
+        if report.changed
+        else "dry run: nothing written; a refresh would do the steps above"
+        if would
+        else "nothing changed"
+    )
     lines.append(f"{'total':<{w0}}  {total:>6.1f} s  {outcome}")
     return "\n".join(lines)

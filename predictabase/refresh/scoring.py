@@ -1,6 +1,7 @@
 """The refresh's model stages: the scoring tasks the models file asks for, each keyed by what it is made of
 (model fingerprint, data version, code version, settings), the ledger of finished tasks, and the task runner the
 refresh and the Dagster scoring assets share."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,11 +17,11 @@ from predictabase.refresh.state import LEDGER, STATE_DIR, connect_ro, digest, re
 
 @dataclass(frozen=True)
 class ScoringTask:
-    model: str                  # the models.toml name
-    step: str                   # score | top1 | cloze
-    corpus: str | None          # score: the corpus; top1: lm_game; cloze: None (UCL + Provo)
+    model: str  # the models.toml name
+    step: str  # score | top1 | cloze
+    corpus: str | None  # score: the corpus; top1: lm_game; cloze: None (UCL + Provo)
     entry: ModelEntry | None = field(default=None, compare=False)
-    key: str = field(default="", compare=False)       # the plan key (see `plan_key`)
+    key: str = field(default="", compare=False)  # the plan key (see `plan_key`)
     done: bool = field(default=False, compare=False)  # the ledger holds a complete run for the key
 
     @property
@@ -34,12 +35,11 @@ def _models(models) -> list[ModelEntry]:
     return load_models_config(models)
 
 
-
-
 def _corpus_versions(paths: Paths) -> dict[str, str]:
     if not paths.duckdb.exists():
         return {}
     import duckdb
+
     with connect_ro(paths.duckdb) as con:
         try:
             return dict(con.execute("SELECT corpus, min(corpus_version) FROM raw.documents GROUP BY 1").fetchall())
@@ -51,6 +51,7 @@ def _data_versions(paths: Paths) -> dict[str, object]:
     """step -> the version of the data it reads (score: per corpus; top1 / cloze: the raw.ingest_log rows of
     the jobs that wrote the tables it reads)."""
     from ingest.datasets.registry import read_ingest_log
+
     log = read_ingest_log(paths)
     out: dict[str, object] = {"score": _corpus_versions(paths)}
     for step, reads in ((s.name, s.reads) for s in STEPS.values() if s.name != "score"):
@@ -70,8 +71,17 @@ def plan_key(entry: ModelEntry, step: str, corpus: str | None, data: dict, code:
         data_version = (data.get("score") or {}).get(corpus)
     else:
         data_version = data.get(step)
-    return digest({"model": entry.name, "fingerprint": fingerprint, "step": step, "corpus": corpus,
-                 "data": data_version, "code": code[step], "settings": settings})
+    return digest(
+        {
+            "model": entry.name,
+            "fingerprint": fingerprint,
+            "step": step,
+            "corpus": corpus,
+            "data": data_version,
+            "code": code[step],
+            "settings": settings,
+        }
+    )
 
 
 def _ledger(paths: Paths) -> dict:
@@ -92,6 +102,7 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     ledger maps its plan key to a complete run. `models`: a list of ModelEntry, a models file, or None
     (--models / $PREDICTABASE_MODELS / models.toml). Loads no model."""
     from ingest.corpus_declarations import user_corpora
+
     entries = _models(models)
     data, code, ledger = _data_versions(paths), _code_versions(), _ledger(paths)
     # every corpus the user declared: a refresh ingests it before it scores, and a dry run lists the scoring of one
@@ -108,32 +119,58 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     return tasks
 
 
-def _record(paths: Paths, task: ScoringTask, run_dir: Path | None, run_id: str | None, exact_token: bool = False
-            ) -> None:
+def _record(
+    paths: Paths, task: ScoringTask, run_dir: Path | None, run_id: str | None, exact_token: bool = False
+) -> None:
     """Note a finished task in the ledger under its plan key, recomputed now (a hub model that was not in the
     local cache before scoring has a revision now)."""
     entry = task.entry
-    key = plan_key(entry, task.step, task.corpus, _data_versions(paths), _code_versions(), model_table.fingerprint(entry.name))
+    key = plan_key(
+        entry, task.step, task.corpus, _data_versions(paths), _code_versions(), model_table.fingerprint(entry.name)
+    )
     path = paths.warehouse / STATE_DIR / LEDGER
     data = read_json(path)
     tasks = {k: v for k, v in data.get("tasks", {}).items() if _complete(paths, v)}  # drop superseded runs
-    tasks[key] = {"model": task.model, "step": task.step, "corpus": task.corpus, "run_id": run_id,
-                  "run_dir": str(run_dir.relative_to(paths.warehouse)) if run_dir is not None else None,
-                  "exact_token": exact_token, "recorded_at": utc_now()}
+    tasks[key] = {
+        "model": task.model,
+        "step": task.step,
+        "corpus": task.corpus,
+        "run_id": run_id,
+        "run_dir": str(run_dir.relative_to(paths.warehouse)) if run_dir is not None else None,
+        "exact_token": exact_token,
+        "recorded_at": utc_now(),
+    }
     write_json(path, {"version": 1, "tasks": tasks})
     failpoint("refresh.scored")
 
 
-def record_command_runs(paths: Paths, step: str, model: str, runs: list, *, context_length: int | None = None,
-                        stride: int | None = None, top_k: int = 10, dtype: str | None = None,
-                        device: str | None = None) -> None:
+def record_command_runs(
+    paths: Paths,
+    step: str,
+    model: str,
+    runs: list,
+    *,
+    context_length: int | None = None,
+    stride: int | None = None,
+    top_k: int = 10,
+    dtype: str | None = None,
+    device: str | None = None,
+) -> None:
     """Note the runs that a `score`, `top1` or `cloze` command made or found complete (the main job's, `all`,
     among them) in the ledger, as the tasks of a models.toml entry naming the same model with the same settings:
     a refresh after the command knows them done, and neither its dry run lists them nor the refresh loads the
     model for them. The command passes only runs made as a refresh makes them (whole corpora, the step's
     defaults, the warehouse's own folders); `runs`: the step's StepRun objects."""
-    entry = ModelEntry(name=model, top1=True, cloze=True, context_length=context_length, stride=stride,
-                       top_k=top_k, dtype=dtype, device=device)
+    entry = ModelEntry(
+        name=model,
+        top1=True,
+        cloze=True,
+        context_length=context_length,
+        stride=stride,
+        top_k=top_k,
+        dtype=dtype,
+        device=device,
+    )
     for run in runs:
         corpus = run.corpus if step == "score" else STEPS[step].tasks_for(entry)[0]
         _record(paths, ScoringTask(model, step, corpus, entry), run.run_dir, run.run_id, exact_token=run.exact_token)
@@ -146,6 +183,7 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
         if e.name == task.model:
             return e
     from predictabase.core.errors import OptionError
+
     raise OptionError("--models", f"no model {task.model!r} in the models file")
 
 

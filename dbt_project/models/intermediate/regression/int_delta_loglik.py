@@ -25,16 +25,36 @@ a run share the folds: the WT - LW comparison (mart_delta_loglik_wt_vs_lw) is pa
 Uncertainty: the standard error over the folds (sd / sqrt(K)), a t interval with K - 1 degrees of freedom and
 a two-sided exact sign-flip permutation p-value over the K fold differences.
 """
+
 import numpy as np
 import pandas as pd
+import reading_regression as rr
 from scipy import stats
 
-import reading_regression as rr
-
-COLUMNS = ["corpus", "measure", "model_key", "run_id", "run_source", "definition", "method", "n_words", "n_rows",
-           "n_readers", "n_folds", "fold_seed", "delta_loglik_nats_per_row", "delta_loglik_se_nats_per_row",
-           "delta_loglik_ci_low_nats_per_row", "delta_loglik_ci_high_nats_per_row", "delta_loglik_total_nats",
-           "p_value", "loglik_baseline_nats", "loglik_full_nats", "sum_surprisal_nats", "fold_delta_nats_per_row"]
+COLUMNS = [
+    "corpus",
+    "measure",
+    "model_key",
+    "run_id",
+    "run_source",
+    "definition",
+    "method",
+    "n_words",
+    "n_rows",
+    "n_readers",
+    "n_folds",
+    "fold_seed",
+    "delta_loglik_nats_per_row",
+    "delta_loglik_se_nats_per_row",
+    "delta_loglik_ci_low_nats_per_row",
+    "delta_loglik_ci_high_nats_per_row",
+    "delta_loglik_total_nats",
+    "p_value",
+    "loglik_baseline_nats",
+    "loglik_full_nats",
+    "sum_surprisal_nats",
+    "fold_delta_nats_per_row",
+]
 PREV = ("", "prev1_", "prev2_", "prev3_")
 
 
@@ -50,18 +70,25 @@ def _sql_string(value: str) -> str:
 def _summary_row(res: dict, **keys) -> dict:
     K = res["n_folds"]
     half = stats.t.ppf(0.975, K - 1) * res["delta_loglik_se_nats_per_row"]
-    return {**keys, "n_rows": res["n_rows"], "n_folds": K,
-            "delta_loglik_nats_per_row": res["delta_loglik_nats_per_row"],
-            "delta_loglik_se_nats_per_row": res["delta_loglik_se_nats_per_row"],
-            "delta_loglik_ci_low_nats_per_row": res["delta_loglik_nats_per_row"] - half,
-            "delta_loglik_ci_high_nats_per_row": res["delta_loglik_nats_per_row"] + half,
-            "delta_loglik_total_nats": res["delta_loglik_total_nats"], "p_value": res["p_value"],
-            "loglik_baseline_nats": res["loglik_baseline_nats"], "loglik_full_nats": res["loglik_full_nats"],
-            "fold_delta_nats_per_row": [float(v) for v in res["fold_delta_nats_per_row"]]}
+    return {
+        **keys,
+        "n_rows": res["n_rows"],
+        "n_folds": K,
+        "delta_loglik_nats_per_row": res["delta_loglik_nats_per_row"],
+        "delta_loglik_se_nats_per_row": res["delta_loglik_se_nats_per_row"],
+        "delta_loglik_ci_low_nats_per_row": res["delta_loglik_nats_per_row"] - half,
+        "delta_loglik_ci_high_nats_per_row": res["delta_loglik_nats_per_row"] + half,
+        "delta_loglik_total_nats": res["delta_loglik_total_nats"],
+        "p_value": res["p_value"],
+        "loglik_baseline_nats": res["loglik_baseline_nats"],
+        "loglik_full_nats": res["loglik_full_nats"],
+        "fold_delta_nats_per_row": [float(v) for v in res["fold_delta_nats_per_row"]],
+    }
 
 
-def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFrame | None,
-                       surprisal: pd.DataFrame, K: int, seed: int) -> list[dict]:
+def fit_corpus_measure(
+    words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFrame | None, surprisal: pd.DataFrame, K: int, seed: int
+) -> list[dict]:
     """Every (run, definition) of one (corpus, measure): cv_means, and readers when `obs` is given."""
     base_cols = [f"{p}length_chars" for p in PREV] + [f"{p}log_frequency" for p in PREV]
     w = words.merge(means, on=["doc_id", "word_index"], how="inner")
@@ -93,9 +120,15 @@ def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFra
         mask = rr.complete_rows(S)
         if mask.sum() < 2 * K:
             continue
-        keys = dict(model_key=s["model_key"].iloc[0], run_id=run_id, run_source=s["run_source"].iloc[0],
-                    definition=definition, fold_seed=seed, n_words=int(mask.sum()),
-                    sum_surprisal_nats=float(S[mask, 0].sum()))
+        keys = dict(
+            model_key=s["model_key"].iloc[0],
+            run_id=run_id,
+            run_source=s["run_source"].iloc[0],
+            definition=definition,
+            fold_seed=seed,
+            n_words=int(mask.sum()),
+            sum_surprisal_nats=float(S[mask, 0].sum()),
+        )
         folds = w["fold"].to_numpy()[mask]
         res = rr.cv_delta_loglik(y_all[mask], X_base_all[mask], S[mask], folds, K)
         rows.append(_summary_row(res, method="cv_means", n_readers=None, **keys))
@@ -106,8 +139,9 @@ def fit_corpus_measure(words: pd.DataFrame, means: pd.DataFrame, obs: pd.DataFra
             o_mask = mask[o_pos]
             word = (np.cumsum(mask) - 1)[o_pos[o_mask]]  # word position among the run's complete words
             reader = pd.factorize(o_reader[o_mask])[0]
-            sums_cache = {key: (rr.readers_sums(o_y[o_mask], reader, word, folds, int(mask.sum()), K),
-                                int(o_mask.sum()))}
+            sums_cache = {
+                key: (rr.readers_sums(o_y[o_mask], reader, word, folds, int(mask.sum()), K), int(o_mask.sum()))
+            }
         sums, n_obs = sums_cache[key]
         res = rr.cv_delta_loglik_from_sums(sums, X_base_all[mask], S[mask], folds, K)
         rows.append(_summary_row(res, method="readers", n_readers=sums["R"], **keys))
@@ -125,12 +159,27 @@ def model(dbt, session):
     for (corpus, measure), m in means.groupby(["corpus", "measure"], sort=True):
         # in a fixed order: the per-(fold, reader) sums add the readings in this order, and a scan's order varies
         # from build to build (the last bits of the sums, and of a WT - LW difference's t, would follow it)
-        obs = obs_rel.filter(f"corpus = {_sql_string(corpus)} and measure = {_sql_string(measure)}").project(
-            "reader_id, doc_id, word_index, rt_ms").order("reader_id, doc_id, word_index, rt_ms").df()
-        rows += [{"corpus": corpus, "measure": measure, **r} for r in fit_corpus_measure(
-            words[words["corpus"] == corpus], m.drop(columns=["corpus", "measure"]), obs,
-            surprisal[surprisal["corpus"] == corpus], K, seed)]
-    return rr.typed_frame(rows, COLUMNS, text=("corpus", "measure", "model_key", "run_id", "run_source", "definition",
-                                               "method"),
-                          integers=("n_words", "n_rows", "n_readers", "n_folds", "fold_seed"),
-                          lists=("fold_delta_nats_per_row",))
+        obs = (
+            obs_rel.filter(f"corpus = {_sql_string(corpus)} and measure = {_sql_string(measure)}")
+            .project("reader_id, doc_id, word_index, rt_ms")
+            .order("reader_id, doc_id, word_index, rt_ms")
+            .df()
+        )
+        rows += [
+            {"corpus": corpus, "measure": measure, **r}
+            for r in fit_corpus_measure(
+                words[words["corpus"] == corpus],
+                m.drop(columns=["corpus", "measure"]),
+                obs,
+                surprisal[surprisal["corpus"] == corpus],
+                K,
+                seed,
+            )
+        ]
+    return rr.typed_frame(
+        rows,
+        COLUMNS,
+        text=("corpus", "measure", "model_key", "run_id", "run_source", "definition", "method"),
+        integers=("n_words", "n_rows", "n_readers", "n_folds", "fold_seed"),
+        lists=("fold_delta_nats_per_row",),
+    )

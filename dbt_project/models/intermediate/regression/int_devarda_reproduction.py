@@ -21,16 +21,30 @@ tables is the column s_GPTNeo_2.7B (renamed upstream: the dot breaks a formula).
     per-fold differences, ll_sd = sd of those differences (n) / sqrt(5); agreement to 1e-6. Their p column
     matches no test we tried (paired t or Wilcoxon over folds or words): not compared.
 """
+
 import re
 
 import numpy as np
 import pandas as pd
+import reading_regression as rr
 from scipy import stats
 
-import reading_regression as rr
-
-COLUMNS = ["study", "published_table", "corpus", "measure", "predictor", "definition", "statistic", "ours",
-           "published", "abs_difference", "tolerance", "agrees", "n_rows", "note"]
+COLUMNS = [
+    "study",
+    "published_table",
+    "corpus",
+    "measure",
+    "predictor",
+    "definition",
+    "statistic",
+    "ours",
+    "published",
+    "abs_difference",
+    "tolerance",
+    "agrees",
+    "n_rows",
+    "note",
+]
 ALIASES = {"s_GPTNeo_large": "s_GPTNeo_2.7B"}
 PUNCTUATION = re.compile(r"[.,']")
 STUDY = "de Varda et al. 2023"
@@ -55,10 +69,22 @@ def baseline(d: pd.DataFrame) -> np.ndarray:
 
 def row(table, dv, iv, statistic, ours, published, tolerance, n, note=""):
     diff = abs(ours - published) if np.isfinite(ours) and np.isfinite(published) else np.nan
-    return dict(study=STUDY, published_table=f"supplementary_materials/{table}.csv", corpus="ucl", measure=dv,
-                predictor=iv, definition="lw" if iv.startswith("s_") else None, statistic=statistic, ours=float(ours), published=float(published),
-                abs_difference=diff, tolerance=tolerance, agrees=bool(diff <= tolerance) if np.isfinite(diff) else False,
-                n_rows=int(n), note=note)
+    return dict(
+        study=STUDY,
+        published_table=f"supplementary_materials/{table}.csv",
+        corpus="ucl",
+        measure=dv,
+        predictor=iv,
+        definition="lw" if iv.startswith("s_") else None,
+        statistic=statistic,
+        ours=float(ours),
+        published=float(published),
+        abs_difference=diff,
+        tolerance=tolerance,
+        agrees=bool(diff <= tolerance) if np.isfinite(diff) else False,
+        n_rows=int(n),
+        note=note,
+    )
 
 
 def linear(d: pd.DataFrame, res: pd.DataFrame) -> list[dict]:
@@ -75,9 +101,11 @@ def linear(d: pd.DataFrame, res: pd.DataFrame) -> list[dict]:
         ll_b = base_ll[key]
         ll_f, beta = rr.ols_loglik(y, np.column_stack([Xb[ok], d[col].to_numpy(float)[ok]]))
         note = "in-sample OLS on their baseline + the predictor; statsmodels' llf"
-        out += [row("results_linear", dv, iv, "llik", ll_f, pub["llik"], 1e-3, ok.sum(), note),
-                row("results_linear", dv, iv, "llik_baseline", ll_b, pub["llik_baseline"], 1e-3, ok.sum(), note),
-                row("results_linear", dv, iv, "b", beta[-1], pub["b"], 1e-6 * max(1.0, abs(pub["b"])), ok.sum(), note)]
+        out += [
+            row("results_linear", dv, iv, "llik", ll_f, pub["llik"], 1e-3, ok.sum(), note),
+            row("results_linear", dv, iv, "llik_baseline", ll_b, pub["llik_baseline"], 1e-3, ok.sum(), note),
+            row("results_linear", dv, iv, "b", beta[-1], pub["b"], 1e-6 * max(1.0, abs(pub["b"])), ok.sum(), note),
+        ]
     return out
 
 
@@ -91,8 +119,19 @@ def correlations(d: pd.DataFrame, res: pd.DataFrame) -> list[dict]:
         x, y = d[col].to_numpy(float), d["cloze_s"].to_numpy(float)
         ok = rr.complete_rows(x, y)
         r = float(np.corrcoef(x[ok], y[ok])[0, 1])
-        out.append(row("df_corr", "cloze_s", iv, "pearson_r_with_cloze_surprisal", r, pub, 1e-6, ok.sum(),
-                       "Pearson r with cloze_s on their words (PNC of the predictor)"))
+        out.append(
+            row(
+                "df_corr",
+                "cloze_s",
+                iv,
+                "pearson_r_with_cloze_surprisal",
+                r,
+                pub,
+                1e-6,
+                ok.sum(),
+                "Pearson r with cloze_s on their words (PNC of the predictor)",
+            )
+        )
     return out
 
 
@@ -124,9 +163,13 @@ def crossval(d: pd.DataFrame, res: pd.DataFrame, folds: int = 5) -> list[dict]:
         diff = np.array(per_fold["model"]) - np.array(per_fold["baseline"])
         note = "5 unshuffled folds, held-out residual sd (reconstructed; see int_devarda_reproduction)"
         n = ok.sum()
-        out += [row("results_crossval", dv, iv, "D_ll_cv", diff.mean(), pub["D_ll_cv"], 1e-6, n, note),
-                row("results_crossval", dv, iv, "ll_cv_model", np.mean(per_fold["model"]), pub["ll_cv_model"], 1e-6, n, note),
-                row("results_crossval", dv, iv, "ll_sd", diff.std(ddof=0) / np.sqrt(folds), pub["ll_sd"], 1e-6, n, note)]
+        out += [
+            row("results_crossval", dv, iv, "D_ll_cv", diff.mean(), pub["D_ll_cv"], 1e-6, n, note),
+            row(
+                "results_crossval", dv, iv, "ll_cv_model", np.mean(per_fold["model"]), pub["ll_cv_model"], 1e-6, n, note
+            ),
+            row("results_crossval", dv, iv, "ll_sd", diff.std(ddof=0) / np.sqrt(folds), pub["ll_sd"], 1e-6, n, note),
+        ]
     return out
 
 
@@ -137,6 +180,10 @@ def model(dbt, session):
     if not values.empty and not res.empty:
         d = their_words(values)
         rows = linear(d, res) + correlations(their_words(values, need_frequency=False), res) + crossval(d, res)
-    return rr.typed_frame(rows, COLUMNS, text=("study", "published_table", "corpus", "measure", "predictor",
-                                               "definition", "statistic", "note"),
-                          integers=("n_rows",), booleans=("agrees",))
+    return rr.typed_frame(
+        rows,
+        COLUMNS,
+        text=("study", "published_table", "corpus", "measure", "predictor", "definition", "statistic", "note"),
+        integers=("n_rows",),
+        booleans=("agrees",),
+    )

@@ -13,20 +13,43 @@ numbers (python/r_rng.py), so every fold, and so the published ΔLL, is reproduc
 fold_max_abs_difference_nats_per_word). How much the choice of shuffle alone moves the result is measured too:
 the same CV under var delta_loglik_spread_seeds numpy shuffles (seeds 1..S), as mean, sd, min and max.
 """
-import numpy as np
 
+import numpy as np
 import r_rng
 import reading_regression as rr
 
-COLUMNS = ["corpus", "model_key", "upstream_model", "definition", "n_words", "fold_seed",
-           "delta_loglik_nats_per_word", "fold_delta_nats_per_word", "p_value", "spread_seeds", "seeds_mean_nats_per_word",
-           "seeds_sd_nats_per_word", "seeds_min_nats_per_word", "seeds_max_nats_per_word"]
+COLUMNS = [
+    "corpus",
+    "model_key",
+    "upstream_model",
+    "definition",
+    "n_words",
+    "fold_seed",
+    "delta_loglik_nats_per_word",
+    "fold_delta_nats_per_word",
+    "p_value",
+    "spread_seeds",
+    "seeds_mean_nats_per_word",
+    "seeds_sd_nats_per_word",
+    "seeds_min_nats_per_word",
+    "seeds_max_nats_per_word",
+]
 PREV = ("", "prev1_", "prev2_", "prev3_")
 
 
-NUMERIC = ["time_ms", "skip_rate", "n_readers", "word_length_chars", "log_frequency_published", "surprisal_wt_nats",
-           "surprisal_lw_nats"] + [f"prev{k}_{c}" for k in (1, 2, 3) for c in (
-            "surprisal_wt_nats", "surprisal_lw_nats", "log_frequency_published", "word_length_chars")]
+NUMERIC = [
+    "time_ms",
+    "skip_rate",
+    "n_readers",
+    "word_length_chars",
+    "log_frequency_published",
+    "surprisal_wt_nats",
+    "surprisal_lw_nats",
+] + [
+    f"prev{k}_{c}"
+    for k in (1, 2, 3)
+    for c in ("surprisal_wt_nats", "surprisal_lw_nats", "log_frequency_published", "word_length_chars")
+]
 
 
 def kept_rows(g) -> np.ndarray:
@@ -54,13 +77,34 @@ def model(dbt, session):
         for definition in ("wt", "lw"):
             y, Xb, Xs = design(g, definition, keep)
             res = rr.cv_delta_loglik(y, Xb, Xs, r_folds, K)
-            spread = np.array([rr.cv_delta_loglik(y, Xb, Xs, rr.fold_ids(len(y), K, s), K)["delta_loglik_nats_per_row"]
-                               for s in range(1, S + 1)])
-            rows.append(dict(corpus=corpus, model_key=model_key, upstream_model=upstream, definition=definition,
-                             n_words=len(y), fold_seed=seed, delta_loglik_nats_per_word=res["delta_loglik_nats_per_row"],
-                             fold_delta_nats_per_word=[float(v) for v in res["fold_delta_nats_per_row"]],
-                             p_value=res["p_value"], spread_seeds=S, seeds_mean_nats_per_word=float(spread.mean()),
-                             seeds_sd_nats_per_word=float(spread.std(ddof=1)),
-                             seeds_min_nats_per_word=float(spread.min()), seeds_max_nats_per_word=float(spread.max())))
-    return rr.typed_frame(rows, COLUMNS, text=("corpus", "model_key", "upstream_model", "definition"),
-                          integers=("n_words", "fold_seed", "spread_seeds"), lists=("fold_delta_nats_per_word",))
+            spread = np.array(
+                [
+                    rr.cv_delta_loglik(y, Xb, Xs, rr.fold_ids(len(y), K, s), K)["delta_loglik_nats_per_row"]
+                    for s in range(1, S + 1)
+                ]
+            )
+            rows.append(
+                dict(
+                    corpus=corpus,
+                    model_key=model_key,
+                    upstream_model=upstream,
+                    definition=definition,
+                    n_words=len(y),
+                    fold_seed=seed,
+                    delta_loglik_nats_per_word=res["delta_loglik_nats_per_row"],
+                    fold_delta_nats_per_word=[float(v) for v in res["fold_delta_nats_per_row"]],
+                    p_value=res["p_value"],
+                    spread_seeds=S,
+                    seeds_mean_nats_per_word=float(spread.mean()),
+                    seeds_sd_nats_per_word=float(spread.std(ddof=1)),
+                    seeds_min_nats_per_word=float(spread.min()),
+                    seeds_max_nats_per_word=float(spread.max()),
+                )
+            )
+    return rr.typed_frame(
+        rows,
+        COLUMNS,
+        text=("corpus", "model_key", "upstream_model", "definition"),
+        integers=("n_words", "fold_seed", "spread_seeds"),
+        lists=("fold_delta_nats_per_word",),
+    )

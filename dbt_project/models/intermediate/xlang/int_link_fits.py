@@ -29,6 +29,7 @@ and Rscript is found; a set whose input (its rows, sha256,
 and the R script) is unchanged keeps the last fit in every build, so a rebuild fits only what changed, and
 a set with no fit says why (status) and has no numbers.
 """
+
 import hashlib
 import shutil
 import subprocess
@@ -37,31 +38,63 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 import reading_regression as rr
-from ingest.corpus_declarations import DEFAULT_MEASURES
 from xlang_design import MEASURE_SUFFIX, frequency_filter, measure_columns, our_surprisal_words, our_words, scored_runs
+
+from ingest.corpus_declarations import DEFAULT_MEASURES
 
 SCRIPT = Path(rr.__file__).with_name("fit_gam_link.R")
 R_COLUMNS = ["rt", "freq", "len", "prev_freq", "prev_len", "surp", "prev_surp"]
 BASELINE = ["rt", "freq", "len", "prev_freq", "prev_len"]  # the same rows here: one baseline fit (the R script)
-THEIRS = {"rt": "gaze_duration_ms", "freq": "unigram_surprisal_bits", "len": "length_chars",
-          "prev_freq": "prev1_unigram_surprisal_bits", "prev_len": "prev1_length_chars", "surp": "surprisal_bits",
-          "prev_surp": "prev1_surprisal_bits"}
+THEIRS = {
+    "rt": "gaze_duration_ms",
+    "freq": "unigram_surprisal_bits",
+    "len": "length_chars",
+    "prev_freq": "prev1_unigram_surprisal_bits",
+    "prev_len": "prev1_length_chars",
+    "surp": "surprisal_bits",
+    "prev_surp": "prev1_surprisal_bits",
+}
 #: their link analysis models gaze duration (their gaze_rt), our column <measure>_ms
 WILCOX_MEASURE = THEIRS["rt"].removesuffix(MEASURE_SUFFIX)
 LOG2_10 = float(np.log2(10.0))
 LN2 = float(np.log(2.0))
-STATS = ("delta_loglik_nats_per_word", "delta_loglik_se_nats_per_word", "delta_loglik_ci_low_nats_per_word",
-         "delta_loglik_ci_high_nats_per_word")
+STATS = (
+    "delta_loglik_nats_per_word",
+    "delta_loglik_se_nats_per_word",
+    "delta_loglik_ci_low_nats_per_word",
+    "delta_loglik_ci_high_nats_per_word",
+)
 LINKS = ("linear", "gam", "gam_minus_linear")
-COLUMNS = (["corpus", "measure", "model_key", "run_id", "run_source", "definition", "predictors", "status",
-            "input_sha256", "n_rows", "n_words", "n_outlier_words"]
-           + [f"{link}_{s}" for link in LINKS for s in STATS]
-           + ["gam_minus_linear_p_value", "gam_surprisal_edf", "surprisal_p01_bits", "surprisal_p99_bits",
-              "curve_surprisal_bits", "linear_effect_ms", "linear_effect_se_ms", "gam_effect_ms", "gam_effect_se_ms"])
-TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", "predictors", "status",
-        "input_sha256")
+COLUMNS = (
+    [
+        "corpus",
+        "measure",
+        "model_key",
+        "run_id",
+        "run_source",
+        "definition",
+        "predictors",
+        "status",
+        "input_sha256",
+        "n_rows",
+        "n_words",
+        "n_outlier_words",
+    ]
+    + [f"{link}_{s}" for link in LINKS for s in STATS]
+    + [
+        "gam_minus_linear_p_value",
+        "gam_surprisal_edf",
+        "surprisal_p01_bits",
+        "surprisal_p99_bits",
+        "curve_surprisal_bits",
+        "linear_effect_ms",
+        "linear_effect_se_ms",
+        "gam_effect_ms",
+        "gam_effect_se_ms",
+    ]
+)
+TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", "predictors", "status", "input_sha256")
 INTEGERS = ("n_rows", "n_words", "n_outlier_words")
 LISTS = ("curve_surprisal_bits", "linear_effect_ms", "linear_effect_se_ms", "gam_effect_ms", "gam_effect_se_ms")
 
@@ -72,18 +105,39 @@ def wilcox_sets(theirs: pd.DataFrame, ours: pd.DataFrame) -> list[tuple[dict, pd
     for (corpus, model_key), g in theirs.groupby(["corpus", "model_key"], sort=True):
         g = g.sort_values("file_row")
         g = g[frequency_filter(g)]
-        sets.append(({"corpus": corpus, "measure": WILCOX_MEASURE, "model_key": model_key,
-                      "run_id": f"wilcox-xlang:{model_key}", "run_source": "imported_words",
-                      "definition": "as given", "predictors": "wilcox_2023"},
-                     pd.DataFrame({k: g[v].to_numpy(float) for k, v in THEIRS.items()})))
+        sets.append(
+            (
+                {
+                    "corpus": corpus,
+                    "measure": WILCOX_MEASURE,
+                    "model_key": model_key,
+                    "run_id": f"wilcox-xlang:{model_key}",
+                    "run_source": "imported_words",
+                    "definition": "as given",
+                    "predictors": "wilcox_2023",
+                },
+                pd.DataFrame({k: g[v].to_numpy(float) for k, v in THEIRS.items()}),
+            )
+        )
     if len(theirs):
         words = our_words(theirs, measure_columns(theirs))
         for (corpus, model_key, run_id), r in ours.groupby(["corpus", "model_key", "run_id"], sort=True):
             w = our_surprisal_words(words, r, corpus, "wt")
             w = w[frequency_filter(w)]
-            sets.append(({"corpus": corpus, "measure": WILCOX_MEASURE, "model_key": model_key, "run_id": run_id,
-                          "run_source": "scored", "definition": "wt", "predictors": "wilcox_2023"},
-                         pd.DataFrame({k: w[v].to_numpy(float) for k, v in THEIRS.items()})))
+            sets.append(
+                (
+                    {
+                        "corpus": corpus,
+                        "measure": WILCOX_MEASURE,
+                        "model_key": model_key,
+                        "run_id": run_id,
+                        "run_source": "scored",
+                        "definition": "wt",
+                        "predictors": "wilcox_2023",
+                    },
+                    pd.DataFrame({k: w[v].to_numpy(float) for k, v in THEIRS.items()}),
+                )
+            )
     return sets
 
 
@@ -107,9 +161,19 @@ def reading_sets(means: pd.DataFrame, words: pd.DataFrame, surprisal: pd.DataFra
             continue
         m = m[m["measure"] == measure]
         rows = m[["doc_id", "word_index", "mean_rt_ms"]].merge(
-            w[w["corpus"] == corpus][["doc_id", "word_index", "length_chars", "prev1_length_chars",
-                                       "unigram_surprisal_bits", "prev1_unigram_surprisal_bits",
-                                       "prev2_unigram_surprisal_bits"]], on=["doc_id", "word_index"])
+            w[w["corpus"] == corpus][
+                [
+                    "doc_id",
+                    "word_index",
+                    "length_chars",
+                    "prev1_length_chars",
+                    "unigram_surprisal_bits",
+                    "prev1_unigram_surprisal_bits",
+                    "prev2_unigram_surprisal_bits",
+                ]
+            ],
+            on=["doc_id", "word_index"],
+        )
         order, text = natural_order(rows["doc_id"])
         rows = rows.assign(_o=order, _t=text).sort_values(["_o", "_t", "word_index"])
         rows = rows[frequency_filter(rows)]
@@ -120,16 +184,27 @@ def reading_sets(means: pd.DataFrame, words: pd.DataFrame, surprisal: pd.DataFra
         gpt2 = gpt2.sort_values("definition", ascending=False).drop_duplicates("run_id")  # wt before lw
         for r in pd.concat([scored, gpt2]).sort_values(["run_id"]).to_dict("records"):
             g = s[(s["run_id"] == r["run_id"]) & (s["definition"] == r["definition"])]
-            x = rows.merge(g[["doc_id", "word_index", "surprisal_nats", "prev1_surprisal_nats"]],
-                           on=["doc_id", "word_index"], how="left")
-            sets.append(({"corpus": corpus, "measure": measure, **r, "predictors": "ours"},
-                         pd.DataFrame({"rt": x["mean_rt_ms"].to_numpy(float),
-                                       "freq": x["unigram_surprisal_bits"].to_numpy(float),
-                                       "len": x["length_chars"].to_numpy(float),
-                                       "prev_freq": x["prev1_unigram_surprisal_bits"].to_numpy(float),
-                                       "prev_len": x["prev1_length_chars"].to_numpy(float),
-                                       "surp": x["surprisal_nats"].to_numpy(float) / LN2,
-                                       "prev_surp": x["prev1_surprisal_nats"].to_numpy(float) / LN2})))
+            x = rows.merge(
+                g[["doc_id", "word_index", "surprisal_nats", "prev1_surprisal_nats"]],
+                on=["doc_id", "word_index"],
+                how="left",
+            )
+            sets.append(
+                (
+                    {"corpus": corpus, "measure": measure, **r, "predictors": "ours"},
+                    pd.DataFrame(
+                        {
+                            "rt": x["mean_rt_ms"].to_numpy(float),
+                            "freq": x["unigram_surprisal_bits"].to_numpy(float),
+                            "len": x["length_chars"].to_numpy(float),
+                            "prev_freq": x["prev1_unigram_surprisal_bits"].to_numpy(float),
+                            "prev_len": x["prev1_length_chars"].to_numpy(float),
+                            "surp": x["surprisal_nats"].to_numpy(float) / LN2,
+                            "prev_surp": x["prev1_surprisal_nats"].to_numpy(float) / LN2,
+                        }
+                    ),
+                )
+            )
     return sets
 
 
@@ -157,17 +232,26 @@ def run_r(sets: list[tuple[str, pd.DataFrame]], workdir: Path) -> tuple[pd.DataF
     frames = []
     for name, x in sets:
         base = hashlib.sha256(x[BASELINE].to_csv(index=False, float_format="%.17g").encode()).hexdigest()[:16]
-        frames.append(x[R_COLUMNS].apply(lambda col: col.map(exact_text)).assign(set=name, base="b" + base)
-                      [["set", "base", *R_COLUMNS]])
+        frames.append(
+            x[R_COLUMNS]
+            .apply(lambda col: col.map(exact_text))
+            .assign(set=name, base="b" + base)[["set", "base", *R_COLUMNS]]
+        )
     pd.concat(frames).to_csv(inp, index=False)
-    proc = subprocess.run(["Rscript", "--vanilla", str(SCRIPT), str(inp), str(words), str(curves), str(errors)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["Rscript", "--vanilla", str(SCRIPT), str(inp), str(words), str(curves), str(errors)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise RuntimeError(f"Rscript {SCRIPT.name} failed: {last}")
     failed = pd.read_csv(errors, dtype=str, keep_default_na=False)
-    return (pd.read_csv(words, dtype={"set": str}), pd.read_csv(curves, dtype={"set": str}),
-            dict(zip(failed["set"], failed["error"])))
+    return (
+        pd.read_csv(words, dtype={"set": str}),
+        pd.read_csv(curves, dtype={"set": str}),
+        dict(zip(failed["set"], failed["error"])),
+    )
 
 
 def summarize(words: pd.DataFrame, curves: pd.DataFrame, x: pd.DataFrame) -> dict:
@@ -187,12 +271,18 @@ def summarize(words: pd.DataFrame, curves: pd.DataFrame, x: pd.DataFrame) -> dic
     c = curves.sort_values("surprisal_bits")
     cl, cg = c[c["link"] == "linear"], c[c["link"] == "gam"]
     surp = x["surp"].dropna().to_numpy(float)
-    out.update({"gam_surprisal_edf": float(cg["edf"].iloc[0]),
-                "surprisal_p01_bits": float(np.quantile(surp, 0.01)),
-                "surprisal_p99_bits": float(np.quantile(surp, 0.99)),
-                "curve_surprisal_bits": cl["surprisal_bits"].round(10).tolist(),
-                "linear_effect_ms": cl["effect_ms"].tolist(), "linear_effect_se_ms": cl["se_ms"].tolist(),
-                "gam_effect_ms": cg["effect_ms"].tolist(), "gam_effect_se_ms": cg["se_ms"].tolist()})
+    out.update(
+        {
+            "gam_surprisal_edf": float(cg["edf"].iloc[0]),
+            "surprisal_p01_bits": float(np.quantile(surp, 0.01)),
+            "surprisal_p99_bits": float(np.quantile(surp, 0.99)),
+            "curve_surprisal_bits": cl["surprisal_bits"].round(10).tolist(),
+            "linear_effect_ms": cl["effect_ms"].tolist(),
+            "linear_effect_se_ms": cl["se_ms"].tolist(),
+            "gam_effect_ms": cg["effect_ms"].tolist(),
+            "gam_effect_se_ms": cg["se_ms"].tolist(),
+        }
+    )
     return out
 
 
@@ -231,11 +321,21 @@ def model(dbt, session):
             if name in failed:  # no number, and refitted by the next build that fits this corpus
                 rows.append({**keys, "status": f"not fitted: {failed[name]}", "input_sha256": sha, "n_rows": len(x)})
                 continue
-            rows.append({**keys, "status": "ok", "input_sha256": sha, "n_rows": len(x),
-                         **summarize(w[w["set"] == name], c[c["set"] == name], x)})
+            rows.append(
+                {
+                    **keys,
+                    "status": "ok",
+                    "input_sha256": sha,
+                    "n_rows": len(x),
+                    **summarize(w[w["set"] == name], c[c["set"] == name], x),
+                }
+            )
     for keys, x, sha in todo:
         if not (have_r and enabled(keys["corpus"])):
-            why = ("not run: Rscript not found (install r-base-core r-cran-mgcv)" if not have_r else
-                   "not run: the R engine is off for this corpus in this build (predictabase build --gam)")
+            why = (
+                "not run: Rscript not found (install r-base-core r-cran-mgcv)"
+                if not have_r
+                else "not run: the R engine is off for this corpus in this build (predictabase build --gam)"
+            )
             rows.append({**keys, "status": why, "input_sha256": sha, "n_rows": len(x)})
     return rr.typed_frame(rows, COLUMNS, text=TEXT, integers=INTEGERS, lists=LISTS)

@@ -21,30 +21,64 @@ language's words (their freq, len and means; every model's rows agree on them), 
 from the text's previous words, the rows kept by steps 1-2 over the columns the fits read; so theirs and ours
 differ only in where the surprisal comes from.
 """
+
 import numpy as np
 import pandas as pd
-
 import r_rng
 import reading_regression as rr
-from xlang_design import (first_token_entropy, frequency_filter, measure_columns, our_surprisal_words, our_words,
-                          scored_runs)
+from xlang_design import (
+    first_token_entropy,
+    frequency_filter,
+    measure_columns,
+    our_surprisal_words,
+    our_words,
+    scored_runs,
+)
 
-COLUMNS = ["corpus", "measure", "model_key", "run_id", "run_source", "definition", "comparison", "method", "n_words",
-           "n_folds",
-           "delta_loglik_nats_per_word", "delta_loglik_se_nats_per_word", "delta_loglik_ci_low_nats_per_word",
-           "delta_loglik_ci_high_nats_per_word", "p_value", "fold_delta_nats_per_word"]
+COLUMNS = [
+    "corpus",
+    "measure",
+    "model_key",
+    "run_id",
+    "run_source",
+    "definition",
+    "comparison",
+    "method",
+    "n_words",
+    "n_folds",
+    "delta_loglik_nats_per_word",
+    "delta_loglik_se_nats_per_word",
+    "delta_loglik_ci_low_nats_per_word",
+    "delta_loglik_ci_high_nats_per_word",
+    "p_value",
+    "fold_delta_nats_per_word",
+]
 TEXT = ("corpus", "measure", "model_key", "run_id", "run_source", "definition", "comparison", "method")
 METHOD = "wilcox_2023"
-BASE = ["unigram_surprisal_bits", "length_chars", "prev1_unigram_surprisal_bits", "prev1_length_chars",
-        "prev2_unigram_surprisal_bits", "prev2_length_chars"]
+BASE = [
+    "unigram_surprisal_bits",
+    "length_chars",
+    "prev1_unigram_surprisal_bits",
+    "prev1_length_chars",
+    "prev2_unigram_surprisal_bits",
+    "prev2_length_chars",
+]
 SURP = ["surprisal_bits", "prev1_surprisal_bits", "prev2_surprisal_bits"]
 ENT = ["entropy_bits", "prev1_entropy_bits", "prev2_entropy_bits"]
 #: comparison -> (the target's predictors, the reference's), each with BASE (their analysis_surp.Rmd and
 #: analysis_ent.Rmd: "add" and "replace" are compared with the surprisal model, not with the baseline)
 COMPARISONS = {"surprisal": (SURP, []), "entropy_added": (ENT + SURP, SURP), "entropy_replaces": (ENT, SURP)}
 #: every column of their rows that drop_na sees (besides the keys, never missing)
-THEIR_COLUMNS = [*SURP, *BASE, "entropy_bits", "prev1_entropy_bits", "prev2_entropy_bits", "model_word",
-                 "mismatch", "word"]  # and the means (measure_columns)
+THEIR_COLUMNS = [
+    *SURP,
+    *BASE,
+    "entropy_bits",
+    "prev1_entropy_bits",
+    "prev2_entropy_bits",
+    "model_word",
+    "mismatch",
+    "word",
+]  # and the means (measure_columns)
 K = 10
 
 
@@ -53,8 +87,9 @@ def complete(g: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return g[columns].notna().all(axis=1).to_numpy()  # pandas: NaN is missing too, as R's is.na
 
 
-def fits(rows: pd.DataFrame, measures: dict[str, str], comparisons: tuple[str, ...] = ("surprisal",),
-         **keys) -> list[dict]:
+def fits(
+    rows: pd.DataFrame, measures: dict[str, str], comparisons: tuple[str, ...] = ("surprisal",), **keys
+) -> list[dict]:
     """Steps 3-4 for every measure and comparison over `rows` (kept rows, in file order)."""
     out = []
     n = len(rows)
@@ -66,18 +101,29 @@ def fits(rows: pd.DataFrame, measures: dict[str, str], comparisons: tuple[str, .
         y = rows[col].to_numpy(float)
         ll = {}  # predictors -> held-out log densities (the surprisal model serves three comparisons)
 
-        def heldout(extra: list[str]) -> np.ndarray:
+        # this iteration's cache and reading times, bound here (the function is called within the iteration only)
+        def heldout(extra: list[str], ll=ll, y=y) -> np.ndarray:
             if tuple(extra) not in ll:
                 X = np.column_stack([rows[extra].to_numpy(float), Xb]) if extra else Xb
                 ll[tuple(extra)] = rr.lm_heldout_log_densities(y, X, folds, K)
             return ll[tuple(extra)]
+
         for comparison in comparisons:
             target, reference = COMPARISONS[comparison]
             delta = heldout(target) - heldout(reference)
             s = rr.word_delta_summary(delta)
             per_fold = [float(delta[folds == f].mean()) for f in range(K)]
-            out.append({**keys, "measure": measure, "comparison": comparison, "method": METHOD, "n_folds": K, **s,
-                        "fold_delta_nats_per_word": per_fold})
+            out.append(
+                {
+                    **keys,
+                    "measure": measure,
+                    "comparison": comparison,
+                    "method": METHOD,
+                    "n_folds": K,
+                    **s,
+                    "fold_delta_nats_per_word": per_fold,
+                }
+            )
     return out
 
 
@@ -89,8 +135,16 @@ def model(dbt, session):
         g = g.sort_values("file_row")
         g = g[frequency_filter(g)]
         g = g[complete(g, [*THEIR_COLUMNS, *measures])]
-        rows += fits(g, measures, tuple(COMPARISONS), corpus=corpus, model_key=model_key,
-                     run_id=f"wilcox-xlang:{model_key}", run_source="imported_words", definition="as given")
+        rows += fits(
+            g,
+            measures,
+            tuple(COMPARISONS),
+            corpus=corpus,
+            model_key=model_key,
+            run_id=f"wilcox-xlang:{model_key}",
+            run_source="imported_words",
+            definition="as given",
+        )
     corpora = sorted(theirs["corpus"].unique())
     if corpora:
         words = our_words(theirs, measures)
@@ -101,11 +155,17 @@ def model(dbt, session):
             for definition in ("lw", "wt"):
                 w = our_surprisal_words(words, r, corpus, definition, extra=["entropy_bits"])
                 w = w[frequency_filter(w)]
-                keys = dict(corpus=corpus, model_key=model_key, run_id=run_id, run_source="scored",
-                            definition=definition)
+                keys = dict(
+                    corpus=corpus, model_key=model_key, run_id=run_id, run_source="scored", definition=definition
+                )
                 rows += fits(w[complete(w, [*SURP, *BASE, *measures])], measures, **keys)
                 # the anticipation comparisons on the words that have every value of both models
-                rows += fits(w[complete(w, [*SURP, *ENT, *BASE, *measures])], measures,
-                             ("entropy_added", "entropy_replaces"), **keys)
-    return rr.typed_frame(rows, COLUMNS, text=TEXT, integers=("n_words", "n_folds"),
-                          lists=("fold_delta_nats_per_word",))
+                rows += fits(
+                    w[complete(w, [*SURP, *ENT, *BASE, *measures])],
+                    measures,
+                    ("entropy_added", "entropy_replaces"),
+                    **keys,
+                )
+    return rr.typed_frame(
+        rows, COLUMNS, text=TEXT, integers=("n_words", "n_folds"), lists=("fold_delta_nats_per_word",)
+    )

@@ -4,14 +4,25 @@ B = var bootstrap_replicates resamples of the contexts with replacement, fixed s
 2.5th and 97.5th percentiles of the B resampled means; a context where a measure is NULL, e.g. Spearman's
 rho with fewer than 3 response types, is left out of that measure's mean). Columns per measure: <m>_mean,
 <m>_ci_low, <m>_ci_high, and n_<m> (contexts with a value)."""
+
 import numpy as np
 import pandas as pd
 
 SEED = 20261124
-MEASURES = ["model_probability_modal_wt", "model_probability_modal_lw", "human_probability_modal",
-            "model_probability_true_word_wt", "human_probability_true_word", "model_top_is_human_modal",
-            "human_entropy_bits", "model_entropy_renormalised_bits", "spearman_rho", "kl_human_model_bits",
-            "js_divergence_bits", "model_mass_on_responses_wt"]
+MEASURES = [
+    "model_probability_modal_wt",
+    "model_probability_modal_lw",
+    "human_probability_modal",
+    "model_probability_true_word_wt",
+    "human_probability_true_word",
+    "model_top_is_human_modal",
+    "human_entropy_bits",
+    "model_entropy_renormalised_bits",
+    "spearman_rho",
+    "kl_human_model_bits",
+    "js_divergence_bits",
+    "model_mass_on_responses_wt",
+]
 
 
 def columns():
@@ -25,11 +36,13 @@ def model(dbt, session):
     B = int(dbt.config.get("bootstrap_replicates") or 1000)
     ctx = dbt.ref("mart_cloze_vs_model").df()
     if ctx.empty:
-        return pd.DataFrame({c: pd.Series(dtype="object" if c in ("corpus", "model_key") else "float64")
-                             for c in columns()})
+        return pd.DataFrame(
+            {c: pd.Series(dtype="object" if c in ("corpus", "model_key") else "float64") for c in columns()}
+        )
     rows = []
     for (corpus, model_key), g in ctx.sort_values(["corpus", "model_key", "doc_id", "word_index"]).groupby(
-            ["corpus", "model_key"], sort=True):
+        ["corpus", "model_key"], sort=True
+    ):
         n = len(g)
         rng = np.random.default_rng(SEED)
         idx = rng.integers(0, n, size=(B, n))

@@ -9,13 +9,25 @@ p = 0 having no surprisal); model surprisal of the word itself (int_reading_surp
 change r). Every word with both values enters. Interval: 95% percentile bootstrap over texts
 (B = var bootstrap_replicates resamples of the texts with replacement, fixed seed), computed from per-text
 sums, so a resampled text brings all its words."""
-import numpy as np
 
+import numpy as np
 import reading_regression as rr
 
 SEED = 20261125
-COLUMNS = ["corpus", "model_key", "run_id", "run_source", "definition", "n_words", "n_texts", "pnc_pearson_r",
-           "pnc_ci_low", "pnc_ci_high", "bootstrap_replicates", "bootstrap_seed"]
+COLUMNS = [
+    "corpus",
+    "model_key",
+    "run_id",
+    "run_source",
+    "definition",
+    "n_words",
+    "n_texts",
+    "pnc_pearson_r",
+    "pnc_ci_low",
+    "pnc_ci_high",
+    "bootstrap_replicates",
+    "bootstrap_seed",
+]
 
 
 def pearson_from_sums(S: np.ndarray) -> np.ndarray:
@@ -30,8 +42,9 @@ def pearson_from_sums(S: np.ndarray) -> np.ndarray:
 def pnc(x: np.ndarray, y: np.ndarray, text: np.ndarray, B: int, seed: int) -> tuple[float, float, float, int]:
     codes, t = np.unique(text, return_inverse=True)
     D = len(codes)
-    sums = np.stack([np.bincount(t, weights=w, minlength=D) for w in
-                     (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=1)
+    sums = np.stack(
+        [np.bincount(t, weights=w, minlength=D) for w in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=1
+    )
     r = float(pearson_from_sums(sums.sum(0)))
     rng = np.random.default_rng(seed)
     counts = np.stack([np.bincount(rng.integers(0, D, D), minlength=D) for _ in range(B)])
@@ -56,10 +69,32 @@ def model(dbt, session):
     for (corpus, run_id, definition), g in d.groupby(["corpus", "run_id", "definition"], sort=True):
         if len(g) < 3:
             continue
-        r, lo, hi, D = pnc(g["surprisal_nats"].to_numpy(float), g["cloze_surprisal_nats"].to_numpy(float),
-                           g["doc_id"].astype(str).to_numpy(), B, SEED)
-        rows.append(dict(corpus=corpus, model_key=g["model_key"].iloc[0], run_id=run_id,
-                         run_source=g["run_source"].iloc[0], definition=definition, n_words=len(g), n_texts=D,
-                         pnc_pearson_r=r, pnc_ci_low=lo, pnc_ci_high=hi, bootstrap_replicates=B, bootstrap_seed=SEED))
-    return rr.typed_frame(rows, COLUMNS, text=("corpus", "model_key", "run_id", "run_source", "definition"),
-                          integers=("n_words", "n_texts", "bootstrap_replicates", "bootstrap_seed"))
+        r, lo, hi, D = pnc(
+            g["surprisal_nats"].to_numpy(float),
+            g["cloze_surprisal_nats"].to_numpy(float),
+            g["doc_id"].astype(str).to_numpy(),
+            B,
+            SEED,
+        )
+        rows.append(
+            dict(
+                corpus=corpus,
+                model_key=g["model_key"].iloc[0],
+                run_id=run_id,
+                run_source=g["run_source"].iloc[0],
+                definition=definition,
+                n_words=len(g),
+                n_texts=D,
+                pnc_pearson_r=r,
+                pnc_ci_low=lo,
+                pnc_ci_high=hi,
+                bootstrap_replicates=B,
+                bootstrap_seed=SEED,
+            )
+        )
+    return rr.typed_frame(
+        rows,
+        COLUMNS,
+        text=("corpus", "model_key", "run_id", "run_source", "definition"),
+        integers=("n_words", "n_texts", "bootstrap_replicates", "bootstrap_seed"),
+    )

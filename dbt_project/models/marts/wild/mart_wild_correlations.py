@@ -14,6 +14,7 @@ row (both triangles and the diagonal, for the heat map); p-values are the two-si
 ones, uncorrected. Coding: eng_level_code 1 = Native .. 4 = Basic (higher = weaker English);
 assistants_code 1 = yes, 2 = no (README order, see docs/wild.md).
 """
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -23,20 +24,39 @@ DEMOGRAPHICS = {
     "without_model": ["age_years", "eng_level_code"],
 }
 TERMS = {
-    "with_model": {"devising_s": "D_H", "wrapping_s": "W_H", "unwrapping_s": "U_H", "validating_s": "V_H",
-                   "loss_mean": "L_H (GPT-3)"},
+    "with_model": {
+        "devising_s": "D_H",
+        "wrapping_s": "W_H",
+        "unwrapping_s": "U_H",
+        "validating_s": "V_H",
+        "loss_mean": "L_H (GPT-3)",
+    },
     "without_model": {"solving_s": "G_H", "loss_mean": "L_H (human)"},
 }
-COLUMNS = ["condition", "domain", "variable_x", "variable_y", "kind_x", "kind_y", "term_y",
-           "n_respondents", "spearman_rho", "p_value"]
+COLUMNS = [
+    "condition",
+    "domain",
+    "variable_x",
+    "variable_y",
+    "kind_x",
+    "kind_y",
+    "term_y",
+    "n_respondents",
+    "spearman_rho",
+    "p_value",
+]
 
 
 def model(dbt, session):
     terms = dbt.ref("int_wild_respondent_terms").df()
     resp = dbt.ref("stg_wild_respondents").df()
     if terms.empty:
-        return pd.DataFrame({c: pd.Series(dtype="float64" if c in ("spearman_rho", "p_value", "n_respondents")
-                                          else "object") for c in COLUMNS})
+        return pd.DataFrame(
+            {
+                c: pd.Series(dtype="float64" if c in ("spearman_rho", "p_value", "n_respondents") else "object")
+                for c in COLUMNS
+            }
+        )
     rows = []
     for cond, demo in DEMOGRAPHICS.items():
         term_cols = list(TERMS[cond])
@@ -60,7 +80,18 @@ def model(dbt, session):
                     else:
                         r = stats.spearmanr(pair[x], pair[y])
                         rho, p = float(r.statistic), float(r.pvalue)
-                    rows.append(dict(condition=cond, domain=scope, variable_x=x, variable_y=y,
-                                     kind_x=kinds[x], kind_y=kinds[y], term_y=TERMS[cond].get(y),
-                                     n_respondents=n, spearman_rho=rho, p_value=p))
+                    rows.append(
+                        dict(
+                            condition=cond,
+                            domain=scope,
+                            variable_x=x,
+                            variable_y=y,
+                            kind_x=kinds[x],
+                            kind_y=kinds[y],
+                            term_y=TERMS[cond].get(y),
+                            n_respondents=n,
+                            spearman_rho=rho,
+                            p_value=p,
+                        )
+                    )
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -16,15 +16,33 @@ two-sided ones (which give twice as much: 1.6e-5, 2.1e-4, 1, 1); both are report
 Holm correction across the four domains (Holm 1979), statsmodels.multipletests(method='holm').
 The printed Table 1 values (paper_* columns) come from seed wild_paper_table1.
 """
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-COLUMNS = ["domain", "domain_order", "condition", "loss_mean", "loss_sd", "n_ratings", "n_respondents",
-           "shapiro_p", "levene_p", "test", "alternative", "statistic", "p_value", "p_value_holm",
-           "p_value_two_sided", "p_value_two_sided_holm", "normality_alpha",
-           "paper_loss_mean", "paper_p_value_holm"]
+COLUMNS = [
+    "domain",
+    "domain_order",
+    "condition",
+    "loss_mean",
+    "loss_sd",
+    "n_ratings",
+    "n_respondents",
+    "shapiro_p",
+    "levene_p",
+    "test",
+    "alternative",
+    "statistic",
+    "p_value",
+    "p_value_holm",
+    "p_value_two_sided",
+    "p_value_two_sided_holm",
+    "normality_alpha",
+    "paper_loss_mean",
+    "paper_p_value_holm",
+]
 
 
 def _holm(p):
@@ -43,15 +61,23 @@ def model(dbt, session):
     tasks = dbt.ref("stg_wild_tasks").df()
     # Casares et al. 2022, Table 1 as printed (rows GPT-3 and Human, and the p-value row), for comparison
     paper_table = dbt.ref("wild_paper_table1").df()
-    paper = {r.domain: (r.paper_loss_with_model, r.paper_loss_without_model, r.paper_p_value_holm)
-             for r in paper_table.itertuples()}
+    paper = {
+        r.domain: (r.paper_loss_with_model, r.paper_loss_without_model, r.paper_p_value_holm)
+        for r in paper_table.itertuples()
+    }
     if losses.empty:
-        return pd.DataFrame({c: pd.Series(dtype="float64" if c not in ("domain", "condition", "test", "alternative")
-                                          else "object") for c in COLUMNS})
+        return pd.DataFrame(
+            {
+                c: pd.Series(dtype="float64" if c not in ("domain", "condition", "test", "alternative") else "object")
+                for c in COLUMNS
+            }
+        )
     order = tasks.groupby("domain")["task_index"].min().to_dict()
     # rounded to 1e-9: a mean's last bit depends on the order DuckDB hands the rows over, and equal means (losses
     # are quarters averaged) must stay tied for the Mann-Whitney ranks
-    per_resp = losses.groupby(["domain", "condition", "respondent_id"], as_index=False)["loss"].mean().round({"loss": 9})
+    per_resp = (
+        losses.groupby(["domain", "condition", "respondent_id"], as_index=False)["loss"].mean().round({"loss": 9})
+    )
     rows, tests = [], []
     for domain in sorted(losses["domain"].unique(), key=lambda d: order.get(d, 99)):
         a = per_resp.query("domain == @domain and condition == 'with_model'")["loss"].to_numpy()
@@ -76,11 +102,20 @@ def model(dbt, session):
         for cond, sh in (("with_model", sh_a), ("without_model", sh_b)):
             sel = losses[(losses["domain"] == domain) & (losses["condition"] == cond)]["loss"]
             printed = paper.get(domain)
-            rows.append(dict(domain=domain, domain_order=order.get(domain), condition=cond,
-                             loss_mean=sel.mean(), loss_sd=sel.std(ddof=1), n_ratings=len(sel),
-                             n_respondents=len(a) if cond == "with_model" else len(b), shapiro_p=sh,
-                             paper_loss_mean=None if printed is None else printed[0 if cond == "with_model" else 1],
-                             paper_p_value_holm=None if printed is None else printed[2]))
+            rows.append(
+                dict(
+                    domain=domain,
+                    domain_order=order.get(domain),
+                    condition=cond,
+                    loss_mean=sel.mean(),
+                    loss_sd=sel.std(ddof=1),
+                    n_ratings=len(sel),
+                    n_respondents=len(a) if cond == "with_model" else len(b),
+                    shapiro_p=sh,
+                    paper_loss_mean=None if printed is None else printed[0 if cond == "with_model" else 1],
+                    paper_p_value_holm=None if printed is None else printed[2],
+                )
+            )
     t = pd.DataFrame(tests)
     t["p_value_holm"] = _holm(t["p_value"])
     t["p_value_two_sided_holm"] = _holm(t["p_value_two_sided"])
