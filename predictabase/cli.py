@@ -100,7 +100,7 @@ EngineOpt = Annotated[
     typer.Option(
         "--engine",
         envvar="PREDICTABASE_ENGINE",
-        help="local (this process) or ray (model replicas on a Ray cluster, identical results; docs/scale.md)",
+        help="local (this process) or ray (model replicas on a Ray cluster, identical results; docs/guides/scale.md)",
     ),
 ]
 AddressOpt = Annotated[

@@ -59,7 +59,7 @@ from predictabase.runs import read_runs
 SNAPSHOT_ALIAS = "snap"
 TABLE_ROWS = 1000  # rows the `table` format prints (csv, markdown and parquet give every row)
 
-# The reasons in front of DuckDB's message (the tests and docs/sql.md quote them).
+# The reasons in front of DuckDB's message (the tests and docs/guides/sql.md quote them).
 READ_ONLY = "the snapshot is read-only"
 FILES = "reading or writing files is disabled in this shell"
 EXTENSIONS = "installing or loading extensions is disabled"

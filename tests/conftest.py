@@ -140,7 +140,7 @@ def dbt_fixture_built(mirror, tmp_path_factory):
 @pytest.fixture(scope="session")
 def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
     """A warehouse refreshed once from nothing with the real CLI (read-only use; copy it to change it): Brown added
-    first through the user's path (`corpus add`, README "Worked example: Brown"), and MECO's German texts with
+    first through the user's path (`corpus add`, the worked example of docs/guides/own-corpus.md), and MECO's German texts with
     `--language de` (a corpus in another language by declaration alone), then one `refresh`: every catalog file
     fetched, every ingest job, every shipped corpus, Brown and MECO German scored by the tiny GPT-2 of the models file, Brown and
     MECO German by SmolLM2 (its `corpora` is empty: a model scores every user corpus), a full dbt build, published.

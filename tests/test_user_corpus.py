@@ -1,4 +1,4 @@
-"""The worked example of the README, end to end through the user's path: Brown (Smith & Levy 2013's self-paced
+"""The worked example of docs/guides/own-corpus.md, end to end through the user's path: Brown (Smith & Levy 2013's self-paced
 reading corpus, in the mirror only as Pimentel & Meister's per-word table) added with `predictabase corpus add`
 from CSVs derived here from the upstream file, then `predictabase refresh` with SmolLM2 (real CLI processes).
 

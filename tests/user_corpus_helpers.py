@@ -1,5 +1,5 @@
 """The worked example's files: Brown (Smith & Levy 2013's self-paced reading corpus), which the mirror holds only as
-Pimentel & Meister's per-word table, derived as a user would (README "Worked example: Brown")."""
+Pimentel & Meister's per-word table, derived as a user would (the worked example of docs/guides/own-corpus.md)."""
 
 from __future__ import annotations
 

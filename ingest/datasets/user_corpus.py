@@ -86,7 +86,7 @@ CORPORA_SCHEMA = {
     "source_sha256": pl.String,
 }
 #: a cell that says "no value" (a word not read, no frequency). `NaN` is not one: it is what a failed computation
-#: writes, so it is refused as not a number (README "Your own corpus"), like `null` and `none`.
+#: writes, so it is refused as not a number (docs/guides/own-corpus.md), like `null` and `none`.
 MISSING = {"", "na"}
 RT_COLUMNS = ("rt_ms", "rt", "time")
 EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".jsonl": None, ".ndjson": None}

@@ -22,7 +22,7 @@ A worker that dies mid-unit is restarted by Ray (`max_restarts`) and its unit re
 a part file is written whole under its final name only, so a retried unit replaces nothing but itself.
 
 The workers import this package: on a cluster of several machines install it (and the model) on every
-node (docs/scale.md). Ray's usage statistics stay off (`RAY_USAGE_STATS_ENABLED=0`).
+node (docs/guides/scale.md). Ray's usage statistics stay off (`RAY_USAGE_STATS_ENABLED=0`).
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _resolve_device(device: str | None, dtype: str | None):
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if dtype is None:
         # float32 on every device unless asked: bfloat16 activations move SmolLM2-135M's log-probabilities by
-        # 0.106 nats on average (6.9 at most) on Natural Stories and UCL (bench/score_results.md); the weights'
+        # 0.106 nats on average (6.9 at most) on Natural Stories and UCL (bench/RESULTS.md); the weights'
         # rounding alone moves them 0.008. bfloat16 / float16 (`--dtype`) are for speed, with a measured cost.
         dt = torch.float32
     else:

@@ -73,8 +73,8 @@ def end_of_text_ids(tokenizer) -> frozenset[int]:
     that is a chat end-of-turn marker (`CHAT_TURN_ENDS`): then `<eos>` or `</s>` when the vocabulary
     has one (an instruct tokenizer declaring `<end_of_turn>` keeps its base model's `<eos>`), else none. A chat turn end is not the end of a plain
     text: the texts are scored as documents after the separator (the BOS policy), not inside a
-    chat template, so the same separator ends them. Evidence (README "Word surprisal",
-    `bench/end_of_text.py`): SmolLM2-135M-Instruct declares `<|im_end|>` as EOS; counting it moves
+    chat template, so the same separator ends them. Evidence
+    (`bench/end_of_text.py`): SmolLM2-135M-Instruct declares `<|im_end|>` as EOS; counting it moves
     ln B by up to 0.075 nats inside Natural Stories texts, where no text ends.
     """
     vocab = tokenizer.get_vocab()

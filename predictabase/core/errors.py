@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-#: the exit codes of the `predictabase` command, for scripts (README "Exit codes")
+#: the exit codes of the `predictabase` command, for scripts (docs/guides/operations.md, "Exit codes")
 EXIT_OK = 0
 EXIT_INTERNAL = 1  # an unexpected error: a bug (one line; PREDICTABASE_DEBUG=1 shows the traceback)
 EXIT_USAGE = 2  # a usage or input error: a bad option, a bad source file, a model that does not load, ...

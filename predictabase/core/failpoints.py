@@ -6,7 +6,7 @@ included, until the test kills or continues it); `<point>:int` sends it SIGINT o
 terminal would (the signal is handled in the main thread, wherever the point is reached; a point reached again,
 say by another of dbt's threads while the first interrupt unwinds, sends nothing more). Unset, a failpoint costs
 one dict lookup.
-The points are listed in `POINTS` (and in docs/faults.md); an unknown name is an error, so
+The points are listed in `POINTS` (and in docs/guides/operations.md); an unknown name is an error, so
 a test cannot silently aim at a point that no longer exists.
 """
 

@@ -1,5 +1,5 @@
 """`defs`: the Dagster code location of predictabase (`dagster dev` from the repository root loads it through
-[tool.dagster] in pyproject.toml). See docs/dagster.md.
+[tool.dagster] in pyproject.toml). See docs/guides/scheduling.md.
 
 - assets: `fetch`, `ingest/<job>` (one per ingest job, run together as one multi-asset), `token_scores`
   (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_model_scores` (one per model; each model step's asset is
@@ -21,7 +21,7 @@ from predictabase.orchestrate.assets import STEP_ASSETS, fetch, ingest, marts_sn
 from predictabase.orchestrate.dbt import DBT_EXECUTABLE, PROJECT, dbt_project_assets
 from predictabase.orchestrate.resources import PredictabaseResource
 
-DAILY_CRON = "17 3 * * *"  # 03:17 every day (the cron line of docs/dagster.md)
+DAILY_CRON = "17 3 * * *"  # 03:17 every day (the cron line of docs/guides/scheduling.md)
 
 
 class RefreshConfig(dg.Config):

@@ -1,7 +1,7 @@
 """`predictabase refresh`: bring the warehouse and the published snapshot up to date, doing only what changed.
 
 Four steps, each deciding from durable state (never from what an earlier, possibly killed, refresh meant
-to do), all under the warehouse's writer lock (docs/refresh.md explains each decision):
+to do), all under the warehouse's writer lock (docs/guides/scheduling.md explains each decision):
 
 1. fetch   - every catalog file; a file present with the catalog's sha256 is not fetched again, and
              raw.source_files rows are rewritten only for files fetched now (`fetch_and_record`).

@@ -12,7 +12,7 @@ Group A (with GPT-3) has age, English level, GPT-3 familiarity and assistants; g
 age and English level only, so the two groups get separate matrices. Every ordered pair (x, y) is a
 row (both triangles and the diagonal, for the heat map); p-values are the two-sided scipy.spearmanr
 ones, uncorrected. Coding: eng_level_code 1 = Native .. 4 = Basic (higher = weaker English);
-assistants_code 1 = yes, 2 = no (README order, see docs/wild.md).
+assistants_code 1 = yes, 2 = no (README order, see docs/results/wild.md).
 """
 
 import numpy as np
