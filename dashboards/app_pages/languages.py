@@ -74,7 +74,10 @@ def dll_layers(view: pd.DataFrame, value: str, low: str, high: str, y_title: str
     """Points and 95% interval lines per language (x) and model (colour, side by side), a dashed zero line."""
     langs = sorted(view["language_name"].unique())
     order = models_in_order(view)
-    enc = alt.Chart(view).encode(
+    # the data once, on the layer, and only the columns drawn: on each mark, Altair compared the frames by their
+    # printed text (half the page's server time) and the browser received the whole mart row several times
+    view = view[["language_name", "model", value, low, high, "n_words"]]
+    enc = alt.Chart().encode(
         x=alt.X("language_name:N", sort=langs, title="language (MECO)", axis=alt.Axis(labelAngle=-30)),
         xOffset=alt.XOffset("model:N", sort=order),
         color=alt.Color(
@@ -94,10 +97,11 @@ def dll_layers(view: pd.DataFrame, value: str, low: str, high: str, y_title: str
         .mark_rule(strokeDash=[4, 4], color="#888888")
         .encode(y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
     )
-    return (
-        enc.mark_rule().encode(y=alt.Y(f"{low}:Q", title=y_title), y2=f"{high}:Q")
-        + enc.mark_point(filled=True, size=45).encode(y=f"{value}:Q")
-        + zero
+    return alt.layer(
+        enc.mark_rule().encode(y=alt.Y(f"{low}:Q", title=y_title), y2=f"{high}:Q"),
+        enc.mark_point(filled=True, size=45).encode(y=f"{value}:Q"),
+        zero,
+        data=view,
     ).properties(height=340)
 
 
@@ -297,7 +301,9 @@ else:
             # two entries a row: the four in one row were 573 px, past a 480 px column
             legend=alt.Legend(orient="bottom", columns=2, symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1),
         )
-        base = alt.Chart(cv).encode(x=alt.X("surprisal_bits:Q", title="word surprisal (bits)"), color=colour)
+        # the data once, on the facet, and only the columns drawn (as for the ΔLL charts above)
+        cv = cv[["panel", "curve", "surprisal_bits", "effect_ms", "effect_low_ms", "effect_high_ms"]]
+        base = alt.Chart().encode(x=alt.X("surprisal_bits:Q", title="word surprisal (bits)"), color=colour)
         band = (
             base.transform_filter(alt.datum.curve == "GAM, ours")
             .mark_area(opacity=0.2)
@@ -320,9 +326,9 @@ else:
         )
         # two panels a row: with their axes they fit a 480 px column (a 940 px window); four were 908 px wide
         grid = (
-            (band + lines)
+            alt.layer(band, lines)
             .properties(width=PANEL_PX, height=130)
-            .facet(facet=alt.Facet("panel:N", sort=panels, title=None), columns=2)
+            .facet(facet=alt.Facet("panel:N", sort=panels, title=None), columns=2, data=cv)
             .resolve_scale(y="independent")
         )
         # the model in the subtitle: in the title, a long name cut the title off the chart's right side

@@ -179,7 +179,9 @@ st.caption(
 
 # ------------------------------------------------------------------ ΔLL per model
 st.subheader("ΔLL per model")
-base = alt.Chart(shown).encode(
+# each chart's data once, on its layer, and only the columns it draws: on every mark, Altair compared the frames
+# by their printed text, and the browser received the whole mart row again for each mark
+base = alt.Chart().encode(
     y=alt.Y("model:N", sort=list(shown["model"]), title="model (smallest first)", axis=alt.Axis(labelLimit=400)),
     color=family_color(ALL_FAMILIES, shown["family"]),
     tooltip=[
@@ -195,7 +197,11 @@ base = alt.Chart(shown).encode(
 points = base.mark_point(filled=True, size=80).encode(x=alt.X("dll:Q", title=DLL_AXIS))
 bars = base.mark_rule().encode(x="lo:Q", x2="hi:Q")
 charts.show(
-    (bars + points).properties(height=max(200, 26 * len(shown))),
+    alt.layer(
+        bars,
+        points,
+        data=shown[["model", "family", "dll", "lo", "hi", "p_value", "n_rows", "definition"]],
+    ).properties(height=max(200, 26 * len(shown))),
     f"ΔLL per model (10⁻² {unit}), {labels.corpus_name(corpus)}, {MEASURES[measure]}",
     f"For each model, how much its surprisal improves the prediction of {MEASURES[measure]} on "
     f"{labels.corpus_name(corpus)} (ΔLL, 10⁻² nats), with 95% intervals over folds; higher is better.",
@@ -218,7 +224,7 @@ if ppl is not None and not ppl.empty:
     )
     # the two scatters one under the other, each the column's width: side by side, their legends were cut
     scatter = (
-        alt.Chart(ppl)
+        alt.Chart(ppl[["model", "family", "dll", "size_m", "word_perplexity", "pnc_pearson_r"]])
         .mark_circle(opacity=0.85)
         .encode(
             y=alt.Y("dll:Q", title=DLL_AXIS),
@@ -300,7 +306,7 @@ else:
         f"WT surprisal fits these reading times better for {n_wt} of {len(wl)} models; the difference is "
         + ("significant (p < 0.05) for none of them." if n_sig == 0 else f"significant (p < 0.05) for {n_sig} of them.")
     )
-    enc = alt.Chart(wl).encode(
+    enc = alt.Chart().encode(
         y=alt.Y("model:N", title="model", axis=alt.Axis(labelLimit=400)),
         color=alt.Color(
             "better:N",
@@ -323,10 +329,11 @@ else:
             strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
         )
     )
-    chart = (
-        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q")
-        + enc.mark_point(filled=True, size=70).encode(x="diff:Q")
-        + zero
+    chart = alt.layer(
+        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q"),
+        enc.mark_point(filled=True, size=70).encode(x="diff:Q"),
+        zero,
+        data=wl[["model", "better", "diff", "lo", "hi", "p_value"]],
     )
     charts.show(
         chart.properties(height=max(180, 24 * len(wl))),
@@ -350,7 +357,7 @@ run = url_state.selectbox(
 shape = data.rows(SHAPE, where={"corpus": corpus, "measure": measure, "run_id": run})
 if shape is not None and not shape.empty:
     shape = shape.assign(word_surprisal=shape["definition"].map({"wt": "WT", "lw": "LW"}))
-    enc = alt.Chart(shape).encode(
+    enc = alt.Chart().encode(
         x=alt.X("mean_surprisal_bits:Q", title="word surprisal (bits)"),
         # the legend draws the lines' colour at full strength (the band's 0.2 opacity made the swatches nearly
         # invisible, on a dark theme above all)
@@ -372,7 +379,21 @@ if shape is not None and not shape.empty:
         ],
     )
     charts.show(
-        (band + line).properties(height=320),
+        alt.layer(
+            band,
+            line,
+            data=shape[
+                [
+                    "mean_surprisal_bits",
+                    "word_surprisal",
+                    "mean_rt_ms",
+                    "mean_rt_ci_low_ms",
+                    "mean_rt_ci_high_ms",
+                    "bin_low_bits",
+                    "n_words",
+                ]
+            ],
+        ).properties(height=320),
         f"Mean {MEASURES[measure]} (ms) per 1-bit surprisal bin",
         f"Mean {MEASURES[measure]} in milliseconds of the words in each 1-bit bin of word surprisal under "
         "the chosen model, for WT and LW surprisal, with 95% intervals as bands.",
