@@ -5,6 +5,7 @@ with r as (
            count(*) over (partition by corpus, doc_id, word_index) as v_count
     from {{ ref('stg_cloze_responses') }}
 )
+
 select corpus, doc_id, word_index, context, response, probability_laplace, response_count
 from r
 where abs(probability_laplace - (response_count + 1) / (n_responses_context + n_types_context)) > 1e-12

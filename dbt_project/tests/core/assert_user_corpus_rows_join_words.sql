@@ -26,7 +26,7 @@ user_rows as (
 
 select u.*
 from user_rows as u
-where u.corpus in (select corpus from user_corpora)
+where u.corpus in (select c.corpus from user_corpora as c)
   and not exists (
     select 1 from {{ ref('stg_words') }} as w
     where w.corpus = u.corpus and w.doc_id = u.doc_id and w.word_index = u.word_index

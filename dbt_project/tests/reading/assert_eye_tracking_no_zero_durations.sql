@@ -1,6 +1,6 @@
 -- No eye-tracking duration is 0 ms, and a word skipped in first pass has NULL first-pass durations (never 0):
 -- the rows returned break that (tag reading).
-select 'mart_eye_tracking_measures' as model, corpus, reader_id, doc_id, word_index, skipped_first_pass,
+select 'mart_eye_tracking_measures' as mart, corpus, reader_id, doc_id, word_index, skipped_first_pass,
     first_fixation_ms, gaze_duration_ms, right_bounded_ms, go_past_ms, total_reading_time_ms
 from {{ ref('mart_eye_tracking_measures') }}
 where first_fixation_ms = 0 or gaze_duration_ms = 0 or right_bounded_ms = 0 or go_past_ms = 0

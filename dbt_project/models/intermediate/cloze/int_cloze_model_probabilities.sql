@@ -29,5 +29,5 @@ select
     s.logprob_tokens_nats + s.logprob_boundary_after_nats - s.logprob_boundary_before_nats as logprob_wt_nats,
     exp(s.logprob_tokens_nats) as probability_lw,
     exp(s.logprob_tokens_nats + s.logprob_boundary_after_nats - s.logprob_boundary_before_nats) as probability_wt
-from {{ ref('stg_cloze_model_scores') }} s
-join runs r on r.run_id = s.run_id and r.recency = 1
+from {{ ref('stg_cloze_model_scores') }} as s
+inner join runs as r on r.run_id = s.run_id and r.recency = 1

@@ -6,7 +6,7 @@ with ranked as (
         *,
         row_number() over (
             partition by corpus, doc_id, word_index
-            order by word_matches desc, upstream_row
+            order by word_matches desc, upstream_row asc
         ) as rank_in_word,
         count(*) over (partition by corpus, doc_id, word_index) as n_upstream_rows
     from {{ ref('stg_cloze_norms') }}

@@ -8,7 +8,7 @@ with responses as (
         *,
         row_number() over (
             partition by corpus, doc_id, word_index
-            order by response_count desc, response is null, response
+            order by response_count desc, response is null, response asc
         ) as rank_in_context,
         max(response_count) over (partition by corpus, doc_id, word_index) as max_count
     from {{ ref('stg_cloze_responses') }}

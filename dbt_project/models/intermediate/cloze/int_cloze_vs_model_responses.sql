@@ -38,6 +38,6 @@ select
     m.probability_wt / sum(m.probability_wt) over (
         partition by m.model_key, h.corpus, h.doc_id, h.word_index
     ) as model_probability_wt_renormalised
-from human h
-join model m
+from human as h
+inner join model as m
     on m.corpus = h.corpus and m.doc_id = h.doc_id and m.word_index = h.word_index and m.response = h.response

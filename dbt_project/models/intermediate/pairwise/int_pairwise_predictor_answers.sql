@@ -103,4 +103,4 @@ from (
     select * from rounded
     union all by name
     select * from exact
-)
+) as answers

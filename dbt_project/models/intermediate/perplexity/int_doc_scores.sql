@@ -32,6 +32,7 @@
 with runs as (
     select run_id from {{ ref('int_runs') }} where used_in_marts
 ),
+
 scored as (
     select t.run_id, t.model_key, t.corpus, t.doc_id, t.char_start, t.char_end,
         t.surprisal_nats, t.surprisal_bits, t.n_chars, t.n_bytes
@@ -39,6 +40,7 @@ scored as (
     inner join runs using (run_id)
     where t.is_scored
 ),
+
 doc_sums as (
     select
         run_id, model_key, corpus, doc_id,
@@ -54,6 +56,7 @@ doc_sums as (
     from scored
     group by all
 ),
+
 hull_words as (
     select h.corpus, h.doc_id, h.scored_char_start, h.scored_char_end, count(distinct w.word_index) as n_words
     from (select distinct corpus, doc_id, scored_char_start, scored_char_end from doc_sums where tiled) as h
@@ -62,6 +65,7 @@ hull_words as (
         and w.char_end > h.scored_char_start and w.char_end <= h.scored_char_end
     group by all
 ),
+
 untiled_words as (
     select s.run_id, s.doc_id, count(distinct w.word_index) as n_words
     from (
@@ -75,6 +79,7 @@ untiled_words as (
         and w.char_end > s.char_start and w.char_end <= s.char_end
     group by all
 )
+
 select
     d.run_id, d.model_key, d.corpus, d.doc_id, d.n_tokens, d.total_surprisal_nats, d.total_surprisal_bits,
     d.n_chars, d.n_bytes, d.scored_char_start, d.scored_char_end,

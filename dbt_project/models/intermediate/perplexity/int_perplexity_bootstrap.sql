@@ -30,15 +30,18 @@ with docs as (
         dense_rank() over (order by run_id) as run_no
     from {{ ref('int_doc_scores') }}
 ),
+
 runs as (
     select distinct run_id, run_no, n_docs from docs where run_id is not null
 ),
+
 draws as (
     -- draw k of replicate b, with b and k as text made once (per replicate, per document position)
-    select run_no, n_docs, b, run_id, b_text, unnest(k_texts) as k_text
+    select r.run_no, r.n_docs, reps.b, r.run_id, reps.b_text, unnest(r.k_texts) as k_text
     from (select *, cast(range(n_docs) as varchar[]) as k_texts from runs) as r,
-        (select b, cast(b as varchar) as b_text from range({{ B }}) as reps(b)) as reps
+        (select b, cast(b as varchar) as b_text from range({{ B }}) as reps (b)) as reps
 ),
+
 picks as (
     -- the first 60 bits of md5 as a BIGINT: x = the digest's first 8 bytes read little-endian
     -- (md5_number's low 64 bits), byte-swapped to read them big-endian, >> 4. (md5_number() % BIGINT
@@ -49,10 +52,13 @@ picks as (
     ) >> 4) as bigint) % n_docs as doc_pos
     from (
         select run_no, b, n_docs,
-            cast(md5_number(concat(run_id, ':', b_text, ':', k_text)) & cast(18446744073709551615 as uhugeint) as ubigint) as x
+            cast(
+                md5_number(concat(run_id, ':', b_text, ':', k_text)) & cast(18446744073709551615 as uhugeint) as ubigint
+            ) as x
         from draws
     ) as hashed
 ),
+
 replicates as (
     select
         p.run_no, p.b,
@@ -62,16 +68,17 @@ replicates as (
     inner join docs as d using (run_no, doc_pos)
     group by all
 )
+
 select
     r.run_id,
     count(*) as n_replicates,
-    quantile_cont(exp(mean_surprisal_nats), 0.025) as token_perplexity_ci_low,
-    quantile_cont(exp(mean_surprisal_nats), 0.975) as token_perplexity_ci_high,
-    quantile_cont(mean_surprisal_nats, 0.025) as mean_surprisal_nats_ci_low,
-    quantile_cont(mean_surprisal_nats, 0.975) as mean_surprisal_nats_ci_high,
-    quantile_cont(bits_per_byte, 0.025) as bits_per_byte_ci_low,
-    quantile_cont(bits_per_byte, 0.975) as bits_per_byte_ci_high
-from replicates
+    quantile_cont(exp(rep.mean_surprisal_nats), 0.025) as token_perplexity_ci_low,
+    quantile_cont(exp(rep.mean_surprisal_nats), 0.975) as token_perplexity_ci_high,
+    quantile_cont(rep.mean_surprisal_nats, 0.025) as mean_surprisal_nats_ci_low,
+    quantile_cont(rep.mean_surprisal_nats, 0.975) as mean_surprisal_nats_ci_high,
+    quantile_cont(rep.bits_per_byte, 0.025) as bits_per_byte_ci_low,
+    quantile_cont(rep.bits_per_byte, 0.975) as bits_per_byte_ci_high
+from replicates as rep
 -- not the `runs` CTE: referenced twice, DuckDB would materialize it, and its few rows would then feed
 -- the whole draws pipeline from one thread (measured: 2x the wall time on 2 cores)
 inner join (select distinct run_id, run_no from docs) as r using (run_no)

@@ -10,9 +10,10 @@
 with runs as (
     select * from {{ ref('stg_runs') }}
 ),
+
 ranked as (
     select
-        runs.*,
+        *,
         case when run_limit is null then
             row_number() over (
                 partition by model_key, corpus, (run_limit is null)
@@ -21,10 +22,12 @@ ranked as (
         end as unlimited_recency_rank
     from runs
 )
+
 select
     r.run_id, r.model_key, r.model_id, r.model_revision, r.tokenizer, r.tokenizer_sha256,
     coalesce(r.vocab_size, k.vocab_size) as vocab_size,
-    case when r.vocab_size is not null then 'run' when k.vocab_size is not null then 'reference' end as vocab_size_source,
+    case when r.vocab_size is not null then 'run' when k.vocab_size is not null then 'reference' end
+        as vocab_size_source,
     r.dtype, r.device, r.bos_policy, r.bos_token_id, r.bos_token, r.corpus, r.corpus_version,
     r.context_length, r.stride, r.top_k, r.batch_tokens, r.run_limit, r.full_document,
     r.n_docs, r.n_tokens, r.source, r.started_at, r.finished_at, r.run_dir,

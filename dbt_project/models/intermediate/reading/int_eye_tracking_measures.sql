@@ -73,8 +73,8 @@ go_past as (
 
 first_run as (
     select r.corpus, r.reader_id, r.doc_id, r.word_index, r.run_number
-    from runs r
-    join go_past g
+    from runs as r
+    inner join go_past as g
         on r.corpus = g.corpus and r.reader_id = g.reader_id and r.doc_id = g.doc_id
         and r.fixation_index = g.first_pass_entry_fixation_index
 ),
@@ -86,8 +86,8 @@ first_pass as (
         count(*) as first_pass_fixations,
         bool_or(r.blink is not null) as first_pass_blink,
         max(r.fixation_index) as first_pass_exit_fixation_index
-    from runs r
-    join first_run f
+    from runs as r
+    inner join first_run as f
         on r.corpus = f.corpus and r.reader_id = f.reader_id and r.doc_id = f.doc_id
         and r.run_number = f.run_number
     group by all
@@ -97,8 +97,8 @@ first_pass_exit as (
     select
         p.*,
         coalesce(n.next_word_index < p.word_index, false) as regression_out  -- the trial's end: no regression
-    from first_pass p
-    join next_on_word n
+    from first_pass as p
+    inner join next_on_word as n
         on p.corpus = n.corpus and p.reader_id = n.reader_id and p.doc_id = n.doc_id
         and p.first_pass_exit_fixation_index = n.fixation_index
 ),
@@ -119,8 +119,8 @@ texts_read as (
 
 reader_words as (
     select t.corpus, t.reader_id, t.doc_id, w.word_index
-    from texts_read t
-    join {{ ref('stg_words') }} w on w.corpus = t.corpus and w.doc_id = t.doc_id
+    from texts_read as t
+    inner join {{ ref('stg_words') }} as w on w.corpus = t.corpus and w.doc_id = t.doc_id
 )
 
 select
@@ -138,7 +138,7 @@ select
     g.word_index is null as skipped_first_pass,
     p.regression_out,
     p.first_pass_blink
-from reader_words rw
-left join go_past g using (corpus, reader_id, doc_id, word_index)
-left join first_pass_exit p using (corpus, reader_id, doc_id, word_index)
-left join totals tot using (corpus, reader_id, doc_id, word_index)
+from reader_words as rw
+left join go_past as g using (corpus, reader_id, doc_id, word_index)
+left join first_pass_exit as p using (corpus, reader_id, doc_id, word_index)
+left join totals as tot using (corpus, reader_id, doc_id, word_index)

@@ -5,8 +5,8 @@
 --     mean RT over all readers of Frank et al.'s selfpacedreading.RT.txt, no exclusion; n readers not published).
 with ns as (
     select m.*, w.word_index
-    from {{ ref('stg_natural_stories_spr_means') }} m
-    join {{ ref('stg_words') }} w
+    from {{ ref('stg_natural_stories_spr_means') }} as m
+    inner join {{ ref('stg_words') }} as w
         on w.corpus = 'natural_stories' and w.doc_id = m.doc_id and w.native_id = m.native_id
 ),
 

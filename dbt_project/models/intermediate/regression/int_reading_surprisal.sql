@@ -8,10 +8,12 @@ with runs as (
 ),
 
 long as (
-    select corpus, model_key, run_id, run_source, doc_id, word_index, 'lw' as definition, surprisal_lw_nats as surprisal_nats
+    select corpus, model_key, run_id, run_source, doc_id, word_index, 'lw' as definition,
+        surprisal_lw_nats as surprisal_nats
     from runs where surprisal_lw_nats is not null
     union all
-    select corpus, model_key, run_id, run_source, doc_id, word_index, 'wt' as definition, surprisal_wt_nats as surprisal_nats
+    select corpus, model_key, run_id, run_source, doc_id, word_index, 'wt' as definition,
+        surprisal_wt_nats as surprisal_nats
     from runs where surprisal_wt_nats is not null
 ),
 

@@ -32,7 +32,7 @@ frequencies as (
     -- per corpus one source: the user's file where the corpus has one, else wordfreq
     select * from all_frequencies
     where frequency_source = 'user'
-       or (frequency_source = 'wordfreq' and corpus not in (select distinct corpus from user_frequencies))
+       or (frequency_source = 'wordfreq' and corpus not in (select distinct u.corpus from user_frequencies as u))
 ),
 
 described as (
@@ -42,7 +42,7 @@ described as (
         regexp_matches(w.word, '^[^\p{L}\p{N}\p{M}]|[^\p{L}\p{N}\p{M}]$') as has_punctuation,
         f.zipf_frequency as log_frequency,
         coalesce(f.frequency_source,
-                 case when w.corpus in (select corpus from user_frequencies) then 'user' else 'wordfreq' end)
+                 case when w.corpus in (select u.corpus from user_frequencies as u) then 'user' else 'wordfreq' end)
             as frequency_source,
         regexp_matches(w.word, '[.?!\x{037E}][^\p{L}\p{N}\p{M}]*$')  -- U+037E: the Greek question mark
             and not regexp_matches(w.word, '^(Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt)\.$') as ends_sentence_mark,

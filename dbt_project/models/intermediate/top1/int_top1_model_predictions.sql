@@ -91,7 +91,7 @@ word as (
     from {{ ref('stg_top1_word_predictions') }} as p
     inner join word_runs as r on r.run_dir = p.run_dir and r.recency = 1
     -- a model whose tokenizer is the game's is compared exactly, never also by words
-    where p.model_key not in (select model_key from game_tokenizer_runs)
+    where p.model_key not in (select g.model_key from game_tokenizer_runs as g)
 ),
 
 predictions as (

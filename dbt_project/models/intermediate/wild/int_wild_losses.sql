@@ -11,5 +11,5 @@ select
     s.rated,
     s.usefulness_score,
     1.0 - (s.usefulness_score - 1) / 4.0 as loss
-from {{ ref('stg_wild_scores') }} s
-join {{ ref('stg_wild_tasks') }} t using (domain, instance)
+from {{ ref('stg_wild_scores') }} as s
+inner join {{ ref('stg_wild_tasks') }} as t using (domain, instance)

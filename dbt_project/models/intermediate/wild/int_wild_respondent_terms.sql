@@ -13,11 +13,13 @@ with e as (
     from {{ ref('stg_wild_efforts') }}
     group by all
 ),
+
 l as (
     select respondent_id, domain, avg(loss) as loss_mean, count(*) as n_ratings
     from {{ ref('int_wild_losses') }}
     group by all
 )
+
 select
     e.respondent_id,
     e.condition,

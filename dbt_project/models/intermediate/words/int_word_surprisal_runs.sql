@@ -7,12 +7,12 @@
 -- release, raw.imported_word_surprisal) are carried as given, LW as their authors computed them,
 -- and have no row for the first word of a sentence (upstream has none); Pimentel & Meister's 11 models
 -- (GPT-2 small to xl, Pythia 70m to 12b) on Natural Stories, Provo and a user corpus declared with their Brown
--- files (published = 'pimentel_meister:brown') carry both definitions as their authors computed them (wordsprobability: WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our
--- words by key; Wilcox et al. 2023's four models on MECO's 11 languages (mGPT with short and long context, their
--- monolingual models on 30M words and on all data) carry their word surprisal as LW (the word's tokens from the
--- one that starts with its space marker, summed: their scripts/get_predictors.py), joined to our words by
--- (trialid, ianum); a text's first word has 0 bits there (no context: they start without BOS). mart_word_surprisal
--- publishes this table; the reading-time regressions read it.
+-- files (published = 'pimentel_meister:brown') carry both definitions as their authors computed them (wordsprobability:
+-- WT = their 'surprisal', LW = 'surprisal_buggy'), joined to our words by key; Wilcox et al. 2023's four models on
+-- MECO's 11 languages (mGPT with short and long context, their monolingual models on 30M words and on all data) carry
+-- their word surprisal as LW (the word's tokens from the one that starts with its space marker, summed: their
+-- scripts/get_predictors.py), joined to our words by (trialid, ianum); a text's first word has 0 bits there (no
+-- context: they start without BOS). mart_word_surprisal publishes this table; the reading-time regressions read it.
 with words as (
     select * from {{ ref('int_word_surprisal') }}
 ),

@@ -22,7 +22,7 @@ word_response as (
         max(r.response_count) as response_count,
         max(r.probability_laplace) as probability_laplace
     from norms as n
-    join {{ ref('stg_cloze_responses') }} as r
+    inner join {{ ref('stg_cloze_responses') }} as r
         on r.corpus = n.corpus and r.doc_id = n.doc_id and r.word_index = n.word_index
         and r.response = lower(regexp_replace(n.word, '^[^\w]+|[^\w]+$', '', 'g'))
     group by n.corpus, n.doc_id, n.word_index
@@ -44,7 +44,8 @@ joined as (
         coalesce(n.n_responses, c.n_responses) as n_responses,
         case
             when n.response_count is not null then n.response_count  -- a user's counts
-            when n.corpus in {{ cloze_corpora('published_probabilities') }} then round(n.cloze_probability_published * n.n_responses)::integer
+            when n.corpus in {{ cloze_corpora('published_probabilities') }}
+                then round(n.cloze_probability_published * n.n_responses)::integer
             when c.n_responses is not null then coalesce(w.response_count, 0)
         end as response_count,
         n.cloze_probability_published,

@@ -13,14 +13,14 @@ with ucl_responses as (
 ucl_unseen_true as (
     select t.model_key, t.corpus, t.doc_id, t.word_index, t.scored_text as word, 0.0 as human_probability,
            t.probability_wt as model_probability_wt, t.probability_lw as model_probability_lw
-    from {{ ref('int_cloze_model_probabilities') }} t
+    from {{ ref('int_cloze_model_probabilities') }} as t
     where t.corpus in {{ cloze_corpora('responses') }} and t.candidate_kind = 'true_word' and t.status = 'ok'
       and not exists (
-          select 1 from ucl_responses r
+          select 1 from ucl_responses as r
           where r.model_key = t.model_key and r.corpus = t.corpus and r.doc_id = t.doc_id
             and r.word_index = t.word_index and r.word = lower(t.scored_text))
       and exists (
-          select 1 from ucl_responses r
+          select 1 from ucl_responses as r
           where r.model_key = t.model_key and r.corpus = t.corpus and r.doc_id = t.doc_id
             and r.word_index = t.word_index)
 ),
@@ -29,15 +29,19 @@ provo_true as (
     select t.model_key, t.corpus, t.doc_id, t.word_index, t.scored_text as word,
            n.cloze_probability_published as human_probability,
            t.probability_wt as model_probability_wt, t.probability_lw as model_probability_lw
-    from {{ ref('int_cloze_model_probabilities') }} t
-    join {{ ref('int_cloze_norms') }} n on n.corpus = t.corpus and n.doc_id = t.doc_id and n.word_index = t.word_index
-    where t.corpus in {{ cloze_corpora('published_probabilities') }} and t.candidate_kind = 'true_word' and t.status = 'ok'
+    from {{ ref('int_cloze_model_probabilities') }} as t
+    inner join {{ ref('int_cloze_norms') }} as n
+        on n.corpus = t.corpus and n.doc_id = t.doc_id and n.word_index = t.word_index
+    where t.corpus in {{ cloze_corpora('published_probabilities') }}
+        and t.candidate_kind = 'true_word' and t.status = 'ok'
 ),
 
 words as (
     select * from ucl_responses
-    union all select * from ucl_unseen_true
-    union all select * from provo_true
+    union all
+    select * from ucl_unseen_true
+    union all
+    select * from provo_true
 ),
 
 binned as (
@@ -55,7 +59,7 @@ select
     case when bin_index = 0 then 0.0 else (bin_index - 1) / 10.0 end as bin_lower,
     bin_index / 10.0 as bin_upper,
     count(*) as n_words,
-    count(distinct (doc_id, word_index)) as n_contexts,
+    count(distinct row(doc_id, word_index)) as n_contexts,
     avg(human_probability) as human_probability_mean,
     avg(model_probability_wt) as model_probability_wt_mean,
     avg(model_probability_lw) as model_probability_lw_mean,

@@ -13,9 +13,9 @@ with resp as (
             + (count(*) over (partition by model_key, corpus, doc_id, word_index, model_probability_wt) - 1) / 2.0
             as model_rank,
         row_number() over (partition by model_key, corpus, doc_id, word_index
-                           order by response_count desc, response) as human_order,
+                           order by response_count desc, response asc) as human_order,
         row_number() over (partition by model_key, corpus, doc_id, word_index
-                           order by model_probability_wt desc, response) as model_order,
+                           order by model_probability_wt desc, response asc) as model_order,
         max(response_count) over (partition by model_key, corpus, doc_id, word_index) as max_count
     from {{ ref('int_cloze_vs_model_responses') }}
 ),
@@ -42,7 +42,8 @@ ucl as (
             as model_entropy_renormalised_bits,
         sum(human_probability * log2(human_probability / model_probability_wt_renormalised))
             as kl_human_model_bits,
-        sum(0.5 * human_probability * log2(2 * human_probability / (human_probability + model_probability_wt_renormalised))
+        sum(0.5 * human_probability
+              * log2(2 * human_probability / (human_probability + model_probability_wt_renormalised))
             + 0.5 * model_probability_wt_renormalised
               * log2(2 * model_probability_wt_renormalised / (human_probability + model_probability_wt_renormalised)))
             as js_divergence_bits,
@@ -104,18 +105,18 @@ provo as (
         cast(null as double) as spearman_rho,
         cast(null as double) as model_mass_on_responses_wt,
         cast(null as double) as model_mass_on_responses_lw
-    from provo_modal m
-    join norms n on n.corpus = m.corpus and n.doc_id = m.doc_id and n.word_index = m.word_index
+    from provo_modal as m
+    inner join norms as n on n.corpus = m.corpus and n.doc_id = m.doc_id and n.word_index = m.word_index
         and n.modal_response = m.modal_response  -- int_cloze_norms keeps one norms row per word
-    left join true_word t
+    left join true_word as t
         on t.model_key = m.model_key and t.corpus = m.corpus and t.doc_id = m.doc_id and t.word_index = m.word_index
     where m.corpus in {{ cloze_corpora('published_probabilities') }}
 ),
 
 contexts as (
     select p.corpus, p.doc_id, p.word_index, substr(any_value(d.text), 1, any_value(p.context_chars)) as context
-    from {{ ref('int_cloze_model_probabilities') }} p
-    join {{ ref('stg_documents') }} d on d.corpus = p.corpus and d.doc_id = p.doc_id
+    from {{ ref('int_cloze_model_probabilities') }} as p
+    inner join {{ ref('stg_documents') }} as d on d.corpus = p.corpus and d.doc_id = p.doc_id
     group by all
 ),
 
@@ -139,7 +140,8 @@ select
     j.model_top_response = j.modal_response as model_top_is_human_modal,
     j.n_response_types,
     j.n_responses_words,
-    cast(case when j.corpus in {{ cloze_corpora('responses') }} then coalesce(e.n_responses_empty, 0) end as bigint) as n_responses_empty,
+    cast(case when j.corpus in {{ cloze_corpora('responses') }} then coalesce(e.n_responses_empty, 0) end as bigint)
+        as n_responses_empty,
     j.human_probability_modal,
     j.model_probability_modal_wt,
     j.model_probability_modal_lw,
@@ -157,12 +159,12 @@ select
     j.spearman_rho,
     j.model_mass_on_responses_wt,
     j.model_mass_on_responses_lw
-from joined j
-left join true_word t
+from joined as j
+left join true_word as t
     on t.model_key = j.model_key and t.corpus = j.corpus and t.doc_id = j.doc_id and t.word_index = j.word_index
-left join norms n on n.corpus = j.corpus and n.doc_id = j.doc_id and n.word_index = j.word_index
-left join contexts c on c.corpus = j.corpus and c.doc_id = j.doc_id and c.word_index = j.word_index
-left join empty e on e.corpus = j.corpus and e.doc_id = j.doc_id and e.word_index = j.word_index
-left join {{ ref('int_cloze_vs_model_responses') }} r
+left join norms as n on n.corpus = j.corpus and n.doc_id = j.doc_id and n.word_index = j.word_index
+left join contexts as c on c.corpus = j.corpus and c.doc_id = j.doc_id and c.word_index = j.word_index
+left join empty as e on e.corpus = j.corpus and e.doc_id = j.doc_id and e.word_index = j.word_index
+left join {{ ref('int_cloze_vs_model_responses') }} as r
     on r.model_key = j.model_key and r.corpus = j.corpus and r.doc_id = j.doc_id and r.word_index = j.word_index
     and r.response = lower(t.true_word)

@@ -13,8 +13,10 @@ select
     model_probability_lw,
     model_probability_wt_renormalised,
     n_tokens,
-    row_number() over (partition by model_key, corpus, doc_id, word_index order by response_count desc, response)
+    row_number() over (partition by model_key, corpus, doc_id, word_index order by response_count desc, response asc)
         as human_rank,
-    row_number() over (partition by model_key, corpus, doc_id, word_index order by model_probability_wt desc, response)
+    row_number() over (
+        partition by model_key, corpus, doc_id, word_index order by model_probability_wt desc, response asc
+    )
         as model_rank
 from {{ ref('int_cloze_vs_model_responses') }}

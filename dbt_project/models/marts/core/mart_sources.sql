@@ -4,15 +4,19 @@
 with files as (
     select * from {{ ref('stg_source_files') }}
 ),
+
 repos as (
     select distinct dataset, repo, "commit", license, citation from files
 )
+
 select
     f.dataset,
-    (select string_agg(repo, '; ' order by repo) from repos r where r.dataset = f.dataset) as repo,
-    (select string_agg("commit", '; ' order by repo) from repos r where r.dataset = f.dataset) as "commit",
-    (select string_agg(distinct license, '; ' order by license) from repos r where r.dataset = f.dataset) as license,
-    (select string_agg(distinct citation, '; ' order by citation) from repos r where r.dataset = f.dataset) as citation,
+    (select string_agg(r.repo, '; ' order by r.repo) from repos as r where r.dataset = f.dataset) as repo,
+    (select string_agg(r."commit", '; ' order by r.repo) from repos as r where r.dataset = f.dataset) as "commit",
+    (select string_agg(distinct r.license, '; ' order by r.license) from repos as r where r.dataset = f.dataset)
+        as license,
+    (select string_agg(distinct r.citation, '; ' order by r.citation) from repos as r where r.dataset = f.dataset)
+        as citation,
     count(distinct f.repo) as n_repos,
     count(*) as n_files,
     cast(sum(f.bytes) as bigint) as total_bytes,

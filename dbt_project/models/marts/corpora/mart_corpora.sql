@@ -62,7 +62,7 @@ final as (
         d.language,
         d.origin,
         coalesce(d.is_game, c.corpus = {{ game_corpus() }}) as is_game,
-        c.corpus in (select corpus from word_level) as has_word_analyses,
+        c.corpus in (select wl.corpus from word_level as wl) as has_word_analyses,
         d.published,
         d.declared_at,
         coalesce(doc.n_texts, 0) as n_texts,

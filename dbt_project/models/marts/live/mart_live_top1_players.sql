@@ -2,7 +2,8 @@
 -- (macros top1_answer_outcomes and top1_player_summary, dbt_project/macros/live_games.sql: the same SQL the
 -- game page runs over a player's answers while they play). One row per (player, model); model_key NULL when
 -- no model has a prediction on any of the player's positions. The study's distribution: the players of
--- mart_top1_player_accuracy with >= 50 possible answers, not excluded (subset all_possible; Shlegeris et al. 2024, Fig. 1).
+-- mart_top1_player_accuracy with >= 50 possible answers, not excluded (subset all_possible; Shlegeris et al. 2024,
+-- Fig. 1).
 {%- set answers -%}
 (select player_id, corpus, doc_id, position, guess from {{ ref('stg_top1_guesses') }} where source = 'live')
 {%- endset %}

@@ -31,12 +31,12 @@ boot as (
 
 players as (
     -- the subsets as in int_pairwise_estimates (seed pairwise_subsets)
-    select predictor, rounding, s.subset, count(distinct a.player) as n_players
+    select a.predictor, a.rounding, s.subset, count(distinct a.player) as n_players
     from {{ ref('int_pairwise_predictor_answers') }} as a
     inner join {{ ref('pairwise_subsets') }} as s
         on s.question_set = a.question_set
         and (not s.word_tokens_only or a.is_word_token)
-    group by predictor, rounding, s.subset
+    group by a.predictor, a.rounding, s.subset
 ),
 
 methods as (

@@ -18,6 +18,7 @@
 with runs as (
     select * from {{ ref('int_runs') }} where used_in_marts
 ),
+
 totals as (
     select
         run_id,
@@ -31,6 +32,7 @@ totals as (
     from {{ ref('int_doc_scores') }}
     group by run_id
 )
+
 select
     r.model_key,
     r.corpus,

@@ -35,6 +35,6 @@ select
     m.first_pass_blink,
     p.source_path,
     p.source_sha256
-from measures m
-join words w using (corpus, doc_id, word_index)
-join provenance p using (corpus, reader_id, doc_id)
+from measures as m
+inner join words as w using (corpus, doc_id, word_index)
+inner join provenance as p using (corpus, reader_id, doc_id)

@@ -43,5 +43,5 @@ select
     m.mean_total_reading_time_ms,
     m.mean_n_fixations,
     m.regression_out_rate
-from means m
-join words w using (corpus, doc_id, word_index)
+from means as m
+inner join words as w using (corpus, doc_id, word_index)

@@ -22,14 +22,14 @@ published as (
 per_reader as (
     select d.*, u.first_fixation_ms as u_first_fixation_ms, u.first_pass_ms as u_first_pass_ms,
         u.right_bounded_ms as u_right_bounded_ms, u.go_past_ms as u_go_past_ms, u.skipped as u_skipped
-    from upstream u
-    join derived d using (corpus, reader_id, doc_id, word_index)
+    from upstream as u
+    inner join derived as d using (corpus, reader_id, doc_id, word_index)
 ),
 
 unmatched_upstream as (
     select u.corpus, count(*) as n_unmatched
-    from upstream u
-    anti join derived d using (corpus, reader_id, doc_id, word_index)
+    from upstream as u
+    anti join derived as d using (corpus, reader_id, doc_id, word_index)
     group by all
 ),
 
@@ -50,14 +50,14 @@ word_means as (
 
 per_word as (
     select m.*, p.rt_first_fixation_ms, p.rt_first_pass_ms, p.rt_right_bounded_ms, p.rt_go_past_ms
-    from published p
-    join word_means m using (corpus, doc_id, word_index)
+    from published as p
+    inner join word_means as m using (corpus, doc_id, word_index)
 ),
 
 unmatched_published as (
     select p.corpus, count(*) as n_unmatched
-    from published p
-    anti join word_means m using (corpus, doc_id, word_index)
+    from published as p
+    anti join word_means as m using (corpus, doc_id, word_index)
     group by all
 ),
 
@@ -124,6 +124,6 @@ select
     s.pearson_r,
     coalesce(case when s.comparison = 'derived_vs_upstream_per_reader' then ur.n_unmatched else up.n_unmatched end, 0)
         as n_reference_unmatched
-from summary s
-left join unmatched_upstream ur on ur.corpus = s.corpus
-left join unmatched_published up on up.corpus = s.corpus
+from summary as s
+left join unmatched_upstream as ur on ur.corpus = s.corpus
+left join unmatched_published as up on up.corpus = s.corpus

@@ -44,8 +44,8 @@ published as (
 paired as (
     select m.*, p.published_mean_rt_ms, p.published_n_readers, p.published_source,
         abs(m.mean_rt_ms - p.published_mean_rt_ms) as abs_diff_ms
-    from means m
-    join published p using (corpus, doc_id, word_index)
+    from means as m
+    inner join published as p using (corpus, doc_id, word_index)
 )
 
 select

@@ -1,5 +1,6 @@
 -- Per corpus word of the shipped self-paced reading corpora (ingest/corpora.toml: Natural Stories, UCL): the
--- mean RT over the rows kept by mart_self_paced_reading (not excluded), with the word's frequency and length, and the published mean beside it.
+-- mean RT over the rows kept by mart_self_paced_reading (not excluded), with the word's frequency and length, and the
+-- published mean beside it.
 with words as (
     select * from {{ ref('stg_words') }}
     where corpus in {{ shipped_corpora_reading('self_paced_reading') }}
@@ -46,7 +47,7 @@ select
     p.published_n_readers,
     p.published_source,
     m.mean_rt_ms - p.published_mean_rt_ms as mean_rt_minus_published_ms
-from words w
-left join means m using (corpus, doc_id, word_index)
-left join freq f using (corpus, doc_id, word_index)
-left join published p using (corpus, doc_id, word_index)
+from words as w
+left join means as m using (corpus, doc_id, word_index)
+left join freq as f using (corpus, doc_id, word_index)
+left join published as p using (corpus, doc_id, word_index)

@@ -1,6 +1,6 @@
 -- Delta log-likelihood of reading times (Hao et al. 2020, sec. 3.2), one row per (corpus, measure, run, definition,
--- method): int_delta_loglik (cv_means, readers) and int_delta_loglik_lmer (Oh & Schuler's (2024) LMER on Natural Stories,
--- rows that say why when the R engine did not run), with the model's display name and size.
+-- method): int_delta_loglik (cv_means, readers) and int_delta_loglik_lmer (Oh & Schuler's (2024) LMER on Natural
+-- Stories, rows that say why when the R engine did not run), with the model's display name and size.
 with cv as (
     select *, 'ok' as status from {{ ref('int_delta_loglik') }}
 ),

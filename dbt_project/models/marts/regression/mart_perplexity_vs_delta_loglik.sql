@@ -1,8 +1,8 @@
 -- Hao et al. 2020, Figure 1: per (corpus, measure, run, definition), the model's word-level perplexity over exactly the
--- words of its cv_means regression, exp(sum of the words' surprisal / number of words) (the perplexity glossary: corpus-
--- weighted, one exponent over all words), next to its delta log-likelihood, PNC where the corpus has cloze norms,
--- and the model's family and size (the model table, stg_model_table): the model-size pattern across the Pythia and
--- GPT-2 families (Oh & Schuler 2023; Pimentel & Meister 2024).
+-- words of its cv_means regression, exp(sum of the words' surprisal / number of words) (the perplexity glossary:
+-- corpus-weighted, one exponent over all words), next to its delta log-likelihood, PNC where the corpus has cloze
+-- norms, and the model's family and size (the model table, stg_model_table): the model-size pattern across the Pythia
+-- and GPT-2 families (Oh & Schuler 2023; Pimentel & Meister 2024).
 with fits as (
     select * from {{ ref('mart_delta_loglik') }}
     where method = 'cv_means' and status = 'ok'

@@ -43,7 +43,8 @@ pm_published as (
 pm_compared as (
     select
         r.*, p.published, p.published_table, p.pm_dataset,
-        (select max(abs(o - q)) from (select unnest(r.fold_delta_nats_per_word) as o, unnest(p.published_folds) as q))
+        (select max(abs(f.o - f.q))
+         from (select unnest(r.fold_delta_nats_per_word) as o, unnest(p.published_folds) as q) as f)
             as fold_max_abs_difference
     from {{ ref('int_pimentel_meister_replication') }} as r
     inner join pm_published as p using (corpus, model_key, definition)
@@ -61,7 +62,8 @@ pm_replicated as (
         1e-9 as tolerance,
         abs(delta_loglik_nats_per_word - published) <= 1e-9 and fold_max_abs_difference <= 1e-9 as agrees,
         n_words as n_rows,
-        'their folds replayed (R set.seed(' || fold_seed || ')); largest fold difference ' || printf('%.1e', fold_max_abs_difference)
+        'their folds replayed (R set.seed(' || fold_seed || ')); largest fold difference '
+            || printf('%.1e', fold_max_abs_difference)
             || '; other shuffles (' || spread_seeds || ' numpy seeds): mean ' || round(seeds_mean_nats_per_word, 5)
             || ', sd ' || round(seeds_sd_nats_per_word, 5) || ', range ' || round(seeds_min_nats_per_word, 5) || ' to '
             || round(seeds_max_nats_per_word, 5) || ' nats/word' as note
@@ -92,8 +94,8 @@ pm_pipeline as (
                 <= 1.96 * sqrt(d.delta_loglik_se_nats_per_row ^ 2 + p.published_se ^ 2)
         end as agrees,
         d.n_words as n_rows,
-        'our pipeline (int_delta_loglik cv_means, run ' || d.run_id || ', ' || d.n_folds || ' folds, seed ' || d.fold_seed
-            || ') on the corpus''s ' || d.measure || ' means; '
+        'our pipeline (int_delta_loglik cv_means, run ' || d.run_id || ', ' || d.n_folds || ' folds, seed '
+            || d.fold_seed || ') on the corpus''s ' || d.measure || ' means; '
             || case when p.published is null then 'they did not fit ' || d.model_key || ' (no published value)'
                     else 'their mean over ' || p.published_folds_n || ' folds, se ' || printf('%.5f', p.published_se)
                          || '; ours se ' || printf('%.5f', d.delta_loglik_se_nats_per_row)

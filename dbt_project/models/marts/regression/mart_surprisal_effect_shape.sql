@@ -8,7 +8,8 @@ with means as (
 ),
 
 surprisal as (
-    select corpus, model_key, run_id, run_source, definition, doc_id, word_index, surprisal_nats / ln(2) as surprisal_bits
+    select corpus, model_key, run_id, run_source, definition, doc_id, word_index,
+        surprisal_nats / ln(2) as surprisal_bits
     from {{ ref('int_reading_surprisal') }}
 ),
 

@@ -29,6 +29,6 @@ select
                   then 'This warehouse holds no data for this comparison (its source is not ingested).' end)
         as {{ c }}_null_reason{{ "," if not loop.last }}
 {%- endfor %}
-from predictors p
-left join long l using (predictor)
+from predictors as p
+left join long as l using (predictor)
 group by all

@@ -5,10 +5,10 @@
 -- The gap: for shares (top-1 accuracy) the difference humans - model; for perplexity the ratio humans / model
 -- (perplexity is multiplicative: the ratio is exp of the difference in mean loss, nats). Its interval is a normal
 -- approximation that treats the two estimates as independent: each side's standard error is read back from its
--- interval (half-width / z, z = 1.96 for a 95% interval, 2 for Shlegeris et al.'s (2024) +-2 sigma; on the log scale for
--- perplexity), combined as sqrt(se_h^2 + se_m^2), times 1.96. Humans and models answer the same questions, so the
--- estimates are positively correlated and the interval is conservative (too wide). A value reported without an
--- interval counts with se 0: the gap's interval is then the humans' alone (gap_interval_note says so).
+-- interval (half-width / z, z = 1.96 for a 95% interval, 2 for Shlegeris et al.'s (2024) +-2 sigma; on the log scale
+-- for perplexity), combined as sqrt(se_h^2 + se_m^2), times 1.96. Humans and models answer the same questions, so the
+-- estimates are positively correlated and the interval is conservative (too wide). A value reported without an interval
+-- counts with se 0: the gap's interval is then the humans' alone (gap_interval_note says so).
 with long as (
     select * from {{ ref('mart_scoreboard_long') }}
 ),
@@ -20,9 +20,10 @@ humans as (
 ranked_models as (
     select l.*,
            row_number() over (partition by l.comparison
-                              order by case when l.higher_is_better then -l.value else l.value end, l.predictor) as rank,
+                              order by case when l.higher_is_better then -l.value else l.value end, l.predictor)
+               as rank,
            count(*) over (partition by l.comparison) as n_models_compared
-    from long l
+    from long as l
     where l.predictor <> 'humans' and l.value is not null
 ),
 
@@ -39,8 +40,8 @@ paired as (
            h.comparison_family = 'pairwise_perplexity' as is_ratio,
            case when h.interval_method like '±2%' then 2.0 else 1.96 end as z_humans,
            case when b.interval_method like '±2%' then 2.0 else 1.96 end as z_best
-    from humans h
-    join best b using (comparison)
+    from humans as h
+    inner join best as b using (comparison)
 ),
 
 with_se as (

@@ -3,18 +3,21 @@
 --
 -- Predictors: humans (pooled), every model scored here, every imported model (GPT-3 davinci's token
 -- log-probabilities; Pimentel & Meister's and de Varda et al.'s published word surprisals), every model the
--- LM-game authors report (Shlegeris et al.'s (2024) files; seed scoreboard_reference_models maps their names to one key per
--- model). A model found in several origins is one predictor; a cell takes the value computed here first
--- (scored > imported token log-probabilities > imported word surprisals > reported by the authors).
+-- LM-game authors report (Shlegeris et al.'s (2024) files; seed scoreboard_reference_models maps their names to one key
+-- per model). A model found in several origins is one predictor; a cell takes the value computed here first (scored >
+-- imported token log-probabilities > imported word surprisals > reported by the authors).
 --
 -- Comparisons: each value is read from the mart that computes it, nothing is recomputed here:
---   bits_per_byte_<corpus>      mart_model_perplexity.bits_per_byte (the perplexity glossary; 95% bootstrap interval over docs)
+--   bits_per_byte_<corpus>      mart_model_perplexity.bits_per_byte (the perplexity glossary; 95% bootstrap interval
+--                               over docs)
 --   top1_accuracy_token         mart_top1_summary, all possible questions: humans' guesses, a GPT-2-tokenizer
---                               model's exact top-1 token, the authors' reported accuracy (Shlegeris et al. 2024, sec. 3)
---   top1_accuracy_word          the same on the word-token questions (Shlegeris et al. 2024, Figure 2): a model's most probable
---                               next word (word_top1), else its exact token
+--                               model's exact top-1 token, the authors' reported accuracy (Shlegeris et al. 2024,
+--                               sec. 3)
+--   top1_accuracy_word          the same on the word-token questions (Shlegeris et al. 2024, Figure 2): a model's most
+--                               probable next word (word_top1), else its exact token
 --   pairwise_perplexity         mart_pairwise_perplexity, all questions, probabilities rounded to the game's 11
---                               choices for every predictor, +-2 sigma (Shlegeris et al. 2024, eqs. 4-5, sec. 4.1.3 (1))
+--                               choices for every predictor, +-2 sigma (Shlegeris et al. 2024, eqs. 4-5,
+--                               sec. 4.1.3 (1))
 --   cloze_modal_agreement_<c>   mart_cloze_vs_model_summary.model_top_is_human_modal: share of contexts where the
 --                               model's most probable human response is the humans' modal response
 --   pnc_<corpus>_<lw|wt>_r      mart_pnc: Pearson r of model surprisal and cloze surprisal (Hao et al. 2020)
@@ -25,19 +28,23 @@
 {% set game = shipped_corpora('game')[0] %}
 with corpora as (
     select corpus, title, has_cloze, reading_measures,
-           case corpus {%- for c in shipped_corpora() %} when '{{ c }}' then {{ loop.index }}{% endfor %}
-                       else {{ shipped_corpora() | length + 1 }} end as corpus_order
+           case corpus {%- for c in shipped_corpora() %}
+               when '{{ c }}' then {{ loop.index }}
+               {%- endfor %}
+               else {{ shipped_corpora() | length + 1 }}
+           end as corpus_order
     from {{ ref('mart_corpora') }}
 ),
 
 measure_names as (
     select * from (values {%- for m in reading_measures() %} ('{{ m }}', '{{ measure_label(m) }}', {{ loop.index }})
-                          {%- if not loop.last %},{% endif %}{% endfor %}) t(measure, measure_label, measure_order)
+                          {%- if not loop.last %},{% endif %}{% endfor %}) as t (measure, measure_label, measure_order)
 ),
 
 definitions as (
-    select * from (values ('lw', 'leading-whitespace (LW) surprisal', 1),
-                          ('wt', 'whitespace-trailing (WT) surprisal', 2)) t(definition, definition_label, def_order)
+    select * from (
+        values ('lw', 'leading-whitespace (LW) surprisal', 1), ('wt', 'whitespace-trailing (WT) surprisal', 2)
+    ) as t (definition, definition_label, def_order)
 ),
 
 cloze_agreement_corpora as (
@@ -70,12 +77,12 @@ comparisons as (
     select 'cloze_modal_agreement_' || a.corpus, 'cloze_agreement', a.corpus, c.title, null, null,
            'Agreement with the humans'' most common next word, ' || c.title, 'share of contexts', true,
            '95% bootstrap interval over contexts', 'contexts', 'next-word', 400 + c.corpus_order
-    from cloze_agreement_corpora a join corpora c using (corpus)
+    from cloze_agreement_corpora as a inner join corpora as c using (corpus)
     union all
     select 'pnc_' || c.corpus || '_' || d.definition || '_r', 'pnc', c.corpus, c.title, null, d.definition,
            'Correlation with cloze surprisal (PNC), ' || c.title || ', ' || upper(d.definition), 'Pearson r', true,
            '95% bootstrap interval over texts', 'words', 'word-surprisal', 500 + 10 * c.corpus_order + d.def_order
-    from corpora c cross join definitions d
+    from corpora as c cross join definitions as d
     where c.has_cloze
     union all
     select 'delta_loglik_' || c.corpus || '_' || m.measure || '_' || d.definition || '_nats_per_word', 'delta_loglik',
@@ -83,10 +90,10 @@ comparisons as (
            'ΔLL, ' || c.title || ' ' || m.measure_label || ', ' || upper(d.definition), 'nats per word', true,
            '95% t interval over cross-validation folds', 'words', 'reading-times',
            600 + 100 * c.corpus_order + 10 * m.measure_order + d.def_order
-    from corpora c
-    cross join unnest(c.reading_measures) as r(measure)
-    join measure_names m on m.measure = r.measure
-    cross join definitions d
+    from corpora as c
+    cross join unnest(c.reading_measures) as r (measure)
+    inner join measure_names as m on m.measure = r.measure
+    cross join definitions as d
 ),
 
 reference_names as (
@@ -118,7 +125,8 @@ top1 as (
            case when s.predictor_kind = 'reference'
                 then 'as reported by the LM-game authors (' || s.reference_file || '); no interval or n published'
                 when s.comparison = 'word_top1' then 'the model''s most probable next word'
-                when s.comparison = 'exact_token' then 'the model''s most probable next token (the game''s GPT-2 tokens)'
+                when s.comparison = 'exact_token'
+                    then 'the model''s most probable next token (the game''s GPT-2 tokens)'
            end as note,
            -- one value per predictor and subset: a model's word search before its exact token; of the authors'
            -- files, the one behind the paper's Figure 1, then the others
@@ -126,8 +134,9 @@ top1 as (
            + case s.reference_file when 'model_perfs_new_new_new_orig.json' then 1 when 'model_perfs_origin.json' then 2
                                    when 'model_perfs_new_new_orig.json' then 3 when 'model_perfs.json' then 4
                                    else 5 end as pick
-    from {{ ref('mart_top1_summary') }} s
-    left join reference_names r on r.origin = 'top1_reference' and r.name = s.predictor and s.predictor_kind = 'reference'
+    from {{ ref('mart_top1_summary') }} as s
+    left join reference_names as r
+        on r.origin = 'top1_reference' and r.name = s.predictor and s.predictor_kind = 'reference'
     where s.predictor_kind <> 'model' or s.comparison = 'exact_token' or s.subset = 'word_tokens'
 ),
 
@@ -137,10 +146,11 @@ pairwise as (
            p.perplexity_high as ci_high, p.n_questions as n,
            case when p.predictor_kind = 'human' then 'humans' else 'reported' end as origin, null::varchar as run_id,
            case when p.is_generator then 'the generator G of the game''s samples (its estimate is its true loss)'
-                when p.predictor_kind <> 'human' then 'from the LM-game authors'' comparison files, estimated as for humans'
+                when p.predictor_kind <> 'human'
+                    then 'from the LM-game authors'' comparison files, estimated as for humans'
            end as note
-    from {{ ref('mart_pairwise_perplexity') }} p
-    left join reference_names r on r.origin = 'pairwise' and r.name = p.predictor
+    from {{ ref('mart_pairwise_perplexity') }} as p
+    left join reference_names as r on r.origin = 'pairwise' and r.name = p.predictor
     where p.subset = 'all' and p.rounding = 'interface_11' and p.uncertainty_method = 'two_sigma'
 ),
 
@@ -174,11 +184,16 @@ delta_loglik as (
 
 all_values as (
     select *, 0 as pick from bpb
-    union all by name select * exclude (pick), pick from top1
-    union all by name select *, 0 as pick from pairwise
-    union all by name select *, 0 as pick from cloze_agreement
-    union all by name select *, 0 as pick from pnc
-    union all by name select *, 0 as pick from delta_loglik
+    union all by name
+    select * exclude (pick), pick from top1
+    union all by name
+    select *, 0 as pick from pairwise
+    union all by name
+    select *, 0 as pick from cloze_agreement
+    union all by name
+    select *, 0 as pick from pnc
+    union all by name
+    select *, 0 as pick from delta_loglik
 ),
 
 ranked_values as (
@@ -211,9 +226,9 @@ predictors as (
            bool_or(o.origin = 'imported') as has_imported_tokens,
            bool_or(o.origin = 'imported_words') as has_imported_words,
            list(distinct o.origin order by o.origin) as origins,
-           (select list(distinct c.family) from cell_values v join comparisons c using (comparison)
+           (select list(distinct c.family) from cell_values as v inner join comparisons as c using (comparison)
              where v.predictor = o.predictor) as value_families
-    from predictor_origins o
+    from predictor_origins as o
     group by o.predictor
 ),
 
@@ -225,12 +240,13 @@ named_predictors as (
            coalesce(m.n_parameters, r.n_parameters) as n_parameters,
            -- the corpora an imported model's token log-probabilities cover (for its NULL reasons)
            (select string_agg(distinct c.corpus_title, ', ' order by c.corpus_title)
-              from cell_values v join comparisons c using (comparison)
-             where v.predictor = p.predictor and v.origin = 'imported' and c.family = 'bits_per_byte') as imported_corpora
-    from predictors p
-    left join model_table m on m.model_key = p.predictor
+              from cell_values as v inner join comparisons as c using (comparison)
+             where v.predictor = p.predictor and v.origin = 'imported' and c.family = 'bits_per_byte')
+               as imported_corpora
+    from predictors as p
+    left join model_table as m on m.model_key = p.predictor
     left join (select distinct on (predictor) predictor, display_name, family, n_parameters
-               from reference_names order by predictor, origin) r on r.predictor = p.predictor
+               from reference_names order by predictor, origin) as r on r.predictor = p.predictor
 ),
 
 cells as (
@@ -242,9 +258,9 @@ cells as (
            -- the other definition (LW/WT) of the same corpus and measure has a value: WT alone is missing
            bool_or(v.value is not null) over (partition by p.predictor, c.family, c.corpus, c.measure)
                as sibling_has_value
-    from named_predictors p
-    cross join comparisons c
-    left join cell_values v on v.predictor = p.predictor and v.comparison = c.comparison
+    from named_predictors as p
+    cross join comparisons as c
+    left join cell_values as v on v.predictor = p.predictor and v.comparison = c.comparison
 )
 
 select predictor, display_name, predictor_kind, family as predictor_family, n_parameters, origins as predictor_origins,

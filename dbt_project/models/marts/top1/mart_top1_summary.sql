@@ -28,7 +28,7 @@ subset_answers as (
 ),
 
 players as (
-    select player_id, subset, count(*) as answers, avg(is_correct::int) as accuracy
+    select player_id, subset, count(*) as answers, avg(cast(is_correct as int)) as accuracy
     from subset_answers
     group by player_id, subset
 ),
@@ -43,7 +43,7 @@ humans as (
         count(*) as n, count(*) filter (where a.is_correct) as n_correct,
         count(distinct a.player_id) as n_players,
         count(distinct a.player_id) filter (where t.answers_all_possible >= 50) as n_players_min_50,
-        avg(a.is_correct::int) filter (where t.answers_all_possible >= 50) as pooled_accuracy_min_50,
+        avg(cast(a.is_correct as int)) filter (where t.answers_all_possible >= 50) as pooled_accuracy_min_50,
         cast(null as double) as human_accuracy_same_questions,
         cast(null as bigint) as n_without_prediction,
         cast(null as double) as share_argmax_proven,
@@ -69,10 +69,10 @@ predictions as (
 
 model_subsets as (
     -- word-level predictions exist on word-token questions only: that subset alone
-    select distinct model_key, comparison, s.subset
-    from predictions
+    select distinct p.model_key, p.comparison, s.subset
+    from predictions as p
     cross join subsets as s
-    where comparison = 'exact_token' or s.subset = 'word_tokens'
+    where p.comparison = 'exact_token' or s.subset = 'word_tokens'
 ),
 
 models as (
@@ -83,10 +83,10 @@ models as (
         cast(null as bigint) as n_players,
         cast(null as bigint) as n_players_min_50,
         cast(null as double) as pooled_accuracy_min_50,
-        avg(a.is_correct::int) filter (where p.has_prediction) as human_accuracy_same_questions,
+        avg(cast(a.is_correct as int)) filter (where p.has_prediction) as human_accuracy_same_questions,
         count(*) filter (where not coalesce(p.has_prediction, false)) as n_without_prediction,
-        avg(p.argmax_proven::int) filter (where p.has_prediction) as share_argmax_proven,
-        avg(p.proven_by_mass::int) filter (where p.has_prediction) as share_proven_by_mass,
+        avg(cast(p.argmax_proven as int)) filter (where p.has_prediction) as share_argmax_proven,
+        avg(cast(p.proven_by_mass as int)) filter (where p.has_prediction) as share_proven_by_mass,
         cast(null as varchar) as reference_file,
         cast(null as varchar) as reference_note
     from model_subsets as m

@@ -14,6 +14,7 @@ with eff as (
     from {{ ref('mart_wild_effort') }}
     group by all
 ),
+
 loss as (
     select domain, {{ pivot_columns('avg', 'condition', 'loss', {
         'with_model': 'loss_with_model', 'without_model': 'loss_without_model'}) }},
@@ -21,10 +22,12 @@ loss as (
     from {{ ref('int_wild_losses') }}
     group by all
 ),
+
 w as (
     select cast({{ alpha }} as double) as alpha, cast({{ beta }} as double) as beta,
            cast({{ gamma }} as double) as gamma, cast({{ delta }} as double) as delta
 )
+
 select
     eff.domain,
     eff.domain_order,
@@ -42,5 +45,5 @@ select
         + loss.n_instances * (loss.loss_with_model + w.gamma * (eff.w_h_s + eff.u_h_s) + w.delta * eff.v_h_s)
         - loss.n_instances * (loss.loss_without_model + w.beta * eff.g_h_s) as gain_c_h_m_minus_c_h
 from eff
-join loss using (domain)
+inner join loss using (domain)
 cross join w

@@ -11,6 +11,7 @@
 with e as (
     select * from {{ ref('stg_wild_efforts') }} where time_s is not null
 ),
+
 measured as (
     select domain, condition,
         case when component = 'prompting' and instance = 1 then 'prompting_first_instance'
@@ -23,20 +24,23 @@ measured as (
     from e
     group by all
 ),
+
 devising as (
     select f.domain, f.condition, 'devising' as component,
         f.median_s - w.median_s as median_s,
         f.mean_s - w.mean_s as mean_s,
         f.n_measurements, f.n_respondents
-    from measured f
-    join measured w on w.domain = f.domain and w.condition = f.condition and w.component = 'wrapping'
+    from measured as f
+    inner join measured as w on w.domain = f.domain and w.condition = f.condition and w.component = 'wrapping'
     where f.component = 'prompting_first_instance'
 ),
+
 unioned as (
     select *, false as is_derived from measured
     union all
     select *, true as is_derived from devising
 )
+
 select
     u.domain,
     u.condition,
@@ -50,7 +54,7 @@ select
     c.in_figure4,
     c.component_order,
     t.task_index as domain_order
-from unioned u
+from unioned as u
 -- the cost term of Eq. 2/3, stacking order and Fig. 4 membership of each component: seed wild_effort_components
-left join {{ ref('wild_effort_components') }} c using (component)
-join (select distinct domain, task_index from {{ ref('stg_wild_tasks') }}) t using (domain)
+left join {{ ref('wild_effort_components') }} as c using (component)
+inner join (select distinct domain, task_index from {{ ref('stg_wild_tasks') }}) as t using (domain)

@@ -8,6 +8,7 @@ with t as (
     from {{ ref('stg_wild_texts') }}
     group by all
 ),
+
 e as (
     select respondent_id, item, {{ pivot_columns('max', 'component', 'time_s', {
         'prompting': 'prompting_s', 'unwrapping': 'unwrapping_s', 'validating': 'validating_s',
@@ -15,6 +16,7 @@ e as (
     from {{ ref('stg_wild_efforts') }}
     group by all
 )
+
 select
     l.respondent_id,
     l.condition,
@@ -36,7 +38,7 @@ select
     e.validating_s,
     e.solving_s,
     e.self_rating_s
-from {{ ref('int_wild_losses') }} l
-join {{ ref('stg_wild_respondents') }} r using (respondent_id)
+from {{ ref('int_wild_losses') }} as l
+inner join {{ ref('stg_wild_respondents') }} as r using (respondent_id)
 left join t using (respondent_id, item)
 left join e using (respondent_id, item)

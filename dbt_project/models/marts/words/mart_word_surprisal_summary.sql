@@ -19,7 +19,8 @@ ranked as (
     select
         *,
         row_number() over (partition by corpus, model_key, run_id
-                           order by abs(surprisal_wt_minus_lw_bits) desc nulls last, doc_id, word_index) as move_rank
+                           order by abs(surprisal_wt_minus_lw_bits) desc nulls last, doc_id asc, word_index asc)
+            as move_rank
     from words
 ),
 
@@ -50,4 +51,4 @@ summary as (
 select s.*, t.max_text_telescoping_error_nats
 from summary as s
 left join texts as t using (corpus, run_id)
-order by corpus, model_key
+order by s.corpus, s.model_key

@@ -56,7 +56,11 @@ select
     coalesce(m.model_name, u.model_key) as model_name, u.run_id, u.run_source, u.definition, u.predictors,
     u.curve_source, u.link, cast(u.surprisal_bits as double) as surprisal_bits, u.effect_ms, u.effect_low_ms,
     u.effect_high_ms, u.in_data_range
-from (select * from ours_long union all select * from published) as u
+from (
+    select * from ours_long
+    union all
+    select * from published
+) as u
 inner join corpora as c using (corpus)
 left join model_names as m using (model_key)
 order by u.corpus, u.run_id, u.definition, u.predictors, u.curve_source, u.link, u.surprisal_bits

@@ -1,7 +1,7 @@
 -- Delta log-likelihood of MECO's eye-tracking means in 11 languages by Wilcox et al. (2023)'s procedure, one row
--- per (corpus, measure, model run, definition, comparison): int_xlang_delta_loglik (their four models on their own rows, the
--- replication; and our scored models on the same words), with the corpus's language and the model's name and size.
--- Our own pipeline's ΔLL of the same corpora (cv_means: our baseline and shuffled folds) is in mart_delta_loglik.
+-- per (corpus, measure, model run, definition, comparison): int_xlang_delta_loglik (their four models on their own
+-- rows, the replication; and our scored models on the same words), with the corpus's language and the model's name and
+-- size. Our own pipeline's ΔLL of the same corpora (cv_means: our baseline and shuffled folds) is in mart_delta_loglik.
 with fits as (
     select * from {{ ref('int_xlang_delta_loglik') }}
 ),

@@ -6,5 +6,5 @@ with source as (
 
 select
     *,
-    response is not distinct from 'unk' and response_count = 0 as is_unseen_placeholder
+    (response is not distinct from 'unk') and response_count = 0 as is_unseen_placeholder
 from source

@@ -1,4 +1,5 @@
--- One row per 1-5 usefulness rating: rated = model_answer (group A rates GPT-3's answer) or own_answer (group B self-rates).
+-- One row per 1-5 usefulness rating: rated = model_answer (group A rates GPT-3's answer) or own_answer (group B
+-- self-rates).
 with source as (
 {{ select_source_or_empty('wild', 'wild_scores') }}
 ),
