@@ -35,7 +35,7 @@ setup: $(STAMP) fonts
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/sqlfluff lint dbt_project/models --processes 2 --disable-progress-bar
+	$(VENV)/bin/sqlfluff lint dbt_project/models dbt_project/tests --processes 2 --disable-progress-bar
 
 # Every install goes through constraints.txt, which pins the exact builds (torch: the CPU build from the local
 # wheels; the package metadata carries only a range). torch first, so pip takes it from those wheels. The two
