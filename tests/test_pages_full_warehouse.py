@@ -14,7 +14,7 @@ import pytest
 from predictabase.core.config import paths as make_paths
 
 from .helpers import machine_paths_in, machine_paths_in_files
-from .test_dashboard_browser import PAGES, Page, serving
+from .test_dashboard_browser import PAGES, Page, browser, serving  # noqa: F401 - browser: a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -30,23 +30,6 @@ def full(refreshed, tmp_path_factory):
     shutil.copytree(refreshed.paths.warehouse, p.warehouse)
     with serving(p, tmp) as url:
         yield {"url": url, "paths": p, "tmp": tmp, "refreshed": refreshed}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from .test_dashboard_browser import CHROMIUM_ARGS
-
-    exe = shutil.which("chromium")
-    if exe is None:
-        pytest.fail("Debian chromium is not installed (apt-get install -y chromium; `make test` does it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 #: every chart drawn wider than the block it sits in (its column, else the page's main column), and whether the
