@@ -116,7 +116,15 @@ def test_a_sentence_word_by_word(page, nw_warehouse, tiny) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["people's most frequent answer"] == modal
     assert metrics["model's favourite among them"] == top
-    assert metrics["entropy, people vs model (bits)"] == f"{h_ent:.2f} vs {m_ent:.2f}"
+    assert metrics["entropy (bits), people vs model"] == f"{h_ent:.2f} vs {m_ent:.2f}"
+    [(rho, kl)] = q(
+        nw_warehouse,
+        f"""
+        select spearman_rho, kl_human_model_bits from mart_cloze_vs_model
+        where corpus = 'ucl' and doc_id = '1' and word_index = 2 and model_key = '{tiny}'""",
+    )
+    assert metrics["Spearman's ρ, people vs model"] == ("—" if rho is None else f"{rho:.2f}")
+    assert metrics["KL(people ‖ model) (bits)"] == ("—" if kl is None else f"{kl:.2f}")
     bars = at.get("vega_lite_chart")[0]
     spec = json.loads(bars.proto.spec)
     assert spec["encoding"]["x"]["title"].startswith("probability")

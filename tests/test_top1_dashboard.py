@@ -8,7 +8,6 @@ AppTest for the values; one real-browser test (Debian's chromium through Playwri
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -163,14 +162,16 @@ def test_filters_and_figure_1(page) -> None:
         "GPT-3 davinci, reported by the authors": pytest.approx(0.56),
     }
     assert any("No model is measured here on all possible questions" in c.value for c in at.caption)
-    # three files report davinci: each line is named with its file's ordinal in words (not the file's
-    # name, model_perfs_new_new_new_orig.json), the selector shows both
-    files = at.multiselect(key="top1_files_all_possible").options
+    # three files report davinci: each line is named with its file's ordinal in words, never the file's name
+    # (model_perfs_new_new_new_orig.json), in the selector too, which marks the file of the paper's figure
+    files = sorted({f for _, subset, _, f in REFERENCES if subset == "all_possible"})
+    options = at.multiselect(key="top1_files_all_possible").options
+    assert options == [
+        f"the authors' results set {i}" + (" (the paper's figure)" if f == "model_perfs_new_new_new_orig.json" else "")
+        for i, f in enumerate(files, start=1)
+    ]
     chosen = ["model_perfs.json", "model_perfs_new_new_new_orig.json", "model_perfs_origin.json"]
-    ordinal = {
-        f: 1 + sorted(f2 for f2 in [re.search(r"\((model_perfs[^)]*)\)$", o).group(1) for o in files]).index(f)
-        for f in chosen
-    }
+    ordinal = {f: 1 + files.index(f) for f in chosen}
     at.multiselect(key="top1_files_all_possible").set_value(chosen).run()
     _ok(at)
     davinci = [s for s in _chart(at)[2]["series"] if s.startswith("GPT-3 davinci")]
