@@ -63,6 +63,9 @@ OTHER_COLUMNS: dict[str, Column] = {
     "snapshotted_at": Column("checked at (UTC)", None, "when the build checked"),
     "warn_after": Column("warns after", None, "the age past which the source counts as stale"),
     "error_after": Column("errs after", None, "the age past which the check fails"),
+    # the names for people the pages put beside a mart's keys (a mart without them has only the key)
+    "model_name": Column("model", None, "the model's name for people"),
+    "corpus_title": Column("corpus", None, "the corpus's name for people"),
     # the snapshot's metadata: a mart's description, when the snapshot was published
     "description": Column("description (from dbt)", None, "what the table holds, as the dbt project describes it"),
     "published_at": Column("published (UTC)", None, "when the snapshot was published"),

@@ -441,7 +441,7 @@ def test_reading_times_page_in_the_browser(reg, tmp_path):
             # both numbers with their unit (it was a bare "1.44" beside "3.60 × 10⁻²")
             assert f"least for {worst} ({100 * by_model[worst]:.2f} × 10⁻² nats per word)" in main
             assert "Our numbers next to the published ones" in main
-            assert "de Varda et al. 2023, llik: 165 of 165 agree" in main
+            assert "de Varda et al. 2023, log-likelihood with the surprisal term (nats): 165 of 165 agree" in main
             assert _charts(pg, 4) >= 4  # ΔLL per model, perplexity vs ΔLL, WT vs LW, surprisal curve
             pg.screenshot("reading_times")
             assert pg.outbound() == []

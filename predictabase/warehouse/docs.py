@@ -2,9 +2,11 @@
 `dbt docs generate --static` over the warehouse and puts the single-file site (models, sources, tests,
 exposures = the dashboard's pages, lineage and the catalog's column types) at `<warehouse>/dbt_docs.html`,
 which opens in a browser with no server (the dashboard's Warehouse page links it)."""
+
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -62,8 +64,17 @@ def without_machine_paths(site: str, paths: Paths) -> str:
     """The docs site with the folders of this machine named by their role: the sources' globs read
     `<warehouse>/parquet/...` and the project `<dbt project>` (a published site is read on other machines, and the
     folder it was built in says nothing there). Both spellings: as written, and JSON-escaped (Windows)."""
-    for folder, name in ((paths.warehouse.resolve(), "<warehouse>"), (DBT_PROJECT_DIR.resolve(), "<dbt project>"),
-                         (paths.warehouse, "<warehouse>")):
+    for folder, name in (
+        (paths.warehouse.resolve(), "<warehouse>"),
+        (DBT_PROJECT_DIR.resolve(), "<dbt project>"),
+        (paths.warehouse, "<warehouse>"),
+    ):
         text = str(folder)
         site = site.replace(text, name).replace(text.replace("\\", "\\\\"), name)
-    return site
+    # a warehouse built in another folder and moved here: its manifest keeps the folder the build ran in, in the
+    # token lake's globs (`/old/place/parquet/token_scores/...`)
+    return LAKE_PATH.sub("<warehouse>/", site)
+
+
+#: an absolute folder in front of a warehouse's token lake (`parquet/`), POSIX or Windows
+LAKE_PATH = re.compile(r"(?:[A-Za-z]:)?(?:/|\\\\)[^\"'\s<>]*?(?:/|\\\\)(?=parquet(?:/|\\\\))")
