@@ -15,7 +15,6 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import torch
 
@@ -249,7 +248,7 @@ def test_run_id_changes_with_the_end_of_text_ids():
 
 def read_parts(run: dict, paths) -> pa.Table:
     d = store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
-    return pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(d.glob("part-*.parquet"))])
+    return store.read_parts(d)
 
 
 def run_json(run: dict, paths) -> dict:

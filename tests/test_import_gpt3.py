@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -30,7 +31,10 @@ def test_import_real_file(ns_paths):
     assert run["text_differences_chars"] == {"2": 1}  # GPT-3 'peeked' vs all_stories.tok 'peaked'
     assert set(run) == IMPORTED_RUN_KEYS | {"status"}
     rdir = store.run_dir(p.token_scores, "gpt3-davinci", "natural_stories", run["run_id"])
-    t = pq.read_table(rdir / "part-00000.parquet", partitioning=None)
+    part = rdir / "part-00000.parquet"
+    # GPT-3's log-probabilities are decimals, not float32 numbers: stored as double (store.file_table)
+    assert pq.read_schema(part).field("logprob_nats").type == pa.float64()
+    t = store.read_part(part)
     assert t.schema == store.SCHEMA
     df = t.to_pandas()
     assert len(df) == 12373 and sorted(df.doc_id.unique(), key=int) == [str(i) for i in range(1, 11)]

@@ -15,7 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -59,8 +58,7 @@ def ray_args(model: Path, wh: Path, *extra: str) -> list[str]:
 
 
 def rows(directory: Path) -> list[dict]:
-    parts = sorted(directory.glob("part-*.parquet"))
-    table = pa.concat_tables([pq.read_table(p, partitioning=None) for p in parts])
+    table = store.read_parts(directory)
     return sorted(table.to_pylist(), key=lambda r: (int(r["doc_id"]), r["token_index"]))
 
 

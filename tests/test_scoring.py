@@ -35,9 +35,8 @@ def tiny_model(tiny):
 
 def read_run(paths, run) -> pd.DataFrame:  # noqa: F821
     d = store.run_dir(paths.token_scores, run["model_key"], run["corpus"], run["run_id"])
-    import pyarrow as pa
 
-    t = pa.concat_tables([pq.read_table(f, partitioning=None) for f in sorted(d.glob("part-*.parquet"))]).to_pandas()
+    t = store.read_parts(d).to_pandas()
     return t.sort_values(
         ["doc_id", "token_index"], key=lambda s: s.astype(int) if s.name == "doc_id" else s
     ).reset_index(drop=True)

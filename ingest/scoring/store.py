@@ -18,6 +18,17 @@ written under a temporary name and renamed; on an object store it is one PUT, wh
 object appear whole or not at all. Either way `_run.json` comes last. dbt reads the same files
 (`stg_token_scores` for the parts, `stg_runs` for `_run.json`); tests/test_token_store.py checks
 that every column dbt reads is in `SCHEMA` / `RunRecord` with a compatible type.
+
+What a part file holds (`file_table`; bench/lake.py and bench/RESULTS.md, "The token lake at scale", measure
+why): the per-token columns of `SCHEMA` only. The run columns (`RUN_COLUMNS`: run_id, model_key, corpus) are
+the same in every row of a run, so they are not stored per row: they are the names of the run directory
+(`model=<key>/corpus=<c>/run=<id>`, which dbt reads as hive partitions, one constant per file) and the part
+file's key-value metadata (`read_part`). A float column (and the top-k log-probabilities) is stored as
+float32 when every value of the part survives the round trip float64 -> float32 -> float64 exactly (the
+scorer's statistics are float32 numbers), as float64 otherwise (an imported run's decimals); either reads
+back as the same double. Floats are BYTE_STREAM_SPLIT-encoded without a dictionary, everything zstd.
+Part files written before this layout (every `SCHEMA` column in every row, doubles) read the same: dbt
+unions the files by column name and `read_part` returns `SCHEMA` for either.
 """
 
 from __future__ import annotations
@@ -64,7 +75,13 @@ SCHEMA = pa.schema(
         ("context_tokens", pa.int32()),  # real tokens of context seen
     ]
 )
-RUN_COLUMNS = ("run_id", "model_key", "corpus")  # the same in every row of a run
+RUN_COLUMNS = ("run_id", "model_key", "corpus")  # the same in every row of a run: not stored per row
+PART_COLUMNS = tuple(n for n in SCHEMA.names if n not in RUN_COLUMNS)  # what a part file holds
+# stored as float32 where exact (see the module's docstring)
+FLOAT_COLUMNS = tuple(
+    f.name for f in SCHEMA if f.type == pa.float64() or (pa.types.is_list(f.type) and f.type.value_type == pa.float64())
+)
+RUN_METADATA_KEY = b"predictabase.run"  # a part file's key-value metadata: its run columns, as JSON
 
 RUN_FILE = "_run.json"
 PART_GLOB = "part-*.parquet"
@@ -229,10 +246,47 @@ def part_files(directory: Location) -> list:
 
 
 def _read_parts(directory: Location, columns: list[str]) -> list[pa.Table]:
+    """`columns` (per-token ones: stored in every layout) of each part file, as stored."""
     if isinstance(directory, str):
         fs, _ = _fs(directory)
         return [pq.read_table(p, columns=columns, filesystem=fs) for p in part_files(directory)]
     return [pq.read_table(p, columns=columns) for p in part_files(directory)]
+
+
+def _run_of_path(path) -> dict[str, str]:
+    """The run columns named by a part file's directories (`model=<key>/corpus=<c>/run=<id>/part-...`)."""
+    names = dict(seg.split("=", 1) for seg in str(path).replace("\\", "/").split("/")[-4:-1] if "=" in seg)
+    return {col: names[key] for col, key in zip(RUN_COLUMNS, ("run", "model", "corpus")) if key in names}
+
+
+def read_part(path, columns: list[str] | None = None, filesystem=None) -> pa.Table:
+    """One part file as `SCHEMA` (or its `columns`), whichever layout wrote it: the run columns from
+    the file's metadata (or its directory names), floats as float64 (exact)."""
+    f = pq.ParquetFile(filesystem.open(path, "rb") if filesystem is not None else path)
+    columns = list(SCHEMA.names if columns is None else columns)
+    stored = [c for c in columns if c in f.schema_arrow.names]
+    table = f.read(columns=stored)
+    meta = f.schema_arrow.metadata or {}
+    run = json.loads(meta[RUN_METADATA_KEY]) if RUN_METADATA_KEY in meta else _run_of_path(path)
+    n = table.num_rows
+    arrays = []
+    for name in columns:
+        typ = SCHEMA.field(name).type
+        if name in stored:
+            arrays.append(table.column(name).cast(typ))
+        elif name in RUN_COLUMNS and name in run:
+            arrays.append(pa.repeat(pa.scalar(run[name], typ), n))
+        else:
+            arrays.append(pa.nulls(n, typ))
+    return pa.Table.from_arrays(arrays, schema=pa.schema([SCHEMA.field(c) for c in columns]))
+
+
+def read_parts(directory: Location, columns: list[str] | None = None) -> pa.Table:
+    """Every part file of a run as one `SCHEMA` table (or its `columns`), in part order."""
+    cols = list(SCHEMA.names if columns is None else columns)
+    fs = _fs(directory)[0] if isinstance(directory, str) else None
+    tables = [read_part(p, cols, fs) for p in part_files(directory)]
+    return pa.concat_tables(tables) if tables else pa.schema([SCHEMA.field(c) for c in cols]).empty_table()
 
 
 def done_doc_ids(directory: Location) -> set[str]:
@@ -286,19 +340,90 @@ def resume_run(directory: Location) -> set[str]:
     return done_doc_ids(directory)
 
 
+def _exact_float32(column: pa.ChunkedArray) -> bool:
+    """Whether every value of a float64 (or list of float64) column is a float32 number."""
+    if pa.types.is_list(column.type):
+        column = pa.chunked_array([c.flatten() for c in column.chunks], column.type.value_type)
+    x = column.to_numpy(zero_copy_only=False).astype(np.float64)  # NULL -> NaN
+    with np.errstate(over="ignore"):
+        return bool(np.array_equal(x.astype(np.float32).astype(np.float64), x, equal_nan=True))
+
+
+def file_table(table: pa.Table) -> pa.Table:
+    """A `SCHEMA` table as a part file stores it: the per-token columns (floats as float32 where
+    exact) and the run columns in the schema's metadata (see the module's docstring)."""
+    table = table.cast(SCHEMA)
+    run = {}
+    for c in RUN_COLUMNS:
+        values = table.column(c).unique().to_pylist()
+        if len(values) > 1 or None in values:
+            raise ValueError(f"a part file holds one run: column {c} has the values {values[:5]}")
+        if values:
+            run[c] = values[0]
+    arrays, fields_ = [], []
+    for f in SCHEMA:
+        if f.name in RUN_COLUMNS:
+            continue
+        col = table.column(f.name)
+        if f.name in FLOAT_COLUMNS and _exact_float32(col):
+            typ = pa.list_(pa.float32()) if pa.types.is_list(f.type) else pa.float32()
+            col = col.cast(typ, safe=False)
+        arrays.append(col)
+        fields_.append(pa.field(f.name, col.type, f.nullable))
+    meta = {RUN_METADATA_KEY: json.dumps(run, sort_keys=True).encode()} if run else None
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields_, metadata=meta))
+
+
+def _write_file(table: pa.Table, where) -> None:
+    floats = [c for c in table.column_names if c in FLOAT_COLUMNS]
+    pq.write_table(
+        table,
+        where,
+        compression="zstd",
+        use_dictionary=[c for c in table.column_names if c not in FLOAT_COLUMNS],
+        column_encoding={
+            (f"{c}.list.element" if pa.types.is_list(table.schema.field(c).type) else c): "BYTE_STREAM_SPLIT"
+            for c in floats
+        },
+    )
+
+
+def _check_directory(directory: Location, table: pa.Table) -> None:
+    """A run directory named `model=/corpus=/run=` must name the run its rows belong to (dbt reads
+    the run columns of a part file from those names)."""
+    named = _run_of_path(f"{str(directory).rstrip('/')}/part")
+    for c, v in named.items():
+        values = table.column(c).unique().to_pylist()
+        if values and values != [v]:
+            raise ValueError(f"rows of {c} {values[:3]} written to the run directory {directory}")
+
+
 def write_part(directory: Location, table: pa.Table, number: int | None = None) -> Location:
-    """Write one part file (complete documents) as part `number` (default: the next free one),
+    """Write one part file (complete documents, `SCHEMA`) as part `number` (default: the next free one),
     under a temporary name and renamed, or in one PUT on an object store."""
     table = table.cast(SCHEMA)
+    _check_directory(directory, table)
+    data = file_table(table)
     name = part_name(next_part_number(directory) if number is None else number)
     if isinstance(directory, str):
         buf = io.BytesIO()
-        pq.write_table(table, buf, compression="zstd")
+        _write_file(data, buf)
         return _put(directory, name, buf.getvalue())
     path = directory / name
     with atomic_path(path, suffix=".parquet") as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        _write_file(data, tmp)
     return path
+
+
+def migrate_part(path: Path) -> bool:
+    """Rewrite a local part file of the older layout (every `SCHEMA` column in every row) in the
+    current one, atomically; False when it already is. The rows read back the same (`read_part`, dbt)."""
+    if not set(RUN_COLUMNS) & set(pq.read_schema(path).names):
+        return False
+    table = read_part(path)
+    with atomic_path(path, suffix=".parquet") as tmp:
+        _write_file(file_table(table), tmp)
+    return True
 
 
 def count_rows(directory: Location) -> tuple[int, int]:
