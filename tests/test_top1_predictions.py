@@ -265,3 +265,54 @@ def test_run_id_separates_limited_runs_and_ignores_batching(smol_tok):
     assert make_run_id(lm, p, "v", "c", Top1Settings(), 2048, limit=5) != full
     assert make_run_id(lm, p, "v", "c", Top1Settings(batch_tokens=7), 2048) == full
     assert make_run_id(lm, p, "v", "c", Top1Settings(max_expansions=8), 2048) != full
+
+
+def test_attention_per_segment_equals_the_dense_call(tiny_gemma, game, monkeypatch):
+    """The search's forward calls compute attention segment by segment (a pack holds many documents, and a
+    round's expansions many questions): the same predictions as the dense masked call over every slot, to
+    float32 rounding, on the sliding-window model (both of its masks cut per group)."""
+    import contextlib
+
+    from ingest.scoring import word_search
+
+    model, profile = tiny_gemma
+    vocab, docs = game
+    trie = build_trie(profile, choice_sample(vocab, profile, 200, 100, seed=3))
+    inputs = [("".join(doc), questions_of(doc, str(d), first=60)) for d, doc in docs.items()]
+    settings = Top1Settings(pack_tokens=4096, batch_tokens=4096, per_round=2)
+    groups_seen = []
+    segments = word_search._segments
+
+    def counted(model, groups):
+        groups_seen.append(len(groups))
+        return segments(model, groups)
+
+    monkeypatch.setattr(word_search, "_segments", counted)
+    per_segment = WordPredictor(model, profile, trie, settings, context_length=256).predict_documents(inputs)
+    assert groups_seen[0] == 2 and max(groups_seen) >= 2  # the pack's two documents apart, and their questions
+    monkeypatch.setattr(word_search, "_segments", lambda model, groups: contextlib.nullcontext())
+    dense = WordPredictor(model, profile, trie, settings, context_length=256).predict_documents(inputs)
+    assert len(dense) == len(per_segment) > 20
+    for a, b in zip(dense, per_segment):
+        assert a["candidate_words"] == b["candidate_words"] and a["n_expanded"] == b["n_expanded"]
+        assert a["candidate_logprobs_nats"] == pytest.approx(b["candidate_logprobs_nats"], abs=1e-5)
+        assert a["logprob_boundary_before_nats"] == pytest.approx(b["logprob_boundary_before_nats"], abs=1e-5)
+
+
+def test_row_groups_keep_each_segment_to_its_own_slots():
+    import numpy as np
+
+    from ingest.scoring.word_search import _row_groups
+
+    seg = np.array([0, 0, 0, 1, 1, 2])
+    idx = np.arange(6)
+    allowed = (seg[:, None] == seg[None, :]) & (idx[None, :] <= idx[:, None])
+    groups = _row_groups(allowed, seg)
+    assert [(r.start, r.stop, s.start, s.stop) for r, s in groups] == [(0, 3, 0, 3), (3, 5, 3, 5), (5, 6, 5, 6)]
+    # expansions of two questions interleaved in the batch: index tensors of their own rows and slots
+    allowed = np.zeros((3, 8), dtype=bool)
+    allowed[0, [0, 1, 5]] = allowed[2, [0, 1, 2, 7]] = True
+    allowed[1, [3, 4, 6]] = True
+    groups = _row_groups(allowed, np.array([0, 3, 0]))
+    listed = [[list(range(8))[x] if isinstance(x, slice) else x.tolist() for x in g] for g in groups]
+    assert listed == [[[0, 2], [0, 1, 2, 5, 7]], [[1], [3, 4, 6]]]

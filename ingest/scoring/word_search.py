@@ -26,11 +26,15 @@ question of the document then costs ONE new token: the new tokens of a round are
 cache as one sequence with a tree-shaped 4-D attention mask (each attends to its question's
 context and to its own path's earlier tokens, which earlier rounds left in the cache) and
 explicit position ids. Models with sliding-window layers (Gemma 3) get a second mask that also
-enforces the window.
+enforces the window. The attention of these calls is computed segment by segment (`_segment_attention`): a
+query only ever sees its own document window's slots, so the work on the slots the mask zeroes (the other
+documents of a pack, the other questions' expansions) is skipped; the numbers are the dense call's to float32
+rounding (the summation runs over fewer slots), and the predicted words the same.
 """
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import math
 import warnings
@@ -51,6 +55,88 @@ def _quiet_cache_argument() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*past_key_values.* is deprecated", category=FutureWarning)
         yield
+
+
+# --------------------------------------------------------------------------- attention within a segment
+
+# Where a call's attention is block-sparse (every query attends to keys of its own segment only), the groups of
+# (query rows, key slots) to compute; None: the model's own attention over every slot.
+_SEGMENT_GROUPS: contextvars.ContextVar = contextvars.ContextVar("segment_groups", default=None)
+_SEGMENT_ATTENTION = "predictabase_segments"
+
+
+def _segment_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
+    """transformers' SDPA attention restricted, group by group, to the key slots a group's queries may see.
+    The 4-D mask still decides within a group (causality, a node's path, a sliding window), so the result is
+    the dense call's; what is skipped is the work on slots the mask zeroes (other segments of a pack, other
+    questions' expansions), which grew with the pack and dominated the search's forward calls."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    plan = _SEGMENT_GROUPS.get()
+    if plan is None:
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+        )
+    import torch
+
+    groups, masks = plan
+    rep = query.shape[1] // key.shape[1]
+    out = query.new_empty(query.shape[0], query.shape[2], query.shape[1], query.shape[3])
+    for g, (rows, slots) in enumerate(groups):
+        mask = masks.get((id(attention_mask), g))  # the layers share a call's mask (or its two kinds): cut once
+        if mask is None and attention_mask is not None:
+            mask = masks[id(attention_mask), g] = attention_mask[:, :, rows][:, :, :, slots]
+        o = torch.nn.functional.scaled_dot_product_attention(
+            query[:, :, rows],
+            key[:, :, slots],
+            value[:, :, slots],
+            attn_mask=mask,
+            scale=scaling,
+            enable_gqa=rep > 1,
+        )
+        out[:, rows] = o.transpose(1, 2)
+    return out, None
+
+
+def _row_groups(allowed: np.ndarray, group_of_row: np.ndarray) -> list:
+    """(query rows, key slots) per group of rows: the slots any of the group's rows may attend to, as slices
+    where they are contiguous (views, no copy)."""
+    import torch
+
+    def index(ix: np.ndarray):
+        if len(ix) and ix[-1] - ix[0] + 1 == len(ix):
+            return slice(int(ix[0]), int(ix[-1]) + 1)
+        return torch.from_numpy(ix)
+
+    groups = []
+    for g in np.unique(group_of_row):
+        rows = np.flatnonzero(group_of_row == g)
+        groups.append((index(rows), index(np.flatnonzero(allowed[rows].any(axis=0)))))
+    return groups
+
+
+@contextmanager
+def _segments(model, groups: list) -> Iterator[None]:
+    """Run the model's attention per group of `groups` [(query rows, key slots)] for the calls inside."""
+    from transformers import AttentionInterface
+
+    if _SEGMENT_ATTENTION not in AttentionInterface._global_mapping:
+        AttentionInterface.register(_SEGMENT_ATTENTION, _segment_attention)
+    configs = {
+        id(c): c
+        for c in (getattr(model, "config", None), getattr(getattr(model, "model", None), "config", None))
+        if c is not None
+    }
+    before = {k: c._attn_implementation for k, c in configs.items()}
+    token = _SEGMENT_GROUPS.set((groups, {}))
+    try:
+        for c in configs.values():
+            c._attn_implementation = _SEGMENT_ATTENTION
+        yield
+    finally:
+        for k, c in configs.items():
+            c._attn_implementation = before[k]
+        _SEGMENT_GROUPS.reset(token)
 
 
 @dataclass(frozen=True)
@@ -317,7 +403,7 @@ class WordPredictor:
         qs = [(g, q) for g, seg in enumerate(segments) for q in seg.questions]
         keep = torch.tensor([offsets[g] + q.token_index for g, q in qs], dtype=torch.long)
         cache = DynamicCache()
-        with torch.inference_mode(), _quiet_cache_argument():
+        with torch.inference_mode(), _quiet_cache_argument(), _segments(self.model, _row_groups(allowed, sg)):
             out = self.model(
                 input_ids=torch.tensor([tokens], device=self.device),
                 position_ids=torch.from_numpy(pos)[None].to(self.device),
@@ -410,7 +496,8 @@ class WordPredictor:
             st.node_slot[node] = n_old + r
         k_pos = np.concatenate([np.asarray(kv_pos, dtype=np.int64), new_pos])
         mask = self._masks(new_pos, allowed, k_pos)
-        with torch.inference_mode(), _quiet_cache_argument():
+        segment = np.fromiter((states[si].ctx_off for si, _ in batch), dtype=np.int64, count=m)
+        with torch.inference_mode(), _quiet_cache_argument(), _segments(self.model, _row_groups(allowed, segment)):
             out = self.model(
                 input_ids=torch.from_numpy(tokens)[None].to(self.device),
                 position_ids=torch.from_numpy(new_pos)[None].to(self.device),
