@@ -254,12 +254,3 @@ def languages(paths: Paths) -> dict[str, str]:
 def scored_corpora(paths: Paths) -> tuple[str, ...]:
     """Every corpus `predictabase score` can score in this warehouse: the shipped ones, then the user's."""
     return (*corpus_table.SCORED, *user_corpora(paths))
-
-
-def main_job_corpora(paths: Paths) -> list[str]:
-    """What the main job (`predictabase all`) scores with its model: every corpus but a collection's. MECO's 11
-    languages are 82,761 SmolLM2 tokens (165 s on 2 cores: the main job took 11 min 46 s with them), so the
-    repository's models.toml lists them and `predictabase refresh` scores them, as it does any other model."""
-    return [
-        c for c in scored_corpora(paths) if c not in corpus_table.CORPORA or corpus_table.CORPORA[c].collection is None
-    ]

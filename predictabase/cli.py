@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ingest import corpus_table
-from ingest.corpus_declarations import main_job_corpora
+from ingest.corpus_declarations import scored_corpora
 from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase import __version__, runs
 from predictabase.core.config import (
@@ -508,8 +508,6 @@ def score(
     from ingest.scoring import ScoreSettings, score_corpora
 
     with writing("score", warehouse, wait) as p:
-        from ingest.corpus_declarations import scored_corpora
-
         known = list(scored_corpora(p))  # the shipped corpora and this warehouse's own (`corpus add`)
         for c in corpus:
             check("--corpus", c, c in [*known, "all"], f"choose from {', '.join([*known, 'all'])}")
@@ -938,9 +936,9 @@ def run_all(
     warehouse: WarehouseOpt = None,
     wait: WaitOpt = 0.0,
 ) -> None:
-    """The main job: fetch, ingest, score with the default model (every corpus but MECO's languages, which
-    `predictabase refresh` scores: models.toml), dbt build, serve. Creates the warehouse when --warehouse names a
-    new or empty folder."""
+    """The main job: fetch, ingest, score every corpus with the default model (MECO's eleven languages included),
+    its top-1 words and cloze responses, dbt build, serve. Creates the warehouse when --warehouse names a new or
+    empty folder."""
     with _errors():
         check_port(port)  # before the long job, not after it
     where = {"warehouse": warehouse, "wait": wait}
@@ -949,7 +947,7 @@ def run_all(
         "ingest": lambda: ingest_cmd(names=None, **where),
         "score": lambda: score(
             model=model,
-            corpus=main_job_corpora(get_paths(warehouse)),
+            corpus=list(scored_corpora(get_paths(warehouse))),
             limit=None,
             full=False,
             context_length=None,
