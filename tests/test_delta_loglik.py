@@ -464,3 +464,83 @@ def test_word_delta_summary_p_value_matches_the_exact_test():
         assert s["delta_loglik_nats_per_word"] == pytest.approx(d.mean())
         assert s["delta_loglik_se_nats_per_word"] == pytest.approx(d.std(ddof=1) / np.sqrt(12))
         assert s["delta_loglik_ci_low_nats_per_word"] == pytest.approx(d.mean() - 1.96 * d.std(ddof=1) / np.sqrt(12))
+
+
+def _lm_heldout_reference(y, X, folds, k):
+    """Wilcox et al.'s cross-validation the plain way: lstsq (SVD) on each fold's training rows."""
+    Xi = rr.with_intercept(X)
+    out = np.empty(len(y))
+    for f in range(k):
+        test, train = folds == f, folds != f
+        beta = np.linalg.lstsq(Xi[train], y[train], rcond=None)[0]
+        resid = y[train] - Xi[train] @ beta
+        sd = math.sqrt(float(resid @ resid) / (int(train.sum()) - Xi.shape[1]))
+        z = (y[test] - Xi[test] @ beta) / sd
+        out[test] = -0.5 * rr.LOG_2PI - math.log(sd) - 0.5 * z * z
+    return out
+
+
+def test_heldout_densities_from_fold_factors_equal_a_refit_per_fold():
+    """lm_heldout_log_densities (each fold's rows reduced to a QR factor once, a training fit solved on the other
+    folds' factors, several responses at once) gives every word's held-out log density of a plain least-squares
+    refit on the training rows, to 1e-12 nats, with well-scaled predictors like theirs (bits, letters, ms) and with
+    a design whose columns are collinear (lstsq's minimum-norm solution, the same rank cut-off)."""
+    rng = np.random.default_rng(11)
+    n, k = 1937, 10
+    folds = np.repeat(np.arange(k), [194, 194, 193, 194, 194, 193, 194, 194, 193, 194])
+    freq = rng.gamma(4.0, 2.5, (n, 3))
+    length = rng.integers(1, 14, (n, 3)).astype(float)
+    surp = rng.gamma(2.0, 3.0, (n, 3))
+    X = np.column_stack([surp, freq, length])
+    Y = np.column_stack([200 + 9 * surp[:, 0] + 4 * length[:, 0] + rng.normal(0, 60, n) for _ in range(3)])
+    got = rr.lm_heldout_log_densities(Y, X, folds, k)
+    assert got.shape == (n, 3)
+    for j in range(3):
+        want = _lm_heldout_reference(Y[:, j], X, folds, k)
+        assert np.abs(got[:, j] - want).max() < 1e-12
+        assert np.abs(rr.lm_heldout_log_densities(Y[:, j], X, folds, k) - got[:, j]).max() < 1e-12  # one response
+    assert -6.0 < got.mean() < -5.0  # sd ~ 60 ms: log density ~ -0.5 log(2 pi) - log(60) - 0.5
+    collinear = np.column_stack([X, X[:, 0] + X[:, 3]])  # rank 9 + intercept of 11 columns
+    want = _lm_heldout_reference(Y[:, 0], collinear, folds, k)
+    assert np.abs(rr.lm_heldout_log_densities(Y[:, 0], collinear, folds, k) - want).max() < 1e-10
+
+
+def _word_delta_p_reference(d, draws=10_000, seed=444):
+    """The sign-flip p-value with each draw's signs applied one array at a time (uint8 bits times d)."""
+    n, total, mean = len(d), float(d.sum()), float(d.mean())
+    rng, hits = np.random.default_rng(seed), 0
+    for start in range(0, draws, 1000):
+        k = min(1000, draws - start)
+        bits = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)[:, :n]
+        hits += int((np.abs(2.0 * (bits @ d) - total) / n >= abs(mean) - 1e-15).sum())
+    return (1 + hits) / (draws + 1)
+
+
+def test_word_delta_summaries_share_the_draws_and_give_each_arrays_own_summary():
+    """Arrays of the same length share the sign patterns (the same seed): each summary is the one of the array
+    alone, the p-value counted from the same draws; NaN values are dropped first."""
+    rng = np.random.default_rng(5)
+    ds = [rng.normal(0.02 * i, 1.0, 803) for i in range(4)] + [rng.normal(0.05, 1.0, 45), rng.normal(0.0, 1.0, 45)]
+    ds[1][[3, 500]] = np.nan  # 801 words
+    out = rr.word_delta_summaries(ds)
+    assert [s["n_words"] for s in out] == [803, 801, 803, 803, 45, 45]
+    for d, s in zip(ds, out):
+        d = d[~np.isnan(d)]
+        assert s["p_value"] == _word_delta_p_reference(d)
+        assert s["delta_loglik_nats_per_word"] == float(d.mean())
+        assert s["delta_loglik_se_nats_per_word"] == float(d.std(ddof=1) / math.sqrt(len(d)))
+        assert s == rr.word_delta_summary(d)
+    assert out[0]["p_value"] > 0.05 and out[3]["p_value"] < 0.05  # no shift, then a shift of 0.06 sd over 803
+
+
+def test_one_blas_thread_sets_openblas_to_one_thread_and_restores_it():
+    controls = rr._openblas_controls()
+    if not controls:
+        pytest.skip("no OpenBLAS loaded (numpy built with another BLAS)")
+    before = [get() for get, _ in controls]
+    with rr.one_blas_thread():
+        assert [get() for get, _ in controls] == [1] * len(controls)
+        with rr.one_blas_thread():  # nested (dbt's two threads): the inner one leaves it at 1
+            pass
+        assert [get() for get, _ in controls] == [1] * len(controls)
+    assert [get() for get, _ in controls] == before

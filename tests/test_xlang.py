@@ -400,6 +400,38 @@ def test_link_curves_and_the_published_ones(link_wh):
     assert bands == [(0,)]
 
 
+def test_link_fits_r_input_is_every_double_in_hex_as_pandas_writes_it():
+    """int_link_fits' text of a set (R's input and its fingerprint, which decides whether a kept fit is reused)
+    is each double as C99 hex, NaN empty, infinities R's Inf, in pandas' CSV: the column-at-a-time writer gives
+    the very text of exact_text applied to every value and to_csv."""
+    import importlib.util
+    import sys
+
+    import numpy as np
+    import pandas as pd
+
+    root = Path(__file__).parents[1]
+    sys.path.insert(0, str(root / "dbt_project" / "python"))
+    spec = importlib.util.spec_from_file_location(
+        "int_link_fits", root / "dbt_project" / "models" / "intermediate" / "xlang" / "int_link_fits.py"
+    )
+    lf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lf)
+    rng = np.random.default_rng(3)
+    x = pd.DataFrame({c: rng.gamma(2.0, 3.0, 50) for c in lf.R_COLUMNS}, index=rng.permutation(50) + 7)
+    x.iloc[[0, 4], 1] = np.nan
+    x.iloc[2, 5], x.iloc[3, 6], x.iloc[5, :] = np.inf, -np.inf, np.nan
+    x.iloc[6, 0], x.iloc[7, 0] = 0.1, -0.0
+    want = x[lf.R_COLUMNS].apply(lambda col: col.map(lf.exact_text)).to_csv(index=False)
+    assert lf.r_text(x) == want
+    lines = want.splitlines()
+    assert lines[0] == "rt,freq,len,prev_freq,prev_len,surp,prev_surp"
+    assert lines[6] == ",,,,,,"
+    assert lines[7].startswith("0x1.999999999999ap-4,") and lines[8].startswith("-0x0.0p+0,")
+    assert lines[1].split(",")[1] == "" and lines[3].split(",")[5] == "Inf" and lines[4].split(",")[6] == "-Inf"
+    assert lf.column_text(x["rt"].to_numpy()) == [lf.exact_text(v) for v in x["rt"]]
+
+
 def test_our_entropy_is_the_first_tokens():
     """Our models' word entropy (xlang_design.first_token_entropy): the entropy at the word's first token, in bits;
     NULL for a word that is not aligned or whose first token was not scored; a later token of the word never

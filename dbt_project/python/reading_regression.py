@@ -19,13 +19,78 @@ it. Here, for a fold k of K:
 
 from __future__ import annotations
 
+import ctypes
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
 
 LOG_2PI = math.log(2 * math.pi)
+
+
+# --------------------------------------------------------------------------- one BLAS thread
+
+_BLAS_LOCK = threading.Lock()
+_blas_users = 0
+_blas_saved: list[tuple] = []  # (set_num_threads, the count it had) of each OpenBLAS loaded, while in use
+
+
+def _openblas_controls() -> list[tuple]:
+    """(get_num_threads, set_num_threads) of every OpenBLAS this process has loaded (numpy's and scipy's
+    bundled builds name them with a prefix and suffix); [] where none is found (another BLAS, not Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.rsplit("/", 1)[-1].lower()})
+    except OSError:
+        return []
+    out = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)  # already loaded: the same handle
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", "_64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+                    out.append((get, put))
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block with OpenBLAS on one thread. The fits here are thousands of small solves (a few thousand
+    rows, a dozen columns): OpenBLAS's threads cost more to wake than the work, and on a busy machine (dbt runs two
+    models at once on two cores) a solve waits for a thread that is not scheduled, a hundred times slower
+    (measured: 0.35 ms single-threaded, 120 ms with its threads on two loaded cores). The numbers are the same.
+    The setting is the process's, so concurrent blocks (dbt's threads) share it: the first sets it, the last
+    restores it."""
+    global _blas_users
+    with _BLAS_LOCK:
+        if _blas_users == 0:
+            _blas_saved[:] = [(put, get()) for get, put in _openblas_controls()]
+            for put, _ in _blas_saved:
+                put(1)
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _blas_users -= 1
+            if _blas_users == 0:
+                for put, n in _blas_saved:
+                    put(n)
+                _blas_saved.clear()
 
 
 def fold_ids(n: int, k: int = 10, seed: int = 42) -> np.ndarray:
@@ -314,20 +379,36 @@ def lm_heldout_log_densities(y: np.ndarray, X: np.ndarray, folds: np.ndarray, k:
     """Wilcox et al. 2023's `model_cross_val` with `lm` (xlang-processing analysis/analysis_surp.Rmd): for each
     fold, OLS with an intercept on the other folds' rows, sd = R's sigma() = sqrt(SSE / (n_train - p)) (the
     residual standard error, not the MLE), and log(dnorm(y, mean = prediction, sd)) of each held-out row.
-    Returned per row (the same order as y). The fit is a least-squares solve on the rows (SVD, as stable as lm's
-    QR), not on sufficient statistics, so that the result matches R's to 1e-9 nats."""
+    Returned per row (the same order as y); `y` may hold several responses as columns (one per measure, the same
+    rows and predictors: one factorisation serves them all), then so does the result.
+
+    The fit is a least-squares solve on orthogonal factors of the rows, not on sufficient statistics (whose
+    normal equations square the condition number), so that the result matches R's to 1e-9 nats: each fold's
+    rows [X y] are reduced once to their triangular QR factor R_f (p rows: R_f[:, :p] b = R_f[:, p:] is the
+    fold's least-squares problem, up to a residual that does not depend on b), and a training fit is the
+    least-squares solve of the other folds' factors stacked (K - 1 blocks of p rows): the same problem as the
+    training rows' own, at a tenth of the cost, with lstsq's rank cut-off set for the training rows' count so
+    that a rank-deficient design gets the same minimum-norm solution. The residuals are then taken on the rows."""
     Xi = with_intercept(X)
-    out = np.empty(len(y))
-    p = Xi.shape[1]
+    Y = y.reshape(len(y), -1)
+    n, p = Xi.shape
+    factors = []
+    for f in range(k):
+        test = folds == f
+        r = np.linalg.qr(np.column_stack([Xi[test], Y[test]]), mode="r")[:p]
+        factors.append(r if len(r) == p else np.vstack([r, np.zeros((p - len(r), r.shape[1]))]))
+    out = np.empty(Y.shape)
     for f in range(k):
         test = folds == f
         train = ~test
-        beta, *_ = np.linalg.lstsq(Xi[train], y[train], rcond=None)
-        resid = y[train] - Xi[train] @ beta
-        sd = math.sqrt(float(resid @ resid) / (int(train.sum()) - p))
-        z = (y[test] - Xi[test] @ beta) / sd
-        out[test] = -0.5 * LOG_2PI - math.log(sd) - 0.5 * z * z
-    return out
+        n_train = int(train.sum())
+        S = np.vstack([factors[g] for g in range(k) if g != f])
+        beta = np.linalg.lstsq(S[:, :p], S[:, p:], rcond=np.finfo(float).eps * max(n_train, p))[0]
+        resid = Y[train] - Xi[train] @ beta
+        sd = np.sqrt((resid * resid).sum(axis=0) / (n_train - p))
+        z = (Y[test] - Xi[test] @ beta) / sd
+        out[test] = -0.5 * LOG_2PI - np.log(sd) - 0.5 * z * z
+    return out.reshape(y.shape)
 
 
 def word_delta_summary(delta: np.ndarray, draws: int = 10_000, seed: int = 444) -> dict:
@@ -335,18 +416,39 @@ def word_delta_summary(delta: np.ndarray, draws: int = 10_000, seed: int = 444) 
     std.error), the interval mean ± 1.96 SE; and a two-sided paired sign-flip permutation p-value from `draws`
     seeded random sign patterns (theirs is jmuOutlier's perm.test with 500 draws of R's random numbers: not
     replayed)."""
-    d = np.asarray(delta, dtype=float)
-    d = d[~np.isnan(d)]
+    return word_delta_summaries([delta], draws, seed)[0]
+
+
+def word_delta_summaries(deltas: list[np.ndarray], draws: int = 10_000, seed: int = 444) -> list[dict]:
+    """word_delta_summary of each array of `deltas`. Arrays of the same length (n words, NaN dropped) draw the same
+    sign patterns (the same seed), so they share them: each pattern is drawn once and applied to all of them in
+    one matrix product, which costs little more than one array's."""
+    ds = [np.asarray(d, dtype=float) for d in deltas]
+    ds = [d[~np.isnan(d)] for d in ds]
+    by_n: dict[int, list[int]] = {}
+    for i, d in enumerate(ds):
+        by_n.setdefault(len(d), []).append(i)
+    hits = np.zeros(len(ds), dtype=np.int64)
+    for n, idx in by_n.items():
+        D = np.column_stack([ds[i] for i in idx])  # (n, m)
+        total = np.array([float(ds[i].sum()) for i in idx])  # each array's own sum and mean, as one array's
+        threshold = np.array([abs(float(ds[i].mean())) for i in idx]) - 1e-15
+        rng = np.random.default_rng(seed)
+        for start in range(0, draws, 1000):  # 1,000 patterns at a time (a pattern is a row of n signs)
+            # each sign a random bit (+1 for 1, -1 for 0): sum of signed d = 2 (bits . d) - sum(d); random bytes
+            # unpacked, 20 times faster than drawing the signs one by one
+            k = min(1000, draws - start)
+            packed = rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8)
+            for lo in range(0, k, 125):  # unpacked as doubles in blocks that stay in the cache
+                bits = np.unpackbits(packed[lo : lo + 125], axis=1)[:, :n].astype(np.float64)
+                hits[idx] += (np.abs(2.0 * (bits @ D) - total) / n >= threshold).sum(axis=0)
+    return [summary_of_words(d, int(h), draws) for d, h in zip(ds, hits)]
+
+
+def summary_of_words(d: np.ndarray, hits: int, draws: int) -> dict:
     n = len(d)
     mean = float(d.mean())
     se = float(d.std(ddof=1) / math.sqrt(n))
-    rng, hits, total = np.random.default_rng(seed), 0, float(d.sum())
-    for start in range(0, draws, 1000):  # 1,000 patterns at a time (a pattern is a row of n signs)
-        # each sign a random bit (+1 for 1, -1 for 0): sum of signed d = 2 (bits . d) - sum(d); random bytes
-        # unpacked, 20 times faster than drawing the signs one by one
-        k = min(1000, draws - start)
-        bits = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)[:, :n]
-        hits += int((np.abs(2.0 * (bits @ d) - total) / n >= abs(mean) - 1e-15).sum())
     p = float((1 + hits) / (draws + 1))
     return {
         "n_words": n,

@@ -174,6 +174,12 @@ def crossval(d: pd.DataFrame, res: pd.DataFrame, folds: int = 5) -> list[dict]:
 
 
 def model(dbt, session):
+    with rr.one_blas_thread():  # many small solves (rr.one_blas_thread says why)
+        out = _model(dbt, session)
+    return out  # dbt's parser wants the function's last statement a return
+
+
+def _model(dbt, session):
     values = dbt.ref("stg_ucl_published_word_values").df()
     res = dbt.ref("stg_ucl_published_results").df()
     rows = []

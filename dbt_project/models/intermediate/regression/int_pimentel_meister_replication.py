@@ -66,6 +66,12 @@ def design(g, definition: str, keep: np.ndarray):
 
 
 def model(dbt, session):
+    with rr.one_blas_thread():  # many small solves (rr.one_blas_thread says why)
+        out = _model(dbt, session)
+    return out  # dbt's parser wants the function's last statement a return
+
+
+def _model(dbt, session):
     K = int(dbt.config.get("delta_loglik_folds") or 10)
     seed = int(dbt.config.get("delta_loglik_seed") or 42)
     S = int(dbt.config.get("delta_loglik_spread_seeds") or 20)

@@ -91,28 +91,26 @@ def fits(
     rows: pd.DataFrame, measures: dict[str, str], comparisons: tuple[str, ...] = ("surprisal",), **keys
 ) -> list[dict]:
     """Steps 3-4 for every measure and comparison over `rows` (kept rows, in file order)."""
-    out = []
     n = len(rows)
     if n < K:
-        return out
+        return []
     folds = r_rng.r_cut_folds(n, K) - 1
     Xb = rows[BASE].to_numpy(float)
-    for col, measure in measures.items():
-        y = rows[col].to_numpy(float)
-        ll = {}  # predictors -> held-out log densities (the surprisal model serves three comparisons)
+    Y = rows[list(measures)].to_numpy(float)  # every measure's reading times: the same rows, one fit per design
+    ll = {}  # predictors -> held-out log densities (n, measures); the surprisal model serves three comparisons
 
-        # this iteration's cache and reading times, bound here (the function is called within the iteration only)
-        def heldout(extra: list[str], ll=ll, y=y) -> np.ndarray:
-            if tuple(extra) not in ll:
-                X = np.column_stack([rows[extra].to_numpy(float), Xb]) if extra else Xb
-                ll[tuple(extra)] = rr.lm_heldout_log_densities(y, X, folds, K)
-            return ll[tuple(extra)]
+    def heldout(extra: list[str]) -> np.ndarray:
+        if tuple(extra) not in ll:
+            X = np.column_stack([rows[extra].to_numpy(float), Xb]) if extra else Xb
+            ll[tuple(extra)] = rr.lm_heldout_log_densities(Y, X, folds, K)
+        return ll[tuple(extra)]
 
+    out, deltas = [], []
+    for j, measure in enumerate(measures.values()):
         for comparison in comparisons:
             target, reference = COMPARISONS[comparison]
-            delta = heldout(target) - heldout(reference)
-            s = rr.word_delta_summary(delta)
-            per_fold = [float(delta[folds == f].mean()) for f in range(K)]
+            delta = heldout(target)[:, j] - heldout(reference)[:, j]
+            deltas.append(delta)
             out.append(
                 {
                     **keys,
@@ -120,14 +118,20 @@ def fits(
                     "comparison": comparison,
                     "method": METHOD,
                     "n_folds": K,
-                    **s,
-                    "fold_delta_nats_per_word": per_fold,
+                    "fold_delta_nats_per_word": [float(delta[folds == f].mean()) for f in range(K)],
                 }
             )
-    return out
+    # the summaries' sign patterns are drawn once for all of them (the same words, the same seed)
+    return [{**row, **s} for row, s in zip(out, rr.word_delta_summaries(deltas))]
 
 
 def model(dbt, session):
+    with rr.one_blas_thread():  # many small solves (rr.one_blas_thread says why)
+        out = _model(dbt)
+    return out  # dbt's parser wants the function's last statement a return
+
+
+def _model(dbt):
     theirs = dbt.ref("stg_wilcox_xlang_words").df()
     measures = measure_columns(theirs)
     rows = []
