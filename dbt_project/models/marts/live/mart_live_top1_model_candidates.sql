@@ -36,14 +36,34 @@ styles as (
     group by all
 ),
 
-joined as (
+-- each question's candidates at the run's token, in rank order
+candidates as (
     select
-        q.corpus, q.doc_id, q.position, t.model_key, t.run_id, q.true_token,
-        list_transform(t.topk_tokens, lambda x: {{ token_text('x', 's.byte_level') }}) as candidate_tokens,
-        t.topk_logprobs_nats as candidate_logprobs_nats
+        q.corpus, q.doc_id, q.position, t.model_key, t.run_id, q.true_token, s.byte_level,
+        t.topk_logprobs_nats as candidate_logprobs_nats,
+        unnest(t.topk_tokens) as token,
+        generate_subscripts(t.topk_tokens, 1) as rank
     from questions as q
     inner join tokens as t on t.corpus = q.corpus and t.doc_id = q.doc_id and t.char_start = q.true_char_start
     inner join styles as s on s.run_id = t.run_id and s.model_key = t.model_key and s.corpus = t.corpus
+),
+
+-- the text of each distinct vocabulary string once (the distinct strings are a few percent of the candidates,
+-- and decoding one goes character by character)
+texts as (
+    select byte_level, token, {{ token_text('token', 'byte_level') }} as token_text
+    from (select distinct byte_level, token from candidates where token is not null) as distinct_tokens
+),
+
+joined as (
+    select
+        c.corpus, c.doc_id, c.position, c.model_key, c.run_id, c.true_token,
+        -- a NULL vocabulary string has no text (the left join finds none), as token_text(NULL)
+        list(x.token_text order by c.rank) as candidate_tokens,
+        any_value(c.candidate_logprobs_nats) as candidate_logprobs_nats
+    from candidates as c
+    left join texts as x on x.byte_level is not distinct from c.byte_level and x.token = c.token
+    group by c.corpus, c.doc_id, c.position, c.model_key, c.run_id, c.true_token
 )
 
 select
