@@ -16,7 +16,8 @@ FONTS_STAMP := node_modules/.fonts-stamp
 MIRROR ?= $(or $(PREDICTABASE_MIRROR),$(if $(wildcard ../shared/data/.),$(abspath ../shared/data)))
 PORT ?= 8501
 # The tests run in pytest-xdist workers, a test file to each (its module fixtures built once); the session's
-# warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4.
+# warehouses are built once for all of them (tests/conftest.py once_per_run). One per core, at most 4. The 25
+# slowest tests are listed at the end, so that a slower suite says where.
 TEST_WORKERS ?= auto
 
 .PHONY: up test lint setup fonts orchestrate gemma chromium r-engine clean-setup docs docs-serve
@@ -26,7 +27,7 @@ up: setup r-engine
 
 test: setup orchestrate gemma chromium r-engine lint
 	$(if $(MIRROR),PREDICTABASE_MIRROR=$(MIRROR)) PREDICTABASE_REQUIRE_GEMMA=1 $(PY) -m pytest -q \
-	  --numprocesses $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
+	  --numprocesses $(TEST_WORKERS) --maxprocesses 4 --dist loadfile --durations 25
 
 setup: $(STAMP) fonts
 
