@@ -5,9 +5,16 @@ then the dbt build of the perplexity marts on it, an ad-hoc aggregate over every
                          [--spans-test first|all|none] [--project-dir DIR]
 
 The lake is written in exactly the layout the scorer writes (ingest/scoring/store.py): one directory
-`<root>/model=<key>/corpus=<c>/run=<id>/` per run, holding `part-NNNNN.parquet` files (store.write_part:
-store.SCHEMA, zstd, whole documents per part; the first part ~2,048 tokens, later ones ~65,536, as
-pipeline.PartSizer gives on a GPU) and `_run.json` (store.RunRecord via store.finish_run, written last).
+`<root>/model=<key>/corpus=<c>/run=<id>/` per run, holding `part-NNNNN.parquet` files (store.write_part,
+whole documents per part; the first part ~2,048 tokens, later ones ~65,536, as pipeline.PartSizer gives on
+a GPU) and `_run.json` (store.RunRecord via store.finish_run, written last). A part file stores the
+per-token columns of store.SCHEMA only (store.PART_COLUMNS): run_id, model_key and corpus are the directory's
+names (hive partitions to DuckDB, one constant per file; also the file's key-value metadata); the float
+columns as float32 (every value here is a float32 number, as the scorer's are: store.file_table keeps a
+column double when one is not), without a dictionary, the scalar ones PLAIN and uncompressed (what a scan
+decodes fastest: bench/RESULTS.md), the top-k lists BYTE_STREAM_SPLIT; the other columns zstd; one row
+group per file. Part files of the older layout (every SCHEMA column per row, doubles, dictionaries) are what the
+previous GEN_VERSION wrote; the same views read both (tests/test_token_lake_layout.py).
 
 What it holds (all vectorised numpy/pyarrow, seeded, so a size is always the same lake):
 * 12 models in 3 tokenizer families (GPT-2 BPE 50,257, SentencePiece 32,000, SmolLM 49,152 tokens) x 6
@@ -23,13 +30,14 @@ What it holds (all vectorised numpy/pyarrow, seeded, so a size is always the sam
   the same texts (the GPT-2 family's tokens write them); raw.documents (the texts) and raw.words (maximal
   non-space runs, ~0.55 per token) go into the warehouse: int_doc_scores' n_words and the chain's singular
   tests read them.
-* logprob = -surprisal, surprisal ~ Gamma(0.9, 3.9) nats (mean ~3.5) stored as float32-rounded doubles
+* logprob = -surprisal, surprisal ~ Gamma(0.9, 3.9) nats (mean ~3.5) stored as float32 numbers
   like the scorer's; rank ~ exp(0.8 surprisal + noise) clipped to the vocabulary; entropy correlated with
   surprisal; word-initial mass ln B near 0 before word-initial tokens and ~-3 inside words, the `after`
   column the next row's (end of text after the last); context_tokens from 2048/1024 sliding windows.
 * top-k lists: DISK IS BOUNDED by giving only the default model's runs (smollm2-135m, 1 of 12 models, ~8%
   of the rows) the scorer's default top_k = 10 (ids, strings, log-probabilities); every other run was
-  "scored with --top-k 0" (empty lists, as the scorer writes them). ~55 bytes/row on disk overall.
+  "scored with --top-k 0" (empty lists, as the scorer writes them). ~50 bytes/row on disk overall (~56 in the
+  older layout).
 
 Measured per size (each in a fresh child process, DuckDB memory_limit set, spilling allowed into a
 temp_directory under the work dir):
@@ -43,7 +51,8 @@ temp_directory under the work dir):
   (b) `select model_key, corpus, sum(surprisal_bits) from intermediate.int_token_scores group by all` on
       the built warehouse: cold = first run in a fresh process and connection (the OS page cache is left
       as it is: not dropped; the lake was just written or read), warm = the second run in the same
-      connection; and, for reference, the same sum straight from read_parquet over the lake;
+      connection; and, for reference, the same sum straight from read_parquet over the lake (model and
+      corpus from the directories' names; no completeness check): the floor for a per-token scan;
   (c) peak RSS (getrusage ru_maxrss of the child: Python + dbt + DuckDB) of the build and of the query.
 Then a table (rows, files, lake size, build, aggregate cold/warm, peak memory, ...) and growth ratios.
 The lake goes under a temp dir that is deleted afterwards unless --keep DIR (then kept and reused when
@@ -75,14 +84,16 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
-GEN_VERSION = 1  # bump when the generator changes: a kept lake of another version is regenerated
+GEN_VERSION = 3  # bump when the generator changes: a kept lake of another version is regenerated
 SELECT = "+mart_model_perplexity +mart_models stg_documents"  # stg_documents: the chain's singular tests join it
 # the chain's warn-level singular test that compares every token's text with substr() of its document text:
 # timed apart from the build (see the docstring and bench/RESULTS.md)
 SPANS_TEST = "assert_token_spans_match_documents"
 AGGREGATE = "select model_key, corpus, sum(surprisal_bits) from intermediate.int_token_scores group by all"
+# the same sum straight from the part files (model and corpus: the directories' names, hive partitions)
 AGGREGATE_LAKE = (
-    "select model_key, corpus, sum(-logprob_nats / ln(2)) from read_parquet('{root}/*/*/*/part-*.parquet') group by all"
+    "select model, corpus, sum(-logprob_nats / ln(2)) "
+    "from read_parquet('{root}/*/*/*/part-*.parquet', hive_partitioning=true) group by all"
 )
 
 # family -> (tokenizer, vocab size, word-initial marker, bos id, bos token, end-of-text id, token)
@@ -344,7 +355,7 @@ def run_values(
     stride: int,
     token_index: np.ndarray,
 ) -> dict:
-    s = rng.gamma(0.9, 3.9, n).astype(np.float32).astype(np.float64) + 1e-4
+    s = (rng.gamma(0.9, 3.9, n) + 1e-4).astype(np.float32).astype(np.float64)  # float32 numbers, like the scorer's
     rank = np.clip(np.floor(np.exp(0.8 * s + rng.normal(0, 0.7, n))), 1, vocab_size).astype(np.int32)
     entropy = (0.45 * s + rng.gamma(2.0, 1.0, n)).astype(np.float32).astype(np.float64)
     lnb = (
@@ -352,7 +363,7 @@ def run_values(
     )
     after = np.empty(n)
     after[:-1] = lnb[1:]
-    after[doc_last] = -rng.exponential(3.0, int(doc_last.sum()))  # ln B at the end of the text
+    after[doc_last] = -rng.exponential(3.0, int(doc_last.sum())).astype(np.float32)  # ln B at the end of the text
     context = np.where(token_index < ctx, token_index, (ctx - stride) + (token_index - ctx) % stride).astype(np.int32)
     return dict(
         logprob_nats=-s,
@@ -607,16 +618,18 @@ def child_query(warehouse: Path, memory_limit: str, temp_dir: Path, sql: str) ->
     con.execute(f"set memory_limit = '{memory_limit}'")
     con.execute(f"set temp_directory = '{temp_dir}'")
     connect_s = time.perf_counter() - t0
-    times, result = [], None
+    times, cpus, result = [], [], None
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_s()
         result = con.execute(sql).fetchall()
         times.append(time.perf_counter() - t0)
+        cpus.append(cpu_s() - c0)
     return dict(
         connect_s=connect_s,
         cold_s=times[0],
         warm_s=times[1],
         warm_runs=times[1:],
+        warm_cpu_s=cpus[1],  # CPU seconds of all threads: steadier than wall time on a shared machine
         groups=len(result),
         total_bits=float(sum(r[2] for r in result)),
         peak_rss_mb=peak_rss_mb(),
@@ -739,9 +752,10 @@ def table(results: dict[int, list[dict]], memory_limit: str) -> str:
         return "-" if v is None else format(v, fmt)
 
     lines = [
-        "| rows | files | lake on disk | dbt build (s) | aggregate cold (s) | aggregate warm (s) | "
-        "peak RSS build / query (MB) | dbt parse (s) | spans test (s) | read_parquet warm (s) |",
-        "|" + "---|" * 10,
+        "| rows | files | lake on disk | bytes/row | dbt build (s) | aggregate cold (s) | aggregate warm (s) | "
+        "aggregate warm CPU (s) | peak RSS build / query (MB) | dbt parse (s) | spans test (s) | "
+        "read_parquet warm (s) | read_parquet warm CPU (s) |",
+        "|" + "---|" * 13,
     ]
     first = {}
     for n, tries in results.items():
@@ -749,9 +763,12 @@ def table(results: dict[int, list[dict]], memory_limit: str) -> str:
             tag = f" (try {i + 1})" if len(tries) > 1 else ""
             b, q = r["build"], r["query"]
             lines.append(
-                f"| {r['rows']:,}{tag} | {r['files']:,} | {r['bytes'] / 2**30:.2f} GiB | {b['build_s']:.1f} | "
-                f"{q['cold_s']:.3f} | {q['warm_s']:.3f} | {b['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} | "
-                f"{b['parse_s']:.1f} | {f(b.get('spans_test_s'), '.1f')} | {r['query_lake']['warm_s']:.3f} |"
+                f"| {r['rows']:,}{tag} | {r['files']:,} | {r['bytes'] / 2**30:.2f} GiB | {r['bytes'] / r['rows']:.1f} | "
+                f"{b['build_s']:.1f} | "
+                f"{q['cold_s']:.3f} | {q['warm_s']:.3f} | {f(q.get('warm_cpu_s'), '.3f')} | "
+                f"{b['peak_rss_mb']:.0f} / {q['peak_rss_mb']:.0f} | "
+                f"{b['parse_s']:.1f} | {f(b.get('spans_test_s'), '.1f')} | {r['query_lake']['warm_s']:.3f} | "
+                f"{f(r['query_lake'].get('warm_cpu_s'), '.3f')} |"
             )
         first[n] = tries[0]
     keys = list(first)

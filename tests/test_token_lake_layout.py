@@ -64,10 +64,10 @@ def test_part_stores_per_token_columns_float32_where_exact(tmp_path):
     assert schema.metadata[store.RUN_METADATA_KEY] == b'{"corpus": "ucl", "model_key": "m-1.5b", "run_id": "r1"}'
     meta = pq.ParquetFile(path).metadata.row_group(0)
     col = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
-    assert "BYTE_STREAM_SPLIT" in col["logprob_nats"].encodings
-    assert "RLE_DICTIONARY" not in col["logprob_nats"].encodings
+    assert col["logprob_nats"].encodings == ("RLE", "PLAIN") and col["logprob_nats"].compression == "UNCOMPRESSED"
     assert "BYTE_STREAM_SPLIT" in col["topk_logprobs_nats.list.element"].encodings
-    assert col["logprob_nats"].compression == "ZSTD"
+    assert col["topk_logprobs_nats.list.element"].compression == "ZSTD"
+    assert "RLE_DICTIONARY" in col["token"].encodings and col["token"].compression == "ZSTD"
 
     back = store.read_part(path)
     assert back.schema == store.SCHEMA

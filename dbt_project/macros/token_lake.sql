@@ -17,3 +17,11 @@
 {% macro token_run_key(run_path, run_id, model_key, corpus) -%}
 concat_ws('/', {{ run_path }}, {{ run_id }}, {{ model_key }}, {{ corpus }})
 {%- endmacro %}
+
+{#- Whether any file of an external source (read as in its external_location) has `column`: false at parse
+    time and when no file matches `pattern`. -#}
+{% macro external_has_column(source_name, table_name, pattern, column) -%}
+{%- if not execute or count_files(pattern) == 0 -%}{{ return(false) }}{%- endif -%}
+{%- set described = run_query("describe select * from " ~ source(source_name, table_name)) -%}
+{{ return(column | lower in (described.columns[0].values() | map('lower') | list)) }}
+{%- endmacro %}

@@ -26,7 +26,7 @@ the same in every row of a run, so they are not stored per row: they are the nam
 file's key-value metadata (`read_part`). A float column (and the top-k log-probabilities) is stored as
 float32 when every value of the part survives the round trip float64 -> float32 -> float64 exactly (the
 scorer's statistics are float32 numbers), as float64 otherwise (an imported run's decimals); either reads
-back as the same double. Floats are BYTE_STREAM_SPLIT-encoded without a dictionary, everything zstd.
+back as the same double. Float columns have no dictionary and, scalars, no compression (`_write_file`).
 Part files written before this layout (every `SCHEMA` column in every row, doubles) read the same: dbt
 unions the files by column name and `read_part` returns `SCHEMA` for either.
 """
@@ -375,15 +375,22 @@ def file_table(table: pa.Table) -> pa.Table:
 
 
 def _write_file(table: pa.Table, where) -> None:
-    floats = [c for c in table.column_names if c in FLOAT_COLUMNS]
+    """The part file's encodings (bench/lake.py measures them): a scalar float column PLAIN and
+    uncompressed (a scan of it, the usual aggregate, decodes nothing; zstd would save ~0.5 of its 4 bytes),
+    the top-k log-probabilities BYTE_STREAM_SPLIT + zstd (the bulk of their bytes, rarely scanned); the
+    other columns dictionary + zstd."""
+
+    def leaf(c: str) -> str:  # a column's Parquet path (a list's values: <name>.list.element)
+        return f"{c}.list.element" if pa.types.is_list(table.schema.field(c).type) else c
+
+    scalar_floats = {c for c in table.column_names if c in FLOAT_COLUMNS and leaf(c) == c}
     pq.write_table(
         table,
         where,
-        compression="zstd",
-        use_dictionary=[c for c in table.column_names if c not in FLOAT_COLUMNS],
+        compression={leaf(c): ("none" if c in scalar_floats else "zstd") for c in table.column_names},
+        use_dictionary=[leaf(c) for c in table.column_names if c not in FLOAT_COLUMNS],
         column_encoding={
-            (f"{c}.list.element" if pa.types.is_list(table.schema.field(c).type) else c): "BYTE_STREAM_SPLIT"
-            for c in floats
+            leaf(c): "BYTE_STREAM_SPLIT" for c in FLOAT_COLUMNS if c in table.column_names and c not in scalar_floats
         },
     )
 

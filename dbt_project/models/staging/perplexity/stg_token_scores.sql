@@ -7,6 +7,14 @@
 -- model and corpus: one constant per file, which is what makes a scan of the lake cheap); a part file
 -- of the older layout stores run_id and model_key per row, and those are taken as stored. Floats are
 -- read as double whether a file stores them as float32 or double (ingest/scoring/store.py).
+-- Only while some file of the older layout is in the lake are the stored and the directory's values
+-- merged by coalesce(), which makes them per-row values (DuckDB keeps no constant through coalesce): a
+-- grouping by model over 10^8 rows then costs seconds, not a fraction (bench/lake.py;
+-- store.migrate_part rewrites an older file in the current layout).
+{%- set older_files = external_has_column(
+    'scores', 'token_scores', token_scores_dir() ~ '/*/*/*/part-*.parquet', 'run_id'
+) %}
+
 with source as (
 {{ select_external_or_empty('scores', 'token_scores', token_scores_dir() ~ '/*/*/*/part-*.parquet', [
     ['run_id', 'varchar'], ['model_key', 'varchar'], ['corpus', 'varchar'], ['doc_id', 'varchar'],
@@ -21,8 +29,13 @@ with source as (
 
 renamed as (
     select
+        {% if older_files -%}
         coalesce(run_id, run) as run_id,
         coalesce(model_key, model) as model_key,
+        {%- else -%}
+        run as run_id,
+        model as model_key,
+        {%- endif %}
         corpus, doc_id, token_index, token_id, token, token_text,
         char_start, char_end, logprob_nats,
         -logprob_nats as surprisal_nats,
