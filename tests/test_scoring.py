@@ -301,3 +301,105 @@ def test_rank_inside_and_outside_the_top_k_with_ties():
     inside = (tlp[:, 0] >= topv[:, -1]).numpy()
     assert inside[:32].all() and not inside[32:].all()  # both paths are exercised
     np.testing.assert_array_equal(rank_of_target(lp, tlp, topv).numpy(), want)
+
+
+def whole_chunk_stats(wi_mask, x, t, k: int) -> dict:
+    """The CPU statistics as operations on the whole chunk at once (one float32 log-softmax of every row, the rank
+    as one count over the vocabulary): what `Scorer._cpu_chunk_stats` must give bit for bit from its blocks."""
+    from ingest.scoring.engine import RANK_TOP
+
+    lp = torch.log_softmax(x, dim=-1)
+    tlp = lp.gather(1, t[:, None])
+    topv, topi = lp.topk(max(k, RANK_TOP), dim=1)
+    p = lp.exp()
+    ent = -torch.linalg.vecdot(p, lp)
+    bad = ~torch.isfinite(ent)
+    ent[bad] = -(p[bad] * lp[bad]).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1)
+    mass = p @ wi_mask
+    wi = mass.log()
+    tiny = mass < 1e-30
+    wi[tiny] = torch.logsumexp(lp[tiny].masked_fill(wi_mask[None, :] == 0, float("-inf")), dim=1)
+    return {
+        "logprob_nats": tlp[:, 0],
+        "rank": (lp > tlp).sum(dim=1, dtype=torch.int32) + 1,
+        "entropy_nats": ent,
+        "logprob_word_initial_nats": wi,
+        "topk_logprobs_nats": topv[:, :k],
+        "topk_token_ids": topi[:, :k],
+    }
+
+
+def test_cpu_statistics_in_cache_blocks_keep_the_whole_chunks_bits(mirror, tiny_model, monkeypatch):
+    from ingest.scoring import engine
+    from ingest.scoring.profile import TokenizerProfile
+
+    model, tok = tiny_model
+    V = model.get_output_embeddings().weight.shape[0]
+    profile = TokenizerProfile.build(tok, model.config.model_type, V, "tiny")
+    scorer = engine.Scorer(model, profile, 5, "cpu")
+    # real logits: every position of UCL sentences and a Natural Stories passage (one window each)
+    rows = []
+    for text in ucl_sentences(mirror, 6) + [natural_stories(mirror)[1][:400]]:
+        ids = tok(text, add_special_tokens=False)["input_ids"][:120]
+        with torch.inference_mode():
+            rows.append(model(torch.tensor([[50256] + ids])).logits[0, :-1])
+            rows[-1] = (rows[-1], torch.tensor(ids))
+    x = torch.cat([r for r, _ in rows])
+    t = torch.cat([i for _, i in rows])
+    x[3, 1000:] = float("-inf")  # a masked vocabulary: the entropy's 0 * -inf rows
+    x[4, scorer.wi_mask > 0] -= 200.0  # a word-initial mass under float32's range (e^-200)
+    x[5, :] = 1.0  # a row of ties: rank 1 for every target
+    n = x.shape[0]
+    assert n > 100
+    want = whole_chunk_stats(scorer.wi_mask, x, t, 5)
+    # blocks of 2 and 3 rows (and their remainders), 37, and one block of every row (the whole chunk)
+    for block_rows in (2, 3, 37, n):
+        monkeypatch.setattr(engine, "STATS_BLOCK_BYTES", block_rows * 4 * V)
+        with torch.inference_mode():
+            got = scorer._cpu_chunk_stats(x, t, 5)
+        assert set(got) == set(want)
+        for name in want:
+            np.testing.assert_array_equal(got[name].numpy(), want[name].numpy(), err_msg=f"{name}, {block_rows} rows")
+    # and the numbers themselves, against float64 computed independently
+    xd = x.double().numpy()
+    lse = np.logaddexp.reduce(xd, axis=1)
+    lp = xd - lse[:, None]
+    pr = np.exp(lp)
+    tn = t.numpy()
+    # float32's normalizer over 50,257 entries rounds by ~1e-6 of the logits' size (~20 here)
+    np.testing.assert_allclose(got["logprob_nats"].numpy(), lp[np.arange(n), tn], rtol=0, atol=3e-5)
+    ent = -np.where(pr > 0, pr * np.nan_to_num(lp, neginf=0.0), 0.0).sum(1)
+    np.testing.assert_allclose(got["entropy_nats"].numpy(), ent, rtol=0, atol=1e-4)
+    wi = np.logaddexp.reduce(np.where(scorer.wi_mask.numpy() > 0, xd, -np.inf), axis=1) - lse
+    np.testing.assert_allclose(got["logprob_word_initial_nats"].numpy(), wi, rtol=0, atol=1e-4)
+    assert got["logprob_word_initial_nats"][4] < -150 and got["rank"][5] == 1
+    # the rank counts the float32 log-softmax's larger values (ties not counted)
+    lp32 = torch.log_softmax(x, -1).numpy()
+    np.testing.assert_array_equal(got["rank"].numpy(), 1 + (lp32 > lp32[np.arange(n), tn][:, None]).sum(1))
+    # the top 5: the five largest log-probabilities, and the ids of those values (a tie may list either id)
+    topv, topi = got["topk_logprobs_nats"].numpy(), got["topk_token_ids"].numpy()
+    np.testing.assert_array_equal(topv, -np.sort(-lp32, axis=1)[:, :5])
+    np.testing.assert_array_equal(np.take_along_axis(lp32, topi, 1), topv)
+
+
+def test_scores_with_cache_blocks_equal_one_block_per_chunk(mirror, tiny_model, monkeypatch):
+    """The whole path (windows, batches, chunks of 37 rows, blocks of 3): the same bits as one block per chunk."""
+    from ingest.scoring import engine
+    from ingest.scoring.profile import TokenizerProfile
+
+    model, tok = tiny_model
+    V = model.get_output_embeddings().weight.shape[0]
+    profile = TokenizerProfile.build(tok, model.config.model_type, V, "tiny")
+    texts = ucl_sentences(mirror, 20) + [natural_stories(mirror)[1][:1500]]
+    enc = encode(tok, texts, profile.bos)
+    windows = [w for d, (ids, _) in enumerate(enc) for w in make_windows(d, len(ids), 128, 64)]
+    batches = engine.make_batches(windows, 512)
+    out = []
+    for block_bytes in (3 * 4 * V, 1 << 40):
+        monkeypatch.setattr(engine, "STATS_BLOCK_BYTES", block_bytes)
+        scorer = engine.Scorer(model, profile, 5, "cpu")
+        scorer.chunk_rows = 37
+        out.append(scorer.score_windows([ids for ids, _ in enc], batches))
+    for d in out[0]:
+        for name, v in out[0][d].items():
+            np.testing.assert_array_equal(out[1][d][name], v, err_msg=name)

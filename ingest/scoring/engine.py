@@ -35,6 +35,11 @@ PROBE_TOLERANCE_HALF = 5e-2  # bfloat16 / float16
 # rows of the float32 [rows x vocab] logits handled at once: ~128 MiB (682 rows at a 49k vocabulary;
 # larger head matmuls, measured best on 2 CPU cores among 64-1365 rows)
 SOFTMAX_BYTES = 1 << 27
+# the CPU statistics of a chunk run on blocks of rows whose float32 [rows x vocab] temporaries (log-softmax,
+# probabilities, their product) stay in the cache: ~4 MiB each (21 rows at a 49k vocabulary, 4 at 262k; the
+# four of a block within a 32 MiB L3) instead of one more trip to memory per statistic; the bits stay those of
+# whole-chunk operations (`_cpu_chunk_stats`)
+STATS_BLOCK_BYTES = 1 << 22
 # on a GPU: ~1 GiB (5,461 rows at 49k, 1,024 at Gemma 3's 262k): fewer, larger head matmuls and fewer host
 # syncs; the temporaries of one chunk (logits, log-softmax, probabilities) stay under ~4 GiB
 SOFTMAX_BYTES_GPU = 1 << 30
@@ -337,8 +342,9 @@ class Scorer:
 
         From one float32 log-softmax lp (whatever the weights' dtype): log p(t) = lp_t;
         rank = 1 + #{v : lp_v > lp_t}; entropy H = -sum_v p_v lp_v; word-initial mass
-        log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary, and the
-        rank needs a pass only where the target is outside the top-k (`rank_of_target`), so
+        log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary. On the CPU
+        (`_cpu_chunk_stats`) the passes after the log-softmax read cache-sized blocks of rows and
+        the rank needs a pass only where the target is outside the top-k (`rank_of_target`), so
         the bookkeeping stays close to the plain log_softmax + gather loop (bench/score.py).
         """
         torch = self.torch
@@ -348,35 +354,33 @@ class Scorer:
         for s in range(0, sel.shape[0], self.chunk_rows):
             x = sel[s : s + self.chunk_rows]
             t = targets[s : s + self.chunk_rows]
-            if self.gpu:
-                x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
-                if self._fused is not None:
-                    try:
-                        parts = self._fused(x, t, self.wi_mask, k)
-                    except Exception as exc:  # noqa: BLE001 - a compile failure: the eager GPU path from here on
-                        import warnings
+            if not self.gpu:
+                for name, v in self._cpu_chunk_stats(head(x) if self._split else x, t, k).items():
+                    out[name].append(v)
+                continue
+            x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
+            if self._fused is not None:
+                try:
+                    parts = self._fused(x, t, self.wi_mask, k)
+                except Exception as exc:  # noqa: BLE001 - a compile failure: the eager GPU path from here on
+                    import warnings
 
-                        warnings.warn(
-                            f"compiled statistics failed ({type(exc).__name__}: {exc}); eager from now on", stacklevel=2
-                        )
-                        self._fused = None
-                    else:
-                        for name, v in zip(STATS, parts):
-                            if k or not name.startswith("topk_"):
-                                out[name].append(v)
-                        continue
-                lp = torch.log_softmax(x, dim=-1, dtype=torch.float32)  # no separate float copy of x
-            else:
-                if self._split:
-                    x = head(x)
-                lp = torch.log_softmax(x.float(), dim=-1)
+                    warnings.warn(
+                        f"compiled statistics failed ({type(exc).__name__}: {exc}); eager from now on", stacklevel=2
+                    )
+                    self._fused = None
+                else:
+                    for name, v in zip(STATS, parts):
+                        if k or not name.startswith("topk_"):
+                            out[name].append(v)
+                    continue
+            # the eager GPU path: the whole chunk at once, no host sync but the rare fix-ups below
+            lp = torch.log_softmax(x, dim=-1, dtype=torch.float32)  # no separate float copy of x
             tlp = lp.gather(1, t[:, None])
             out["logprob_nats"].append(tlp[:, 0])
             topv, topi = lp.topk(min(max(k, RANK_TOP), self.vocab_size), dim=1)
-            if self.gpu:  # one pass over the vocabulary, no host sync (the same count as rank_of_target)
-                out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
-            else:
-                out["rank"].append(rank_of_target(lp, tlp, topv))
+            # one pass over the vocabulary, no host sync (the same count as rank_of_target)
+            out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
             p = lp.exp()
             ent = -torch.linalg.vecdot(p, lp)
             bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
@@ -396,6 +400,61 @@ class Scorer:
         for name, parts in out.items():
             res[name] = torch.cat(parts).cpu().numpy() if parts else np.zeros((0, k))
         return res
+
+    def _cpu_chunk_stats(self, x, t, k: int) -> dict:
+        """`_stats` of one chunk on the CPU: the same operations as on the whole chunk (float32 log-softmax,
+        gather, top-k, `rank_of_target`, p = exp(lp), entropy = -vecdot(p, lp), ln(p @ mask)), applied to
+        blocks of rows that stay in the cache (STATS_BLOCK_BYTES), so that each statistic reads the block from
+        the cache instead of the whole chunk from memory.
+
+        The same bits as the whole-chunk operations: each is computed row by row, and a reduction's order
+        within a row does not depend on how many rows it is given, except for a single row (split across
+        threads): no block has one row unless the chunk has. The word-initial mass is the one exception to
+        that rule (MKL's matrix-vector product sums a row in an order that depends on the row count), so the
+        probabilities of the whole chunk go into one buffer and the product is taken once per chunk, as on
+        the whole chunk. Rows with -inf logits (entropy) or a word-initial mass under 1e-30 are recomputed
+        over the whole chunk's such rows, as there."""
+        torch = self.torch
+        x = x.float()
+        n, v = x.shape
+        p = self._p_buffer(n, v)
+        rows = max(2, STATS_BLOCK_BYTES // (4 * v))
+        starts = list(range(0, n, rows))[: max(1, n // rows)]  # the last block takes the remainder
+        ends = starts[1:] + [n]
+        parts = {name: [] for name in STATS}
+        for a, z in zip(starts, ends):
+            lp = torch.log_softmax(x[a:z], dim=-1)
+            tlp = lp.gather(1, t[a:z, None])
+            parts["logprob_nats"].append(tlp[:, 0])
+            topv, topi = lp.topk(min(max(k, RANK_TOP), v), dim=1)
+            parts["rank"].append(rank_of_target(lp, tlp, topv))
+            pb = torch.exp(lp, out=p[a:z])
+            parts["entropy_nats"].append(-torch.linalg.vecdot(pb, lp))
+            if k:
+                parts["topk_logprobs_nats"].append(topv[:, :k])
+                parts["topk_token_ids"].append(topi[:, :k])
+        res = {name: torch.cat(vals) for name, vals in parts.items() if vals}
+        ent = res["entropy_nats"]
+        bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
+        if bool(bad.any()):
+            lpb = torch.log_softmax(x[bad], dim=-1)
+            ent[bad] = -(p[bad] * lpb).nan_to_num_(0.0, 0.0, 0.0).sum(dim=1)
+        mass = p @ self.wi_mask
+        wi = mass.log()
+        tiny = mass < 1e-30
+        if bool(tiny.any()):
+            lpt = torch.log_softmax(x[tiny], dim=-1)
+            wi[tiny] = torch.logsumexp(lpt.masked_fill(self.wi_mask[None, :] == 0, float("-inf")), dim=1)
+        res["logprob_word_initial_nats"] = wi
+        return res
+
+    def _p_buffer(self, n: int, v: int):
+        """[n, v] float32 for a chunk's probabilities, kept between chunks: a fresh ~128 MiB tensor per chunk
+        costs its page faults every time."""
+        buf = getattr(self, "_pbuf", None)
+        if buf is None or buf.shape[0] < n or buf.shape[1] != v:
+            buf = self._pbuf = self.torch.empty(max(n, self.chunk_rows), v, dtype=self.torch.float32)
+        return buf[:n]
 
     def score_windows(self, token_ids: list[list[int]], batches: list[list[Window]], on_batch=None) -> dict:
         """Score the windows; returns per-document arrays indexed by real-token position."""
