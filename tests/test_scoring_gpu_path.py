@@ -31,14 +31,14 @@ def tiny_model(tiny_gpt2_dir):
     )
 
 
-def score(model, tok, texts, gpu: bool, top_k: int = 5, fused: bool = False):
+def score(model, tok, texts, gpu: bool, top_k: int = 5, fused=False):
     profile = TokenizerProfile.build(
         tok, model.config.model_type, model.get_output_embeddings().weight.shape[0], "tiny"
     )
     scorer = Scorer(model, profile, top_k, "cpu")
     scorer.set_gpu_path(gpu)
-    if fused:  # the compiled function's math, run eagerly (torch.compile needs Triton, i.e. a GPU)
-        scorer._fused = fused_stats
+    if fused:  # True: the compiled function's math, run eagerly; else the function given (e.g. compiled here)
+        scorer._fused = fused_stats if fused is True else fused
     enc = encode(tok, texts, profile.bos)
     windows = [w for d, (ids, _) in enumerate(enc) for w in make_windows(d, len(ids), 128, 64)]
     # a small chunk: several chunks per batch, as on a GPU with a large batch
@@ -164,3 +164,26 @@ def test_fused_statistics_with_masked_logits_and_tiny_word_initial_mass():
     np.testing.assert_array_equal(rank.numpy(), 1 + (lp > lp[np.arange(6), t.numpy()][:, None]).sum(1))
     np.testing.assert_array_equal(topi.numpy(), np.argsort(-xd, axis=1, kind="stable")[:, :5])
     np.testing.assert_allclose(topv.numpy(), np.take_along_axis(lp, topi.numpy(), 1), atol=1e-5)
+
+
+def test_compiled_fused_statistics_on_the_cpu(mirror, tiny_model):
+    """`fused_stats` compiled whole (fullgraph: no graph break, so a GPU gets it as fused kernels) by inductor's
+    CPU backend, in the scorer's chunks of varying row counts (dynamic shapes): the eager function's statistics.
+    No GPU here, so this checks the compiled path's numbers on the CPU, not its speed."""
+    import shutil
+
+    if not (shutil.which("c++") or shutil.which("g++")):
+        pytest.skip("inductor's CPU backend needs a C++ compiler")
+    model, tok = tiny_model
+    texts = ucl_sentences(mirror, 8) + [natural_stories(mirror)[1][:600]]
+    compiled = torch.compile(fused_stats, dynamic=True, fullgraph=True)
+    _, eager = score(model, tok, texts, gpu=True, fused=True)
+    scorer, comp = score(model, tok, texts, gpu=True, fused=compiled)
+    assert scorer._fused is compiled  # no failure on the way (that would switch to the eager path)
+    for d in eager:
+        for name in ("logprob_nats", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats"):
+            # the compiled reductions sum in another order: float32 rounding of ~20-nat logits, ~1e-6 relative
+            np.testing.assert_allclose(comp[d][name], eager[d][name], rtol=0, atol=5e-5, err_msg=name)
+        assert np.abs(comp[d]["rank"] - eager[d]["rank"]).max() <= 1  # a near-tie may swap
+        assert (comp[d]["rank"] == eager[d]["rank"]).mean() > 0.99
+        np.testing.assert_array_equal(comp[d]["topk_token_ids"][:, 0], eager[d]["topk_token_ids"][:, 0])
