@@ -36,7 +36,7 @@ What it holds (all vectorised numpy/pyarrow, seeded, so a size is always the sam
   column the next row's (end of text after the last); context_tokens from 2048/1024 sliding windows.
 * top-k lists: DISK IS BOUNDED by giving only the default model's runs (smollm2-135m, 1 of 12 models, ~8%
   of the rows) the scorer's default top_k = 10 (ids, strings, log-probabilities); every other run was
-  "scored with --top-k 0" (empty lists, as the scorer writes them). ~50 bytes/row on disk overall (~56 in the
+  "scored with --top-k 0" (empty lists, as the scorer writes them). ~41 bytes/row on disk overall (~56 in the
   older layout).
 
 Measured per size (each in a fresh child process, DuckDB memory_limit set, spilling allowed into a
