@@ -35,11 +35,12 @@ PROBE_TOLERANCE_HALF = 5e-2  # bfloat16 / float16
 # rows of the float32 [rows x vocab] logits handled at once: ~128 MiB (682 rows at a 49k vocabulary;
 # larger head matmuls, measured best on 2 CPU cores among 64-1365 rows)
 SOFTMAX_BYTES = 1 << 27
-# the CPU statistics of a chunk run on blocks of rows whose float32 [rows x vocab] temporaries (log-softmax,
-# probabilities, their product) stay in the cache: ~4 MiB each (21 rows at a 49k vocabulary, 4 at 262k; the
-# four of a block within a 32 MiB L3) instead of one more trip to memory per statistic; the bits stay those of
-# whole-chunk operations (`_cpu_chunk_stats`)
-STATS_BLOCK_BYTES = 1 << 22
+# the CPU statistics of a chunk can run on blocks of rows whose float32 [rows x vocab] temporaries (log-softmax,
+# probabilities, their product) stay in the cache (`_cpu_chunk_stats`, the same bits as whole-chunk operations).
+# Measured on 2 shared cores: ~4 MiB blocks (21 rows of SmolLM2) cut SmolLM2's statistics ~4x while the cores
+# were free, but made them ~3x slower under other jobs' load (each block's ops are OpenMP regions whose barriers
+# wait for a preempted thread), and Gemma 3's 1 MiB rows gained nothing. So the default is one block per chunk.
+STATS_BLOCK_BYTES = SOFTMAX_BYTES
 # on a GPU: ~1 GiB (5,461 rows at 49k, 1,024 at Gemma 3's 262k): fewer, larger head matmuls and fewer host
 # syncs; the temporaries of one chunk (logits, log-softmax, probabilities) stay under ~4 GiB
 SOFTMAX_BYTES_GPU = 1 << 30
