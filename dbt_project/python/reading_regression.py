@@ -19,7 +19,6 @@ it. Here, for a fold k of K:
 
 from __future__ import annotations
 
-import ctypes
 import math
 import threading
 from collections.abc import Iterator
@@ -36,51 +35,23 @@ LOG_2PI = math.log(2 * math.pi)
 
 _BLAS_LOCK = threading.Lock()
 _blas_users = 0
-_blas_saved: list[tuple] = []  # (set_num_threads, the count it had) of each OpenBLAS loaded, while in use
-
-
-def _openblas_controls() -> list[tuple]:
-    """(get_num_threads, set_num_threads) of every OpenBLAS this process has loaded (numpy's and scipy's
-    bundled builds name them with a prefix and suffix); [] where none is found (another BLAS, not Linux)."""
-    try:
-        with open("/proc/self/maps") as f:
-            paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.rsplit("/", 1)[-1].lower()})
-    except OSError:
-        return []
-    out = []
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)  # already loaded: the same handle
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", "_64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and put is not None:
-                    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
-                    out.append((get, put))
-                    break
-            else:
-                continue
-            break
-    return out
+_blas_limits = None  # threadpoolctl's limit while some block is in one_blas_thread (restores the counts)
 
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Run the block with OpenBLAS on one thread. The fits here are thousands of small solves (a few thousand
-    rows, a dozen columns): OpenBLAS's threads cost more to wake than the work, and on a busy machine (dbt runs two
-    models at once on two cores) a solve waits for a thread that is not scheduled, a hundred times slower
-    (measured: 0.35 ms single-threaded, 120 ms with its threads on two loaded cores). The numbers are the same.
-    The setting is the process's, so concurrent blocks (dbt's threads) share it: the first sets it, the last
+    """Run the block with the BLAS on one thread (threadpoolctl). The fits here are thousands of small solves (a
+    few thousand rows, a dozen columns): OpenBLAS's threads cost more to wake than the work, and on a busy machine
+    (dbt runs two models at once on two cores) a solve waits for a thread that is not scheduled, a hundred times
+    slower (measured: 0.35 ms single-threaded, 120 ms with its threads on two loaded cores). The numbers are the
+    same. The setting is the process's, so concurrent blocks (dbt's threads) share it: the first sets it, the last
     restores it."""
-    global _blas_users
+    global _blas_users, _blas_limits
     with _BLAS_LOCK:
         if _blas_users == 0:
-            _blas_saved[:] = [(put, get()) for get, put in _openblas_controls()]
-            for put, _ in _blas_saved:
-                put(1)
+            from threadpoolctl import threadpool_limits
+
+            _blas_limits = threadpool_limits(limits=1, user_api="blas")
         _blas_users += 1
     try:
         yield
@@ -88,9 +59,8 @@ def one_blas_thread() -> Iterator[None]:
         with _BLAS_LOCK:
             _blas_users -= 1
             if _blas_users == 0:
-                for put, n in _blas_saved:
-                    put(n)
-                _blas_saved.clear()
+                _blas_limits.restore_original_limits()
+                _blas_limits = None
 
 
 def fold_ids(n: int, k: int = 10, seed: int = 42) -> np.ndarray:
