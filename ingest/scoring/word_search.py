@@ -68,8 +68,9 @@ _SEGMENT_ATTENTION = "predictabase_segments"
 def _segment_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
     """transformers' SDPA attention restricted, group by group, to the key slots a group's queries may see.
     The 4-D mask still decides within a group (causality, a node's path, a sliding window), so the result is
-    the dense call's; what is skipped is the work on slots the mask zeroes (other segments of a pack, other
-    questions' expansions), which grew with the pack and dominated the search's forward calls."""
+    the dense call's to float32 rounding (each softmax sums over fewer slots); what is skipped is the work on
+    slots the mask zeroes (other segments of a pack, other questions' expansions), which grew with the pack and
+    dominated the search's forward calls."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     plan = _SEGMENT_GROUPS.get()
