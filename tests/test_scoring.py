@@ -288,19 +288,21 @@ def test_spans_tile_with_byte_fallback_and_odd_whitespace(tiny_model):
         assert "".join(text[s:e] for s, e in spans) == text
 
 
-def test_rank_inside_and_outside_the_top_k_with_ties():
-    from ingest.scoring.engine import RANK_TOP, rank_of_target
+def test_the_rank_counts_the_larger_log_probabilities_exactly_with_ties():
+    from ingest.scoring.engine import count_above
 
     g = torch.Generator().manual_seed(0)
     lp = torch.log_softmax(torch.randint(0, 40, (64, 300), generator=g).float() / 4, -1)  # many ties
     targets = torch.randint(0, 300, (64,), generator=g)
-    targets[:32] = lp[:32].argsort(dim=1, descending=True)[torch.arange(32), torch.arange(32) % RANK_TOP]
+    targets[:8] = lp[:8].argmax(dim=1)  # the most probable: nothing above it
     tlp = lp.gather(1, targets[:, None])
-    topv, _ = lp.topk(RANK_TOP, dim=1)
-    want = 1 + (lp.numpy() > tlp.numpy()).sum(1)
-    inside = (tlp[:, 0] >= topv[:, -1]).numpy()
-    assert inside[:32].all() and not inside[32:].all()  # both paths are exercised
-    np.testing.assert_array_equal(rank_of_target(lp, tlp, topv).numpy(), want)
+    want = (lp.numpy() > tlp.numpy()).sum(1)
+    got = count_above(lp, tlp, torch.full((64, 300), 7.0))  # whatever the buffer held before
+    assert got.dtype == torch.int32 and (got[:8] == 0).all() and (got[8:] > 0).any()
+    np.testing.assert_array_equal(got.numpy(), want)
+    # ties are not counted: a row of equal values has nothing above any target
+    flat = torch.full((2, 300), -5.7)
+    assert count_above(flat, flat[:, :1], torch.empty(2, 300)).tolist() == [0, 0]
 
 
 def whole_chunk_stats(wi_mask, x, t, k: int) -> dict:

@@ -177,21 +177,18 @@ def compiled_fused_stats():
     return _COMPILED["fn"]
 
 
-RANK_TOP = 10  # the rank of a target among the top RANK_TOP needs no pass over the vocabulary
+RANK_TOP = 10  # the top-k is computed at least this far (a tie's order of ids is topk's for this size)
 
 
-def rank_of_target(lp, tlp, topv):
-    """1 + #{v : lp_v > lp_target} per row. `topv` holds each row's largest values in
-    descending order: where the target's value is >= the last of them, every strictly
-    larger value is among them; only the other rows count over the whole vocabulary
-    (into int32: an int64 bool-sum is ~5x slower on CPU)."""
+def count_above(lp, tlp, buf):
+    """#{v : lp_v > lp_target} per row, as int32: the comparison written into `buf` (float32 [rows, vocab],
+    a buffer the caller reuses) as 1.0 / 0.0 and summed per row. Exact: a float32 sum of at most 2^24 ones is
+    an integer whatever its order, and ~5x faster on the CPU than summing the booleans into an int32."""
     import torch
 
-    rank = (topv > tlp).sum(dim=1, dtype=torch.int32) + 1
-    outside = tlp[:, 0] < topv[:, -1]
-    if bool(outside.any()):
-        rank[outside] = (lp[outside] > tlp[outside]).sum(dim=1, dtype=torch.int32) + 1
-    return rank
+    if lp.shape[1] >= 1 << 24:
+        return (lp > tlp).sum(dim=1, dtype=torch.int64).to(torch.int32)
+    return torch.gt(lp, tlp, out=buf).sum(dim=1).to(torch.int32)
 
 
 class Scorer:
@@ -345,7 +342,7 @@ class Scorer:
         rank = 1 + #{v : lp_v > lp_t}; entropy H = -sum_v p_v lp_v; word-initial mass
         log sum_v p_v m_v; top-k of lp. Each is one fused pass over the vocabulary. On the CPU
         (`_cpu_chunk_stats`) the passes after the log-softmax read cache-sized blocks of rows and
-        the rank needs a pass only where the target is outside the top-k (`rank_of_target`), so
+        the rank is a count over the vocabulary into a reused buffer (`count_above`), so
         the bookkeeping stays close to the plain log_softmax + gather loop (bench/score.py).
         """
         torch = self.torch
@@ -356,7 +353,8 @@ class Scorer:
             x = sel[s : s + self.chunk_rows]
             t = targets[s : s + self.chunk_rows]
             if not self.gpu:
-                for name, v in self._cpu_chunk_stats(head(x) if self._split else x, t, k).items():
+                logits = self._head_into_buffer(x) if self._split else x
+                for name, v in self._cpu_chunk_stats(logits, t, k).items():
                     out[name].append(v)
                 continue
             x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
@@ -380,7 +378,7 @@ class Scorer:
             tlp = lp.gather(1, t[:, None])
             out["logprob_nats"].append(tlp[:, 0])
             topv, topi = lp.topk(min(max(k, RANK_TOP), self.vocab_size), dim=1)
-            # one pass over the vocabulary, no host sync (the same count as rank_of_target)
+            # one pass over the vocabulary, no host sync (the same count as count_above)
             out["rank"].append((lp > tlp).sum(dim=1, dtype=torch.int32) + 1)
             p = lp.exp()
             ent = -torch.linalg.vecdot(p, lp)
@@ -404,9 +402,13 @@ class Scorer:
 
     def _cpu_chunk_stats(self, x, t, k: int) -> dict:
         """`_stats` of one chunk on the CPU: the same operations as on the whole chunk (float32 log-softmax,
-        gather, top-k, `rank_of_target`, p = exp(lp), entropy = -vecdot(p, lp), ln(p @ mask)), applied to
-        blocks of rows that stay in the cache (STATS_BLOCK_BYTES), so that each statistic reads the block from
-        the cache instead of the whole chunk from memory.
+        gather, top-k, rank, p = exp(lp), entropy = -vecdot(p, lp), ln(p @ mask)), applied to blocks of rows
+        (STATS_BLOCK_BYTES; one block per chunk by default), each written into a [rows, vocab] buffer kept
+        between chunks (`_buffer`). A fresh tensor of a chunk's size (~128 MiB) is memory the allocator maps
+        anew every time, and its page faults cost as much as the operation itself: the log-softmax takes ~40 ms
+        of a Gemma 3 chunk into fresh memory, ~9 ms into the buffer. The entropy's product goes over the
+        log-probabilities, which nothing reads after it, and the rank is a count of ones in the probability
+        buffer before the probabilities are written there (`count_above`).
 
         The same bits as the whole-chunk operations: each is computed row by row, and a reduction's order
         within a row does not depend on how many rows it is given, except for a single row (split across
@@ -418,22 +420,23 @@ class Scorer:
         torch = self.torch
         x = x.float()
         n, v = x.shape
-        p = self._p_buffer(n, v)
+        p = self._buffer("p", n, v)
+        lps = self._buffer("lp", n, v)
         rows = max(2, STATS_BLOCK_BYTES // (4 * v))
         starts = list(range(0, n, rows))[: max(1, n // rows)]  # the last block takes the remainder
         ends = starts[1:] + [n]
         parts = {name: [] for name in STATS}
         for a, z in zip(starts, ends):
-            lp = torch.log_softmax(x[a:z], dim=-1)
+            lp = torch.log_softmax(x[a:z], dim=-1, out=lps[a:z])
             tlp = lp.gather(1, t[a:z, None])
             parts["logprob_nats"].append(tlp[:, 0])
-            topv, topi = lp.topk(min(max(k, RANK_TOP), v), dim=1)
-            parts["rank"].append(rank_of_target(lp, tlp, topv))
-            pb = torch.exp(lp, out=p[a:z])
-            parts["entropy_nats"].append(-torch.linalg.vecdot(pb, lp))
-            if k:
+            if k:  # at least RANK_TOP, as on the GPU path: the order of tied ids is topk's for that size
+                topv, topi = lp.topk(min(max(k, RANK_TOP), v), dim=1)
                 parts["topk_logprobs_nats"].append(topv[:, :k])
                 parts["topk_token_ids"].append(topi[:, :k])
+            parts["rank"].append(count_above(lp, tlp, p[a:z]) + 1)
+            pb = torch.exp(lp, out=p[a:z])
+            parts["entropy_nats"].append(-torch.mul(pb, lp, out=lp).sum(dim=-1))
         res = {name: torch.cat(vals) for name, vals in parts.items() if vals}
         ent = res["entropy_nats"]
         bad = ~torch.isfinite(ent)  # -inf logits (a masked vocabulary): 0 * -inf, recompute those rows
@@ -449,13 +452,26 @@ class Scorer:
         res["logprob_word_initial_nats"] = wi
         return res
 
-    def _p_buffer(self, n: int, v: int):
-        """[n, v] float32 for a chunk's probabilities, kept between chunks: a fresh ~128 MiB tensor per chunk
-        costs its page faults every time."""
-        buf = getattr(self, "_pbuf", None)
+    def _buffer(self, name: str, n: int, v: int):
+        """[n, v] float32, kept between chunks under `name` (see `_cpu_chunk_stats`)."""
+        bufs = self.__dict__.setdefault("_buffers", {})
+        buf = bufs.get(name)
         if buf is None or buf.shape[0] < n or buf.shape[1] != v:
-            buf = self._pbuf = self.torch.empty(max(n, self.chunk_rows), v, dtype=self.torch.float32)
+            buf = bufs[name] = self.torch.empty(max(n, self.chunk_rows), v, dtype=self.torch.float32)
         return buf[:n]
+
+    def _head_into_buffer(self, hidden):
+        """The LM head of a chunk's hidden states into the "logits" buffer: the same matrix product as
+        `head(hidden)` (an nn.Linear without bias: x @ W^T), so the same bits, without a fresh chunk-sized
+        tensor per chunk. Any other head (a bias, a subclass, half precision) is called as it is."""
+        torch = self.torch
+        head = self.model.get_output_embeddings()
+        w = head.weight
+        if type(head) is not torch.nn.Linear or head.bias is not None or hidden.dtype != torch.float32:
+            return head(hidden)
+        if w.dtype != torch.float32 or hidden.dim() != 2:
+            return head(hidden)
+        return torch.mm(hidden, w.t(), out=self._buffer("logits", hidden.shape[0], w.shape[0]))
 
     def score_windows(self, token_ids: list[list[int]], batches: list[list[Window]], on_batch=None) -> dict:
         """Score the windows; returns per-document arrays indexed by real-token position."""
