@@ -15,6 +15,7 @@ import json
 import math
 import random
 
+import numpy as np
 import pytest
 import torch
 
@@ -316,3 +317,22 @@ def test_row_groups_keep_each_segment_to_its_own_slots():
     groups = _row_groups(allowed, np.array([0, 3, 0]))
     listed = [[list(range(8))[x] if isinstance(x, slice) else x.tolist() for x in g] for g in groups]
     assert listed == [[[0, 2], [0, 1, 2, 5, 7]], [[1], [3, 4, 6]]]
+
+
+@pytest.mark.parametrize("max_expansions, first_tokens", [(1, 0), (3, 5), (7, 2), (500, 5)])
+def test_the_roots_order_is_the_full_stable_sorts_as_far_as_the_search_reaches(max_expansions, first_tokens):
+    """Only the roots a search can reach are sorted: the same order (ties by index) as sorting all of them."""
+    rng = np.random.default_rng(0)
+    rl = np.round(rng.normal(-8, 3, 400), 1)  # rounded: many ties, also at the cut
+    rl[[3, 50, 51]] = rl.max()  # a tie for first place
+    rl[rng.integers(0, 400, 20)] = -np.inf
+    settings = Top1Settings(max_expansions=max_expansions, n_first_tokens=first_tokens)
+    pred = WordPredictor.__new__(WordPredictor)
+    pred.settings = settings
+    got = pred._root_order(rl)
+    full = np.argsort(-rl, kind="stable")
+    reach = max(max_expansions, first_tokens) + 1
+    assert len(got) >= min(reach, len(rl))
+    np.testing.assert_array_equal(got, full[: len(got)])
+    # every root tied with the last one kept is kept too, so the next bound is the true one
+    assert len(got) == len(rl) or rl[full[len(got)]] < rl[got[-1]]

@@ -252,7 +252,7 @@ class _State:
     ctx_off: int  # cache slot of its segment's BOS
     n_ctx: int  # slots of its context (BOS + real tokens)
     lp0: np.ndarray  # float64 log-probabilities at the question
-    root_order: np.ndarray  # root nodes, most probable first (lazily extended)
+    root_order: np.ndarray  # root nodes, most probable first, as far as the search can reach
     root_lp: np.ndarray  # their log-probabilities
     lnb_before: float
     root_total: float  # total probability of all roots
@@ -423,7 +423,7 @@ class WordPredictor:
         for r, (g, q) in enumerate(qs):
             lp0 = lps[r]
             rl = lp0[self.root_tokens]
-            order = np.argsort(-rl, kind="stable")
+            order = self._root_order(rl)
             states.append(
                 _State(
                     q=q,
@@ -465,6 +465,18 @@ class WordPredictor:
                 self._expand(states, batch[start : start + self.settings.batch_tokens], cache, kv_pos)
             rnd += 1
         return [self._result(st) for st in states]
+
+    def _root_order(self, rl: np.ndarray) -> np.ndarray:
+        """The indices of the roots most probable first, as far as a question's search can reach: the
+        `max_expansions + 1` most probable (and the first `n_first_tokens` stored), with every root tied with the
+        last of them. The same order as a stable sort of every root (ties by index), for those; sorting all
+        of the choice set's first tokens for each question cost more than the search itself."""
+        reach = max(self.settings.max_expansions, self.settings.n_first_tokens) + 1
+        if reach >= len(rl):
+            return np.argsort(-rl, kind="stable")
+        threshold = np.partition(rl, len(rl) - reach)[len(rl) - reach]
+        head = np.flatnonzero(rl >= threshold)
+        return head[np.argsort(-rl[head], kind="stable")]
 
     def _expand(self, states: list[_State], batch: list[tuple[int, int]], cache, kv_pos: list[int]) -> None:
         """One forward step for each (question, prefix) of the batch, as new cache slots."""
