@@ -51,9 +51,9 @@ def timed(label: str, fn, rows: list):
 
 
 def fresh_warehouse(p: Paths, mirror: Path, n_models: int) -> None:
-    from ingest.datasets.registry import ingest_corpora as ingest
-    from ingest.datasets.registry import run_ingest
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.datasets.registry import ingest_corpora as ingest
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.sources.fetch import fetch_and_record
     from tests.dbt_fixtures import Fixture, regex_tokens, token_rows, write_run
 
     fetch_and_record(p, mirror, show_progress=False)

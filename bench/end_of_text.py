@@ -22,9 +22,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.scoring.models import load_model  # noqa: E402
-from ingest.scoring.profile import TokenizerProfile  # noqa: E402
 from predictabase.core.config import paths as get_paths  # noqa: E402
+from predictabase.ingest.scoring.models import load_model  # noqa: E402
+from predictabase.ingest.scoring.profile import TokenizerProfile  # noqa: E402
 from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))

@@ -46,7 +46,7 @@ for key in smollm2-135m gemma3-270m; do
     cat .gpu/parts/"$key".gguf.part* > "$BASE/$key.gguf"
     if (cd "$BASE" && grep " $key.gguf\$" ggufs.sha256 | sha256sum -c --quiet -); then
       # convert once (GGUF -> float32 safetensors in the model cache); a failure falls back to the twin
-      if "$PY" -c "import sys; from predictabase.core.config import paths; from ingest.scoring.models import load_model
+      if "$PY" -c "import sys; from predictabase.core.config import paths; from predictabase.ingest.scoring.models import load_model
 load_model(sys.argv[1], paths(), 'cpu', 'float32')" "$BASE/$key.gguf" > "$BASE/$key.log" 2>&1; then
         spec="$BASE/$key.gguf"
       else

@@ -47,7 +47,7 @@ import shutil
 from pathlib import Path
 from predictabase.core.config import paths
 from predictabase.core.fsutil import sha256_of
-from ingest.scoring.models import _converted_gguf_dir, gemma3_gguf, smollm2_gguf
+from predictabase.ingest.scoring.models import _converted_gguf_dir, gemma3_gguf, smollm2_gguf
 for key, find in (("smollm2-135m", lambda: smollm2_gguf()), ("gemma3-270m", lambda: gemma3_gguf(paths()))):
     try:
         gguf = find()

@@ -381,7 +381,7 @@ def list_column(flat: pa.Array, n: int, k: int) -> pa.Array:
 
 def write_group(args) -> list[dict]:
     """Every run of one (tokenizer family, corpus): tokenize the corpus once, write each run's parts."""
-    from ingest.scoring import store
+    from predictabase.ingest.scoring import store
 
     root, family, corpus, n_docs, runs = args
     root = Path(root)

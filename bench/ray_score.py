@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.scoring import ScoreSettings, score_corpora, store  # noqa: E402
-from ingest.scoring.distributed import RayOptions  # noqa: E402
-from ingest.scoring.pipeline import score_corpora_ray  # noqa: E402
 from predictabase.core.config import paths as make_paths  # noqa: E402
+from predictabase.ingest.scoring import ScoreSettings, score_corpora, store  # noqa: E402
+from predictabase.ingest.scoring.distributed import RayOptions  # noqa: E402
+from predictabase.ingest.scoring.pipeline import score_corpora_ray  # noqa: E402
 from tests.scoring_helpers import natural_stories, write_documents  # noqa: E402
 
 MIRROR = Path(os.environ.get("PREDICTABASE_MIRROR", ROOT.parent / "shared" / "data"))
@@ -54,7 +54,7 @@ def main() -> None:
     settings = ScoreSettings(part_tokens=args.part_tokens, device="cpu")
     base = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     models = make_paths(base / "models-cache")  # one GGUF conversion before the pairs, copied into every run
-    from ingest.scoring.models import load_model
+    from predictabase.ingest.scoring.models import load_model
 
     load_model(args.model, models, "cpu", None)
     print(

@@ -46,22 +46,22 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.scoring.engine import Scorer, make_batches, make_windows, memory_batch_tokens  # noqa: E402
-from ingest.scoring.models import LoadedModel, load_model, tokenizer_sha256  # noqa: E402
-from ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from predictabase.core.config import paths as get_paths  # noqa: E402
+from predictabase.ingest.scoring.engine import Scorer, make_batches, make_windows, memory_batch_tokens  # noqa: E402
+from predictabase.ingest.scoring.models import LoadedModel, load_model, tokenizer_sha256  # noqa: E402
+from predictabase.ingest.scoring.profile import TokenizerProfile, encode  # noqa: E402
 from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402 (imports no duckdb)
 
 
 def _import_pipeline():
-    """ingest.scoring.pipeline imports duckdb and polars (through ingest.raw) at module level; the GPU
+    """predictabase.ingest.scoring.pipeline imports duckdb and polars (through predictabase.ingest.raw) at module level; the GPU
     machine's Python has neither, and the bench calls nothing that uses them: stand-ins there."""
     for name in ("duckdb", "polars"):
         try:
             __import__(name)
         except ImportError:
             sys.modules[name] = types.ModuleType(name)
-    from ingest.scoring import pipeline
+    from predictabase.ingest.scoring import pipeline
 
     return pipeline
 
@@ -143,7 +143,7 @@ def config_tokenizer(tokenizer_dir: str | None):
 
     if tokenizer_dir:
         return AutoTokenizer.from_pretrained(tokenizer_dir)
-    from ingest.scoring.models import smollm2_gguf
+    from predictabase.ingest.scoring.models import smollm2_gguf
 
     gguf = smollm2_gguf()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -154,7 +154,7 @@ def random_model(cfg, tok, key: str, model_id: str, device: str, dtype: str) -> 
     gets the same weights, rounded."""
     from transformers import AutoModelForCausalLM
 
-    from ingest.scoring.models import max_positions
+    from predictabase.ingest.scoring.models import max_positions
 
     torch.manual_seed(CONFIG_SEED)
     with torch.device(device):

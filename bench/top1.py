@@ -6,7 +6,7 @@
 For the first `--docs` documents of the top-1 game that have word-token questions, on the same
 machine in one run, alternating pair by pair (machines are shared and noisy):
 
-* scoring pass: the project's scorer (`ingest.scoring.engine.Scorer.score_windows`, every
+* scoring pass: the project's scorer (`predictabase.ingest.scoring.engine.Scorer.score_windows`, every
   statistic the token store keeps) over each document's prefix up to its last question, i.e. what
   `predictabase score -c lm_game` does for those documents;
 * predictions: `WordPredictor.predict_documents` for every word-token question of the documents
@@ -37,13 +37,13 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
-from ingest.scoring.models import load_model  # noqa: E402
-from ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402
-from ingest.scoring.profile import TokenizerProfile  # noqa: E402
-from ingest.scoring.top1 import Top1Settings  # noqa: E402
-from ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token  # noqa: E402
 from predictabase.core.config import Paths  # noqa: E402
+from predictabase.ingest.scoring.engine import Scorer, make_batches, make_windows  # noqa: E402
+from predictabase.ingest.scoring.models import load_model  # noqa: E402
+from predictabase.ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402
+from predictabase.ingest.scoring.profile import TokenizerProfile  # noqa: E402
+from predictabase.ingest.scoring.top1 import Top1Settings  # noqa: E402
+from predictabase.ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token  # noqa: E402
 
 
 def game_inputs(mirror: Path, n_docs: int) -> tuple[list[tuple[str, list[Question]]], list[str], list[str]]:

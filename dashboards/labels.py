@@ -15,9 +15,9 @@ import streamlit as st
 
 import data
 import downloads
-from ingest import corpus_table
-from ingest.scoring import model_table
 from predictabase import collect
+from predictabase.ingest import corpus_table
+from predictabase.ingest.scoring import model_table
 
 CORPORA_MART = "mart_corpora"  # one row per corpus: corpus, title, origin ('shipped' | 'user'), ...
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 import findings
-from ingest.corpus_declarations import MEASURE_LABELS
+from predictabase.ingest.corpus_declarations import MEASURE_LABELS
 
 FAMILIES = {
     "bits_per_byte": "Bits per byte (texts)",

@@ -9,7 +9,7 @@ _KNOWN: dict[int, frozenset[str]] = {}
 
 def _catalog_paths() -> frozenset[str]:
     """The catalog's file paths, kept per catalog read (a test may point the catalog elsewhere)."""
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.sources.catalog import load_catalog
 
     catalog = load_catalog()
     if id(catalog) not in _KNOWN:

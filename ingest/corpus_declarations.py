@@ -38,9 +38,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest import corpus_table
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError
+from predictabase.ingest import corpus_table
 
 FILE_NAME = "corpora.toml"
 USER_DIR = "user"  # under raw/: raw/user/NAME/...

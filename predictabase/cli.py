@@ -25,9 +25,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ingest import corpus_table
-from ingest.corpus_declarations import scored_corpora
-from ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase import __version__, runs
 from predictabase.core.config import (
     WAREHOUSE_MARKERS,
@@ -48,6 +45,9 @@ from predictabase.core.errors import (
     WarehouseError,
 )
 from predictabase.core.fsutil import refuse_inside_warehouse
+from predictabase.ingest import corpus_table
+from predictabase.ingest.corpus_declarations import scored_corpora
+from predictabase.ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
 
@@ -248,7 +248,7 @@ def engine_options(engine: str, address: str | None, workers: int | None, worker
             check(name, value, value is None, "only with --engine ray")
         check("--worker-cpus", worker_cpus, worker_cpus == 1, "only with --engine ray")
         return None
-    from ingest.scoring.distributed import RayOptions
+    from predictabase.ingest.scoring.distributed import RayOptions
 
     options = RayOptions(address=address, workers=workers, cpus=worker_cpus)
     options.check()  # --workers, --worker-cpus
@@ -388,8 +388,8 @@ def fetch(
 ) -> None:
     """Fetch every catalog file (copy from a mirror or download) and verify its sha256. Creates the warehouse
     when --warehouse names a new or empty folder."""
-    from ingest.sources.catalog import datasets
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.sources.catalog import datasets
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     with writing("fetch", warehouse, wait, create=True) as p:
         if dataset is not None:
@@ -432,7 +432,7 @@ def ingest_cmd(
 ) -> None:
     """Load fetched sources into the warehouse's raw tables: every file is validated before
     anything is written, then all tables are replaced in one transaction (all or nothing)."""
-    from ingest.datasets.registry import JOBS, NAMES, run_ingest
+    from predictabase.ingest.datasets.registry import JOBS, NAMES, run_ingest
 
     if list_jobs:
         for name in NAMES:
@@ -505,7 +505,7 @@ def score(
     wait: WaitOpt = 0.0,
 ) -> None:
     """Score every token of a corpus with a causal LM and write token-level Parquet."""
-    from ingest.scoring import ScoreSettings, score_corpora
+    from predictabase.ingest.scoring import ScoreSettings, score_corpora
 
     with writing("score", warehouse, wait) as p:
         known = list(scored_corpora(p))  # the shipped corpora and this warehouse's own (`corpus add`)
@@ -553,11 +553,11 @@ def score(
         if ray is None:
             scored = score_corpora(p, model, corpora, settings, show_progress=True)
         else:
-            from ingest.scoring.pipeline import score_corpora_ray
+            from predictabase.ingest.scoring.pipeline import score_corpora_ray
 
             scored = score_corpora_ray(p, model, corpora, settings, ray, output=output)
         if output is None and limit is None and not full:  # whole corpora, as a refresh scores them
-            from ingest.scoring.pipeline import step_runs
+            from predictabase.ingest.scoring.pipeline import step_runs
             from predictabase.refresh.scoring import record_command_runs
 
             record_command_runs(
@@ -601,7 +601,7 @@ def top1(
     wait: WaitOpt = 0.0,
 ) -> None:
     """The model's most probable next word on the top-1 game's word-token questions (Shlegeris et al. 2024, section 3)."""
-    from ingest.scoring.top1 import Top1Settings, run_top1
+    from predictabase.ingest.scoring.top1 import Top1Settings, run_top1
 
     with writing("top1", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -609,7 +609,7 @@ def top1(
         wanted = Top1Settings(max_expansions=max_expansions, n_candidates=candidates)
         run = run_top1(p, model, wanted, device=device, dtype=dtype, limit=limit, engine=ray)
         if wanted == Top1Settings() and limit is None:  # as a refresh runs the step
-            from ingest.scoring.top1 import step_run
+            from predictabase.ingest.scoring.top1 import step_run
             from predictabase.refresh.scoring import record_command_runs
 
             record_command_runs(p, "top1", model, [step_run(p, corpus_table.GAME, run)], dtype=dtype, device=device)
@@ -642,7 +642,7 @@ def cloze(
 ) -> None:
     """The model's probability of every human cloze response word after its context (UCL), and of Provo's
     modal responses and the true words: ln p(tokens), ln B before and after (Oh & Schuler 2024, eqs. 5-6)."""
-    from ingest.scoring.cloze import run_cloze
+    from predictabase.ingest.scoring.cloze import run_cloze
 
     with writing("cloze", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -650,7 +650,7 @@ def cloze(
         ray = engine_options(engine, address, workers, worker_cpus)
         run = run_cloze(p, model, device=device, dtype=dtype, limit=limit, engine=ray)
         if limit is None:  # as a refresh runs the step
-            from ingest.scoring.cloze import step_run
+            from predictabase.ingest.scoring.cloze import step_run
             from predictabase.refresh.scoring import record_command_runs
 
             record_command_runs(p, "cloze", model, [step_run(p, None, run)], dtype=dtype, device=device)
@@ -715,7 +715,7 @@ def build(
             raise OptionError("--lmer", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-lme4)")
         if gam and shutil.which("Rscript") is None:
             raise OptionError("--gam", "needs R: Rscript is not on PATH (apt-get install r-base-core r-cran-mgcv)")
-        from ingest.datasets.registry import live_store_changed, run_ingest
+        from predictabase.ingest.datasets.registry import live_store_changed, run_ingest
 
         if live_store_changed(p):  # the live games' new answers join the warehouse with this build
             run_ingest(p, ["live"], show_progress=False)

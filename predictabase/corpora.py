@@ -1,6 +1,6 @@
 """`predictabase corpus add | list | show | remove`: a researcher's own corpus, declared as data.
 
-`add` reads and validates every file first (`ingest.datasets.user_corpus`: every reading time, cloze norm and
+`add` reads and validates every file first (`predictabase.ingest.datasets.user_corpus`: every reading time, cloze norm and
 frequency must join a word of the texts; one-line errors naming the file, line and column), and writes nothing
 on error. Then, under the writer lock, it copies the files under `<warehouse>/raw/user/NAME/` (a temporary
 folder renamed into place) and declares them with their sha256 in `<warehouse>/corpora.toml` (written by a
@@ -17,8 +17,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest import corpus_table
-from ingest.corpus_declarations import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError
+from predictabase.core.failpoints import failpoint
+from predictabase.ingest import corpus_table
+from predictabase.ingest.corpus_declarations import (
     MEASURES,
     NAME_RE,
     PUBLISHED,
@@ -29,9 +32,6 @@ from ingest.corpus_declarations import (
     load_declarations,
     save_declarations,
 )
-from predictabase.core.config import Paths
-from predictabase.core.errors import OptionError
-from predictabase.core.failpoints import failpoint
 
 
 def check_name(name: str, decls: dict[str, Declaration], replacing: bool) -> None:
@@ -96,7 +96,7 @@ def add(
     """Validate every file, then copy and declare them (see the module docstring). Returns what was added."""
     import codecs
 
-    from ingest.datasets.user_corpus import parse_corpus, sha256_path
+    from predictabase.ingest.datasets.user_corpus import parse_corpus, sha256_path
 
     decls = load_declarations(paths)
     check_name(name, decls, replacing)
@@ -221,7 +221,7 @@ def check_language(language: str) -> None:
 
 def listing(paths: Paths) -> list[dict]:
     """Every corpus of the warehouse: the shipped ones and the user's, with what each has."""
-    from ingest.corpus_declarations import shipped_measures
+    from predictabase.ingest.corpus_declarations import shipped_measures
 
     counts = _ingested_counts(paths)
     out = [

@@ -7,9 +7,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest import corpus_table
 from predictabase.core.config import models_config_path
 from predictabase.core.errors import OptionError
+from predictabase.ingest import corpus_table
 
 CORPORA = corpus_table.SCORED
 DTYPES = ("float32", "bfloat16", "float16")

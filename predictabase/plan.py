@@ -1,6 +1,6 @@
 """The pipeline, in one order, which `predictabase all`, `predictabase refresh` and the Dagster definitions run.
 
-    fetch -> ingest -> score, top1, cloze (the model steps, `ingest.scoring.steps`) -> build (dbt, then publish)
+    fetch -> ingest -> score, top1, cloze (the model steps, `predictabase.ingest.scoring.steps`) -> build (dbt, then publish)
 
 `all` runs every stage with the default model; `refresh` runs every stage doing only what changed; the Dagster
 assets carry each stage's group, and their dependencies follow the same order (ingest after fetch, each model
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ingest.scoring.steps import STEPS as MODEL_STEPS
+from predictabase.ingest.scoring.steps import STEPS as MODEL_STEPS
 
 
 @dataclass(frozen=True)

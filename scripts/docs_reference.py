@@ -6,7 +6,7 @@
     marts_reference()      every mart of dbt_project/models/marts with its description and columns (name, type,
                            description, the reader's label `config.meta.label`), from the dbt YAML
     config_reference()     models.toml and ingest/corpora.toml: their keys (the files' own header comments) and what
-                           the shipped files declare; a user corpus's declaration (ingest.corpus_declarations)
+                           the shipped files declare; a user corpus's declaration (predictabase.ingest.corpus_declarations)
     environment_reference()  every PREDICTABASE_* environment variable the code reads, where, and what it does
     references_bib()       docs/references.bib: every entry of ingest/sources/references.toml, the same BibTeX the
                            dashboard's "How to cite" and `predictabase export` give
@@ -386,7 +386,7 @@ def _value(v: Any) -> str:
 
 def config_reference() -> str:
     """The configuration files page (Markdown)."""
-    from ingest import corpus_declarations
+    from predictabase.ingest import corpus_declarations
     from predictabase.models_config import KEYS, ModelEntry, load_models_config
 
     models_toml, corpora_toml = ROOT / "models.toml", ROOT / "ingest" / "corpora.toml"
@@ -658,7 +658,7 @@ def environment_reference() -> str:
 
 
 def _references():
-    from ingest.sources.references import load_references
+    from predictabase.ingest.sources.references import load_references
 
     return load_references()
 

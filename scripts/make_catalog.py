@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.sources.catalog import CATALOG_FILE  # noqa: E402
-from ingest.sources.definitions import owner_of  # noqa: E402
 from predictabase.core.fsutil import sha256_of  # noqa: E402
+from predictabase.ingest.sources.catalog import CATALOG_FILE  # noqa: E402
+from predictabase.ingest.sources.definitions import owner_of  # noqa: E402
 
 REPO_KEYS = ("folder", "repo", "commit", "prefix", "license", "citation")
 

@@ -59,7 +59,7 @@ def tmp_paths(tmp_path: Path) -> Paths:
 @pytest.fixture(scope="session")
 def fetched_raw(mirror: Path, tmp_path_factory) -> Paths:
     """A warehouse directory with every catalog file fetched from the mirror (shared, read-only use)."""
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     def build(root: Path) -> Paths:
         p = make_paths(root / "warehouse")
@@ -75,9 +75,9 @@ def real_warehouse(mirror, fetched_raw, tiny_gpt2_dir, tmp_path_factory) -> Path
     mirror; UCL, Natural Stories, the GPT-3 import, the pairwise game, the references and the word-probability-sums
     diagnostic ingested; UCL scored by
     the tiny GPT-2; dbt built. Every mart exists (the wild ones empty: their decrypted text is not needed)."""
-    from ingest.datasets.registry import run_ingest
-    from ingest.scoring import ScoreSettings, score_corpora
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.scoring import ScoreSettings, score_corpora
+    from predictabase.ingest.sources.fetch import fetch_and_record
     from predictabase.warehouse import dbt_build, publish
 
     def build(root: Path) -> Paths:
@@ -105,7 +105,7 @@ def real_warehouse_ucl_imports(real_warehouse, tmp_path_factory) -> Paths:
     (real_warehouse does not ingest them; its staging view was built as an empty placeholder), everything
     downstream of them rebuilt by dbt, published (read-only use; copy it to change it). Shared by
     tests/test_word_surprisal.py and tests/test_word_surprisal_dashboard.py."""
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
 
     def build(root: Path) -> Paths:
@@ -154,7 +154,7 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
         models = root / "models.toml"
         # the tiny GPT-2 scores every shipped corpus, MECO's eleven languages included, as a warehouse people have
         # after `make up` and `refresh` (tests/test_pages_full_warehouse.py looks at its pages)
-        from ingest import corpus_table
+        from predictabase.ingest import corpus_table
 
         shipped = ", ".join(f'"{c}"' for c in corpus_table.CORPORA)
         models.write_text(

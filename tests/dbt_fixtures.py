@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ingest.raw import connect, replace_partition
-from ingest.scoring import store
 from predictabase.core.config import Paths
+from predictabase.ingest.raw import connect, replace_partition
+from predictabase.ingest.scoring import store
 
 TOKEN_SCHEMA = store.SCHEMA  # the token-score Parquet schema, from the one place that defines it
 
@@ -172,8 +172,8 @@ def build_fixture(paths: Paths, mirror: Path) -> Fixture:
     paths.token_scores.mkdir(parents=True, exist_ok=True)
 
     # -- raw.source_files: the real catalog rows, as `predictabase fetch` records them
-    from ingest.raw import now_utc
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.raw import now_utc
+    from predictabase.ingest.sources.catalog import load_catalog
 
     when = now_utc()
     source_files = pl.DataFrame(

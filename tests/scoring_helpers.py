@@ -140,7 +140,7 @@ def smollm2_tokenizer():
     """SmolLM2's real tokenizer (byte-level BPE, 49,152 ids), read from the installed GGUF."""
     from transformers import AutoTokenizer
 
-    from ingest.scoring.models import smollm2_gguf
+    from predictabase.ingest.scoring.models import smollm2_gguf
 
     gguf = smollm2_gguf()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ingest.datasets import cloze
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import cloze
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 from tests.helpers import q
 
 DIST = dataset("ucl_cloze_distributions").file("distributions")
@@ -27,8 +27,8 @@ def distributions(mirror: Path) -> dict:
 @pytest.fixture(scope="module")
 def cloze_warehouse(mirror: Path, tmp_path_factory):
     """The two corpora and the three cloze jobs ingested from the mirror, dbt tag:cloze built."""
-    from ingest.datasets.registry import run_ingest
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     p = make_paths(tmp_path_factory.mktemp("cloze") / "warehouse")
     for name in ["provo", "provo_cloze", "ucl", "ucl_cloze", "ucl_cloze_distributions"]:
@@ -210,8 +210,8 @@ def user_cloze(cloze_warehouse, tmp_path_factory):
     import polars as pl
     from typer.testing import CliRunner
 
-    from ingest.datasets.registry import run_ingest
     from predictabase.cli import app
+    from predictabase.ingest.datasets.registry import run_ingest
 
     root = tmp_path_factory.mktemp("user_cloze")
     shutil.copytree(cloze_warehouse[0].warehouse, root / "warehouse")

@@ -22,7 +22,8 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.scoring.cloze import (
+from predictabase.core.config import paths as make_paths
+from predictabase.ingest.scoring.cloze import (
     Candidate,
     ClozeSettings,
     read_inputs,
@@ -32,9 +33,8 @@ from ingest.scoring.cloze import (
     scored_text,
     scores_root,
 )
-from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.word_search import word_token_ids
-from predictabase.core.config import paths as make_paths
+from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.word_search import word_token_ids
 
 # float32 scorer vs float64 brute force: the log-softmax normalizer sums ~50k float32 terms, whose rounding
 # error is ~sqrt(V) * 2^-24 ~ 1.3e-5 nats, shifting every log-probability of a position alike (seen: 1.07e-5 on
@@ -45,7 +45,7 @@ TOL = 3e-5
 @pytest.fixture(scope="module")
 def cloze_warehouse(fetched_raw, tmp_path_factory):
     """UCL and Provo with their cloze norms and UCL's response distributions, ingested from the mirror."""
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
 
     p = make_paths(tmp_path_factory.mktemp("cloze") / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)

@@ -8,15 +8,15 @@ import re
 import polars as pl
 import pytest
 
-from ingest.datasets import meco
-from ingest.datasets._common import write_corpus
-from ingest.datasets.corpora import LAST_NOTES, NAMES
-from ingest.datasets.registry import ingest_corpora as ingest
-from ingest.datasets.registry import prepare_all
-from ingest.raw import connect
-from ingest.sources.catalog import by_path
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
+from predictabase.ingest.datasets import meco
+from predictabase.ingest.datasets._common import write_corpus
+from predictabase.ingest.datasets.corpora import LAST_NOTES, NAMES
+from predictabase.ingest.datasets.registry import ingest_corpora as ingest
+from predictabase.ingest.datasets.registry import prepare_all
+from predictabase.ingest.raw import connect
+from predictabase.ingest.sources.catalog import by_path
 from tests.helpers import q
 
 

@@ -46,7 +46,7 @@ def _manifest(orch) -> dict:
 def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     import dagster as dg
 
-    from ingest.datasets.registry import JOBS
+    from predictabase.ingest.datasets.registry import JOBS
     from predictabase.models_config import CORPORA, load_models_config
     from predictabase.orchestrate.dbt import INGEST_WRITERS, source_writers
 
@@ -70,7 +70,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
         return {p.to_user_string() for p in graph.get(dg.AssetKey.from_user_string(k)).parent_keys}
 
     # the shipped corpora's jobs and the user's corpora (`corpus add`: job declared_corpora)
-    from ingest.datasets import meco
+    from predictabase.ingest.datasets import meco
 
     assert parents("stg_documents") == {
         "ingest/lm_game",
@@ -110,7 +110,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
 def test_sensor_starts_a_refresh_when_the_catalog_changes(orch, tmp_path):
     import dagster as dg
 
-    from ingest.sources.catalog import CATALOG_FILE
+    from predictabase.ingest.sources.catalog import CATALOG_FILE
     from predictabase.orchestrate.resources import PredictabaseResource
 
     catalog, models = tmp_path / "catalog.toml", tmp_path / "models.toml"
@@ -171,9 +171,9 @@ def test_materialize_fetch_ingest_score_and_dbt_into_a_scratch_warehouse(
     import dagster as dg
     from dagster_dbt import DbtCliResource
 
-    from ingest.datasets.registry import read_ingest_log
-    from ingest.sources.catalog import files_for
     from predictabase.core.config import paths as make_paths
+    from predictabase.ingest.datasets.registry import read_ingest_log
+    from predictabase.ingest.sources.catalog import files_for
     from predictabase.orchestrate.dbt import DBT_EXECUTABLE, INGEST_WRITERS
     from predictabase.orchestrate.resources import PredictabaseResource
     from predictabase.refresh import plan_scoring

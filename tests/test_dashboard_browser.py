@@ -499,8 +499,8 @@ def test_pages_on_a_dbt_built_snapshot(browser, dbt_fixture_built, tmp_path):
             pg.page.locator('[data-testid="stVegaLiteChart"]').locator("canvas, svg").first.wait_for()
             cells = _grid_text(pg, 1)
             pg.screenshot("perplexity_dbt")
-            from ingest import corpus_table
-            from ingest.scoring.model_table import display_name
+            from predictabase.ingest import corpus_table
+            from predictabase.ingest.scoring.model_table import display_name
 
             for model_key, corpus, ppl in rows:  # by their names
                 assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)
@@ -785,7 +785,7 @@ def real_app(real_warehouse, tmp_path_factory):
     (raw tables, mart_wild_texts, the snapshot, the wild page's screenshot): removed at teardown."""
     import duckdb
 
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
 
     tmp = tmp_path_factory.mktemp("dashboard_real")
@@ -864,8 +864,8 @@ def test_real_perplexity_page(real_app, real_page):
     cells = _grid_text(pg, 1)
     pg.screenshot("real_perplexity")
     assert ex["perplexity"]
-    from ingest import corpus_table
-    from ingest.scoring.model_table import display_name
+    from predictabase.ingest import corpus_table
+    from predictabase.ingest.scoring.model_table import display_name
 
     for model_key, corpus, ppl in ex["perplexity"]:  # by their names (a model the table lacks: its key)
         assert display_name(model_key) in cells and corpus_table.title(corpus) in cells, (model_key, corpus)

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from ingest import corpus_table
-from ingest.scoring.model_table import display_name
 from predictabase import paper_files
+from predictabase.ingest import corpus_table
+from predictabase.ingest.scoring.model_table import display_name
 
 from .dashboard_fixtures import PERPLEXITY, expected_token_perplexity
 

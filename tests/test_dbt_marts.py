@@ -143,7 +143,7 @@ def test_bootstrap_is_deterministic(built):
 def test_home_page_marts(built):
     sources = marts(built, "SELECT * FROM mart_sources")
     assert all(r["all_verified"] and r["n_files"] == r["n_verified"] for r in sources)
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.sources.catalog import load_catalog
 
     assert sum(r["n_files"] for r in sources) == len(load_catalog())
     tables = {r["table_name"]: r for r in marts(built, "SELECT * FROM mart_warehouse_tables")}

@@ -26,7 +26,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
 
 
 def declared_names() -> list[str]:
-    from ingest.corpus_declarations import MEASURES
+    from predictabase.ingest.corpus_declarations import MEASURES
 
     corpora = list(tomllib.loads((ROOT / "ingest" / "corpora.toml").read_text(encoding="utf-8")))
     return corpora + list(MEASURES)
@@ -72,7 +72,7 @@ def test_reading_exclusions_are_declared_and_checked():
     the table loads, naming the corpus and the kind."""
     import pytest
 
-    from ingest import corpus_table
+    from predictabase.ingest import corpus_table
     from predictabase.warehouse.dbt import declarations
 
     rules = {(r["corpus"], r["kind"]): r for r in declarations()["exclusions"]}
@@ -102,7 +102,7 @@ def test_the_wide_scoreboard_contract_is_written_from_the_declarations(monkeypat
     a corpus declared without the contract rewritten fails here, naming the command that rewrites it."""
     import dataclasses
 
-    from ingest import corpus_table
+    from predictabase.ingest import corpus_table
     from predictabase.warehouse import scoreboard_contract as sc
     from predictabase.warehouse.dbt import declarations
 

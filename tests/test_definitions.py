@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.datasets.registry import JOBS
-from ingest.sources import readers
-from ingest.sources.catalog import load_catalog
-from ingest.sources.definitions import dataset, dataset_names, load_definitions, owner_of
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets.registry import JOBS
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.catalog import load_catalog
+from predictabase.ingest.sources.definitions import dataset, dataset_names, load_definitions, owner_of
 
 
 def test_every_role_names_catalog_files_and_every_file_belongs_to_its_first_dataset():
@@ -27,7 +27,7 @@ def test_ingest_names_and_dataset_names_are_one_vocabulary():
     own = {"model_table", "references", "word_probability_sums", "declared_corpora", "live"}
     # ... and a collection's corpus jobs, named after their corpus (MECO's languages: meco_nl, ...), which read
     # their adapter's dataset (wilcox_xlang)
-    from ingest import corpus_table
+    from predictabase.ingest import corpus_table
 
     own |= {k for k, c in corpus_table.CORPORA.items() if c.adapter}
     assert set(JOBS) - own <= set(dataset_names()) and not own & set(dataset_names())
@@ -62,8 +62,8 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
 
     import duckdb
 
-    from ingest.datasets.registry import run_ingest
     from predictabase.core.config import paths as make_paths
+    from predictabase.ingest.datasets.registry import run_ingest
 
     p = make_paths(tmp_path / "warehouse")
     shutil.copytree(fetched_raw.raw, p.raw)
@@ -83,7 +83,7 @@ def test_worked_example_natural_stories_spr_means(fetched_raw, tmp_path):
 
 
 def test_a_malformed_definition_is_a_one_line_error_naming_the_file(tmp_path, monkeypatch):
-    from ingest.sources import definitions
+    from predictabase.ingest.sources import definitions
 
     bad = tmp_path / "datasets.toml"
     bad.write_text('[[dataset]]\nname = "x"\n[dataset.files.a]\npath = "p"\nformat = "xlsx"\n')

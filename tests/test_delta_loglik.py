@@ -1,7 +1,7 @@
 """Reading-time regressions: the statistics module on synthetic data with known answers, then the
 regression marts of a real warehouse against independent computations and the published numbers.
 
-1. dbt_project/python/reading_regression.py: a planted surprisal effect is recovered and a shuffled surprisal
+1. predictabase/stats/reading_regression.py: a planted surprisal effect is recovered and a shuffled surprisal
    finds none; every fold's held-out log-likelihood equals a plain statsmodels/numpy refit; the reader-intercept
    method equals a regression with one dummy per reader; the exact sign-flip test.
 2. A copy of the session's real warehouse with the reading corpora, word frequencies, cloze norms, Pimentel &
@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import math
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "dbt_project" / "python"))
-import reading_regression as rr  # noqa: E402
+from predictabase.stats import reading_regression as rr
+from tests.helpers import fetch_all, q
 
-from tests.helpers import fetch_all, q  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 READING_INGEST = [
     "provo",
@@ -162,8 +160,8 @@ def test_folds_are_balanced_and_seeded():
 def reg(real_warehouse, tmp_path_factory):
     """The session's real warehouse (UCL scored by the tiny GPT-2, Natural Stories with GPT-3's import) plus the
     reading data, cloze norms and the two studies' files, with the regression domain built and published."""
-    from ingest.datasets.registry import run_ingest
     from predictabase.core.config import paths as make_paths
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
 
     p = make_paths(tmp_path_factory.mktemp("regression") / "warehouse")

@@ -162,7 +162,7 @@ def test_the_environment_reference_lists_every_variable_the_cli_reads():
 
 
 def test_references_bib_is_the_references_file():
-    from ingest.sources.references import load_references, parse_bib
+    from predictabase.ingest.sources.references import load_references, parse_bib
 
     keys = [e.key for e in parse_bib(docs_reference.references_bib())]
     assert keys == [r.key for r in load_references()]

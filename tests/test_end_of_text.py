@@ -1,4 +1,4 @@
-"""The end-of-text rule (ingest.scoring.profile.end_of_text_ids) for each tokenizer style, its place in the
+"""The end-of-text rule (predictabase.ingest.scoring.profile.end_of_text_ids) for each tokenizer style, its place in the
 word-initial mask, in the run id and in a scored run's `_run.json`.
 
 End of text = the document separator the model was pre-trained with: `<|endoftext|>` or `<|end_of_text|>`
@@ -18,11 +18,11 @@ import pyarrow as pa
 import pytest
 import torch
 
-from ingest.scoring import ScoreSettings, score_corpora, store
-from ingest.scoring import profile as profile_module
-from ingest.scoring.models import LoadedModel
-from ingest.scoring.pipeline import SCORER_VERSION, make_run_id
-from ingest.scoring.profile import CHAT_TURN_ENDS, TokenizerProfile, end_of_text_ids
+from predictabase.ingest.scoring import ScoreSettings, score_corpora, store
+from predictabase.ingest.scoring import profile as profile_module
+from predictabase.ingest.scoring.models import LoadedModel
+from predictabase.ingest.scoring.pipeline import SCORER_VERSION, make_run_id
+from predictabase.ingest.scoring.profile import CHAT_TURN_ENDS, TokenizerProfile, end_of_text_ids
 from tests.scoring_helpers import build_tiny_llama, gpt2_tokenizer, smollm2_tokenizer, ucl_sentences, write_documents
 
 
@@ -196,9 +196,9 @@ def test_llama2_style_eos_and_separator_preferred_over_eos():
 def test_real_gemma3_tokenizer_eos(tmp_path):
     from transformers import AutoTokenizer
 
-    from ingest.scoring.models import gemma3_gguf
     from predictabase.core.config import paths as make_paths
     from predictabase.core.errors import ModelLoadError
+    from predictabase.ingest.scoring.models import gemma3_gguf
 
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)

@@ -17,10 +17,10 @@ import pyarrow.dataset as ds
 import pytest
 import torch
 
-from ingest.datasets.registry import run_ingest
-from ingest.scoring import ScoreSettings, score_corpora
-from ingest.sources.fetch import fetch_and_record
 from predictabase.core.config import paths as make_paths
+from predictabase.ingest.datasets.registry import run_ingest
+from predictabase.ingest.scoring import ScoreSettings, score_corpora
+from predictabase.ingest.sources.fetch import fetch_and_record
 from predictabase.warehouse import dbt_build, publish
 
 SELECT = "+tag:perplexity"
@@ -111,7 +111,7 @@ def test_natural_stories_mart_equals_its_parquet(job):
     p, (runs, rows), _ = job
     [run] = [r for r in runs if r["corpus"] == "natural_stories"]
     assert run["context_length"] == 128 and run["stride"] == 64  # the tiny model's maximum: sliding windows
-    from ingest.scoring import store
+    from predictabase.ingest.scoring import store
 
     t = ds.dataset(
         store.run_dir(p.token_scores, run["model_key"], "natural_stories", run["run_id"]),

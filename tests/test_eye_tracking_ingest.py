@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.datasets import eye_tracking as et
-from ingest.datasets.registry import run_ingest
-from ingest.sources import readers
-from ingest.sources.definitions import FileSpec
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import eye_tracking as et
+from predictabase.ingest.datasets.registry import run_ingest
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import FileSpec
 from tests.helpers import q
 
 JOBS = ["provo", "ucl", "provo_eye_tracking", "ucl_fixations", "ucl_eye_tracking"]

@@ -27,9 +27,9 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
-from ingest.sources.catalog import files_for
 from predictabase.core.config import paths as make_paths
 from predictabase.core.fsutil import sha256_of
+from predictabase.ingest.sources.catalog import files_for
 from predictabase.warehouse.lock import LOCK_NAME
 from tests.conftest import record_fault_case
 from tests.helpers import interruptible
@@ -313,7 +313,7 @@ def _drop_ucl_documents(p) -> int:
 
 def test_ingest_with_one_bad_file_writes_nothing(wh):
     n_ucl = _drop_ucl_documents(wh)  # were anything committed, the UCL documents would come back
-    from ingest.datasets.wild import WITH_PATH
+    from predictabase.ingest.datasets.wild import WITH_PATH
 
     whole = (wh.raw / WITH_PATH).read_bytes()
     (wh.raw / WITH_PATH).write_bytes(whole[:100])  # truncated

@@ -6,12 +6,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
-from ingest.scoring import store
-from ingest.sources.catalog import by_path
-from ingest.sources.fetch import fetch_one
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets.gpt3_natural_stories import CSV_PATH, import_gpt3_natural_stories
+from predictabase.ingest.scoring import store
+from predictabase.ingest.sources.catalog import by_path
+from predictabase.ingest.sources.fetch import fetch_one
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, natural_stories, write_documents
 
 
@@ -71,7 +71,7 @@ def test_import_real_file(ns_paths):
 
 def test_bad_file_names_the_file(ns_paths, monkeypatch, tmp_path):
     p, _ = ns_paths
-    from ingest.datasets import gpt3_natural_stories as imports_gpt3
+    from predictabase.ingest.datasets import gpt3_natural_stories as imports_gpt3
 
     bad = tmp_path / "bad.csv"
     bad.write_text("token,logprob,offset,model\nIf,,0,davinci\n")

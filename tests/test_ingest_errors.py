@@ -8,11 +8,11 @@ import shutil
 import duckdb
 import pytest
 
-from ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
-from ingest.datasets.registry import ingest_corpora as ingest
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import ChecksumError, IngestError
+from predictabase.ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
+from predictabase.ingest.datasets.registry import ingest_corpora as ingest
 
 TOK = natural_stories.TOK
 MEASURES = ucl.MEASURES

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 @pytest.fixture(scope="module")
 def live_wh(real_warehouse, tmp_path_factory):
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse import dbt_build, publish
 
     tmp = tmp_path_factory.mktemp("live")
@@ -283,7 +283,7 @@ def test_browser_plays_both_games_and_the_answers_reach_the_warehouse_and_marts(
 
 
 def test_the_live_job_is_idempotent_and_seen_by_refresh(live_wh):
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.refresh.plans import plan_ingest
 
     p = live_wh["paths"]
@@ -642,7 +642,7 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
 def _text_of(piece: str) -> str:
     """A byte-level BPE vocabulary string as text, decoded here through transformers' own byte table (not the
     mart's SQL): UTF-8 when the bytes are whole characters, else '‹bytes …›'."""
-    from ingest.scoring.profile import byte_decoder
+    from predictabase.ingest.scoring.profile import byte_decoder
 
     raw = bytes(byte_decoder()[ch] for ch in piece)
     try:

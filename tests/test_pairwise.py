@@ -18,7 +18,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ingest.datasets.pairwise import (
+from predictabase import warehouse
+from predictabase.core.config import Paths
+from predictabase.core.config import paths as make_paths
+from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets.pairwise import (
     ANSWERS_PATH,
     ingest_pairwise,
     is_word_token,
@@ -26,10 +30,6 @@ from ingest.datasets.pairwise import (
     parse_comparison,
     write_frames,
 )
-from predictabase import warehouse
-from predictabase.core.config import Paths
-from predictabase.core.config import paths as make_paths
-from predictabase.core.errors import IngestError
 
 ROOT = Path(__file__).resolve().parent.parent
 SET_1 = list(range(10000, 10040))
@@ -58,7 +58,7 @@ def query(p: Paths, sql: str, params: list | None = None) -> list[tuple]:
 @pytest.fixture(scope="module")
 def pairwise_raw(mirror: Path, tmp_path_factory) -> Paths:
     """A warehouse with only the pairwise files fetched and ingested."""
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     p = make_paths(tmp_path_factory.mktemp("pairwise") / "warehouse")
     fetch_and_record(p, mirror, dataset="pairwise", show_progress=False)
@@ -130,7 +130,7 @@ def test_bad_files_raise_before_writing(tmp_path: Path, pairwise_raw: Paths, mir
         parse_answers(answers)
     # a file the experiment needs, changed after fetch: nothing is written
     p = make_paths(tmp_path / "warehouse")
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     fetch_and_record(p, mirror, dataset="pairwise", show_progress=False)
     (p.raw / ANSWERS_PATH).write_text("[[1, 2, 50.0, 10000")

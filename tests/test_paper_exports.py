@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from ingest import corpus_table
-from ingest.scoring.model_table import display_name
 from predictabase import paper_files
+from predictabase.ingest import corpus_table
+from predictabase.ingest.scoring.model_table import display_name
 
 from .dashboard_fixtures import PERPLEXITY, SOURCES, create_marts
 from .helpers import machine_paths_in, machine_paths_in_files, marts_q

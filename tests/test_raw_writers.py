@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from ingest.raw import replace_partition
+from predictabase.ingest.raw import replace_partition
 
 
 def test_a_partition_with_a_new_column_adds_it_to_an_older_table():

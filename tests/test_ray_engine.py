@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.scoring import ScoreSettings, score_corpora, store
+from predictabase.ingest.scoring import ScoreSettings, score_corpora, store
 from tests.conftest import make_paths
 from tests.scoring_helpers import natural_stories, write_documents
 
@@ -241,7 +241,7 @@ def test_ray_engine_options(documents, tiny_gpt2_dir, tmp_path):
 def game_and_cloze(fetched_raw, tmp_path_factory):
     """The LM game's documents, guesses and vocabulary, UCL and Provo and their cloze norms, ingested from the mirror, and
     a Llama with SmolLM2's real tokenizer (not the game's, so top-1 runs the word search)."""
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from tests.scoring_helpers import build_tiny_llama
 
     p = make_paths(tmp_path_factory.mktemp("game") / "warehouse")
@@ -269,8 +269,8 @@ def test_ray_top1_and_cloze_equal_local(game_and_cloze, tmp_path):
     record (but for the times). The local engine runs at the workers' thread count (1): on a CPU the word
     search's tree-masked attention changes in the last bits with the thread count (63 of 487 cloze rows by
     ~5e-8 nats between 1 and 2 threads; token scoring does not, see the tests above)."""
-    from ingest.scoring import cloze, top1
-    from ingest.scoring.distributed import RayOptions, _ray
+    from predictabase.ingest.scoring import cloze, top1
+    from predictabase.ingest.scoring.distributed import RayOptions, _ray
 
     base, llama = game_and_cloze
     import torch

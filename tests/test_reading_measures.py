@@ -17,8 +17,8 @@ import shutil
 import polars as pl
 import pytest
 
-from ingest.raw import connect, replace_partition
 from predictabase.core.config import paths as make_paths
+from predictabase.ingest.raw import connect, replace_partition
 from tests.helpers import fetch_all
 
 MY_MODELS = (
@@ -212,8 +212,8 @@ def test_hand_written_mart_rows_and_word_means(hand_built):
 def real(fetched_raw, mirror, tmp_path_factory):
     """UCL and Provo ingested from the mirror (corpora, fixations, upstream per-reader measures, published
     means), then the eye-tracking models built."""
-    from ingest.datasets.registry import run_ingest
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.sources.fetch import fetch_and_record
     from predictabase.warehouse import dbt_build
 
     p = make_paths(tmp_path_factory.mktemp("reading_real") / "warehouse")

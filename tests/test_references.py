@@ -10,9 +10,9 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from ingest.sources import references as refs
-from ingest.sources.catalog import datasets as catalog_datasets
 from predictabase.cli import app
+from predictabase.ingest.sources import references as refs
+from predictabase.ingest.sources.catalog import datasets as catalog_datasets
 from tests.dashboard_fixtures import create_marts
 from tests.test_dbt_conventions import _pages
 
@@ -118,7 +118,7 @@ BAD = {
 
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_a_bad_references_file_is_refused_by_ingest_in_one_line(case, tmp_paths, tmp_path, monkeypatch):
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
 
     run_ingest(tmp_paths, ["references"], show_progress=False)
     query = "SELECT key, bibtex, source_sha256 FROM raw.references ORDER BY key"
@@ -139,7 +139,7 @@ def test_a_bad_references_file_is_refused_by_ingest_in_one_line(case, tmp_paths,
 
 
 def test_refresh_reingests_the_references_when_the_file_changes(tmp_paths, tmp_path, monkeypatch):
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.refresh.plans import plan_ingest
 
     run_ingest(tmp_paths, ["references"], show_progress=False)

@@ -153,8 +153,8 @@ def wh(refreshed, tmp_path):
 
 
 def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, tiny_gpt2_dir):
-    from ingest.datasets.registry import NAMES
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.datasets.registry import NAMES
+    from predictabase.ingest.sources.catalog import load_catalog
 
     wh, res = refreshed.paths, refreshed.result
     s = ok(res)
@@ -162,7 +162,7 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
     # the tiny GPT-2 scores every shipped corpus and both user corpora, SmolLM2 the user corpora (every model scores
     # them); the step lists the first four tasks
-    from ingest import corpus_table
+    from predictabase.ingest import corpus_table
 
     shipped = list(corpus_table.CORPORA)
     first = ", ".join(f"{tiny_gpt2_dir} / score {c}: scored" for c in shipped[:4])
@@ -338,8 +338,8 @@ def test_refresh_killed_at_every_stage_keeps_the_snapshot_and_the_next_refresh_c
     SIGKILLed at each failpoint in turn: every kill leaves the published snapshot as it was (until it is
     replaced), each next refresh gets further, and one more has nothing to do. Then: only that file was
     fetched, only that job re-ingested, only the new model scored, and dbt ran once, on their downstream."""
-    from ingest.sources.catalog import files_for
     from predictabase.core.failpoints import POINTS
+    from predictabase.ingest.sources.catalog import files_for
 
     # not on a refresh's way: a GGUF conversion, `corpus add`, `export`, `sql`
     assert set(CHAIN) <= set(POINTS) and set(POINTS) - set(CHAIN) == {

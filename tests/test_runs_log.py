@@ -171,7 +171,7 @@ def test_a_real_fetch_counts_its_files_and_a_killed_one_is_recorded_killed(tmp_p
     assert killed.returncode == -9
     rows = read_runs(wh / "runs.jsonl")
     assert [r["status"] for r in rows] == ["killed", "ok"]
-    from ingest.sources.catalog import files_for
+    from predictabase.ingest.sources.catalog import files_for
 
     assert rows[1]["rows_in"] == len(files_for(None)) and rows[1]["rows_out"] == 0  # all present already
     assert rows[0]["ended_at"] is None and rows[0]["error"] is None

@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.scoring import ScoreSettings, pipeline, score_corpora, store
-from ingest.scoring.bos import choose_bos
-from ingest.scoring.engine import make_windows
-from ingest.scoring.model_identity import load_spec
-from ingest.scoring.profile import encode
 from predictabase.core.errors import ModelLoadError
+from predictabase.ingest.scoring import ScoreSettings, pipeline, score_corpora, store
+from predictabase.ingest.scoring.bos import choose_bos
+from predictabase.ingest.scoring.engine import make_windows
+from predictabase.ingest.scoring.model_identity import load_spec
+from predictabase.ingest.scoring.profile import encode
 from tests.scoring_helpers import SCORED_RUN_KEYS, natural_stories, ucl_sentences, write_documents
 
 SET = dict(top_k=5, device="cpu", dtype="float32")
@@ -289,7 +289,7 @@ def test_spans_tile_with_byte_fallback_and_odd_whitespace(tiny_model):
 
 
 def test_the_rank_counts_the_larger_log_probabilities_exactly_with_ties():
-    from ingest.scoring.engine import count_above
+    from predictabase.ingest.scoring.engine import count_above
 
     g = torch.Generator().manual_seed(0)
     lp = torch.log_softmax(torch.randint(0, 40, (64, 300), generator=g).float() / 4, -1)  # many ties
@@ -308,7 +308,7 @@ def test_the_rank_counts_the_larger_log_probabilities_exactly_with_ties():
 def whole_chunk_stats(wi_mask, x, t, k: int) -> dict:
     """The CPU statistics as operations on the whole chunk at once (one float32 log-softmax of every row, the rank
     as one count over the vocabulary): what `Scorer._cpu_chunk_stats` must give bit for bit from its blocks."""
-    from ingest.scoring.engine import RANK_TOP
+    from predictabase.ingest.scoring.engine import RANK_TOP
 
     lp = torch.log_softmax(x, dim=-1)
     tlp = lp.gather(1, t[:, None])
@@ -332,8 +332,8 @@ def whole_chunk_stats(wi_mask, x, t, k: int) -> dict:
 
 
 def test_cpu_statistics_in_cache_blocks_keep_the_whole_chunks_bits(mirror, tiny_model, monkeypatch):
-    from ingest.scoring import engine
-    from ingest.scoring.profile import TokenizerProfile
+    from predictabase.ingest.scoring import engine
+    from predictabase.ingest.scoring.profile import TokenizerProfile
 
     model, tok = tiny_model
     V = model.get_output_embeddings().weight.shape[0]
@@ -386,8 +386,8 @@ def test_cpu_statistics_in_cache_blocks_keep_the_whole_chunks_bits(mirror, tiny_
 
 def test_scores_with_cache_blocks_equal_one_block_per_chunk(mirror, tiny_model, monkeypatch):
     """The whole path (windows, batches, chunks of 37 rows, blocks of 3): the same bits as one block per chunk."""
-    from ingest.scoring import engine
-    from ingest.scoring.profile import TokenizerProfile
+    from predictabase.ingest.scoring import engine
+    from predictabase.ingest.scoring.profile import TokenizerProfile
 
     model, tok = tiny_model
     V = model.get_output_embeddings().weight.shape[0]

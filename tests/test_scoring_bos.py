@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from ingest.scoring.bos import choose_bos
-from ingest.scoring.engine import Scorer, make_windows
-from ingest.scoring.models import smollm2_gguf
-from ingest.scoring.profile import InvariantError, TokenizerProfile, check_spans_tile, encode
+from predictabase.ingest.scoring.bos import choose_bos
+from predictabase.ingest.scoring.engine import Scorer, make_windows
+from predictabase.ingest.scoring.models import smollm2_gguf
+from predictabase.ingest.scoring.profile import InvariantError, TokenizerProfile, check_spans_tile, encode
 from tests.scoring_helpers import gpt2_tokenizer, ucl_sentences
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ingest.scoring.engine import (
+from predictabase.ingest.scoring.engine import (
     GPU_BATCH_TOKENS_MAX,
     GPU_BATCH_TOKENS_MIN,
     Scorer,
@@ -17,7 +17,7 @@ from ingest.scoring.engine import (
     make_windows,
     memory_batch_tokens,
 )
-from ingest.scoring.profile import TokenizerProfile, encode
+from predictabase.ingest.scoring.profile import TokenizerProfile, encode
 from tests.scoring_helpers import natural_stories, ucl_sentences
 
 

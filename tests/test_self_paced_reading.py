@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.datasets import corpora
-from ingest.datasets import self_paced_reading as spr
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import corpora
+from predictabase.ingest.datasets import self_paced_reading as spr
 from tests.helpers import q
 
 JOBS = [
@@ -38,7 +38,7 @@ def warehouse(fetched_raw, tmp_path_factory):
     """The SPR and frequency jobs ingested from the mirror (twice: idempotent), the SPR dbt models built."""
     import shutil
 
-    from ingest.datasets.registry import run_ingest
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse.dbt import run_dbt
 
     p = make_paths(tmp_path_factory.mktemp("spr") / "warehouse")
@@ -150,7 +150,7 @@ def test_word_frequencies_are_wordfreqs_values(warehouse):
     p = warehouse[0]
     # every corpus word, from the corpus loaders (lm_game and provo are not ingested in this warehouse)
     # the English corpora (MECO's 11 languages: tests/test_xlang.py)
-    from ingest.datasets import meco
+    from predictabase.ingest.datasets import meco
 
     languages = "(" + ", ".join(f"'{c}'" for c in meco.corpora()) + ")"
     assert q(
@@ -306,8 +306,8 @@ def test_a_users_per_reader_times_take_the_shipped_lane(warehouse, tmp_path):
 
     from typer.testing import CliRunner
 
-    from ingest.datasets.registry import run_ingest
     from predictabase.cli import app
+    from predictabase.ingest.datasets.registry import run_ingest
     from predictabase.warehouse.dbt import run_dbt
 
     p0 = warehouse[0]

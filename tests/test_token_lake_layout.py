@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.scoring import store
 from predictabase.core.config import paths as make_paths
+from predictabase.ingest.scoring import store
 from predictabase.warehouse import dbt_build, publish
 
 # float32 numbers (the scorer's statistics), with a NULL, a NaN, -0.0, a subnormal and the extremes

@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from ingest.scoring import store
 from predictabase.core.config import DBT_PROJECT_DIR
 from predictabase.core.errors import WarehouseError
+from predictabase.ingest.scoring import store
 from tests.scoring_helpers import IMPORTED_RUN_KEYS, SCORED_RUN_KEYS
 
 # --- what dbt reads --------------------------------------------------------------------------------

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest.datasets import top1
-from ingest.datasets.registry import JOBS, NAMES, run_ingest
-from ingest.sources import readers
-from ingest.sources.definitions import dataset_names
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import top1
+from predictabase.ingest.datasets.registry import JOBS, NAMES, run_ingest
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset_names
 from tests.helpers import q
 
 JOBS_TOP1 = ["lm_game_top1", "lm_game_model_perfs", "lm_game_vocabulary"]

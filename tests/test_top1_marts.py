@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.datasets.registry import run_ingest
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
+from predictabase.ingest.datasets.registry import run_ingest
 from tests.helpers import marts_q as q
 
 N_WORD_DOCS = 25
@@ -33,10 +33,10 @@ ANON = "1812031566398576187"
 
 @pytest.fixture(scope="module")
 def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
-    from ingest.scoring import ScoreSettings, score_corpora
-    from ingest.scoring import top1 as top1_mod
-    from ingest.scoring.models import load_model
-    from ingest.scoring.profile import TokenizerProfile
+    from predictabase.ingest.scoring import ScoreSettings, score_corpora
+    from predictabase.ingest.scoring import top1 as top1_mod
+    from predictabase.ingest.scoring.models import load_model
+    from predictabase.ingest.scoring.profile import TokenizerProfile
     from predictabase.warehouse import dbt_build, publish
     from tests.scoring_helpers import build_tiny_llama, smollm2_tokenizer
 

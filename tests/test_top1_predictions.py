@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 import torch
 
-from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.top1 import Top1Settings, tokenizer_is_games
-from ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token, word_token_ids
+from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.top1 import Top1Settings, tokenizer_is_games
+from predictabase.ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token, word_token_ids
 
 DOCS = (5190, 1003)
 
@@ -258,7 +258,7 @@ def test_run_id_separates_limited_runs_and_ignores_batching(smol_tok):
     batch sizes change nothing but speed (test_packing_and_batching_change_nothing)."""
     from types import SimpleNamespace
 
-    from ingest.scoring.top1 import make_run_id
+    from predictabase.ingest.scoring.top1 import make_run_id
 
     lm = SimpleNamespace(model_revision="r", tokenizer_sha256="t", dtype="float32")
     p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")
@@ -274,7 +274,7 @@ def test_attention_per_segment_equals_the_dense_call(tiny_gemma, game, monkeypat
     float32 rounding, on the sliding-window model (both of its masks cut per group)."""
     import contextlib
 
-    from ingest.scoring import word_search
+    from predictabase.ingest.scoring import word_search
 
     model, profile = tiny_gemma
     vocab, docs = game
@@ -303,7 +303,7 @@ def test_attention_per_segment_equals_the_dense_call(tiny_gemma, game, monkeypat
 def test_row_groups_keep_each_segment_to_its_own_slots():
     import numpy as np
 
-    from ingest.scoring.word_search import _row_groups
+    from predictabase.ingest.scoring.word_search import _row_groups
 
     seg = np.array([0, 0, 0, 1, 1, 2])
     idx = np.arange(6)

@@ -127,7 +127,7 @@ def test_a_corpus_in_another_language_by_declaration_alone(brown, mirror, monkey
         "FROM mart_corpora WHERE corpus = 'meco_german'",
     ) == [(MECO_GERMAN_TITLE, "de", "user", 12, 2026, list(MECO_MEASURES.values()), "wordfreq")]
     # the shipped corpora's languages are their declarations' (MECO's 11), Brown's English
-    from ingest import corpus_table
+    from predictabase.ingest import corpus_table
 
     assert q(
         marts, "SELECT corpus, language FROM mart_corpora WHERE origin = 'shipped' OR corpus = 'brown' ORDER BY 1"

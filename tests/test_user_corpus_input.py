@@ -13,11 +13,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ingest.corpus_declarations import load_declarations
-from ingest.datasets import user_corpus
 from predictabase.cli import app
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.corpus_declarations import load_declarations
+from predictabase.ingest.datasets import user_corpus
 from tests.user_corpus_helpers import brown_frames
 
 

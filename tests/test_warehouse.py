@@ -8,10 +8,10 @@ import re
 import duckdb
 import pytest
 
-from ingest import corpus_table
 from predictabase.core.config import DBT_PROJECT_DIR
 from predictabase.core.errors import BuildError
 from predictabase.core.fsutil import sha256_of
+from predictabase.ingest import corpus_table
 from predictabase.warehouse import dbt_args, dbt_env, publish
 from predictabase.warehouse.publish import SNAPSHOT_META
 
@@ -71,13 +71,11 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
         "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
         "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
         "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
-        # the regression statistics the dbt Python models import (profiles.yml module_paths)
-        "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
         # the shipped corpora and the reading measures (macros/declarations.sql)
         "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"],
     }
     decl = json.loads(env["PREDICTABASE_DECLARATIONS"])
-    from ingest.datasets import meco
+    from predictabase.ingest.datasets import meco
 
     assert len(meco.corpora()) == 11
     assert [c["key"] for c in decl["corpora"]] == list(corpus_table.CORPORA)
@@ -90,7 +88,7 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
         **{k: ["first_fixation", "gaze_duration", "total_reading_time"] for k in meco.corpora()},
     }
     assert [c["key"] for c in decl["corpora"] if c["game"]] == [corpus_table.GAME]
-    assert (DBT_PROJECT_DIR / "python" / "reading_regression.py").exists()
+    assert "module_paths" not in (DBT_PROJECT_DIR / "profiles.yml").read_text()  # they import predictabase.stats
     args = dbt_args(tmp_paths, "build", "mart_models")
     assert args[0] == "build" and args[-2:] == ["--select", "mart_models"]
     assert str(tmp_paths.warehouse / "dbt" / "target") in args

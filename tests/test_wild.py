@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from cryptography.fernet import Fernet
 
-from ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
-from ingest.sources.catalog import by_path, files_for
-from ingest.sources.fetch import fetch_one
 from predictabase.core.config import DBT_PROJECT_DIR, Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import ChecksumError, IngestError
+from predictabase.ingest.datasets.wild import README_PATH, TABLES, WITH_PATH, WITHOUT_PATH, decrypt_json, ingest_wild
+from predictabase.ingest.sources.catalog import by_path, files_for
+from predictabase.ingest.sources.fetch import fetch_one
 from predictabase.warehouse.dbt import dbt_env
 from tests.helpers import q as _q
 
@@ -174,7 +174,7 @@ def test_tampered_file_raises_and_writes_nothing(wild_paths: Paths, tmp_path: Pa
 
 
 def test_missing_key_in_readme_is_a_clear_error(wild_paths: Paths, monkeypatch) -> None:
-    import ingest.datasets.wild as wild
+    import predictabase.ingest.datasets.wild as wild
 
     monkeypatch.setattr(wild, "_KEY_RE", re.compile(rb"no such key line (x)"))
     with pytest.raises(IngestError, match="Fernet key") as exc:

@@ -16,9 +16,9 @@ import duckdb
 import numpy as np
 import pytest
 
-from ingest.scoring import diagnostics as D
-from ingest.scoring.sentence import MACRO_FILE
 from predictabase.core.config import DBT_PROJECT_DIR
+from predictabase.ingest.scoring import diagnostics as D
+from predictabase.ingest.scoring.sentence import MACRO_FILE
 
 # |total_wt - 1|: the error is exactly the scorer's float32 disagreements between its boundary mass B and
 # its own token probabilities (measured: at most 0.5 unit roundoff, u = 2^-24 = 6.0e-8, per position),
@@ -234,7 +234,7 @@ def test_the_check_fails_for_lw_in_place_of_wt():
 def test_the_check_fails_without_end_of_text_in_b():
     """B without the end-of-text (the profile's word-initial mask without <|endoftext|>): the text's end is
     then counted as a word continuing, and the distribution over next words and the end is no longer complete."""
-    from ingest.scoring.engine import Scorer
+    from predictabase.ingest.scoring.engine import Scorer
 
     profile = D.bigram_profile()
     mask = profile.word_initial.copy()
@@ -251,8 +251,8 @@ def test_the_ingest_job_writes_the_module_tables():
     """The ingest job `word_probability_sums` (ingest/datasets/word_probability_sums.py) writes the module's token
     and word rows as they are; dbt only types them (stg_word_probability_sums_*): no dbt model imports the ingest
     code."""
-    from ingest.datasets import word_probability_sums as job
-    from ingest.scoring.store import SCHEMA
+    from predictabase.ingest.datasets import word_probability_sums as job
+    from predictabase.ingest.scoring.store import SCHEMA
 
     frames = job.load(None)
     tokens, words = frames[job.TOKENS].to_arrow(), frames[job.WORDS].to_arrow()

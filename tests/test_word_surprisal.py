@@ -33,9 +33,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.sentence import SentenceScorer, word_surprisal_sql, words_of
 from predictabase.core.config import DBT_PROJECT_DIR
+from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.sentence import SentenceScorer, word_surprisal_sql, words_of
 from tests.scoring_helpers import gpt2_tokenizer, natural_stories, smollm2_tokenizer, ucl_sentences
 
 # ----------------------------------------------------------------------------------------- corpora
@@ -44,7 +44,7 @@ from tests.scoring_helpers import gpt2_tokenizer, natural_stories, smollm2_token
 def provo_texts(mirror: Path) -> dict[int, str]:
     """The 55 Provo paragraphs as the loader reads them (single spaces; the Mac Roman mojibake of texts
     27, 36, 45, 54 repaired to ’ and —)."""
-    from ingest.datasets.provo import parse_text
+    from predictabase.ingest.datasets.provo import parse_text
 
     d = mirror / "provo_vasilev" / "corpus" / "Texts"
     return {n: parse_text((d / f"{n}.txt").read_bytes(), f"{n}.txt") for n in range(1, 56)}
@@ -799,9 +799,9 @@ def test_ucl_precomputed_words_are_carried_as_given(warehouse_with_ucl_precomput
 @pytest.fixture(scope="module")
 def gemma_tokenizer(tmp_path_factory):
     """The real Gemma 3 270M tokenizer, read from its GGUF when the optional packages are installed."""
-    from ingest.scoring.models import gemma3_gguf
     from predictabase.core.config import paths as make_paths
     from predictabase.core.errors import ModelLoadError
+    from predictabase.ingest.scoring.models import gemma3_gguf
 
     # `make test` installs the Gemma packages (`make gemma`); only their absence skips, in one line: a broken
     # install or a tokenizer that does not load fails (any exception was once a skip, so CI never ran this)

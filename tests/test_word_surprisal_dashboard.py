@@ -153,7 +153,7 @@ def _tiny_parts(tiny_gpt2_dir: Path):
     """The tiny GPT-2 and its tokenizer profile, built here rather than through the page's loader."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ingest.scoring.profile import TokenizerProfile
+    from predictabase.ingest.scoring.profile import TokenizerProfile
 
     tok = AutoTokenizer.from_pretrained(str(tiny_gpt2_dir))
     model = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).eval()
@@ -163,7 +163,7 @@ def _tiny_parts(tiny_gpt2_dir: Path):
 @pytest.fixture(scope="module")
 def expected_sentences(tiny_gpt2_dir):
     """The two example sentences' word surprisals, from a SentenceScorer made of the tiny GPT-2's parts."""
-    from ingest.scoring.sentence import SentenceScorer
+    from predictabase.ingest.scoring.sentence import SentenceScorer
 
     scorer = SentenceScorer.from_parts(*_tiny_parts(tiny_gpt2_dir))
     return {t: scorer.word_surprisals(t).to_pandas() for t in (AMBIGUOUS, UNAMBIGUOUS)}
@@ -474,7 +474,7 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(
     page, real_warehouse, tiny, tiny_gpt2_dir, monkeypatch
 ) -> None:
     """A stand-in SentenceScorer made of the tiny GPT-2's parts counts model loads and scored texts."""
-    import ingest.scoring.sentence as sentence
+    import predictabase.ingest.scoring.sentence as sentence
     from predictabase.core.errors import ModelLoadError
 
     parts = _tiny_parts(tiny_gpt2_dir)
@@ -539,8 +539,8 @@ def test_sentence_box_caches_and_reports_errors_in_one_line(
 
 def test_sentence_box_says_when_the_model_is_not_on_this_machine(page, real_warehouse, tiny, monkeypatch) -> None:
     """A local model scored on another machine (no record of its folder here): one line, and nothing is loaded."""
-    from ingest.scoring import model_identity as identity
-    from ingest.scoring import sentence
+    from predictabase.ingest.scoring import model_identity as identity
+    from predictabase.ingest.scoring import sentence
 
     loads: list[str] = []
     monkeypatch.setattr(sentence, "SentenceScorer", lambda spec, paths: loads.append(spec))

@@ -237,9 +237,9 @@ def test_ours_on_their_words(wh):
 def test_a_bad_meco_row_is_a_one_line_error_naming_the_file(mirror):
     """The adapter's checks on their file's rows (a changed file is refused first by its sha256; these are the
     checks behind that): every problem is an IngestError naming the file and the line."""
-    from ingest.datasets import meco
-    from ingest.sources import readers
     from predictabase.core.errors import IngestError
+    from predictabase.ingest.datasets import meco
+    from predictabase.ingest.sources import readers
 
     path = MERGED + "/ko.csv"
     data = (mirror / path).read_bytes()
@@ -405,13 +405,11 @@ def test_link_fits_r_input_is_every_double_in_hex_as_pandas_writes_it():
     is each double as C99 hex, NaN empty, infinities R's Inf, in pandas' CSV: the column-at-a-time writer gives
     the very text of exact_text applied to every value and to_csv."""
     import importlib.util
-    import sys
 
     import numpy as np
     import pandas as pd
 
     root = Path(__file__).parents[1]
-    sys.path.insert(0, str(root / "dbt_project" / "python"))
     spec = importlib.util.spec_from_file_location(
         "int_link_fits", root / "dbt_project" / "models" / "intermediate" / "xlang" / "int_link_fits.py"
     )
@@ -437,12 +435,10 @@ def test_our_entropy_is_the_first_tokens():
     NULL for a word that is not aligned or whose first token was not scored; a later token of the word never
     counts (theirs would sum them)."""
     import math
-    import sys
 
     import duckdb
 
-    sys.path.insert(0, str(Path(__file__).parents[1] / "dbt_project" / "python"))
-    from xlang_design import first_token_entropy
+    from predictabase.stats.xlang_design import first_token_entropy
 
     con = duckdb.connect()
     con.execute(

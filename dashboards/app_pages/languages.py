@@ -18,7 +18,7 @@ import charts
 import data
 import labels
 import url_state
-from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
+from predictabase.ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 XDLL = "mart_xlang_delta_loglik"
 SUMMARY = "mart_xlang_model_summary"

@@ -17,7 +17,7 @@ import charts
 import data
 import labels
 import url_state
-from ingest import corpus_table
+from predictabase.ingest import corpus_table
 
 #: the corpus whose cloze norms keep every response (UCL): the page's sentences and response distributions
 CORPUS = corpus_table.CLOZE_RESPONSES[0]

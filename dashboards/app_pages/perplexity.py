@@ -9,7 +9,7 @@ import charts
 import data
 import labels
 import url_state
-from ingest import corpus_table
+from predictabase.ingest import corpus_table
 
 st.title("Perplexity by model and corpus")
 _df = data.table("mart_model_perplexity")

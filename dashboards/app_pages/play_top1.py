@@ -20,8 +20,8 @@ import data
 import labels
 import live_games
 import url_state
-from ingest import corpus_table
 from predictabase.core import live
+from predictabase.ingest import corpus_table
 
 STATE = "top1_game"
 CONTEXT_CHARS = 1200  # the context shown: its last characters

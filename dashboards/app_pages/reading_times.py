@@ -16,7 +16,7 @@ import charts
 import data
 import labels
 import url_state
-from ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
+from predictabase.ingest.corpus_declarations import DEFAULT_MEASURES, MEASURE_LABELS
 
 DLL = "mart_delta_loglik"
 PPL = "mart_perplexity_vs_delta_loglik"
@@ -86,7 +86,7 @@ def corpora_with_cloze() -> list[str]:
     if corpora is not None and {"corpus", "has_cloze"} <= set(corpora.columns):
         keys = corpora.loc[corpora["has_cloze"].fillna(False).astype(bool), "corpus"]
     else:
-        from ingest import corpus_table
+        from predictabase.ingest import corpus_table
 
         keys = corpus_table.CLOZE
     return [labels.corpus_name(c) for c in labels.sorted_corpora(keys)]

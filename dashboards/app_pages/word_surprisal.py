@@ -7,7 +7,7 @@ out). Reads only the published snapshot's `mart_word_surprisal_summary` and `mar
 words at a time), and, for the word table's download, `mart_words_export` (one corpus, pivoted to one row per word
 by `predictabase.export`: the file `predictabase export words` writes); computes no metric: it filters, colours
 and formats the marts' columns. The one exception is the sentence box, which scores a typed text on demand
-through `ingest.scoring.sentence.SentenceScorer` (the same scorer and the same SQL as the warehouse), the model
+through `predictabase.ingest.scoring.sentence.SentenceScorer` (the same scorer and the same SQL as the warehouse), the model
 cached per model key and the result per (model, text).
 """
 
@@ -546,8 +546,8 @@ scored = scored.set_index("model_key", drop=False)
 @st.cache_resource(show_spinner=False, max_entries=2)
 def sentence_scorer(model_key: str, spec: str):
     """One loaded model per model key (kept across reruns and sessions)."""
-    from ingest.scoring.sentence import SentenceScorer
     from predictabase.core.config import paths
+    from predictabase.ingest.scoring.sentence import SentenceScorer
 
     return SentenceScorer(spec, paths(data.marts_path().parent))
 
@@ -561,8 +561,8 @@ def model_spec(model_key: str, model_id: str) -> str | None:
     """What the scorer loads: the alias of a packaged model, a hub id, or the folder or file this machine scored a
     local model from (its record beside the warehouse's refresh state; the marts name it by its portable id only).
     None when this machine does not have the model."""
-    from ingest.scoring.model_identity import load_spec
     from predictabase.core.config import paths
+    from predictabase.ingest.scoring.model_identity import load_spec
 
     return load_spec(paths(data.marts_path().parent), model_key, model_id)
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import duckdb
 import polars as pl
 
-from ingest.raw import replace_partitions_in
-from ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 from predictabase.core.db import transaction
 from predictabase.core.errors import IngestError
+from predictabase.ingest.raw import replace_partitions_in
+from predictabase.ingest.sources.readers import Source, decode, parse_delimited, read_source  # noqa: F401 (re-exported)
 
 
 def corpus_version(sources: Iterable[Source]) -> str:

@@ -10,7 +10,7 @@ models/*/cloze/).
   The file repeats some (text_id, word_n): text 27 is listed twice, and text 18 word 3 has two different
   words ('the', 'evolution'); all are kept with their `upstream_row`, `upstream_id` (word_unique_id) and
   `word_matches` (the file's word equals the corpus word, letters and digits case-folded, as
-  ingest.datasets.provo aligns them); staging keeps one per word.
+  predictabase.ingest.datasets.provo aligns them); staging keeps one per word.
   `cp` is the raw share of the `total_response_count` responses equal to the word (smoothing 'none').
 - `ucl_cloze` (ucl_devarda/ratings_and_cloze.csv) -> raw.cloze_norms, corpus ucl: one row per word with
   norms (1,726). The file's `sentence` is the CONTEXT (the preceding words) and, like `word`, has its
@@ -38,13 +38,13 @@ import re
 
 import polars as pl
 
-from ingest.datasets import provo, ucl
-from ingest.datasets._common import CLOZE_NORMS_SCHEMA, CorpusLoad, to_float, to_int
-from ingest.datasets.corpora import prepared_or_loaded
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import provo, ucl
+from predictabase.ingest.datasets._common import CLOZE_NORMS_SCHEMA, CorpusLoad, to_float, to_int
+from predictabase.ingest.datasets.corpora import prepared_or_loaded
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 PROVO_SPEC = dataset("provo_cloze").file("cloze")
 UCL_SPEC = dataset("ucl_cloze").file("ratings")

@@ -1,7 +1,7 @@
 """The corpus loaders: the texts, words and game tokens of every corpus (`ingest/corpora.toml` declares the
 corpora; the registry runs these loaders as jobs, and `ingest_corpora(paths, names)` runs just them).
 
-A loader reads only catalog files fetched into `paths.raw` (through `ingest.sources.fetch.verified_path`) and
+A loader reads only catalog files fetched into `paths.raw` (through `predictabase.ingest.sources.fetch.verified_path`) and
 parses and validates in memory; the registry then writes all the tables of a command (raw.documents, raw.words,
 raw.game_doc_tokens, raw.imported_word_surprisal) in one transaction. A bad file raises
 `IngestError(file, problem)` before anything is written; re-running replaces, never duplicates. No metric is
@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import polars as pl
 
-from ingest.datasets import lm_game, meco, natural_stories, provo, ucl
-from ingest.datasets._common import CorpusLoad
 from predictabase.core.config import Paths
+from predictabase.ingest.datasets import lm_game, meco, natural_stories, provo, ucl
+from predictabase.ingest.datasets._common import CorpusLoad
 
 LOADERS: dict[str, Callable[[Paths], CorpusLoad]] = {
     "lm_game": lm_game.load,
@@ -39,8 +39,8 @@ def prepared_or_loaded(paths: Paths, prepared: dict | None, corpus: str) -> Corp
 
 
 def _user_corpus(paths: Paths, prepared: dict | None, corpus: str) -> CorpusLoad:
-    from ingest.corpus_declarations import load_declarations
-    from ingest.datasets import user_corpus
+    from predictabase.ingest.corpus_declarations import load_declarations
+    from predictabase.ingest.datasets import user_corpus
 
     load = (prepared or {}).get(user_corpus.JOB)
     if not isinstance(load, CorpusLoad):

@@ -44,13 +44,13 @@ import re
 
 import polars as pl
 
-from ingest.datasets import provo, ucl
-from ingest.datasets._common import CorpusLoad, Source
-from ingest.datasets.corpora import corpus_frames
-from ingest.sources import readers
-from ingest.sources.definitions import FileSpec, dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import provo, ucl
+from predictabase.ingest.datasets._common import CorpusLoad, Source
+from predictabase.ingest.datasets.corpora import corpus_frames
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import FileSpec, dataset
 
 PROVO_NAME, UCL_FIX_NAME, UCL_RT_NAME = "provo_eye_tracking", "ucl_fixations", "ucl_eye_tracking"
 PROVO_SPEC = dataset(PROVO_NAME).file("fixations")

@@ -32,12 +32,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.raw import now_utc
-from ingest.scoring import store
-from ingest.sources.catalog import by_path
-from ingest.sources.fetch import verified_path
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.raw import now_utc
+from predictabase.ingest.scoring import store
+from predictabase.ingest.sources.catalog import by_path
+from predictabase.ingest.sources.fetch import verified_path
 
 CSV_PATH = "natural_stories/probs/all_stories_gpt3.csv"
 MODEL_KEY = "gpt3-davinci"

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from ingest.sources.fetch import record_input
 from predictabase.core import live
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.sources.fetch import record_input
 
 INPUT_KEY = "warehouse:live/answers.sqlite"  # how raw.ingest_log records the store among the job's inputs
 SOURCE_PATH = f"{live.STORE_DIR}/{live.STORE_FILE}"

@@ -16,12 +16,20 @@ from itertools import accumulate
 
 import polars as pl
 
-from ingest.datasets._common import DOC_SCHEMA, TOKEN_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
-from ingest.text import whitespace_words
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import (
+    DOC_SCHEMA,
+    TOKEN_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    Source,
+    corpus_version,
+    doc_row,
+)
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.text import whitespace_words
 
 CORPUS = "lm_game"
 DOCUMENTS = dataset(CORPUS).file("documents")

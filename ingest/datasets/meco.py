@@ -25,8 +25,10 @@ import math
 
 import polars as pl
 
-from ingest import corpus_table
-from ingest.datasets._common import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
+from predictabase.ingest import corpus_table
+from predictabase.ingest.datasets._common import (
     DOC_SCHEMA,
     READING_TIMES_SCHEMA,
     WORD_SCHEMA,
@@ -38,12 +40,10 @@ from ingest.datasets._common import (
     to_float,
     to_int,
 )
-from ingest.sources import readers
-from ingest.sources.catalog import SourceFile
-from ingest.sources.definitions import dataset
-from ingest.text import join_with_spans
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.catalog import SourceFile
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.text import join_with_spans
 
 ADAPTER = "meco"
 DATASET = dataset("wilcox_xlang")

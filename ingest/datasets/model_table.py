@@ -1,4 +1,4 @@
-"""The model table (`ingest.scoring.model_table`) as a raw table, so dbt and the marts take every model's name for
+"""The model table (`predictabase.ingest.scoring.model_table`) as a raw table, so dbt and the marts take every model's name for
 people, family and size from the one place they are written: `raw.model_table`, one row per model, with the
 table's own checksum as provenance. No source file: the table ships with the code."""
 
@@ -10,11 +10,11 @@ from dataclasses import asdict
 
 import polars as pl
 
-from ingest.scoring.model_table import MODELS
 from predictabase.core.config import Paths
+from predictabase.ingest.scoring.model_table import MODELS
 
 TABLE = "model_table"
-SOURCE = "ingest.scoring.model_table"
+SOURCE = "predictabase.ingest.scoring.model_table"
 SCHEMA = {
     "model_key": pl.String,
     "display_name": pl.String,

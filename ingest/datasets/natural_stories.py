@@ -9,12 +9,21 @@ character in 9 of 10 stories; story 2 differs in exactly one character: word zon
 
 from __future__ import annotations
 
-from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame, to_int
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
-from ingest.text import join_with_spans
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import (
+    DOC_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    Source,
+    corpus_version,
+    doc_row,
+    frame,
+    to_int,
+)
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.text import join_with_spans
 
 CORPUS = "natural_stories"
 TOKENS = dataset(CORPUS).file("tokens")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.datasets._common import to_float, to_int
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import to_float, to_int
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 NAME = "natural_stories_spr_means"
 MEANS = dataset(NAME).file("means")

@@ -43,13 +43,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.raw import replace_tables
-from ingest.sources import readers
-from ingest.sources.catalog import SourceFile
-from ingest.sources.definitions import dataset
-from ingest.sources.fetch import verified_path
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.raw import replace_tables
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.catalog import SourceFile
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.sources.fetch import verified_path
 
 DATASET = "pairwise"
 ANSWERS = dataset(DATASET).file("answers")

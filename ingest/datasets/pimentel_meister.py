@@ -24,13 +24,13 @@ import re
 
 import polars as pl
 
-from ingest.datasets._common import to_float, to_int
-from ingest.datasets.corpora import corpus_frames
-from ingest.scoring import model_table
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import to_float, to_int
+from predictabase.ingest.datasets.corpora import corpus_frames
+from predictabase.ingest.scoring import model_table
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 SURPRISAL = dataset("pimentel_meister_surprisal")
 #: Brown, which the warehouse has only when a user adds it (`corpus add NAME ... --published pimentel_meister:brown`)
@@ -133,7 +133,7 @@ def _number(value: str, path: str, what: str) -> float | None:
 
 def brown_corpus(paths: Paths) -> str | None:
     """The user corpus declared as Pimentel & Meister's Brown (`published = "pimentel_meister:brown"`), if any."""
-    from ingest.corpus_declarations import load_declarations
+    from predictabase.ingest.corpus_declarations import load_declarations
 
     return next((n for n, d in load_declarations(paths).items() if d.published == LINK), None)
 

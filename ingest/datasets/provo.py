@@ -22,12 +22,20 @@ import difflib
 import re
 from pathlib import Path
 
-from ingest.datasets._common import DOC_SCHEMA, WORD_SCHEMA, CorpusLoad, Source, corpus_version, doc_row, frame
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
-from ingest.text import whitespace_words
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import (
+    DOC_SCHEMA,
+    WORD_SCHEMA,
+    CorpusLoad,
+    Source,
+    corpus_version,
+    doc_row,
+    frame,
+)
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.text import whitespace_words
 
 CORPUS = "provo"
 N_TEXTS = 55

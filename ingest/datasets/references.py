@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.sources import references as refs
-from ingest.sources.fetch import record_input
 from predictabase.core.config import Paths
+from predictabase.ingest.sources import references as refs
+from predictabase.ingest.sources.fetch import record_input
 
 TABLE = "references"
 SOURCE = "ingest/sources/references.toml"

@@ -32,8 +32,13 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.corpus_declarations import INPUT_KEY
-from ingest.datasets import (
+from predictabase.core.config import Paths
+from predictabase.core.db import transaction
+from predictabase.core.errors import IngestError
+from predictabase.core.failpoints import failpoint
+from predictabase.core.progress import progress_bar
+from predictabase.ingest.corpus_declarations import INPUT_KEY
+from predictabase.ingest.datasets import (
     cloze,
     corpora,
     eye_tracking,
@@ -53,16 +58,11 @@ from ingest.datasets import (
     word_frequencies,
     word_probability_sums,
 )
-from ingest.datasets._common import CorpusLoad, write_partitions
-from ingest.datasets.live import INPUT_KEY as LIVE_KEY
-from ingest.raw import connect, now_utc, replace_tables_in
-from ingest.sources.fetch import recording_inputs, verify_raw
-from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
-from predictabase.core.config import Paths
-from predictabase.core.db import transaction
-from predictabase.core.errors import IngestError
-from predictabase.core.failpoints import failpoint
-from predictabase.core.progress import progress_bar
+from predictabase.ingest.datasets._common import CorpusLoad, write_partitions
+from predictabase.ingest.datasets.live import INPUT_KEY as LIVE_KEY
+from predictabase.ingest.raw import connect, now_utc, replace_tables_in
+from predictabase.ingest.sources.fetch import recording_inputs, verify_raw
+from predictabase.ingest.sources.references import INPUT_KEY as REFERENCES_KEY
 
 
 @dataclass(frozen=True)
@@ -300,18 +300,21 @@ def prepare_all(
 
 #: packages whose modules make up a job's loader (parsing, validation, declared read options); the fetch
 #: and catalog modules are not (a changed catalog file shows up as a changed input sha256 instead)
-CODE_PACKAGES = ("ingest.datasets", "ingest.sources")
+CODE_PACKAGES = ("predictabase.ingest.datasets", "predictabase.ingest.sources")
 #: single modules outside those packages that loaders read: the corpus and model tables, the diagnostic
 CODE_MODULES = {
-    "ingest.corpus_table",
-    "ingest.text",
-    "ingest.scoring.model_table",
-    "ingest.scoring.diagnostics",
+    "predictabase.ingest.corpus_table",
+    "predictabase.ingest.text",
+    "predictabase.ingest.scoring.model_table",
+    "predictabase.ingest.scoring.diagnostics",
     "predictabase.core.live",
 }
-CODE_EXCLUDED = {"ingest.sources.fetch", "ingest.sources.catalog", __name__}
+CODE_EXCLUDED = {"predictabase.ingest.sources.fetch", "predictabase.ingest.sources.catalog", __name__}
 #: data files read by a module of the loader: their text counts as code
-CODE_DATA = {"ingest.sources.definitions": ("datasets.toml",), "ingest.corpus_table": ("corpora.toml",)}
+CODE_DATA = {
+    "predictabase.ingest.sources.definitions": ("datasets.toml",),
+    "predictabase.ingest.corpus_table": ("corpora.toml",),
+}
 
 
 def _in_code(module: str) -> bool:
@@ -443,7 +446,7 @@ def catalog_versions(datasets) -> dict[str, str]:
     """dataset -> sha256 (16 hex) of its catalog entries (every file's path and sha256): a file added to,
     removed from or changed in a dataset a job read changes it, even one the job did not read before
     (a new file matching a glob role)."""
-    from ingest.sources.catalog import files_for
+    from predictabase.ingest.sources.catalog import files_for
 
     out = {}
     for d in sorted(datasets or ()):
@@ -453,7 +456,7 @@ def catalog_versions(datasets) -> dict[str, str]:
 
 
 def _datasets_of(inputs: dict[str, str]) -> dict[str, str]:
-    from ingest.sources.catalog import by_path
+    from predictabase.ingest.sources.catalog import by_path
 
     return catalog_versions({by_path(p).dataset for p in inputs if p not in (INPUT_KEY, REFERENCES_KEY, LIVE_KEY)})
 

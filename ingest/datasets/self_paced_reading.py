@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.corpus_declarations import SHIPPED_MEASURES
-from ingest.datasets._common import READING_TIMES_SCHEMA, CorpusLoad, Source
-from ingest.datasets.corpora import corpus_frames
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.corpus_declarations import SHIPPED_MEASURES
+from predictabase.ingest.datasets._common import READING_TIMES_SCHEMA, CorpusLoad, Source
+from predictabase.ingest.datasets.corpora import corpus_frames
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 TABLE = "raw.reading_times"
 NS_SPEC = dataset("natural_stories_spr").file("spr")
@@ -265,7 +265,7 @@ def load_ucl(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
 def write(con, load: CorpusLoad) -> int:
     """Replace the corpus's rows of raw.reading_times (write_partitions), and drop the table these jobs wrote before
     every corpus's reading times were one table: nothing reads it, and it held a million rows."""
-    from ingest.datasets._common import write_partitions
+    from predictabase.ingest.datasets._common import write_partitions
 
     n = write_partitions(con, load)
     con.execute(f"DROP TABLE IF EXISTS {RETIRED}")

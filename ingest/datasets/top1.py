@@ -34,10 +34,10 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 GUESSES = dataset("lm_game_top1").file("guesses")
 MODEL_PERFS = dataset("lm_game_model_perfs").file("model_perfs")

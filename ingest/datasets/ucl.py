@@ -22,7 +22,9 @@ import math
 
 import polars as pl
 
-from ingest.datasets._common import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets._common import (
     DOC_SCHEMA,
     WORD_SCHEMA,
     CorpusLoad,
@@ -33,11 +35,9 @@ from ingest.datasets._common import (
     to_float,
     to_int,
 )
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
-from ingest.text import join_with_spans
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
+from predictabase.ingest.text import join_with_spans
 
 CORPUS = "ucl"
 WORDS_SPEC = dataset("ucl").file("measures")

@@ -14,12 +14,12 @@ import math
 
 import polars as pl
 
-from ingest.datasets import ucl
-from ingest.datasets._common import to_float, to_int
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.datasets import ucl
+from predictabase.ingest.datasets._common import to_float, to_int
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 NAME = "ucl_published_measures"
 TABLE = "ucl_published_word_measures"

@@ -33,8 +33,11 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest import corpus_table
-from ingest.corpus_declarations import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import IngestError
+from predictabase.core.fsutil import sha256_of
+from predictabase.ingest import corpus_table
+from predictabase.ingest.corpus_declarations import (
     EYE_MEASURES,
     INPUT_KEY,
     UNITS,
@@ -44,8 +47,8 @@ from ingest.corpus_declarations import (
     load_declarations,
     shipped_measures,
 )
-from ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
-from ingest.datasets._common import (
+from predictabase.ingest.datasets._common import CLOZE_NORMS_SCHEMA as NORMS_SCHEMA
+from predictabase.ingest.datasets._common import (
     DOC_SCHEMA,
     READING_TIMES_SCHEMA,
     WORD_FREQUENCIES_SCHEMA,
@@ -54,11 +57,8 @@ from ingest.datasets._common import (
     doc_row,
     frame,
 )
-from ingest.sources.fetch import checked_copy, record_input
-from ingest.text import whitespace_words
-from predictabase.core.config import Paths
-from predictabase.core.errors import IngestError
-from predictabase.core.fsutil import sha256_of
+from predictabase.ingest.sources.fetch import checked_copy, record_input
+from predictabase.ingest.text import whitespace_words
 
 JOB = "declared_corpora"
 TABLES = ("raw.documents", "raw.words", "raw.reading_times", "raw.cloze_norms", "raw.word_frequencies")
@@ -691,7 +691,7 @@ def prepare(paths: Paths, _prepared: dict | None = None) -> CorpusLoad:
 def write(con, load: CorpusLoad) -> int:
     """Replace every declared corpus's partitions and raw.corpora; delete the partitions of user corpora no
     longer declared (`corpus remove`), so nothing of them stays in raw."""
-    from ingest.raw import replace_partitions_in
+    from predictabase.ingest.raw import replace_partitions_in
 
     had = set()
     if con.execute(

@@ -42,11 +42,11 @@ from pathlib import Path
 import polars as pl
 from cryptography.fernet import Fernet, InvalidToken
 
-from ingest.raw import replace_tables
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.raw import replace_tables
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 DATASET = "wild"
 KEY = dataset(DATASET).file("key")

@@ -36,13 +36,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest import corpus_table
-from ingest.datasets._common import WORD_FREQUENCIES_SCHEMA, CorpusLoad
-from ingest.datasets.corpora import corpus_frames
-from ingest.sources import readers
-from ingest.sources.definitions import dataset
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest import corpus_table
+from predictabase.ingest.datasets._common import WORD_FREQUENCIES_SCHEMA, CorpusLoad
+from predictabase.ingest.datasets.corpora import corpus_frames
+from predictabase.ingest.sources import readers
+from predictabase.ingest.sources.definitions import dataset
 
 NAME = "word_frequencies"
 TABLE = "word_frequencies"
@@ -179,7 +179,7 @@ def google_books_counts(df: pl.DataFrame, words: pl.DataFrame, name: str) -> pl.
 
 def corpora(paths: Paths) -> list[str]:
     """The corpora whose words get a frequency: the shipped ones with texts and the warehouse's user corpora."""
-    from ingest.corpus_declarations import user_corpora
+    from predictabase.ingest.corpus_declarations import user_corpora
 
     return CORPORA + list(user_corpora(paths))
 
@@ -198,7 +198,7 @@ def _wordfreq_columns(words: pl.DataFrame, language: str) -> pl.DataFrame:
 
 
 def load(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
-    from ingest.corpus_declarations import languages
+    from predictabase.ingest.corpus_declarations import languages
 
     prepared = prepared or {}
     language = languages(paths)
@@ -236,7 +236,7 @@ def load(paths: Paths, prepared: dict | None = None) -> CorpusLoad:
 def write(con, load: CorpusLoad) -> int:
     """Replace wordfreq's rows (every corpus's; a user's own frequencies, frequency_source 'user', stay). The rows
     of a warehouse from before the column (NULL there, every one wordfreq's) are replaced too."""
-    from ingest.raw import replace_partitions_in
+    from predictabase.ingest.raw import replace_partitions_in
 
     n = replace_partitions_in(con, load.tables)
     con.execute(f"DELETE FROM raw.{TABLE} WHERE frequency_source IS NULL")

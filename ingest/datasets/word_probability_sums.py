@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.scoring import diagnostics
 from predictabase.core.config import Paths
+from predictabase.ingest.scoring import diagnostics
 
 TOKENS, WORDS = "word_probability_sums_tokens", "word_probability_sums_words"
 

@@ -2,7 +2,7 @@
 
 Texts are tokenized with ``add_special_tokens=False`` and exactly one BOS id is
 prepended (never two: a text whose tokens already start with that id keeps it as
-its BOS; ``ingest.scoring.profile.encode``). The policy is part of the model's
+its BOS; ``predictabase.ingest.scoring.profile.encode``). The policy is part of the model's
 ``TokenizerProfile``. The id is chosen per model family:
 
 * GPT-2 / GPT-Neo / GPT-J / Pythia (GPT-NeoX) and other models trained on

@@ -60,10 +60,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest import corpus_table
-from ingest.raw import now_iso
-from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.word_search import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.fsutil import atomic_dir
+from predictabase.ingest import corpus_table
+from predictabase.ingest.raw import now_iso
+from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.word_search import (
     PredictorSpec,
     Question,
     Segment,
@@ -73,9 +76,6 @@ from ingest.scoring.word_search import (
     predict_documents_with,
     word_token_ids,
 )
-from predictabase.core.config import Paths
-from predictabase.core.errors import OptionError, ScoringError, WarehouseError
-from predictabase.core.fsutil import atomic_dir
 
 SCORER_VERSION = 1
 CORPORA = corpus_table.CLOZE
@@ -405,7 +405,7 @@ def score_candidates(
 ) -> tuple[list[dict], dict]:
     """Every candidate of `inputs` scored; rows in SCHEMA's columns (without run_id / model_key) and
     counters. Positions with the same context text are scored once. `pool`: the Ray engine's replicas
-    (`ingest.scoring.distributed`; `model` is then None)."""
+    (`predictabase.ingest.scoring.distributed`; `model` is then None)."""
     texts = {}
     for c in inputs.candidates:
         pos = (c.corpus, c.doc_id, c.word_index)
@@ -614,12 +614,12 @@ def run_cloze(
     engine=None,
 ) -> dict:
     """`predictabase cloze`: load the model and score every human response word after its context.
-    `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
+    `engine`: None (this process) or the Ray engine's options (`predictabase.ingest.scoring.distributed.RayOptions`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-    from ingest.scoring.distributed import model_steps
-    from ingest.scoring.pipeline import ScoreSettings, effective_lengths
     from predictabase.core.progress import progress_bar
+    from predictabase.ingest.scoring.distributed import model_steps
+    from predictabase.ingest.scoring.pipeline import ScoreSettings, effective_lengths
 
     settings.check()
     if limit is not None and limit < 1:
@@ -649,7 +649,7 @@ def run_cloze(
             )
 
 
-# --- the `cloze` step (ingest.scoring.steps): its code version and its runner -----------------------------
+# --- the `cloze` step (predictabase.ingest.scoring.steps): its code version and its runner -----------------------------
 
 
 def code_version() -> list:
@@ -667,8 +667,8 @@ def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool
 
 
 def step_run(paths: Paths, corpus: str | None, run: dict):
-    """What `run_cloze` returned, as the step's finished task (`ingest.scoring.steps.StepRun`)."""
-    from ingest.scoring.steps import StepRun
+    """What `run_cloze` returned, as the step's finished task (`predictabase.ingest.scoring.steps.StepRun`)."""
+    from predictabase.ingest.scoring.steps import StepRun
 
     return StepRun(
         corpus,

@@ -237,8 +237,8 @@ def plain_bigram_lm(embedding, head):
 
 def bigram_profile(vocab_size: int = len(VOCAB)):
     """The tokenizer profile of the bigram vocabulary (no tokenizer: the texts are built from ids)."""
-    from ingest.scoring.bos import BosPolicy
-    from ingest.scoring.profile import TokenizerProfile
+    from predictabase.ingest.scoring.bos import BosPolicy
+    from predictabase.ingest.scoring.profile import TokenizerProfile
 
     strings = np.array(VOCAB, dtype=object)
     word_initial = np.array([t == EOT_ID or VOCAB[t][:1].isspace() for t in range(vocab_size)], dtype=bool)
@@ -258,7 +258,7 @@ def bigram_profile(vocab_size: int = len(VOCAB)):
 
 def scorer(backend: str = "torch"):
     """The project's Scorer over the bigram model, top_k = the vocabulary (the full distribution)."""
-    from ingest.scoring.engine import Scorer
+    from predictabase.ingest.scoring.engine import Scorer
 
     return Scorer(bigram_model(backend=backend), bigram_profile(), top_k=len(VOCAB), device="cpu", probe=False)
 
@@ -274,9 +274,9 @@ def token_rows(backend: str = "torch") -> pa.Table:
 
 def score_texts(sc) -> pa.Table:
     """The enumerated texts scored by a Scorer `sc` into token rows, as `predictabase score` writes them."""
-    from ingest.scoring.engine import make_batches, make_windows
-    from ingest.scoring.pipeline import Document, build_table
-    from ingest.scoring.profile import check_spans_tile
+    from predictabase.ingest.scoring.engine import make_batches, make_windows
+    from predictabase.ingest.scoring.pipeline import Document, build_table
+    from predictabase.ingest.scoring.profile import check_spans_tile
 
     texts = enumerate_texts()
     windows = [w for d, t in enumerate(texts) for w in make_windows(d, len(t.ids), MAX_POSITIONS, MAX_POSITIONS - 1)]
@@ -308,7 +308,7 @@ WORD_SCHEMA = pa.schema(
 def word_rows() -> pa.Table:
     """The whitespace-delimited words of every enumerated text (the reading corpora's definition), with
     the text's context (key, text, note) and the end-of-text token string (to find p(eot | c) in top-k)."""
-    from ingest.text import whitespace_words
+    from predictabase.ingest.text import whitespace_words
 
     cols: dict[str, list] = {f.name: [] for f in WORD_SCHEMA}
     for t in enumerate_texts():
@@ -340,8 +340,8 @@ def mart_sql(macro_text: str | None = None) -> str:
     """`mart_word_probability_sums.sql` rendered with jinja2 over the relations named as its two refs,
     with the macro `word_surprisal_sql` from macros/word_surprisal.sql (or `macro_text`: the tests
     render a changed macro to see the check fail)."""
-    from ingest.scoring.sentence import render_with_macros
     from predictabase.core.config import DBT_PROJECT_DIR
+    from predictabase.ingest.scoring.sentence import render_with_macros
 
     mart = (DBT_PROJECT_DIR / "models" / "marts" / "words" / f"{MART_MODEL}.sql").read_text(encoding="utf-8")
     return render_with_macros(mart, macro_text, ref=lambda name: name)

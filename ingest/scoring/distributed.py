@@ -83,8 +83,8 @@ class Worker:
         if self.held is None:
             import torch
 
-            from ingest.scoring.models import load_model
-            from ingest.scoring.profile import TokenizerProfile
+            from predictabase.ingest.scoring.models import load_model
+            from predictabase.ingest.scoring.profile import TokenizerProfile
 
             torch.set_num_threads(self.threads)
             spec, paths, device, dtype = self.args
@@ -164,7 +164,7 @@ def ray_pool(model_spec: str, paths, device: str | None, dtype: str | None, opti
     ray = _ray()
     own = not ray.is_initialized()
     if own and not options.address:  # a cluster of this machine: its workers read this machine's files
-        from ingest.scoring.models import check_spec
+        from predictabase.ingest.scoring.models import check_spec
 
         check_spec(model_spec)
     if own:
@@ -205,11 +205,11 @@ def _model_facts(loaded: Loaded):
 def model_steps(model_spec: str, paths, device: str | None, dtype: str | None, options: RayOptions | None):
     """(lm, profile, pool) for a model step: the local engine loads the model here (pool None); the Ray
     engine loads one replica per worker and yields the model's facts without its weights."""
-    from ingest.scoring.model_identity import record_source
+    from predictabase.ingest.scoring.model_identity import record_source
 
     if options is None:
-        from ingest.scoring.models import load_model
-        from ingest.scoring.profile import TokenizerProfile
+        from predictabase.ingest.scoring.models import load_model
+        from predictabase.ingest.scoring.profile import TokenizerProfile
 
         lm = load_model(model_spec, paths, device, dtype)
         record_source(paths, model_spec)

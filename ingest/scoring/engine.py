@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.scoring.models import max_positions
-from ingest.scoring.profile import InvariantError, TokenizerProfile
+from predictabase.ingest.scoring.models import max_positions
+from predictabase.ingest.scoring.profile import InvariantError, TokenizerProfile
 
-# the statistics of one scored position, named as their token-score columns (ingest.scoring.store.SCHEMA)
+# the statistics of one scored position, named as their token-score columns (predictabase.ingest.scoring.store.SCHEMA)
 STATS = ("logprob_nats", "rank", "entropy_nats", "logprob_word_initial_nats", "topk_logprobs_nats", "topk_token_ids")
 # a short fixed text scored when a model loads: its log-probabilities must sum to the model's own loss
 PROBE_TEXT = "The old bakery was closed, so we walked on past it and into the rain. Nobody spoke."

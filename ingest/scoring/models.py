@@ -10,12 +10,12 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.scoring.model_identity import portable_model_id, portable_tokenizer
-from ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 from predictabase.core.config import Paths
 from predictabase.core.errors import ModelLoadError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_dir, sha256_of
+from predictabase.ingest.scoring.model_identity import portable_model_id, portable_tokenizer
+from predictabase.ingest.scoring.model_table import ALIASES, BY_KEY, package_dir
 
 SMOLLM2_GGUF = BY_KEY["smollm2-135m"].gguf
 
@@ -25,7 +25,7 @@ class LoadedModel:
     model: object
     tokenizer: object
     model_key: str
-    model_id: str  # portable: no path of this machine (ingest.scoring.model_identity)
+    model_id: str  # portable: no path of this machine (predictabase.ingest.scoring.model_identity)
     model_revision: str
     tokenizer_name: str
     tokenizer_sha256: str

@@ -14,22 +14,22 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ingest.raw import now_utc
-from ingest.scoring import store
-from ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
-from ingest.scoring.model_identity import record_source
-from ingest.scoring.models import LoadedModel, load_model
-from ingest.scoring.profile import TokenizerProfile
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError, ScoringError, WarehouseError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.progress import progress_bar as shared_progress_bar
+from predictabase.ingest.raw import now_utc
+from predictabase.ingest.scoring import store
+from predictabase.ingest.scoring.engine import STATS, Scorer, make_batches, make_windows, memory_batch_tokens
+from predictabase.ingest.scoring.model_identity import record_source
+from predictabase.ingest.scoring.models import LoadedModel, load_model
+from predictabase.ingest.scoring.profile import TokenizerProfile
 
 # 2: the column logprob_word_initial_after_nats (ln B after each token, at the end of the text after the
 #    last one) and end-of-text = the pre-training document separator only (not a chat turn end)
 SCORER_VERSION = 2
 # Documents are scored in groups; group g becomes part file g, the unit an interrupted run resumes
-# from and the unit a Ray worker scores (ingest.scoring.distributed). The first group holds about
+# from and the unit a Ray worker scores (predictabase.ingest.scoring.distributed). The first group holds about
 # FIRST_PART_TOKENS tokens; later ones about the tokens the model scores in PART_SECONDS on this kind of
 # device (within [MIN_PART_TOKENS, PART_TOKENS]), so a kill loses at most about that much work. The
 # groups are planned over all of a run's documents from the model's parameter count and the device type
@@ -468,7 +468,7 @@ def score_corpora(
     ]
 
 
-# --- the Ray engine (ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
+# --- the Ray engine (predictabase.ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
 
 
 def _ray_plan(loaded, corpus: str, docs: list[Document], version: str, settings: ScoreSettings) -> RunPlan:
@@ -500,7 +500,7 @@ def score_corpora_ray(
 
     `output`: the token-score root the workers write (a shared path or an fsspec URL); default the
     warehouse's. The documents are read here and sent to the workers, which need no warehouse."""
-    from ingest.scoring.distributed import ray_pool
+    from predictabase.ingest.scoring.distributed import ray_pool
 
     check_settings(settings)
     if output:
@@ -539,7 +539,7 @@ def score_corpora_ray(
     return out
 
 
-# --- the `score` step (ingest.scoring.steps): its code version and its runner -----------------------------
+# --- the `score` step (predictabase.ingest.scoring.steps): its code version and its runner -----------------------------
 
 
 def code_version() -> list:
@@ -564,8 +564,8 @@ def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = Fals
 
 
 def step_runs(paths: Paths, done: list[dict]) -> list:
-    """The runs `score_corpora` returned, as the step's finished tasks (`ingest.scoring.steps.StepRun`)."""
-    from ingest.scoring.steps import StepRun
+    """The runs `score_corpora` returned, as the step's finished tasks (`predictabase.ingest.scoring.steps.StepRun`)."""
+    from predictabase.ingest.scoring.steps import StepRun
 
     return [
         StepRun(

@@ -3,7 +3,7 @@ worked out once when the model loads.
 
 `TokenizerProfile.build` decides
 
-* the BOS policy (`ingest.scoring.bos.choose_bos`): the single id every scored window starts with;
+* the BOS policy (`predictabase.ingest.scoring.bos.choose_bos`): the single id every scored window starts with;
 * the end-of-text ids (`end_of_text_ids`): the document separator the model was pre-trained with,
   never a chat end-of-turn marker (SmolLM2-Instruct declares `<|im_end|>` as EOS; it does not count);
 * byte-level BPE (GPT-2, SmolLM2: vocabulary strings are bytes through GPT-2's byte -> character
@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
 from predictabase.core.errors import ModelLoadError, ScoringError
+from predictabase.ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
 
 
 class InvariantError(ScoringError):

@@ -61,7 +61,7 @@ def word_surprisal_sql(tokens: str, words: str) -> str:
 
 def words_of(text: str) -> pl.DataFrame:
     """The text's whitespace-delimited words with their spans (the reading corpora's word definition)."""
-    from ingest.text import whitespace_words
+    from predictabase.ingest.text import whitespace_words
 
     rows = [(i, w, a, b) for i, (w, a, b) in enumerate(whitespace_words(text))]
     return pl.DataFrame(
@@ -104,9 +104,9 @@ class SentenceScorer:
     """One loaded model, scoring typed texts into word surprisals (LW and WT)."""
 
     def __init__(self, model_spec: str, paths: Paths, device: str | None = None, dtype: str | None = None):
-        from ingest.scoring.engine import Scorer
-        from ingest.scoring.models import load_model
-        from ingest.scoring.profile import TokenizerProfile
+        from predictabase.ingest.scoring.engine import Scorer
+        from predictabase.ingest.scoring.models import load_model
+        from predictabase.ingest.scoring.profile import TokenizerProfile
 
         self.lm = load_model(model_spec, paths, device, dtype)
         self.profile = TokenizerProfile.build(self.lm.tokenizer, self.lm.model_type, self.lm.vocab_size, model_spec)
@@ -115,7 +115,7 @@ class SentenceScorer:
     @classmethod
     def from_parts(cls, model, profile, device: str = "cpu") -> SentenceScorer:
         """A scorer for an already built model and profile (tests: small models)."""
-        from ingest.scoring.engine import Scorer
+        from predictabase.ingest.scoring.engine import Scorer
 
         self = cls.__new__(cls)
         self.lm = None
@@ -129,13 +129,13 @@ class SentenceScorer:
 
     def token_rows(self, text: str):
         """The text's token rows, as `predictabase score` writes them (one window: BOS + the text)."""
-        from ingest.scoring.engine import Window
-        from ingest.scoring.pipeline import Document, build_table
+        from predictabase.ingest.scoring.engine import Window
+        from predictabase.ingest.scoring.pipeline import Document, build_table
 
         [(ids, spans)] = self.profile.encode([text])
         if not ids:
             raise OptionError("text", "has no tokens; type a sentence")
-        from ingest.scoring.models import max_positions
+        from predictabase.ingest.scoring.models import max_positions
 
         limit = (max_positions(self.scorer.model.config) or 1 << 30) - 1
         if len(ids) > limit:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingest import corpus_table
+from predictabase.ingest import corpus_table
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ STEPS: dict[str, ModelStep] = {
             "scores",
             "Token log-probabilities of one corpus by one model",
             None,
-            "ingest.scoring.pipeline",
+            "predictabase.ingest.scoring.pipeline",
         ),
         ModelStep(
             "top1",
@@ -94,7 +94,7 @@ STEPS: dict[str, ModelStep] = {
             "top1_scores",
             "The model's most probable next word on the top-1 game's questions",
             "top1",
-            "ingest.scoring.top1",
+            "predictabase.ingest.scoring.top1",
         ),
         ModelStep(
             "cloze",
@@ -105,7 +105,7 @@ STEPS: dict[str, ModelStep] = {
             "cloze_model_scores",
             "The model's probability of every human cloze response",
             "cloze",
-            "ingest.scoring.cloze",
+            "predictabase.ingest.scoring.cloze",
         ),
     )
 }

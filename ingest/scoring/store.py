@@ -8,9 +8,9 @@ Layout (docs/architecture.md, "token scores")::
         _run.json                                     the run record, written last: a run is
                                                       complete exactly when it exists
 
-Both writers use it: the scorer (`ingest.scoring.pipeline`, many parts, resumable; part g holds the
+Both writers use it: the scorer (`predictabase.ingest.scoring.pipeline`, many parts, resumable; part g holds the
 documents of the run plan's group g, so any engine, the local one or a Ray worker, writes the same
-part under the same name) and the GPT-3 import (`ingest.datasets.gpt3_natural_stories`, one part).
+part under the same name) and the GPT-3 import (`predictabase.ingest.datasets.gpt3_natural_stories`, one part).
 
 A run directory is a local `Path`, or a `str`: a path or an fsspec URL (`s3://bucket/lake/...`,
 `gs://...`, `file:///...`) that the Ray engine's workers write through fsspec. Locally a file is

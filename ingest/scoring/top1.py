@@ -6,7 +6,7 @@ word-token subset: ' ' + letters, followed by a token starting with a space) we 
 the model finds most probable, among the words a player could have typed (the game's choice set:
 the GPT-2 vocabulary entries ' ' + letters).
 
-The search itself (word probabilities, the exact best-first search, its speed) is `ingest.scoring.word_search`.
+The search itself (word probabilities, the exact best-first search, its speed) is `predictabase.ingest.scoring.word_search`.
 
 Models whose tokenizer is the game's (GPT-2 BPE) do not go through here: dbt compares the
 scorer's top-k tokens at the question exactly (`int_top1_model_predictions`).
@@ -25,10 +25,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest import corpus_table
-from ingest.raw import now_iso
-from ingest.scoring.profile import TokenizerProfile
-from ingest.scoring.word_search import (
+from predictabase.core.config import Paths
+from predictabase.core.errors import OptionError, ScoringError, WarehouseError
+from predictabase.core.fsutil import atomic_dir
+from predictabase.ingest import corpus_table
+from predictabase.ingest.raw import now_iso
+from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.word_search import (
     PredictorSpec,
     Question,
     SearchSettings,
@@ -37,9 +40,6 @@ from ingest.scoring.word_search import (
     is_word_token,
     predict_documents_with,
 )
-from predictabase.core.config import Paths
-from predictabase.core.errors import OptionError, ScoringError, WarehouseError
-from predictabase.core.fsutil import atomic_dir
 
 PREDICTOR_VERSION = 1
 METHOD = "word"
@@ -68,7 +68,7 @@ RUN_FILE = "_run.json"
 PREDICTIONS_FILE = "predictions.parquet"
 
 
-#: the search settings of the game (ingest.scoring.word_search)
+#: the search settings of the game (predictabase.ingest.scoring.word_search)
 Top1Settings = SearchSettings
 
 
@@ -198,7 +198,7 @@ def predict_top1(
 ) -> dict:
     """Predict every word-token question for one loaded model; returns the run record.
     `inputs`: what `read_inputs` returns (read here when not given). `pool`: the Ray engine's replicas
-    (`ingest.scoring.distributed`); `lm.model` is then None.
+    (`predictabase.ingest.scoring.distributed`); `lm.model` is then None.
 
     A complete run (its `_run.json`) is not redone; a new run replaces nothing else.
     """
@@ -277,12 +277,12 @@ def run_top1(
 ) -> dict:
     """`predictabase top1`: load the model; word-level predictions unless its tokenizer is the
     game's (then dbt compares the scorer's top-k tokens exactly and nothing is written here).
-    `engine`: None (this process) or the Ray engine's options (`ingest.scoring.distributed.RayOptions`)."""
+    `engine`: None (this process) or the Ray engine's options (`predictabase.ingest.scoring.distributed.RayOptions`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-    from ingest.scoring.distributed import model_steps
-    from ingest.scoring.pipeline import ScoreSettings, effective_lengths
     from predictabase.core.progress import progress_bar
+    from predictabase.ingest.scoring.distributed import model_steps
+    from predictabase.ingest.scoring.pipeline import ScoreSettings, effective_lengths
 
     settings.check()
     if limit is not None and limit < 1:
@@ -316,7 +316,7 @@ def run_top1(
             )
 
 
-# --- the `top1` step (ingest.scoring.steps): its code version and its runner ------------------------------
+# --- the `top1` step (predictabase.ingest.scoring.steps): its code version and its runner ------------------------------
 
 
 def code_version() -> list:
@@ -343,8 +343,8 @@ def run_step(paths: Paths, entry, corpora: list[str], show_progress: bool = Fals
 
 
 def step_run(paths: Paths, corpus: str, run: dict):
-    """What `run_top1` returned, as the step's finished task (`ingest.scoring.steps.StepRun`)."""
-    from ingest.scoring.steps import StepRun
+    """What `run_top1` returned, as the step's finished task (`predictabase.ingest.scoring.steps.StepRun`)."""
+    from predictabase.ingest.scoring.steps import StepRun
 
     if run.get("method") == "exact_token":
         return StepRun(corpus, None, None, "the game's tokenizer (dbt compares its scored tokens)", exact_token=True)

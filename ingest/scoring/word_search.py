@@ -1,5 +1,5 @@
 """The exact best-first search for a model's most probable whole words after a context, shared by the top-1
-game (`ingest.scoring.top1`) and the cloze comparison (`ingest.scoring.cloze`).
+game (`predictabase.ingest.scoring.top1`) and the cloze comparison (`predictabase.ingest.scoring.cloze`).
 
 Word probability (Oh & Schuler 2024, eqs. 5-6: the whitespace-trailing definition without its constant
 denominator): for a word w whose model tokens are t_1..t_n after the context c,
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ingest.scoring.profile import TokenizerProfile
 from predictabase.core.errors import OptionError, ScoringError
+from predictabase.ingest.scoring.profile import TokenizerProfile
 
 
 @contextmanager
@@ -666,7 +666,7 @@ class Pack:
         return sum(len(s.ids) + 1 for s in self.segments)
 
 
-# --- the Ray engine (ingest.scoring.distributed): the same packs, predicted by the model replicas ----------
+# --- the Ray engine (predictabase.ingest.scoring.distributed): the same packs, predicted by the model replicas ----------
 
 
 @dataclass(frozen=True)
@@ -705,11 +705,11 @@ def predict_documents_with(
     pool=None,
 ) -> tuple[list[dict], int]:
     """`WordPredictor.predict_documents` of the predictor `spec` builds: here, from the loaded model `lm`,
-    or with the packs spread over the replicas of `pool` (`ingest.scoring.distributed.RayPool`; `lm.model`
+    or with the packs spread over the replicas of `pool` (`predictabase.ingest.scoring.distributed.RayPool`; `lm.model`
     is then None), the same results in the same order. Also the nodes scored (`ResponseScorer.n_nodes`; 0
     for a plain predictor)."""
     if pool is None:
-        from ingest.scoring.distributed import Loaded
+        from predictabase.ingest.scoring.distributed import Loaded
 
         predictor = spec.build(Loaded(lm, profile, {}), *spec.args)
         return predictor.predict_documents(docs, on_done), getattr(predictor, "n_nodes", 0)

@@ -3,7 +3,7 @@
     spec = dataset("ucl").file("measures")      # a FileSpec: path, format, encoding, columns, ...
     spec.catalog_files()                        # the catalog entries it names (checksums, repo)
 
-The loaders in `ingest.datasets` look files up here and read them through `ingest.sources.readers`;
+The loaders in `predictabase.ingest.datasets` look files up here and read them through `predictabase.ingest.sources.readers`;
 `scripts/make_catalog.py` assigns each catalog file to the first dataset that lists it.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from ingest.sources.catalog import SourceFile, load_catalog
 from predictabase.core.errors import IngestError
+from predictabase.ingest.sources.catalog import SourceFile, load_catalog
 
 DEFINITIONS_FILE = Path(__file__).with_name("datasets.toml")
 FORMATS = {"delimited", "json", "python_literal", "text", "rdata", "fernet_json", "bytes"}

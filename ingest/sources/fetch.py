@@ -24,14 +24,14 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.raw import connect, now_utc
-from ingest.sources.catalog import SourceFile, files_for
 from predictabase.core.config import Paths, mirror_dir
 from predictabase.core.db import transaction
 from predictabase.core.errors import ChecksumError, IngestError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_path, sha256_of
 from predictabase.core.progress import progress_bar
+from predictabase.ingest.raw import connect, now_utc
+from predictabase.ingest.sources.catalog import SourceFile, files_for
 
 __all__ = [
     "FetchResult",
@@ -145,7 +145,7 @@ def verify_raw(paths: Paths) -> int:
     that no job reads, such as natural_stories/words.tsv, must not change unnoticed either). Missing files are
     the jobs' business (each names the one it needs). Raises ChecksumError naming the first changed file;
     returns how many files were checked."""
-    from ingest.sources.catalog import load_catalog
+    from predictabase.ingest.sources.catalog import load_catalog
 
     n = 0
     for sf in load_catalog():

@@ -17,11 +17,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.sources.catalog import SourceFile, by_path
-from ingest.sources.definitions import FileSpec
-from ingest.sources.fetch import verified_path
 from predictabase.core.config import Paths
 from predictabase.core.errors import IngestError
+from predictabase.ingest.sources.catalog import SourceFile, by_path
+from predictabase.ingest.sources.definitions import FileSpec
+from predictabase.ingest.sources.fetch import verified_path
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.sources.catalog import datasets as catalog_datasets
 from predictabase.core.errors import IngestError
 from predictabase.core.fsutil import sha256_of
+from predictabase.ingest.sources.catalog import datasets as catalog_datasets
 
 REFERENCES_FILE = Path(__file__).with_name("references.toml")
 INPUT_KEY = "catalog:references.toml"  # how raw.ingest_log records the file among the job's inputs

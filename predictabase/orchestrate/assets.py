@@ -6,8 +6,8 @@ import json
 
 import dagster as dg
 
-from ingest.datasets.registry import JOBS
-from ingest.scoring.steps import STEPS, ModelStep
+from predictabase.ingest.datasets.registry import JOBS
+from predictabase.ingest.scoring.steps import STEPS, ModelStep
 from predictabase.models_config import CORPORA, ModelEntry, load_models_config
 from predictabase.orchestrate.dbt import FETCH_KEY, WRITERS, ingest_key, mart_keys, step_key
 from predictabase.orchestrate.resources import PredictabaseResource
@@ -33,7 +33,7 @@ SCORING_PARTITIONS = dg.MultiPartitionsDefinition(
     "raw.source_files (`predictabase fetch`).",
 )
 def fetch(context: dg.AssetExecutionContext, predictabase: PredictabaseResource) -> dg.MaterializeResult:
-    from ingest.sources.fetch import fetch_and_record
+    from predictabase.ingest.sources.fetch import fetch_and_record
 
     mirror = predictabase.mirror_dir()
     with predictabase.writing(context, "fetch", {"mirror": str(mirror) if mirror else None}, create=True) as paths:
@@ -72,7 +72,7 @@ def _rows(result: object) -> dict:
 def ingest(context: dg.AssetExecutionContext, predictabase: PredictabaseResource):
     """The selected ingest jobs in ONE `run_ingest` (as `predictabase ingest NAMES...`): every file read and
     validated first, then all their tables replaced in one transaction, all or nothing."""
-    from ingest.datasets.registry import ordered, run_ingest
+    from predictabase.ingest.datasets.registry import ordered, run_ingest
 
     names = ordered([k.path[-1] for k in context.selected_asset_keys])
     with predictabase.writing(context, "ingest", {"names": names}) as paths:
@@ -125,7 +125,7 @@ def _partitions(step: ModelStep) -> dg.PartitionsDefinition:
 
 
 def _step_asset(step: ModelStep):
-    """The asset of a model step's runs (`ingest.scoring.steps`): a partition per model x corpus of models.toml
+    """The asset of a model step's runs (`predictabase.ingest.scoring.steps`): a partition per model x corpus of models.toml
     (score), or per model whose entry has `<step> = true` (top1, cloze)."""
     per_corpus = step.selects is None
     command = f"predictabase {step.name} -m MODEL" + (" -c CORPUS" if per_corpus else "")

@@ -17,10 +17,10 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
-from ingest.datasets.registry import writers
-from ingest.scoring.steps import STEPS
 from predictabase.core.config import DBT_PROJECT_DIR
 from predictabase.core.config import paths as default_paths
+from predictabase.ingest.datasets.registry import writers
+from predictabase.ingest.scoring.steps import STEPS
 from predictabase.orchestrate.resources import PredictabaseResource
 from predictabase.warehouse.dbt import _env, dbt_env
 
@@ -35,7 +35,7 @@ FETCH_KEY = dg.AssetKey("fetch")
 
 
 def step_key(step: str) -> dg.AssetKey:
-    """The asset of a model step's runs (the step declares it: `ingest.scoring.steps`)."""
+    """The asset of a model step's runs (the step declares it: `predictabase.ingest.scoring.steps`)."""
     return dg.AssetKey(STEPS[step].asset)
 
 

@@ -3,7 +3,7 @@
 
 - assets: `fetch`, `ingest/<job>` (one per ingest job, run together as one multi-asset), `token_scores`
   (one partition per model x corpus of models.toml), `top1_predictions` and `cloze_model_scores` (one per model; each model step's asset is
-  declared by its step, `ingest.scoring.steps`),
+  declared by its step, `predictabase.ingest.scoring.steps`),
   every dbt model and seed (dagster-dbt; dbt tests as asset checks), `marts_snapshot` (publish);
 - `refresh_job`: one op running `predictabase.refresh.refresh` (the incremental refresh: checksums, models not
   yet scored, dbt on the affected models), which logs an asset materialization for every asset it rebuilt

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from ingest.sources.catalog import CATALOG_FILE
-from ingest.sources.references import REFERENCES_FILE
 from predictabase.core.config import Paths, mirror_dir, models_config_path
 from predictabase.core.config import paths as default_paths
 from predictabase.core.errors import WarehouseError
+from predictabase.ingest.sources.catalog import CATALOG_FILE
+from predictabase.ingest.sources.references import REFERENCES_FILE
 
 # Dagster runs steps in parallel processes; every writing step takes the warehouse's writer lock and
 # waits this long for the others (a full scoring run of a big model takes hours on a CPU).

@@ -10,10 +10,10 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from ingest.scoring.steps import STEPS
 from predictabase.core.config import DBT_PROJECT_DIR, Paths
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_path
+from predictabase.ingest.scoring.steps import STEPS
 from predictabase.refresh.state import STATE, STATE_DIR, connect_ro, digest, read_json, utc_now, write_json
 
 #: marts that describe the build itself (row counts, invocation): rebuilt whenever dbt runs
@@ -62,7 +62,7 @@ def _runs_stamp(root: Path, pattern: str) -> str:
 def fingerprints(paths: Paths) -> dict:
     """What the dbt models are built from, cheaply: per raw table the ingests that wrote it (raw.ingest_log),
     raw.source_files, the complete runs of each Parquet source, the dbt project's files, the dbt version."""
-    from ingest.datasets.registry import read_ingest_log
+    from predictabase.ingest.datasets.registry import read_ingest_log
 
     tables: dict[str, list] = {}
     for job, row in sorted(read_ingest_log(paths).items()):

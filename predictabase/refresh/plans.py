@@ -9,8 +9,8 @@ from predictabase.refresh.state import connect_ro
 
 def fetch_plan(paths: Paths) -> list[str]:
     """Catalog paths a fetch would copy or download (missing, or not the catalog's sha256)."""
-    from ingest.sources.catalog import load_catalog
     from predictabase.core.fsutil import sha256_of
+    from predictabase.ingest.sources.catalog import load_catalog
 
     out = []
     for sf in load_catalog():
@@ -34,18 +34,18 @@ def _raw_tables(paths: Paths) -> set[str]:
 
 def plan_ingest(paths: Paths) -> dict[str, str]:
     """job -> why it must be (re-)ingested, in registry order; {} when every job is current."""
-    from ingest.corpus_declarations import INPUT_KEY, declarations_sha256
-    from ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
-    from ingest.sources.catalog import load_catalog
-    from ingest.sources.references import INPUT_KEY as REFERENCES_KEY
-    from ingest.sources.references import references_sha256
+    from predictabase.ingest.corpus_declarations import INPUT_KEY, declarations_sha256
+    from predictabase.ingest.datasets.registry import JOBS, NAMES, catalog_versions, code_version, read_ingest_log
+    from predictabase.ingest.sources.catalog import load_catalog
+    from predictabase.ingest.sources.references import INPUT_KEY as REFERENCES_KEY
+    from predictabase.ingest.sources.references import references_sha256
 
     log = read_ingest_log(paths)
     catalog = {sf.path: sf.sha256 for sf in load_catalog()}
     catalog[INPUT_KEY] = declarations_sha256(paths)  # the user's corpora (`predictabase corpus add`)
     catalog[REFERENCES_KEY] = references_sha256()  # the references beside the catalog (ingest/sources/references.toml)
-    from ingest.datasets.live import INPUT_KEY as LIVE_KEY
     from predictabase.core.live import digest, store_path
+    from predictabase.ingest.datasets.live import INPUT_KEY as LIVE_KEY
 
     catalog[LIVE_KEY] = digest(store_path(paths.warehouse))  # the live games' answers (the dashboard appends them)
     tables = _raw_tables(paths)

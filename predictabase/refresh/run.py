@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.scoring.steps import STEPS
 from predictabase import runs
 from predictabase.core.config import Paths, mirror_dir
 from predictabase.core.failpoints import failpoint
+from predictabase.ingest.scoring.steps import STEPS
 from predictabase.plan import PLAN
 from predictabase.refresh.build import build_step, built_models
 from predictabase.refresh.plans import fetch_plan, plan_ingest
@@ -89,7 +89,7 @@ def _fetch(r: _Run) -> None:
                 detail=_short(todo) if todo else "every catalog file present with its sha256",
             )
             return
-        from ingest.sources.fetch import fetch_and_record
+        from predictabase.ingest.sources.fetch import fetch_and_record
 
         results = fetch_and_record(r.paths, mirror_dir(r.mirror), show_progress=r.show_progress)
         got = [f.file.path for f in results if f.status != "present"]
@@ -110,7 +110,7 @@ def _ingest(r: _Run) -> None:
         if not plan:
             s.update(detail="every job's inputs, code and tables are as ingested")
         elif r.dry_run:
-            from ingest.datasets.registry import read_ingest_log
+            from predictabase.ingest.datasets.registry import read_ingest_log
 
             logged = read_ingest_log(r.paths)
             r.pending["raw"] = sorted(
@@ -119,7 +119,7 @@ def _ingest(r: _Run) -> None:
             )
             s.update(action=f"would ingest {len(plan)} job(s)", detail=why)
         else:
-            from ingest.datasets.registry import run_ingest
+            from predictabase.ingest.datasets.registry import run_ingest
 
             counts = run_ingest(r.paths, list(plan), show_progress=r.show_progress)
             r.report.changed = True

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.scoring import model_table
-from ingest.scoring.steps import STEPS
 from predictabase.core.config import Paths
 from predictabase.core.failpoints import failpoint
+from predictabase.ingest.scoring import model_table
+from predictabase.ingest.scoring.steps import STEPS
 from predictabase.models_config import ModelEntry, load_models_config
 from predictabase.refresh.state import LEDGER, STATE_DIR, connect_ro, digest, read_json, utc_now, write_json
 
@@ -50,7 +50,7 @@ def _corpus_versions(paths: Paths) -> dict[str, str]:
 def _data_versions(paths: Paths) -> dict[str, object]:
     """step -> the version of the data it reads (score: per corpus; top1 / cloze: the raw.ingest_log rows of
     the jobs that wrote the tables it reads)."""
-    from ingest.datasets.registry import read_ingest_log
+    from predictabase.ingest.datasets.registry import read_ingest_log
 
     log = read_ingest_log(paths)
     out: dict[str, object] = {"score": _corpus_versions(paths)}
@@ -101,7 +101,7 @@ def plan_scoring(paths: Paths, models=None) -> list[ScoringTask]:
     in file order, each with `done` set when the
     ledger maps its plan key to a complete run. `models`: a list of ModelEntry, a models file, or None
     (--models / $PREDICTABASE_MODELS / models.toml). Loads no model."""
-    from ingest.corpus_declarations import user_corpora
+    from predictabase.ingest.corpus_declarations import user_corpora
 
     entries = _models(models)
     data, code, ledger = _data_versions(paths), _code_versions(), _ledger(paths)
@@ -189,7 +189,7 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
 
 def run_tasks(paths: Paths, tasks: list[ScoringTask], show_progress: bool = False, engine=None) -> list[str]:
     """Run the tasks of one model and one step (one model load) through the step's own runner
-    (`ingest.scoring.steps`), recording each finished run in the ledger; what happened, one line per task."""
+    (`predictabase.ingest.scoring.steps`), recording each finished run in the ledger; what happened, one line per task."""
     tasks = [ScoringTask(t.model, t.step, t.corpus, _entry_of(t), t.key, t.done) for t in tasks]
     if len({(t.model, t.step) for t in tasks}) != 1:
         raise ValueError("run_tasks runs the tasks of one model and one step")

@@ -47,8 +47,8 @@ def declarations() -> dict:
     their declared order, and what is made of them (the wide scoreboard's comparisons: scoreboard_contract), as
     the dbt project reads them (macros/declarations.sql): its SQL names no corpus or measure of its own. A user's
     corpora reach dbt as rows of raw.corpora instead."""
-    from ingest import corpus_table
-    from ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES, shipped_measures
+    from predictabase.ingest import corpus_table
+    from predictabase.ingest.corpus_declarations import MEASURE_LABELS, MEASURES, SHIPPED_MEASURES, shipped_measures
     from predictabase.warehouse.scoreboard_contract import wide_comparisons
     return {"corpora": [{"key": c.key, "title": c.title, "language": c.language, "texts": c.texts,
                          "cloze": c.cloze, "cloze_norms": c.cloze_norms, "game": c.game, "reading": list(c.reading),
@@ -67,7 +67,6 @@ def dbt_env(paths: Paths) -> dict[str, str]:
     return {"PREDICTABASE_DUCKDB": str(paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(paths.token_scores),
             "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
             "PREDICTABASE_CLOZE_SCORES": str(paths.cloze_model_scores),
-            "PREDICTABASE_DBT_MODULES": str(DBT_PROJECT_DIR / "python"),
             "PREDICTABASE_DECLARATIONS": json.dumps(declarations(), sort_keys=True)}
 
 

@@ -88,7 +88,7 @@ def removed_corpora(con: duckdb.DuckDBPyConnection, paths: Paths, old_names: lis
     losing them is what the user asked for, not a shrink (nor losing a model scored on them alone)."""
     if "mart_corpora" not in old_names:
         return ()
-    from ingest.corpus_declarations import user_corpora
+    from predictabase.ingest.corpus_declarations import user_corpora
     had = {r[0] for r in con.execute("SELECT corpus FROM old.main.mart_corpora WHERE origin = 'user'").fetchall()}
     return tuple(sorted(had - set(user_corpora(paths))))
 

@@ -27,8 +27,8 @@ DEFINITIONS = ("lw", "wt")
 
 def wide_comparisons() -> list[tuple[str, str]]:
     """(comparison, its description) of every column group of the wide scoreboard, in column order."""
-    from ingest import corpus_table
-    from ingest.corpus_declarations import MEASURES, shipped_measures
+    from predictabase.ingest import corpus_table
+    from predictabase.ingest.corpus_declarations import MEASURES, shipped_measures
     # a collection's corpora (MECO's 11 languages, one corpus each) are rows of mart_scoreboard_long only: 77
     # comparisons more would make the wide mart 385 columns wider (its page groups them by language instead)
     corpora = [c for c in corpus_table.CORPORA.values() if c.collection is None]

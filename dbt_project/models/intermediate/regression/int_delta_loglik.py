@@ -28,8 +28,9 @@ a two-sided exact sign-flip permutation p-value over the K fold differences.
 
 import numpy as np
 import pandas as pd
-import reading_regression as rr
 from scipy import stats
+
+from predictabase.stats import reading_regression as rr
 
 COLUMNS = [
     "corpus",

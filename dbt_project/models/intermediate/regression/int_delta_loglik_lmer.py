@@ -1,5 +1,5 @@
 """Oh & Schuler's (2024) delta log-likelihood on Natural Stories self-paced reading, by its own procedure: linear mixed
-models fitted with R's lme4 (through `Rscript dbt_project/python/fit_lmer.R`), one row per (run, definition)
+models fitted with R's lme4 (through `Rscript predictabase/stats/fit_lmer.R`), one row per (run, definition)
 of Natural Stories.
 
     RT ~ surp + surp_prev1 + surp_prev2 + s(length) + freq + freq_prev1 + freq_prev2 + s(index)
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import reading_regression as rr
+
+from predictabase.stats import reading_regression as rr
 
 SCRIPT = Path(rr.__file__).with_name("fit_lmer.R")
 COLUMNS = [

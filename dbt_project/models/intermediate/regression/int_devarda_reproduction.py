@@ -26,8 +26,9 @@ import re
 
 import numpy as np
 import pandas as pd
-import reading_regression as rr
 from scipy import stats
+
+from predictabase.stats import reading_regression as rr
 
 COLUMNS = [
     "study",

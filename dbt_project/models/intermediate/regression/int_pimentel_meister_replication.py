@@ -15,8 +15,9 @@ the same CV under var delta_loglik_spread_seeds numpy shuffles (seeds 1..S), as 
 """
 
 import numpy as np
-import r_rng
-import reading_regression as rr
+
+from predictabase.stats import r_rng
+from predictabase.stats import reading_regression as rr
 
 COLUMNS = [
     "corpus",

@@ -1,7 +1,7 @@
 """The shape of the link between surprisal and reading time: a linear surprisal term against a smooth
 one, each over a smooth frequency x length baseline, as Wilcox, Pimentel, Meister, Cotterell & Levy (2023)
 compare them (xlang-processing analysis/analysis_link.Rmd), fitted with mgcv through
-`Rscript dbt_project/python/fit_gam_link.R` (its header gives the three formulas). One row per (corpus, measure,
+`Rscript predictabase/stats/fit_gam_link.R` (its header gives the three formulas). One row per (corpus, measure,
 run, definition, predictors).
 
 Sets of rows (one regression problem each; per-word means, a set's rows in the order its 10 folds are cut):
@@ -38,10 +38,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import reading_regression as rr
-from xlang_design import MEASURE_SUFFIX, frequency_filter, measure_columns, our_surprisal_words, our_words, scored_runs
 
-from ingest.corpus_declarations import DEFAULT_MEASURES
+from predictabase.ingest.corpus_declarations import DEFAULT_MEASURES
+from predictabase.stats import reading_regression as rr
+from predictabase.stats.xlang_design import (
+    MEASURE_SUFFIX,
+    frequency_filter,
+    measure_columns,
+    our_surprisal_words,
+    our_words,
+    scored_runs,
+)
 
 SCRIPT = Path(rr.__file__).with_name("fit_gam_link.R")
 R_COLUMNS = ["rt", "freq", "len", "prev_freq", "prev_len", "surp", "prev_surp"]

@@ -24,9 +24,10 @@ differ only in where the surprisal comes from.
 
 import numpy as np
 import pandas as pd
-import r_rng
-import reading_regression as rr
-from xlang_design import (
+
+from predictabase.stats import r_rng
+from predictabase.stats import reading_regression as rr
+from predictabase.stats.xlang_design import (
     first_token_entropy,
     frequency_filter,
     measure_columns,

@@ -7,8 +7,9 @@ permutation p-value over the K fold differences (python/reading_regression.py). 
 on half of the observations, no folds) the difference of the two fits' ΔLL, without a test."""
 
 import numpy as np
-import reading_regression as rr
 from scipy import stats
+
+from predictabase.stats import reading_regression as rr
 
 COLUMNS = [
     "corpus",

@@ -11,7 +11,8 @@ change r). Every word with both values enters. Interval: 95% percentile bootstra
 sums, so a resampled text brings all its words."""
 
 import numpy as np
-import reading_regression as rr
+
+from predictabase.stats import reading_regression as rr
 
 SEED = 20261125
 COLUMNS = [
