@@ -1,6 +1,6 @@
 -- Natural Stories' published per-word SPR means (processed_wordinfo.tsv), typed (raw.natural_stories_spr_means).
 with source as (
-{{ select_source_or_empty('self_paced_reading', 'natural_stories_spr_means') }}
+{{ select_source_or_empty('reading', 'natural_stories_spr_means') }}
 ),
 
 renamed as (

@@ -2,7 +2,7 @@
 -- per-reader file) or per-word means (reader_id NULL: a user's file of means), typed by the source definition;
 -- nothing to rename.
 with source as (
-{{ select_source_or_empty('self_paced_reading', 'reading_times') }}
+{{ select_source_or_empty('reading', 'reading_times') }}
 ),
 
 renamed as (

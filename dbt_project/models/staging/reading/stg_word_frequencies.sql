@@ -1,7 +1,7 @@
 -- Word frequency per corpus word and source (wordfreq, with Natural Stories' Google Books counts; a user corpus's
 -- own file), typed (raw.word_frequencies).
 with source as (
-{{ select_source_or_empty('self_paced_reading', 'word_frequencies') }}
+{{ select_source_or_empty('reading', 'word_frequencies') }}
 ),
 
 renamed as (
