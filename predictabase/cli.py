@@ -46,7 +46,7 @@ from predictabase.core.errors import (
 )
 from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.ingest import corpus_table
-from predictabase.ingest.corpus_declarations import scored_corpora
+from predictabase.ingest.corpus_declarations import MEASURES, scored_corpora
 from predictabase.ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
@@ -979,7 +979,7 @@ corpus_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(corpus_app, name="corpus")
-MEASURE_HELP = "spr, first_fixation, gaze_duration, go_past or total_reading_time"
+MEASURE_HELP = f"{', '.join(list(MEASURES)[:-1])} or {list(MEASURES)[-1]}"  # the declared measures
 
 
 @corpus_app.command("add")

@@ -42,6 +42,7 @@ from predictabase.core.config import is_warehouse
 from predictabase.core.errors import OptionError, WarehouseError
 from predictabase.core.failpoints import failpoint
 from predictabase.core.fsutil import atomic_path, remove_dead_temporaries, sha256_of, temp_prefix
+from predictabase.ingest.corpus_declarations import MEASURES
 from predictabase.warehouse.dbt import environ
 
 MART = "mart_words_export"
@@ -55,11 +56,7 @@ WORD_COLUMNS = [
     "length_chars",
     "zipf_frequency",
     "frequency_source",
-    "mean_rt_spr_ms",
-    "mean_rt_first_fixation_ms",
-    "mean_rt_gaze_duration_ms",
-    "mean_rt_go_past_ms",
-    "mean_rt_total_reading_time_ms",
+    *(f"mean_rt_{m}_ms" for m in MEASURES),  # every declared reading measure's per-word mean
     "cloze_probability",
     "cloze_surprisal_nats",
 ]
