@@ -42,7 +42,7 @@ from predictabase.ingest.scoring.engine import Scorer, make_batches, make_window
 from predictabase.ingest.scoring.models import load_model  # noqa: E402
 from predictabase.ingest.scoring.pipeline import ScoreSettings, effective_lengths  # noqa: E402
 from predictabase.ingest.scoring.profile import TokenizerProfile  # noqa: E402
-from predictabase.ingest.scoring.top1 import Top1Settings  # noqa: E402
+from predictabase.ingest.scoring.top1_words import Top1Settings  # noqa: E402
 from predictabase.ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token  # noqa: E402
 
 

@@ -601,7 +601,7 @@ def top1(
     wait: WaitOpt = 0.0,
 ) -> None:
     """The model's most probable next word on the top-1 game's word-token questions (Shlegeris et al. 2024, section 3)."""
-    from predictabase.ingest.scoring.top1 import Top1Settings, run_top1
+    from predictabase.ingest.scoring.top1_words import Top1Settings, run_top1
 
     with writing("top1", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -609,7 +609,7 @@ def top1(
         wanted = Top1Settings(max_expansions=max_expansions, n_candidates=candidates)
         run = run_top1(p, model, wanted, device=device, dtype=dtype, limit=limit, engine=ray)
         if wanted == Top1Settings() and limit is None:  # as a refresh runs the step
-            from predictabase.ingest.scoring.top1 import step_run
+            from predictabase.ingest.scoring.top1_words import step_run
             from predictabase.refresh.scoring import record_command_runs
 
             record_command_runs(p, "top1", model, [step_run(p, corpus_table.GAME, run)], dtype=dtype, device=device)
@@ -642,7 +642,7 @@ def cloze(
 ) -> None:
     """The model's probability of every human cloze response word after its context (UCL), and of Provo's
     modal responses and the true words: ln p(tokens), ln B before and after (Oh & Schuler 2024, eqs. 5-6)."""
-    from predictabase.ingest.scoring.cloze import run_cloze
+    from predictabase.ingest.scoring.cloze_responses import run_cloze
 
     with writing("cloze", warehouse, wait) as p:
         check_device_dtype(device, dtype)
@@ -650,7 +650,7 @@ def cloze(
         ray = engine_options(engine, address, workers, worker_cpus)
         run = run_cloze(p, model, device=device, dtype=dtype, limit=limit, engine=ray)
         if limit is None:  # as a refresh runs the step
-            from predictabase.ingest.scoring.cloze import step_run
+            from predictabase.ingest.scoring.cloze_responses import step_run
             from predictabase.refresh.scoring import record_command_runs
 
             record_command_runs(p, "cloze", model, [step_run(p, None, run)], dtype=dtype, device=device)

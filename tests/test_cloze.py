@@ -10,7 +10,7 @@ import pytest
 
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
-from predictabase.ingest.datasets import cloze
+from predictabase.ingest.datasets import cloze_norms
 from predictabase.ingest.sources import readers
 from predictabase.ingest.sources.definitions import dataset
 from tests.helpers import q
@@ -98,17 +98,17 @@ def test_truncated_real_file_is_refused(mirror):
 
 
 def test_laplace_count_recovery_on_a_known_context(distributions):
-    counts, n, v = cloze.laplace_counts(distributions["Arthur placed"], DIST.path, "Arthur placed")
+    counts, n, v = cloze_norms.laplace_counts(distributions["Arthur placed"], DIST.path, "Arthur placed")
     assert (n, v) == (81, 14) and n + v == 95
     assert counts["his"] == 46 and counts["the"] == 14 and counts["unk"] == 0
     assert distributions["Arthur placed"]["the"] == pytest.approx((14 + 1) / 95, abs=1e-15)
-    counts, n, v = cloze.laplace_counts(distributions["A"], DIST.path, "A")  # pooled over 3 sentences
+    counts, n, v = cloze_norms.laplace_counts(distributions["A"], DIST.path, "A")  # pooled over 3 sentences
     assert (n, v, counts["cat"]) == (241, 112, 19)
 
 
 def test_laplace_refuses_inexact_probabilities():
     with pytest.raises(IngestError, match="is not \\(c\\+1\\)/10"):
-        cloze.laplace_counts({"a": 0.1, "b": 0.45, "c": 0.45}, DIST.path, "X")
+        cloze_norms.laplace_counts({"a": 0.1, "b": 0.45, "c": 0.45}, DIST.path, "X")
 
 
 # --------------------------------------------------------------------------- ingest and dbt on real data

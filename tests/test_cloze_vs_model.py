@@ -1,4 +1,4 @@
-"""The model side of the human-vs-model next-word comparison (ingest/scoring/cloze.py) against brute force.
+"""The model side of the human-vs-model next-word comparison (ingest/scoring/cloze_responses.py) against brute force.
 
 Brute force: BOS + the context's tokens + the response's tokens through ONE plain forward pass of a
 float64 copy of the model (no cache, no custom mask), and from its log-softmax
@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from predictabase.core.config import paths as make_paths
-from predictabase.ingest.scoring.cloze import (
+from predictabase.ingest.scoring.cloze_responses import (
     Candidate,
     ClozeSettings,
     read_inputs,

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from predictabase.core import live
-from predictabase.ingest.datasets import pairwise, top1
+from predictabase.ingest.datasets import pairwise, top1_game
 
 COMPARISONS = (10000, 10001, 20000)
 
 
 @pytest.fixture(scope="module")
 def catalog(mirror) -> live.Catalog:
-    tokens = top1.parse_vocabulary((mirror / "lm_game/server/tokens.json").read_bytes(), "tokens.json")
+    tokens = top1_game.parse_vocabulary((mirror / "lm_game/server/tokens.json").read_bytes(), "tokens.json")
     vocab: dict[str, int] = {}
     for i, t in enumerate(tokens):
         vocab.setdefault(t, i)

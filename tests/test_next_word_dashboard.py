@@ -24,7 +24,7 @@ MODEL = "model: WT probability, renormalised over the responses"
 def nw_warehouse(real_warehouse, tiny_gpt2_dir, tmp_path_factory):
     from predictabase.core.config import paths as make_paths
     from predictabase.ingest.datasets.registry import run_ingest
-    from predictabase.ingest.scoring.cloze import run_cloze
+    from predictabase.ingest.scoring.cloze_responses import run_cloze
     from predictabase.warehouse import dbt_build, publish
 
     p = make_paths(tmp_path_factory.mktemp("next_word") / "warehouse")

@@ -269,7 +269,7 @@ def test_ray_top1_and_cloze_equal_local(game_and_cloze, tmp_path):
     record (but for the times). The local engine runs at the workers' thread count (1): on a CPU the word
     search's tree-masked attention changes in the last bits with the thread count (63 of 487 cloze rows by
     ~5e-8 nats between 1 and 2 threads; token scoring does not, see the tests above)."""
-    from predictabase.ingest.scoring import cloze, top1
+    from predictabase.ingest.scoring import cloze_responses, top1_words
     from predictabase.ingest.scoring.distributed import RayOptions, _ray
 
     base, llama = game_and_cloze
@@ -285,20 +285,22 @@ def test_ray_top1_and_cloze_equal_local(game_and_cloze, tmp_path):
             p = make_paths(tmp_path / engine)
             shutil.copytree(base.warehouse, p.warehouse)
             opts = RayOptions(workers=2) if engine == "ray" else None
-            t = top1.run_top1(
+            t = top1_words.run_top1(
                 p,
                 str(llama),
-                top1.Top1Settings(pack_tokens=256),
+                top1_words.Top1Settings(pack_tokens=256),
                 device="cpu",
                 dtype="float32",
                 limit=4,
                 show_progress=False,
                 engine=opts,
             )
-            c = cloze.run_cloze(p, str(llama), device="cpu", dtype="float32", limit=2, show_progress=False, engine=opts)
+            c = cloze_responses.run_cloze(
+                p, str(llama), device="cpu", dtype="float32", limit=2, show_progress=False, engine=opts
+            )
             runs[engine] = (
-                top1.run_dir(p, t["model_key"], t["run_id"]) / top1.PREDICTIONS_FILE,
-                cloze.run_dir(p, c["model_key"], c["run_id"]) / cloze.SCORES_FILE,
+                top1_words.run_dir(p, t["model_key"], t["run_id"]) / top1_words.PREDICTIONS_FILE,
+                cloze_responses.run_dir(p, c["model_key"], c["run_id"]) / cloze_responses.SCORES_FILE,
                 t,
                 c,
             )

@@ -20,7 +20,7 @@ import pytest
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
-from predictabase.ingest.datasets import top1
+from predictabase.ingest.datasets import top1_game
 from predictabase.ingest.datasets.registry import JOBS, NAMES, run_ingest
 from predictabase.ingest.sources import readers
 from predictabase.ingest.sources.definitions import dataset_names
@@ -293,17 +293,17 @@ def test_python_literal_never_evaluates(tmp_path):
 
 def test_vocabulary_errors(mirror):
     data = (mirror / TOKENS).read_bytes()
-    assert len(top1.parse_vocabulary(data, TOKENS)) == 50257
+    assert len(top1_game.parse_vocabulary(data, TOKENS)) == 50257
     with pytest.raises(IngestError, match="50256 tokens, expected the 50257 of GPT-2") as exc:
-        top1.parse_vocabulary(data.replace(b", '<|endoftext|>']", b"]"), TOKENS)
+        top1_game.parse_vocabulary(data.replace(b", '<|endoftext|>']", b"]"), TOKENS)
     _one_line(exc, TOKENS)
     swapped = data.replace(b"'!', '\"'", b"'\"', '!'", 1)  # ids 0 and 1 swapped
     with pytest.raises(IngestError, match="token 0 is '\"', GPT-2's id 0 is '!': not in GPT-2 id order"):
-        top1.parse_vocabulary(swapped, TOKENS)
+        top1_game.parse_vocabulary(swapped, TOKENS)
     with pytest.raises(IngestError, match="expected a list of token strings, got a dict"):
-        top1.parse_vocabulary(b"{'a': 1}", TOKENS)
+        top1_game.parse_vocabulary(b"{'a': 1}", TOKENS)
     with pytest.raises(IngestError, match="token 1 is 7"):
-        top1.parse_vocabulary(b"['!', 7" + b", 'x'" * 50255 + b"]", TOKENS)
+        top1_game.parse_vocabulary(b"['!', 7" + b", 'x'" * 50255 + b"]", TOKENS)
 
 
 @pytest.mark.parametrize(
@@ -328,7 +328,7 @@ def test_vocabulary_errors(mirror):
 )
 def test_guess_rows_are_validated(data, match):
     with pytest.raises(IngestError, match=match) as exc:
-        top1.parse_guesses(data, GUESSES, top1._document_ids())
+        top1_game.parse_guesses(data, GUESSES, top1_game._document_ids())
     _one_line(exc, GUESSES)
 
 
@@ -345,7 +345,7 @@ def test_guess_rows_are_validated(data, match):
 def test_model_perfs_are_validated(data, match):
     path = f"{RESULTS}/model_perfs.json"
     with pytest.raises(IngestError, match=match) as exc:
-        top1.parse_model_perfs(data, path)
+        top1_game.parse_model_perfs(data, path)
     _one_line(exc, path)
 
 

@@ -34,7 +34,7 @@ ANON = "1812031566398576187"
 @pytest.fixture(scope="module")
 def top1_marts(fetched_raw: Paths, tmp_path_factory, tiny_gpt2_dir) -> Paths:
     from predictabase.ingest.scoring import ScoreSettings, score_corpora
-    from predictabase.ingest.scoring import top1 as top1_mod
+    from predictabase.ingest.scoring import top1_words as top1_mod
     from predictabase.ingest.scoring.models import load_model
     from predictabase.ingest.scoring.profile import TokenizerProfile
     from predictabase.warehouse import dbt_build, publish

@@ -1,4 +1,4 @@
-"""Word-level top-1 predictions (ingest/scoring/top1.py) against brute force on small models.
+"""Word-level top-1 predictions (ingest/scoring/top1_words.py) against brute force on small models.
 
 Brute force: every candidate word scored separately by a plain forward pass over BOS + context +
 the word's tokens (no cache, no custom mask, the model's own attention masks), p(w | c) =
@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from predictabase.ingest.scoring.profile import TokenizerProfile
-from predictabase.ingest.scoring.top1 import Top1Settings, tokenizer_is_games
+from predictabase.ingest.scoring.top1_words import Top1Settings, tokenizer_is_games
 from predictabase.ingest.scoring.word_search import Question, WordPredictor, build_trie, is_word_token, word_token_ids
 
 DOCS = (5190, 1003)
@@ -258,7 +258,7 @@ def test_run_id_separates_limited_runs_and_ignores_batching(smol_tok):
     batch sizes change nothing but speed (test_packing_and_batching_change_nothing)."""
     from types import SimpleNamespace
 
-    from predictabase.ingest.scoring.top1 import make_run_id
+    from predictabase.ingest.scoring.top1_words import make_run_id
 
     lm = SimpleNamespace(model_revision="r", tokenizer_sha256="t", dtype="float32")
     p = TokenizerProfile.build(smol_tok, "llama", len(smol_tok), "smollm2")

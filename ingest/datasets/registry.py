@@ -39,7 +39,7 @@ from predictabase.core.failpoints import failpoint
 from predictabase.core.progress import progress_bar
 from predictabase.ingest.corpus_declarations import INPUT_KEY
 from predictabase.ingest.datasets import (
-    cloze,
+    cloze_norms,
     corpora,
     eye_tracking,
     gpt3_natural_stories,
@@ -51,7 +51,7 @@ from predictabase.ingest.datasets import (
     pimentel_meister,
     references,
     self_paced_reading,
-    top1,
+    top1_game,
     ucl_published,
     user_corpus,
     wild,
@@ -134,20 +134,22 @@ _ALL: list[Job] = [
         writes=("raw.natural_stories_spr_means",),
     ),
     # the top-1 game (Shlegeris et al. 2024, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
-    Job("lm_game_top1", _paths_only(top1.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
+    Job("lm_game_top1", _paths_only(top1_game.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
     Job(
         "lm_game_model_perfs",
-        _paths_only(top1.load_model_perfs),
+        _paths_only(top1_game.load_model_perfs),
         replace_tables_in,
         writes=("raw.top1_reference_accuracies",),
     ),
-    Job("lm_game_vocabulary", _paths_only(top1.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)),
+    Job(
+        "lm_game_vocabulary", _paths_only(top1_game.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)
+    ),
     # cloze norms: raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
-    Job("provo_cloze", cloze.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
-    Job("ucl_cloze", cloze.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
+    Job("provo_cloze", cloze_norms.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
+    Job("ucl_cloze", cloze_norms.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
     Job(
         "ucl_cloze_distributions",
-        cloze.load_distributions,
+        cloze_norms.load_distributions,
         write_partitions,
         after=("ucl",),
         writes=("raw.cloze_responses",),

@@ -94,7 +94,7 @@ STEPS: dict[str, ModelStep] = {
             "top1_scores",
             "The model's most probable next word on the top-1 game's questions",
             "top1",
-            "predictabase.ingest.scoring.top1",
+            "predictabase.ingest.scoring.top1_words",
         ),
         ModelStep(
             "cloze",
@@ -105,7 +105,7 @@ STEPS: dict[str, ModelStep] = {
             "cloze_model_scores",
             "The model's probability of every human cloze response",
             "cloze",
-            "predictabase.ingest.scoring.cloze",
+            "predictabase.ingest.scoring.cloze_responses",
         ),
     )
 }

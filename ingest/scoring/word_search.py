@@ -1,5 +1,5 @@
 """The exact best-first search for a model's most probable whole words after a context, shared by the top-1
-game (`predictabase.ingest.scoring.top1`) and the cloze comparison (`predictabase.ingest.scoring.cloze`).
+game (`predictabase.ingest.scoring.top1_words`) and the cloze comparison (`predictabase.ingest.scoring.cloze_responses`).
 
 Word probability (Oh & Schuler 2024, eqs. 5-6: the whitespace-trailing definition without its constant
 denominator): for a word w whose model tokens are t_1..t_n after the context c,

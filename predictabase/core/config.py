@@ -47,11 +47,13 @@ class Paths:
         return self.parquet / "token_scores"
 
     @property
-    def top1_predictions(self) -> Path:  # word-level top-1 game predictions (predictabase.ingest.scoring.top1)
+    def top1_predictions(self) -> Path:  # word-level top-1 game predictions (predictabase.ingest.scoring.top1_words)
         return self.parquet / "top1_predictions"
 
     @property
-    def cloze_model_scores(self) -> Path:  # the model side of the cloze comparison (predictabase.ingest.scoring.cloze)
+    def cloze_model_scores(
+        self,
+    ) -> Path:  # the model side of the cloze comparison (predictabase.ingest.scoring.cloze_responses)
         return self.parquet / "cloze_model_scores"
 
     @property

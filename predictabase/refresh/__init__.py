@@ -27,7 +27,7 @@ the dbt selection, the build state), `state` (reports and the JSON state files),
 
 from __future__ import annotations
 
-from predictabase.refresh.build import build_step, dbt_selection, fingerprints, load_state, record_full_build
+from predictabase.refresh.build_selection import build_step, dbt_selection, fingerprints, load_state, record_full_build
 from predictabase.refresh.plans import fetch_plan, plan_ingest
 from predictabase.refresh.run import format_report, refresh
 from predictabase.refresh.scoring import ScoringTask, plan_key, plan_scoring, run_scoring_task

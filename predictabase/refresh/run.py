@@ -13,7 +13,7 @@ from predictabase.core.config import Paths, mirror_dir
 from predictabase.core.failpoints import failpoint
 from predictabase.ingest.scoring.steps import STEPS
 from predictabase.plan import PLAN
-from predictabase.refresh.build import build_step, built_models
+from predictabase.refresh.build_selection import build_step, built_models
 from predictabase.refresh.plans import fetch_plan, plan_ingest
 from predictabase.refresh.scoring import ScoringTask, _models, plan_scoring, run_tasks
 from predictabase.refresh.state import RefreshReport, StepReport

@@ -7,7 +7,7 @@
 --                The token strings are the game's own (`stg_game_vocabulary`, by id), so a
 --                prediction reads as a player's guess would.
 --   word_top1    any other tokenizer: the model's most probable next WORD among the game's choice
---                set, on the word-token questions (`predictabase top1`, ingest/scoring/top1.py;
+--                set, on the word-token questions (`predictabase top1`, ingest/scoring/top1_words.py;
 --                p(w | c) = prod p(tokens) * B(after w), Oh & Schuler 2024, eqs. 5-6). `argmax_proven`:
 --                p(prediction) >= the most probable unexpanded token prefix, so no word of the
 --                choice set can be more probable; `proven_by_mass`: the stricter p(prediction) >

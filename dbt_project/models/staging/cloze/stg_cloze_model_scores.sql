@@ -1,5 +1,5 @@
 -- The model's log-probabilities of the cloze candidates as written by `predictabase cloze`
--- (ingest/scoring/cloze.py): one row per (run, corpus position, candidate). LW = ln p(tokens of
+-- (ingest/scoring/cloze_responses.py): one row per (run, corpus position, candidate). LW = ln p(tokens of
 -- ' ' + scored_text | context); ln B before / after the word (Oh & Schuler 2024, eqs. 5-6). Only files of a
 -- complete run exist (scores and _run.json are renamed into place together).
 with source as (

@@ -1,4 +1,4 @@
--- Word-level top-1 predictions as written by `predictabase top1` (ingest/scoring/top1.py): one row
+-- Word-level top-1 predictions as written by `predictabase top1` (ingest/scoring/top1_words.py): one row
 -- per (run, word-token question). The candidates are the scored words, most probable first;
 -- candidate 1 is the model's prediction. Probabilities: p(w | c) = prod p(tokens) * B(after w)
 -- (Oh & Schuler 2024, eqs. 5-6 without the constant 1 / B(c); `logprob_boundary_before_nats` is ln B(c)).

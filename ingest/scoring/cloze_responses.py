@@ -28,7 +28,7 @@ sentence as printed, punctuation included (the cloze file's keys drop punctuatio
 keys). The word is ' ' + scored_text after it; the context must end at a model token boundary
 (else status `no_token_boundary`).
 
-Computation (`ResponseScorer`, a `WordPredictor` of ingest/scoring/top1.py in an "all
+Computation (`ResponseScorer`, a `WordPredictor` of ingest/scoring/top1_words.py in an "all
 candidates" mode): positions whose context text is the same (UCL "He", "The", ...) are scored
 once. A document (sentence / Provo text) goes through the model once (KV cache); every trie node
 of every context's candidate paths is then appended to the cache under the tree-shaped 4-D mask
