@@ -66,13 +66,13 @@ from predictabase.core.fsutil import atomic_dir
 from predictabase.ingest import corpus_table
 from predictabase.ingest.raw import now_iso
 from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.word_boundaries import log_boundary_mass, log_normalizer_and_boundary
 from predictabase.ingest.scoring.word_search import (
     PredictorSpec,
     Question,
     Segment,
     WordPredictor,
     WordTrie,
-    _logsumexp,
     predict_documents_with,
     word_token_ids,
 )
@@ -319,7 +319,7 @@ class ResponseScorer(WordPredictor):
                 q=q,
                 ctx_off=offsets[g],
                 n_ctx=q.token_index + 1,
-                lnb_before=_logsumexp(lps[r][self.mask_word_initial]),
+                lnb_before=log_boundary_mass(lps[r], self.mask_word_initial),
                 nodes=sorted(need, key=lambda n: trie.depth[n]),
                 need=need,
                 words=words,
@@ -342,9 +342,8 @@ class ResponseScorer(WordPredictor):
 
     def _score_chunk(self, states: list[_Ctx], chunk: list[tuple[int, int]], logits) -> None:
         """From the logits [len(chunk), vocab] (float32, or float64 for a float64 model; overwritten):
-        each needed child's LW and ln B after each node. ln Z = max + ln sum exp(logit - max) and
-        ln B = ln sum_{word-initial} - ln sum: one in-place exp pass, sums in the logits' dtype
-        (pairwise; float32: error ~1e-7 nats, below the float32 model's own), logs in float64."""
+        each needed child's LW and ln B after each node (`word_boundaries.log_normalizer_and_boundary`: one
+        in-place exp pass)."""
         import torch
 
         trie = self.trie
@@ -358,11 +357,7 @@ class ResponseScorer(WordPredictor):
                     kids.append((si, child, node))
         ri = torch.tensor(rows, dtype=torch.long)
         picked = logits[ri, torch.tensor(toks, dtype=torch.long)].double()
-        top = logits.max(dim=-1, keepdim=True).values
-        logits.sub_(top).exp_()
-        log_total = logits.sum(dim=-1).double().log()
-        log_z = top.squeeze(1).double() + log_total
-        ln_b = logits.masked_fill_(~self._wi, 0.0).sum(dim=-1).double().log() - log_total
+        log_z, ln_b = log_normalizer_and_boundary(logits, self._wi)
         for (si, child, parent), v in zip(kids, (picked - log_z[ri]).tolist()):
             states[si].node_lp[child] = states[si].node_lp[parent] + v
         for (si, node), v in zip(chunk, ln_b.tolist()):

@@ -19,26 +19,16 @@ worked out once when the model loads.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from predictabase.core.errors import ModelLoadError, ScoringError
 from predictabase.ingest.scoring.bos import ENDOFTEXT, BosPolicy, choose_bos
+from predictabase.ingest.scoring.word_boundaries import word_initial_mask
 
 
 class InvariantError(ScoringError):
     """Something the scorer relies on does not hold for this model; names the model."""
-
-
-@lru_cache(maxsize=1)
-def byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level vocabulary character -> byte (the inverse of transformers' `bytes_to_unicode`)."""
-    try:  # transformers 4
-        from transformers.models.gpt2.tokenization_gpt2 import bytes_to_unicode
-    except ImportError:  # transformers 5 keeps it with the tokenizer converters
-        from transformers.convert_slow_tokenizer import bytes_to_unicode
-    return {ch: b for b, ch in bytes_to_unicode().items()}
 
 
 def is_byte_level(tokenizer) -> bool:
@@ -96,41 +86,6 @@ def special_ids(tokenizer) -> frozenset[int]:
     added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
     special |= {int(i) for i, t in added.items() if getattr(t, "special", False)}
     return frozenset(int(i) for i in special)
-
-
-def token_text_start(s: str | None, byte_level: bool) -> str:
-    """The first character a vocabulary string decodes to (no decoder-side stripping)."""
-    if not s:
-        return ""
-    if byte_level:
-        table = byte_decoder()
-        raw = bytes(table.get(ch, 0x3F) for ch in s[:4])
-        return raw.decode("utf-8", errors="replace")[:1]
-    if len(s) == 6 and s.startswith("<0x") and s.endswith(">"):
-        try:
-            return bytes([int(s[3:5], 16)]).decode("utf-8", errors="replace")
-        except ValueError:
-            return s[:1]
-    return s[:1].replace("\u2581", " ")
-
-
-def word_initial_mask(
-    strings: list[str | None], byte_level: bool, special: frozenset[int], end_of_text: frozenset[int]
-) -> np.ndarray:
-    """True for vocabulary items whose text begins with whitespace (str.isspace), and for end-of-text ids.
-
-    Byte-level BPE: the string is mapped back to bytes (`Ġ` space, `Ċ` newline, `Âł` no-break
-    space, ...) and decoded. SentencePiece: `▁`, a literal whitespace character, or a byte-fallback
-    token `<0x20>`, `<0x0A>` ... Special tokens other than end-of-text are not word-initial.
-    """
-    mask = np.zeros(len(strings), dtype=bool)
-    for i, s in enumerate(strings):
-        if s and i not in special and token_text_start(s, byte_level).isspace():
-            mask[i] = True
-    for e in end_of_text:
-        if 0 <= e < len(mask):
-            mask[e] = True
-    return mask
 
 
 def check_spans_tile(spans: list[tuple[int, int]], text: str, name: str) -> None:

@@ -1,8 +1,8 @@
 """The exact best-first search for a model's most probable whole words after a context, shared by the top-1
 game (`predictabase.ingest.scoring.top1_words`) and the cloze comparison (`predictabase.ingest.scoring.cloze_responses`).
 
-Word probability (Oh & Schuler 2024, eqs. 5-6: the whitespace-trailing definition without its constant
-denominator): for a word w whose model tokens are t_1..t_n after the context c,
+Word probability (Oh & Schuler 2024, eqs. 5-6, defined in `word_boundaries`: the whitespace-trailing definition
+without its constant denominator): for a word w whose model tokens are t_1..t_n after the context c,
 
     p(w | c) = prod_i p(t_i | c, t_<i)  *  B(c, t_1..t_n),
 
@@ -46,6 +46,7 @@ import numpy as np
 
 from predictabase.core.errors import OptionError, ScoringError
 from predictabase.ingest.scoring.profile import TokenizerProfile
+from predictabase.ingest.scoring.word_boundaries import log_boundary_mass
 
 
 @contextmanager
@@ -299,11 +300,6 @@ def _log_softmax(logits) -> np.ndarray:
     return torch.log_softmax(logits, dim=-1).double().cpu().numpy()
 
 
-def _logsumexp(x: np.ndarray) -> float:
-    m = float(np.max(x))
-    return m + math.log(float(np.exp(x - m).sum())) if m > -math.inf else -math.inf
-
-
 @dataclass
 class Segment:
     """A document window: its real tokens (the BOS is prepended when packed) and its questions,
@@ -432,7 +428,7 @@ class WordPredictor:
                     lp0=lp0,
                     root_order=self.root_nodes[order],
                     root_lp=rl[order],
-                    lnb_before=_logsumexp(lp0[self.mask_word_initial]),
+                    lnb_before=log_boundary_mass(lp0, self.mask_word_initial),
                     root_total=float(np.exp(rl).sum()),
                 )
             )
@@ -533,7 +529,7 @@ class WordPredictor:
             base = st.node_lp[node]
             word = trie.word_at.get(node)
             if word is not None:
-                score = base + _logsumexp(lp[wi])
+                score = base + log_boundary_mass(lp, wi)
                 st.scored.append((score, word, trie.depth[node]))
                 heapq.heappush(st.top, score)
                 if len(st.top) > self.settings.n_candidates:
