@@ -405,3 +405,29 @@ def test_scores_with_cache_blocks_equal_one_block_per_chunk(mirror, tiny_model, 
     for d in out[0]:
         for name, v in out[0][d].items():
             np.testing.assert_array_equal(out[1][d][name], v, err_msg=name)
+
+
+def test_one_scorer_shared_by_threads_gives_each_text_its_own_numbers(mirror, tiny_model):
+    """The dashboard's sentence box shares one scorer between sessions: texts scored at once from several threads
+    get the numbers each gets alone (the chunk buffers are taken one chunk at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from predictabase.ingest.scoring import engine
+    from predictabase.ingest.scoring.profile import TokenizerProfile
+
+    model, tok = tiny_model
+    profile = TokenizerProfile.build(tok, model.config.model_type, model.get_output_embeddings().weight.shape[0], "t")
+    texts = ucl_sentences(mirror, 8)
+    ids = [i for i, _ in encode(tok, texts, profile.bos)]
+    scorer = engine.Scorer(model, profile, 5, "cpu", probe=False)
+    scorer.chunk_rows = 4  # several chunks per text: many turns at the buffers
+
+    def score(k: int) -> dict:
+        return scorer.score_windows([ids[k]], [[engine.Window(0, 0, len(ids[k]), 0)]])[0]
+
+    alone = [score(k) for k in range(len(texts))]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(score, [k for _ in range(3) for k in range(len(texts))]))
+    for j, got in enumerate(together):
+        for name, v in alone[j % len(texts)].items():
+            np.testing.assert_array_equal(got[name], v, err_msg=f"{name}, text {j % len(texts)}")

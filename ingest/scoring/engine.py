@@ -16,6 +16,7 @@ document's last window; no extra forward pass).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -211,6 +212,9 @@ class Scorer:
                 f"the LM head has {self.vocab_size} rows but the tokenizer profile was built for {profile.vocab_size}",
             )
         self.wi_mask = torch.tensor(profile.word_initial, dtype=torch.float32, device=self.device)
+        # the CPU statistics' chunk buffers are this scorer's: one chunk at a time, whatever thread asks (the
+        # dashboard's sentence box shares one scorer between sessions)
+        self._buffers_lock = threading.Lock()
         self._split = self._check_split_head()
         self.set_gpu_path(self.device.type == "cuda")
         if probe:
@@ -353,9 +357,10 @@ class Scorer:
             x = sel[s : s + self.chunk_rows]
             t = targets[s : s + self.chunk_rows]
             if not self.gpu:
-                logits = self._head_into_buffer(x) if self._split else x
-                for name, v in self._cpu_chunk_stats(logits, t, k).items():
-                    out[name].append(v)
+                with self._buffers_lock:
+                    logits = self._head_into_buffer(x) if self._split else x
+                    for name, v in self._cpu_chunk_stats(logits, t, k).items():
+                        out[name].append(v)
                 continue
             x = self._head_fp32(x) if self._head_fp32 is not None else head(x) if self._split else x
             if self._fused is not None:
