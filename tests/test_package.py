@@ -563,3 +563,15 @@ def test_refresh_json_summary_of_a_dry_run(tmp_path, mirror):
     assert steps["build"]["action"] == "would build and publish"
     assert summary["ingested"] == [] and summary["dbt_models"] == [] and summary["published"] is False
     assert list(wh.iterdir()) == []  # no warehouse there yet: the dry run leaves not even a lock or a runs log
+
+
+def test_nothing_imports_ingest_by_its_folder_name():
+    """The ingest jobs are `predictabase.ingest` everywhere: a bare `import ingest...` would still work in a checkout
+    (its root is on `sys.path`) but load a second copy of every module, and fail in the wheel."""
+    bare = []
+    for root in ("ingest", "predictabase", "dashboards", "dbt_project", "scripts", "bench", "tests"):
+        for f in sorted((ROOT / root).rglob("*.py")):
+            for name in _imports(ast.parse(f.read_text()), "x", False):
+                if name == "ingest" or name.startswith("ingest."):
+                    bare.append(f"{f.relative_to(ROOT)}: {name}")
+    assert bare == []
