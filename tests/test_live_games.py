@@ -642,7 +642,7 @@ def test_pairwise_points_in_the_mart_are_finite_on_both_sides_and_the_build_chec
 def _text_of(piece: str) -> str:
     """A byte-level BPE vocabulary string as text, decoded here through transformers' own byte table (not the
     mart's SQL): UTF-8 when the bytes are whole characters, else '‹bytes …›'."""
-    from predictabase.ingest.scoring.profile import byte_decoder
+    from predictabase.ingest.scoring.word_boundaries import byte_decoder
 
     raw = bytes(byte_decoder()[ch] for ch in piece)
     try:
