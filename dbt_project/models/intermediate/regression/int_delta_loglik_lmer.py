@@ -32,6 +32,9 @@ import pandas as pd
 from predictabase.stats import reading_regression as rr
 
 SCRIPT = Path(rr.__file__).with_name("fit_lmer.R")
+#: the corpus and measure of Oh & Schuler's (2024) analysis, which this model replays (sec. 4: Natural Stories'
+#: self-paced reading times)
+CORPUS, MEASURE = "natural_stories", "spr"
 COLUMNS = [
     "corpus",
     "measure",
@@ -69,7 +72,7 @@ def half_selection(obs: pd.DataFrame) -> np.ndarray:
 
 def design(dbt) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(observations with the baseline predictors, surprisal long) for Natural Stories."""
-    words = dbt.ref("int_reading_words").filter("corpus = 'natural_stories'").df()
+    words = dbt.ref("int_reading_words").filter(f"corpus = '{CORPUS}'").df()
     words["doc_order"] = words["doc_id"].astype(int)
     first = (
         words.sort_values(["doc_order", "word_index"])
@@ -79,7 +82,7 @@ def design(dbt) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
     first["corpus_sentence_index"] = np.arange(len(first))
     words = words.merge(first, on=["doc_order", "sentence_index"])
-    obs = dbt.ref("int_reading_observations").filter("corpus = 'natural_stories' and measure = 'spr'").df()
+    obs = dbt.ref("int_reading_observations").filter(f"corpus = '{CORPUS}' and measure = '{MEASURE}'").df()
     obs = obs.merge(
         words[
             [
@@ -101,7 +104,7 @@ def design(dbt) -> tuple[pd.DataFrame, pd.DataFrame]:
         )
     ]
     obs = obs[half_selection(obs)]
-    s = dbt.ref("int_reading_surprisal").filter("corpus = 'natural_stories'").df()
+    s = dbt.ref("int_reading_surprisal").filter(f"corpus = '{CORPUS}'").df()
     return obs, s
 
 
@@ -119,13 +122,13 @@ def run_r(table: pd.DataFrame, sets: list[str], workdir: Path) -> pd.DataFrame:
 
 def model(dbt, session):
     enabled = str(dbt.config.get("lmer")).strip().lower() in ("true", "1", "yes")
-    s_all = dbt.ref("int_reading_surprisal").filter("corpus = 'natural_stories'").df()
+    s_all = dbt.ref("int_reading_surprisal").filter(f"corpus = '{CORPUS}'").df()
     sets = (
         s_all[["model_key", "run_id", "run_source", "definition"]]
         .drop_duplicates()
         .sort_values(["run_id", "definition"])
     )
-    base = {"corpus": "natural_stories", "measure": "spr", "method": "lmer"}
+    base = {"corpus": CORPUS, "measure": MEASURE, "method": "lmer"}
     if not enabled or shutil.which("Rscript") is None:
         why = (
             "not run: the R engine is off in this build (predictabase build --lmer)"

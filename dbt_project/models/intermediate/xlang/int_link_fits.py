@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from predictabase.ingest.corpus_declarations import DEFAULT_MEASURES
+from predictabase.ingest.datasets.meco import LINK_MEASURE
 from predictabase.stats import reading_regression as rr
 from predictabase.stats.xlang_design import (
     MEASURE_SUFFIX,
@@ -54,7 +55,7 @@ SCRIPT = Path(rr.__file__).with_name("fit_gam_link.R")
 R_COLUMNS = ["rt", "freq", "len", "prev_freq", "prev_len", "surp", "prev_surp"]
 BASELINE = ["rt", "freq", "len", "prev_freq", "prev_len"]  # the same rows here: one baseline fit (the R script)
 THEIRS = {
-    "rt": "gaze_duration_ms",
+    "rt": f"{LINK_MEASURE}{MEASURE_SUFFIX}",  # their link analysis's measure (gaze_rt), as the MECO adapter names it
     "freq": "unigram_surprisal_bits",
     "len": "length_chars",
     "prev_freq": "prev1_unigram_surprisal_bits",
@@ -63,7 +64,7 @@ THEIRS = {
     "prev_surp": "prev1_surprisal_bits",
 }
 #: their link analysis models gaze duration (their gaze_rt), our column <measure>_ms
-WILCOX_MEASURE = THEIRS["rt"].removesuffix(MEASURE_SUFFIX)
+WILCOX_MEASURE = LINK_MEASURE
 LOG2_10 = float(np.log2(10.0))
 LN2 = float(np.log(2.0))
 STATS = (
