@@ -32,8 +32,8 @@ import pandas as pd
 from predictabase.stats import reading_regression as rr
 
 SCRIPT = Path(rr.__file__).with_name("fit_lmer.R")
-#: the corpus and measure of Oh & Schuler's (2024) analysis, which this model replays (sec. 4: Natural Stories'
-#: self-paced reading times)
+#: the corpus and measure of Oh & Schuler's (2024) reading-time analysis, which this model replays (Natural Stories'
+#: self-paced reading times, preprocessed as their appendix B says)
 CORPUS, MEASURE = "natural_stories", "spr"
 COLUMNS = [
     "corpus",
