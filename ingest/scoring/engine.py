@@ -215,6 +215,7 @@ class Scorer:
         # the CPU statistics' chunk buffers are this scorer's: one chunk at a time, whatever thread asks (the
         # dashboard's sentence box shares one scorer between sessions)
         self._buffers_lock = threading.Lock()
+        self._buffers: dict = {}  # name -> [rows, vocab] float32 (`_buffer`)
         self._split = self._check_split_head()
         self.set_gpu_path(self.device.type == "cuda")
         if probe:
@@ -459,10 +460,9 @@ class Scorer:
 
     def _buffer(self, name: str, n: int, v: int):
         """[n, v] float32, kept between chunks under `name` (see `_cpu_chunk_stats`)."""
-        bufs = self.__dict__.setdefault("_buffers", {})
-        buf = bufs.get(name)
+        buf = self._buffers.get(name)
         if buf is None or buf.shape[0] < n or buf.shape[1] != v:
-            buf = bufs[name] = self.torch.empty(max(n, self.chunk_rows), v, dtype=self.torch.float32)
+            buf = self._buffers[name] = self.torch.empty(max(n, self.chunk_rows), v, dtype=self.torch.float32)
         return buf[:n]
 
     def _head_into_buffer(self, hidden):
@@ -472,9 +472,8 @@ class Scorer:
         torch = self.torch
         head = self.model.get_output_embeddings()
         w = head.weight
-        if type(head) is not torch.nn.Linear or head.bias is not None or hidden.dtype != torch.float32:
-            return head(hidden)
-        if w.dtype != torch.float32 or hidden.dim() != 2:
+        plain = type(head) is torch.nn.Linear and head.bias is None and hidden.dim() == 2
+        if not plain or hidden.dtype != torch.float32 or w.dtype != torch.float32:
             return head(hidden)
         return torch.mm(hidden, w.t(), out=self._buffer("logits", hidden.shape[0], w.shape[0]))
 
