@@ -54,8 +54,8 @@ from tests.scoring_helpers import natural_stories, ucl_sentences  # noqa: E402 (
 
 
 def _import_pipeline():
-    """predictabase.ingest.scoring.pipeline imports duckdb and polars (through predictabase.ingest.raw) at module level; the GPU
-    machine's Python has neither, and the bench calls nothing that uses them: stand-ins there."""
+    """predictabase.ingest.scoring.pipeline imports duckdb and polars (through predictabase.ingest.raw) at module
+    level; the GPU machine's Python has neither, and the bench calls nothing that uses them: stand-ins there."""
     for name in ("duckdb", "polars"):
         try:
             __import__(name)

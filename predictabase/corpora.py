@@ -1,7 +1,7 @@
 """`predictabase corpus add | list | show | remove`: a researcher's own corpus, declared as data.
 
-`add` reads and validates every file first (`predictabase.ingest.datasets.user_corpus`: every reading time, cloze norm and
-frequency must join a word of the texts; one-line errors naming the file, line and column), and writes nothing
+`add` reads and validates every file first (`predictabase.ingest.datasets.user_corpus`: every reading time, cloze
+norm and frequency must join a word of the texts; one-line errors naming the file, line and column), and writes nothing
 on error. Then, under the writer lock, it copies the files under `<warehouse>/raw/user/NAME/` (a temporary
 folder renamed into place) and declares them with their sha256 in `<warehouse>/corpora.toml` (written by a
 rename). The next `predictabase refresh` ingests the corpus, scores it with every model of models.toml and

@@ -1,6 +1,7 @@
 """The pipeline, in one order, which `predictabase all`, `predictabase refresh` and the Dagster definitions run.
 
-    fetch -> ingest -> score, top1, cloze (the model steps, `predictabase.ingest.scoring.steps`) -> build (dbt, then publish)
+    fetch -> ingest -> score, top1, cloze (the model steps, `predictabase.ingest.scoring.steps`)
+          -> build (dbt, then publish)
 
 `all` runs every stage with the default model; `refresh` runs every stage doing only what changed; the Dagster
 assets carry each stage's group, and their dependencies follow the same order (ingest after fetch, each model

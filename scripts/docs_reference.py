@@ -6,7 +6,8 @@
     marts_reference()      every mart of dbt_project/models/marts with its description and columns (name, type,
                            description, the reader's label `config.meta.label`), from the dbt YAML
     config_reference()     models.toml and ingest/corpora.toml: their keys (the files' own header comments) and what
-                           the shipped files declare; a user corpus's declaration (predictabase.ingest.corpus_declarations)
+                           the shipped files declare; a user corpus's declaration
+                           (predictabase.ingest.corpus_declarations)
     environment_reference()  every PREDICTABASE_* environment variable the code reads, where, and what it does
     references_bib()       docs/references.bib: every entry of ingest/sources/references.toml, the same BibTeX the
                            dashboard's "How to cite" and `predictabase export` give

@@ -7,8 +7,8 @@ out). Reads only the published snapshot's `mart_word_surprisal_summary` and `mar
 words at a time), and, for the word table's download, `mart_words_export` (one corpus, pivoted to one row per word
 by `predictabase.export`: the file `predictabase export words` writes); computes no metric: it filters, colours
 and formats the marts' columns. The one exception is the sentence box, which scores a typed text on demand
-through `predictabase.ingest.scoring.sentence.SentenceScorer` (the same scorer and the same SQL as the warehouse), the model
-cached per model key and the result per (model, text).
+through `predictabase.ingest.scoring.sentence.SentenceScorer` (the same scorer and the same SQL as the warehouse),
+the model cached per model key and the result per (model, text).
 """
 
 from __future__ import annotations

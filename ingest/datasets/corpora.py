@@ -1,11 +1,11 @@
 """The corpus loaders: the texts, words and game tokens of every corpus (`ingest/corpora.toml` declares the
 corpora; the registry runs these loaders as jobs, and `ingest_corpora(paths, names)` runs just them).
 
-A loader reads only catalog files fetched into `paths.raw` (through `predictabase.ingest.sources.fetch.verified_path`) and
-parses and validates in memory; the registry then writes all the tables of a command (raw.documents, raw.words,
-raw.game_doc_tokens, raw.imported_word_surprisal) in one transaction. A bad file raises
-`IngestError(file, problem)` before anything is written; re-running replaces, never duplicates. No metric is
-computed here.
+A loader reads only catalog files fetched into `paths.raw` (through
+`predictabase.ingest.sources.fetch.verified_path`) and parses and validates in memory; the registry then writes all
+the tables of a command (raw.documents, raw.words, raw.game_doc_tokens, raw.imported_word_surprisal) in one
+transaction. A bad file raises `IngestError(file, problem)` before anything is written; re-running replaces, never
+duplicates. No metric is computed here.
 """
 
 from __future__ import annotations

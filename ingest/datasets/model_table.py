@@ -1,6 +1,6 @@
-"""The model table (`predictabase.ingest.scoring.model_table`) as a raw table, so dbt and the marts take every model's name for
-people, family and size from the one place they are written: `raw.model_table`, one row per model, with the
-table's own checksum as provenance. No source file: the table ships with the code."""
+"""The model table (`predictabase.ingest.scoring.model_table`) as a raw table, so dbt and the marts take every
+model's name for people, family and size from the one place they are written: `raw.model_table`, one row per model,
+with the table's own checksum as provenance. No source file: the table ships with the code."""
 
 from __future__ import annotations
 

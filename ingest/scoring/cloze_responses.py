@@ -644,7 +644,7 @@ def run_cloze(
             )
 
 
-# --- the `cloze` step (predictabase.ingest.scoring.steps): its code version and its runner -----------------------------
+# --- the `cloze` step (predictabase.ingest.scoring.steps): its code version and its runner ----------------------------
 
 
 def code_version() -> list:

@@ -468,7 +468,7 @@ def score_corpora(
     ]
 
 
-# --- the Ray engine (predictabase.ingest.scoring.distributed): the same plan, its groups scored by the replicas ---------
+# --- the Ray engine (predictabase.ingest.scoring.distributed): the same plan, its groups scored by the replicas -------
 
 
 def _ray_plan(loaded, corpus: str, docs: list[Document], version: str, settings: ScoreSettings) -> RunPlan:
@@ -539,7 +539,7 @@ def score_corpora_ray(
     return out
 
 
-# --- the `score` step (predictabase.ingest.scoring.steps): its code version and its runner -----------------------------
+# --- the `score` step (predictabase.ingest.scoring.steps): its code version and its runner ----------------------------
 
 
 def code_version() -> list:

@@ -6,7 +6,8 @@ word-token subset: ' ' + letters, followed by a token starting with a space) we 
 the model finds most probable, among the words a player could have typed (the game's choice set:
 the GPT-2 vocabulary entries ' ' + letters).
 
-The search itself (word probabilities, the exact best-first search, its speed) is `predictabase.ingest.scoring.word_search`.
+The search itself (word probabilities, the exact best-first search, its speed) is
+`predictabase.ingest.scoring.word_search`.
 
 Models whose tokenizer is the game's (GPT-2 BPE) do not go through here: dbt compares the
 scorer's top-k tokens at the question exactly (`int_top1_model_predictions`).
@@ -316,7 +317,7 @@ def run_top1(
             )
 
 
-# --- the `top1` step (predictabase.ingest.scoring.steps): its code version and its runner ------------------------------
+# --- the `top1` step (predictabase.ingest.scoring.steps): its code version and its runner -----------------------------
 
 
 def code_version() -> list:

@@ -1,5 +1,6 @@
 """The exact best-first search for a model's most probable whole words after a context, shared by the top-1
-game (`predictabase.ingest.scoring.top1_words`) and the cloze comparison (`predictabase.ingest.scoring.cloze_responses`).
+game (`predictabase.ingest.scoring.top1_words`) and the cloze comparison
+(`predictabase.ingest.scoring.cloze_responses`).
 
 Word probability (Oh & Schuler 2024, eqs. 5-6, defined in `word_boundaries`: the whitespace-trailing definition
 without its constant denominator): for a word w whose model tokens are t_1..t_n after the context c,
@@ -662,7 +663,7 @@ class Pack:
         return sum(len(s.ids) + 1 for s in self.segments)
 
 
-# --- the Ray engine (predictabase.ingest.scoring.distributed): the same packs, predicted by the model replicas ----------
+# --- the Ray engine (predictabase.ingest.scoring.distributed): the same packs, predicted by the model replicas --------
 
 
 @dataclass(frozen=True)

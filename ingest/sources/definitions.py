@@ -3,7 +3,8 @@
     spec = dataset("ucl").file("measures")      # a FileSpec: path, format, encoding, columns, ...
     spec.catalog_files()                        # the catalog entries it names (checksums, repo)
 
-The loaders in `predictabase.ingest.datasets` look files up here and read them through `predictabase.ingest.sources.readers`;
+The loaders in `predictabase.ingest.datasets` look files up here and read them through
+`predictabase.ingest.sources.readers`;
 `scripts/make_catalog.py` assigns each catalog file to the first dataset that lists it.
 """
 

@@ -125,8 +125,8 @@ def _partitions(step: ModelStep) -> dg.PartitionsDefinition:
 
 
 def _step_asset(step: ModelStep):
-    """The asset of a model step's runs (`predictabase.ingest.scoring.steps`): a partition per model x corpus of models.toml
-    (score), or per model whose entry has `<step> = true` (top1, cloze)."""
+    """The asset of a model step's runs (`predictabase.ingest.scoring.steps`): a partition per model x corpus of
+    models.toml (score), or per model whose entry has `<step> = true` (top1, cloze)."""
     per_corpus = step.selects is None
     command = f"predictabase {step.name} -m MODEL" + (" -c CORPUS" if per_corpus else "")
 

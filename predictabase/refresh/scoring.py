@@ -189,7 +189,8 @@ def _entry_of(task: ScoringTask, models=None) -> ModelEntry:
 
 def run_tasks(paths: Paths, tasks: list[ScoringTask], show_progress: bool = False, engine=None) -> list[str]:
     """Run the tasks of one model and one step (one model load) through the step's own runner
-    (`predictabase.ingest.scoring.steps`), recording each finished run in the ledger; what happened, one line per task."""
+    (`predictabase.ingest.scoring.steps`), recording each finished run in the ledger; what happened, one line per
+    task."""
     tasks = [ScoringTask(t.model, t.step, t.corpus, _entry_of(t), t.key, t.done) for t in tasks]
     if len({(t.model, t.step) for t in tasks}) != 1:
         raise ValueError("run_tasks runs the tasks of one model and one step")

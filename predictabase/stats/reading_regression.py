@@ -1,7 +1,8 @@
 """Regressions of reading times on surprisal: the statistics behind the delta log-likelihood marts.
 
-Imported by the dbt Python models as `predictabase.stats.reading_regression` and by the tests, which check it on synthetic data and against statsmodels. Plain numpy on sufficient
-statistics: every fit is a small linear solve, so hundreds of cross-validated fits take seconds on 2 cores.
+Imported by the dbt Python models as `predictabase.stats.reading_regression` and by the tests, which check it on
+synthetic data and against statsmodels. Plain numpy on sufficient statistics: every fit is a small linear solve, so
+hundreds of cross-validated fits take seconds on 2 cores.
 
 Delta log-likelihood (Hao et al. 2020, sec. 3.2; Goodkind & Bicknell 2018; Wilcox et al. 2020/2023; Pimentel &
 Meister 2024): the held-out log-likelihood of a regression with surprisal minus that of a baseline without
