@@ -12,9 +12,9 @@ from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.ingest.datasets import meco
 from predictabase.ingest.datasets._common import write_corpus
-from predictabase.ingest.datasets.corpora import LAST_NOTES, NAMES
+from predictabase.ingest.datasets.corpora import LAST_NOTES
+from predictabase.ingest.datasets.registry import CORPUS_NAMES, prepare_all
 from predictabase.ingest.datasets.registry import ingest_corpora as ingest
-from predictabase.ingest.datasets.registry import prepare_all
 from predictabase.ingest.raw import connect
 from predictabase.ingest.sources.catalog import by_path
 from tests.helpers import q
@@ -27,7 +27,7 @@ def wh(fetched_raw: Paths, tmp_path_factory) -> Paths:
     p.warehouse.mkdir(parents=True)
     p.raw.symlink_to(fetched_raw.raw, target_is_directory=True)
     # what ingest() does first: parse + validate everything (MECO's languages: tests/test_xlang.py)
-    loads = prepare_all(p, [n for n in NAMES if n not in meco.corpora()], show_progress=False)
+    loads = prepare_all(p, [n for n in CORPUS_NAMES if n not in meco.corpora()], show_progress=False)
     assert set(loads) == {"lm_game", "natural_stories", "provo", "ucl", "ucl_imported_surprisal"}
     with connect(p) as con:
         for ld in loads.values():

@@ -1,8 +1,12 @@
-"""A shipped corpus is its declaration plus its adapter. In a copy of the checkout, MECO's twelfth language is
-declared in `ingest/corpora.toml` and nothing else changes: it has its ingest job, the commands' and the default
-model's corpus lists, the dbt project's declarations and the pages' name, and ingesting it loads its texts and
-reading times through the MECO adapter. (The twelfth language reads the English file under a new key: the mirror
-has no other language's file.)"""
+"""A shipped corpus is its declaration plus at most one adapter. In a copy of the checkout:
+
+- MECO's twelfth language is declared in `ingest/corpora.toml` and nothing else changes: it has its ingest job, the
+  commands' and the default model's corpus lists, the dbt project's declarations and the pages' name, and ingesting
+  it loads its texts and reading times through the MECO adapter. (The twelfth language reads the English file under
+  a new key: the mirror has no other language's file.)
+- A corpus with an adapter of its own is its declaration plus that one module in `ingest/datasets/`: no registry
+  list, dbt model or page changes, and its ingest job is found from the declaration. (Its adapter reads a file
+  already in the catalog, Natural Stories' words, under a corpus of its own.)"""
 
 from __future__ import annotations
 
@@ -43,8 +47,8 @@ from predictabase.core import resources
 decl = next(c for c in declarations()["corpora"] if c["key"] == "meco_xx")
 print(json.dumps({
     "table": corpus_table.CORPORA["meco_xx"].title,
-    "job": "meco_xx" in registry.NAMES and registry.CORPUS_WRITES["meco_xx"] == registry.CORPUS_WRITES["meco_en"],
-    "loader": "meco_xx" in corpora.LOADERS,
+    "job": "meco_xx" in registry.NAMES and registry.JOBS["meco_xx"].writes == registry.JOBS["meco_en"].writes,
+    "loader": corpora.adapter("meco_xx").__name__ == corpora.adapter("meco_en").__name__,
     "scored": "meco_xx" in corpus_table.SCORED,
     "default_model": "meco_xx" in load_models_config()[0].corpora,
     "score_step": "meco_xx" in STEPS["score"].corpora,
@@ -111,3 +115,89 @@ def test_meco_s_twelfth_language_is_one_declaration(tmp_path, mirror):
     assert counted.returncode == 0, counted.stderr
     rows = dict(json.loads(counted.stdout))
     assert rows["meco_xx"] == rows["meco_en"] > 6000  # three measures of ~2,100 words
+
+
+ADAPTER = '''"""Toy Stories: Natural Stories' words under a corpus of its own (a new shipped corpus's adapter, in a test)."""
+
+import polars as pl
+
+from predictabase.ingest.datasets import natural_stories
+from predictabase.ingest.datasets._common import TEXTS_WRITES, CorpusLoad, Job, paths_only, write_partitions
+
+CORPUS = "toy_stories"
+
+
+def load(paths):
+    theirs = natural_stories.load(paths)
+    tables = [(t, f.with_columns(corpus=pl.lit(CORPUS)), {"corpus": CORPUS}) for t, f, _ in theirs.tables]
+    return CorpusLoad(CORPUS, tables, theirs.notes)
+
+
+def jobs(_corpora):
+    return [Job(CORPUS, paths_only(load), write_partitions, writes=TEXTS_WRITES)]
+'''
+NEW_CORPUS = """
+[toy_stories]
+title = "Toy Stories"
+language = "en"
+texts = true
+reading = []
+cloze = false
+game = false
+"""
+NEW_PROBE = """
+import json
+from predictabase.ingest import corpus_table
+from predictabase.models_config import load_models_config
+from predictabase.ingest.datasets import corpora, registry
+from predictabase.ingest.scoring.steps import STEPS
+from predictabase.warehouse.dbt import declarations
+print(json.dumps({
+    "adapter": corpora.adapter("toy_stories").__name__,
+    "writes": list(registry.JOBS["toy_stories"].writes),
+    "corpus_job": "toy_stories" in registry.CORPUS_NAMES,
+    "default_model": "toy_stories" in load_models_config()[0].corpora,
+    "score_step": "toy_stories" in STEPS["score"].corpora,
+    "dbt": [c["title"] for c in declarations()["corpora"] if c["key"] == "toy_stories"],
+}))
+"""
+
+
+def test_a_corpus_with_an_adapter_of_its_own_is_its_declaration_and_that_module(tmp_path, mirror):
+    copy = tmp_path / "checkout"
+    skip = shutil.ignore_patterns("__pycache__", "target", "logs", "dbt_packages", "sqlfluff_libs")
+    for name in COPIED:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, copy / name, ignore=skip)
+        else:
+            shutil.copy2(src, copy / name)
+    before = _files(copy)
+    toml = copy / "ingest" / "corpora.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + NEW_CORPUS, encoding="utf-8")
+    (copy / "ingest" / "datasets" / "toy_stories.py").write_text(ADAPTER, encoding="utf-8")
+    after = _files(copy)
+    changed = sorted(str(p) for p in after if after[p] != before.get(p))
+    assert changed == ["ingest/corpora.toml", "ingest/datasets/toy_stories.py"]  # the whole diff
+
+    probe = _run(copy, "-c", NEW_PROBE)
+    assert probe.returncode == 0, probe.stderr
+    got = json.loads(probe.stdout)
+    assert got == {
+        "adapter": "predictabase.ingest.datasets.toy_stories",
+        "writes": ["raw.documents", "raw.words"],
+        "corpus_job": True,
+        "default_model": True,
+        "score_step": True,
+        "dbt": ["Toy Stories"],
+    }
+
+    wh = tmp_path / "warehouse"
+    fetched = _run(copy, "-m", "predictabase", "fetch", "--dataset", "natural_stories", "--mirror", str(mirror),
+                   "--warehouse", str(wh))  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    ingested = _run(copy, "-m", "predictabase", "ingest", "natural_stories", "toy_stories", "--warehouse", str(wh),
+                    "--json")  # fmt: skip
+    assert ingested.returncode == 0, ingested.stderr
+    jobs = json.loads(ingested.stdout)["jobs"]
+    assert jobs["toy_stories"] == jobs["natural_stories"] == 10266  # 10 stories, 10,256 words

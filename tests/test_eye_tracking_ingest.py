@@ -11,7 +11,7 @@ import pytest
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
-from predictabase.ingest.datasets import eye_tracking as et
+from predictabase.ingest.datasets import provo, ucl
 from predictabase.ingest.datasets.registry import run_ingest
 from predictabase.ingest.sources import readers
 from predictabase.ingest.sources.definitions import FileSpec
@@ -92,13 +92,13 @@ def test_zero_on_some_measures_only_is_refused(fetched_raw, monkeypatch):
 
     def doctored(data, name, spec):
         df = real(data, name, spec)
-        if spec is et.UCL_RT_SPEC:
+        if spec is ucl.READING_MEASURES_SPEC:
             df.loc[1, "RTgopast"] = 0  # reader 1, 'lost': fixated, go-past alone 0
         return df
 
     monkeypatch.setattr(readers, "rdata", doctored)
     with pytest.raises(IngestError, match=r"pangoling/data_frank2013_et_rt.rda: 0 ms .* row\(s\) 2 \(1 in all\)"):
-        et.load_ucl_measures(fetched_raw)
+        ucl.load_eye_tracking(fetched_raw)
 
 
 def test_mac_roman_strings(wh):
@@ -118,8 +118,8 @@ def test_mac_roman_strings(wh):
 
 
 def test_pyreadr_refuses_mac_roman(fetched_raw):
-    src = readers.source(et.PROVO_SPEC, fetched_raw)
-    spec = FileSpec(**{**et.PROVO_SPEC.__dict__, "engine": "pyreadr"})
+    src = readers.source(provo.FIXATIONS_SPEC, fetched_raw)
+    spec = FileSpec(**{**provo.FIXATIONS_SPEC.__dict__, "engine": "pyreadr"})
     with pytest.raises(IngestError, match=r"provo_vasilev/data/df.Rda: cannot read the R data file as mac_roman"):
         readers.rdata(src.data, src.path, spec)
 
@@ -158,13 +158,13 @@ def test_provo_words_join(wh):
 
 
 def test_align_numbers():
-    m, dev = et.align_numbers({1: "a", 2: "—", 3: "betting", 4: "that"}, ["a", "betting", "—", "that"])
+    m, dev = provo.align_numbers({1: "a", 2: "—", 3: "betting", 4: "that"}, ["a", "betting", "—", "that"])
     assert m == {1: 0, 2: 2, 3: 1, 4: 3} and list(dev) == ["reordered"]
-    m, dev = et.align_numbers({1: "won", 2: "livres--a", 3: "large"}, ["won", "livres,", "a", "large"])
+    m, dev = provo.align_numbers({1: "won", 2: "livres--a", 3: "large"}, ["won", "livres,", "a", "large"])
     assert m == {1: 0, 2: 1, 3: 3} and dev == {"spanning": [(2, "livres--a", ["livres,", "a"])]}
-    m, _ = et.align_numbers({1: '"snow', 2: 'angel"', 4: "x"}, ["snow", "angel", "never", "y"])  # 3: unfixated
+    m, _ = provo.align_numbers({1: '"snow', 2: 'angel"', 4: "x"}, ["snow", "angel", "never", "y"])  # 3: unfixated
     assert m == {1: 0, 2: 1, 4: 3}
-    m, _ = et.align_numbers({1: "a", 2: "b", 99: "c"}, ["a", "b"])
+    m, _ = provo.align_numbers({1: "a", 2: "b", 99: "c"}, ["a", "b"])
     assert 99 not in m
 
 
@@ -210,9 +210,9 @@ def test_row_that_does_not_join_is_an_error(fetched_raw, monkeypatch):
 
     def doctored(data, name, spec):
         df = real(data, name, spec)
-        if spec is et.PROVO_SPEC:
+        if spec is provo.FIXATIONS_SPEC:
             df.loc[df.index[(df["item"] == 1) & (df["word_text"] == 5)][0], "word_text"] = 999.0
-        if spec is et.UCL_FIX_SPEC:
+        if spec is ucl.FIXATIONS_SPEC:
             df.loc[0, "word_n"] = 9.0  # reader 1's first fixation, 'Anne' of a 5-word sentence
         return df
 
@@ -222,13 +222,13 @@ def test_row_that_does_not_join_is_an_error(fetched_raw, monkeypatch):
         match=r"^provo_vasilev/data/df.Rda: reading rows do not join raw.words "
         r"\(provo\): text 1 word 999 \(1 in all\)",
     ):
-        et.load_provo(fetched_raw)
+        provo.load_eye_tracking(fetched_raw)
     with pytest.raises(
         IngestError,
         match=r"^pangoling/data_frank2013_et_fix.rda: reading rows do not join "
         r"raw.words \(ucl\): sent_id 1 word 9 \(1 in all\)",
     ):
-        et.load_ucl_fixations(fetched_raw)
+        ucl.load_fixations(fetched_raw)
 
 
 def test_ucl_word_not_in_the_sentence_is_an_error(fetched_raw, monkeypatch):
@@ -236,7 +236,7 @@ def test_ucl_word_not_in_the_sentence_is_an_error(fetched_raw, monkeypatch):
 
     def doctored(data, name, spec):
         df = real(data, name, spec)
-        if spec is et.UCL_RT_SPEC:
+        if spec is ucl.READING_MEASURES_SPEC:
             df.loc[df["sent_id"] == 1, "word"] = df.loc[df["sent_id"] == 1, "word"].str.upper()
         return df
 
@@ -246,7 +246,7 @@ def test_ucl_word_not_in_the_sentence_is_an_error(fetched_raw, monkeypatch):
         match=r"data_frank2013_et_rt.rda: sentence\(s\) not among the ucl documents "
         r"by text \(sent_id\): 1 \(1 in all\)",
     ):
-        et.load_ucl_measures(fetched_raw)
+        ucl.load_eye_tracking(fetched_raw)
 
 
 def test_idempotent_and_per_corpus(wh, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from predictabase.core.config import Paths
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import ChecksumError, IngestError
-from predictabase.ingest.datasets.corpora import lm_game, natural_stories, provo, ucl
+from predictabase.ingest.datasets import lm_game, natural_stories, provo, ucl
 from predictabase.ingest.datasets.registry import ingest_corpora as ingest
 
 TOK = natural_stories.TOK

@@ -12,7 +12,7 @@ import pytest
 
 from predictabase.core.config import paths as make_paths
 from predictabase.core.errors import IngestError
-from predictabase.ingest.datasets import corpora
+from predictabase.ingest.datasets import corpora, natural_stories, ucl
 from predictabase.ingest.datasets import self_paced_reading as spr
 from tests.helpers import q
 
@@ -27,8 +27,8 @@ JOBS = [
 ]
 DBT_SELECT = (
     "stg_words stg_ucl_published_word_measures stg_reading_times stg_word_frequencies "
-    "stg_natural_stories_spr_means int_self_paced_reading_published_means mart_self_paced_reading "
-    "mart_self_paced_reading_word_means mart_self_paced_reading_agreement "
+    "stg_natural_stories_spr_means int_self_paced_reading_published_means int_self_paced_reading "
+    "mart_self_paced_reading mart_self_paced_reading_word_means mart_self_paced_reading_agreement "
     "assert_self_paced_reading_reproduces_natural_stories_means"
 )
 
@@ -92,7 +92,7 @@ def test_ucl_readers_are_54_people_and_sentences_map_by_text(warehouse, mirror):
     assert (u["file_sentences"], u["corpus_sentences_matched"], u["file_sentences_not_in_corpus"]) == (358, 204, 154)
     assert (u["rows_in_file"], u["rows_not_in_corpus"]) == (165_040, 100_720)
     assert u["corpus_sentences_without_spr"] == ["43"] and u["word_mismatch_rows"] == 0
-    df = rda(mirror, spr.UCL_SPEC)
+    df = rda(mirror, ucl.SPR_SPEC)
     person = df.group_by("subj").agg(pl.col("age", "sex", "hand", "correct_perc").n_unique())
     assert person.height == 54 and all(person[c].max() == 1 for c in ("age", "sex", "hand", "correct_perc"))
     assert df.select("subj", "sent_id", "word_n").is_duplicated().sum() == 0
@@ -117,8 +117,8 @@ def test_ucl_readers_are_54_people_and_sentences_map_by_text(warehouse, mirror):
 
 
 def test_a_row_that_does_not_join_raw_words_is_an_error_listing_it(fetched_raw):
-    _, words = spr.corpus_frames(fetched_raw, {}, "natural_stories")
-    src, df = spr.read_frame(spr.NS_SPEC, fetched_raw)
+    _, words = corpora.corpus_frames(fetched_raw, {}, "natural_stories")
+    src, df = spr.read_frame(natural_stories.SPR_SPEC, fetched_raw)
     doctored = df.with_columns(
         pl.when(pl.int_range(pl.len()) == 7).then(5000).otherwise(pl.col("word_n")).cast(pl.Int32).alias("word_n")
     )
@@ -127,14 +127,14 @@ def test_a_row_that_does_not_join_raw_words_is_an_error_listing_it(fetched_raw):
         match=r"pangoling/data_natural_spr.rda: 1 row\(s\) do not join raw.words: "
         r"subj 1 item 1 word_n 5000$",
     ):
-        spr.build_natural_stories(src, doctored, words)
+        natural_stories.build_spr(src, doctored, words)
     renamed = df.with_columns(
         pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("Iff")).otherwise(pl.col("word")).alias("word")
     )
-    load = spr.build_natural_stories(src, renamed, words)
+    load = natural_stories.build_spr(src, renamed, words)
     assert load.notes["word_mismatch_rows"] == 1 and load.notes["word_mismatch_examples"] == ["1:1 'Iff' vs 'If'"]
     with pytest.raises(IngestError, match="RT is not an integer in row 3"):
-        spr.build_natural_stories(
+        natural_stories.build_spr(
             src,
             df.with_columns(pl.when(pl.int_range(pl.len()) == 2).then(300.5).otherwise(pl.col("RT")).alias("RT")),
             words,
@@ -237,7 +237,7 @@ def test_google_books_counts_are_the_files(warehouse, mirror):
 
 def test_natural_stories_filter_counts(warehouse, mirror):
     p = warehouse[0]
-    df = rda(mirror, spr.NS_SPEC)
+    df = rda(mirror, natural_stories.SPR_SPEC)
     kept = df.filter((pl.col("RT") > 100) & (pl.col("RT") < 3000) & (pl.col("correct") > 4)).height
     assert kept == 848_767
     got = dict(

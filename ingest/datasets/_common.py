@@ -11,12 +11,13 @@ before anything is written.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import duckdb
 import polars as pl
 
+from predictabase.core.config import Paths
 from predictabase.core.db import transaction
 from predictabase.core.errors import IngestError
 from predictabase.ingest.raw import replace_partitions_in
@@ -220,3 +221,33 @@ def write_corpus(con: duckdb.DuckDBPyConnection, load: CorpusLoad) -> int:
     """Replace every partition of `load` in ONE transaction of its own: all or nothing, idempotent."""
     with transaction(con):
         return write_partitions(con, load)
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+@dataclass(frozen=True)
+class Job:
+    """One ingest job (`predictabase ingest NAME`). `prepare(paths, prepared)` reads its verified source files,
+    parses and validates everything in memory and writes nothing (`prepared` holds what the jobs before it prepared
+    in this command). `write(con, prep)` replaces the job's raw tables inside the caller's transaction. `finish(prep)`
+    writes what is not in DuckDB (the GPT-3 Parquet run) after COMMIT."""
+
+    name: str
+    prepare: Callable[[Paths, dict], object]
+    write: Callable[[duckdb.DuckDBPyConnection, object], object] | None = None
+    finish: Callable[[object], object] | None = None
+    after: tuple[str, ...] = field(default=())  # jobs that must come first when both run
+    #: what it writes: raw tables ("raw.documents"), and outside DuckDB what `finish` writes ("parquet:token_scores").
+    #: Declared with the job, checked against what `prepare` returns (registry.tables_of), and read by refresh, the
+    #: Dagster assets and the docs: nothing else lists them.
+    writes: tuple[str, ...] = field(default=())
+
+
+def paths_only(load: Callable[[Paths], object]) -> Callable[[Paths, dict], object]:
+    """A job's prepare from a loader that reads its sources only, not what the jobs before it prepared."""
+    return lambda paths, _prepared: load(paths)
+
+
+#: what a corpus's texts job writes (a corpus adapter's job named after the corpus)
+TEXTS_WRITES = ("raw.documents", "raw.words")

@@ -23,9 +23,12 @@ from predictabase.ingest.datasets._common import (
     TOKEN_SCHEMA,
     WORD_SCHEMA,
     CorpusLoad,
+    Job,
     Source,
     corpus_version,
     doc_row,
+    paths_only,
+    write_partitions,
 )
 from predictabase.ingest.sources import readers
 from predictabase.ingest.sources.definitions import dataset
@@ -154,3 +157,13 @@ def load(paths: Paths) -> CorpusLoad:
         docs[doc_number(src.path)] = (src, parse_doc(src.data, src.path))
     acc = readers.source(GUESSES, paths)
     return build(docs, acc, parse_accuracy(acc.data, acc.path))
+
+
+# --------------------------------------------------------------------------- the adapter's jobs
+
+
+def jobs(_corpora: dict) -> list[Job]:
+    """The LM game's texts job (its documents, words and the game's GPT-2 tokens)."""
+    return [
+        Job(CORPUS, paths_only(load), write_partitions, writes=("raw.documents", "raw.game_doc_tokens", "raw.words"))
+    ]

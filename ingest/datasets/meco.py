@@ -31,15 +31,19 @@ from predictabase.ingest import corpus_table
 from predictabase.ingest.datasets._common import (
     DOC_SCHEMA,
     READING_TIMES_SCHEMA,
+    TEXTS_WRITES,
     WORD_SCHEMA,
     CorpusLoad,
+    Job,
     check_word_spans,
     corpus_version,
     doc_row,
     frame,
     to_float,
     to_int,
+    write_partitions,
 )
+from predictabase.ingest.raw import replace_tables_in
 from predictabase.ingest.sources import readers
 from predictabase.ingest.sources.catalog import SourceFile
 from predictabase.ingest.sources.definitions import dataset
@@ -225,11 +229,6 @@ def load_corpus(paths: Paths, corpus: str) -> CorpusLoad:
     )
 
 
-def loaders() -> dict:
-    """corpus -> its loader (the corpus job's prepare), for ingest/datasets/corpora.py."""
-    return {key: (lambda paths, _key=key: load_corpus(paths, _key)) for key in corpora()}
-
-
 def _their_rows(
     src: readers.Source, rows: list[dict[str, str]], corpus: str, index: dict[tuple[int, int], int]
 ) -> pl.DataFrame:
@@ -315,3 +314,29 @@ def load_wilcox(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.Dat
         index = {key: i for keys in _texts(_word_table(src, rows)).values() for i, key in enumerate(keys)}
         frames.append(_their_rows(src, rows, corpus, index))
     return {WORDS_TABLE: pl.concat(frames), CURVES_TABLE: _curves(paths)}
+
+
+# --------------------------------------------------------------------------- the adapter's jobs
+
+
+def jobs(corpora: dict[str, corpus_table.Corpus]) -> list[Job]:
+    """One texts job per language (documents, words and the eye-tracking means), then Wilcox et al.'s own rows and
+    link curves, after every language."""
+    return [
+        *(
+            Job(
+                key,
+                lambda paths, _prepared, _key=key: load_corpus(paths, _key),
+                write_partitions,
+                writes=(*TEXTS_WRITES, "raw.reading_times"),
+            )
+            for key in corpora
+        ),
+        Job(
+            "wilcox_xlang",
+            load_wilcox,
+            replace_tables_in,
+            after=tuple(corpora),
+            writes=(f"raw.{WORDS_TABLE}", f"raw.{CURVES_TABLE}"),
+        ),
+    ]

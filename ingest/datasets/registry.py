@@ -25,8 +25,6 @@ import hashlib
 import json
 import sys
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -39,18 +37,14 @@ from predictabase.core.failpoints import failpoint
 from predictabase.core.progress import progress_bar
 from predictabase.ingest.corpus_declarations import INPUT_KEY
 from predictabase.ingest.datasets import (
-    cloze_norms,
     corpora,
-    eye_tracking,
     gpt3_natural_stories,
     live,
-    meco,
     model_table,
-    natural_stories_spr_means,
+    natural_stories,
     pairwise,
     pimentel_meister,
     references,
-    self_paced_reading,
     top1_game,
     ucl_published,
     user_corpus,
@@ -58,53 +52,25 @@ from predictabase.ingest.datasets import (
     word_frequencies,
     word_probability_sums,
 )
-from predictabase.ingest.datasets._common import CorpusLoad, write_partitions
+from predictabase.ingest.datasets._common import CorpusLoad, Job, paths_only
 from predictabase.ingest.datasets.live import INPUT_KEY as LIVE_KEY
 from predictabase.ingest.raw import connect, now_utc, replace_tables_in
 from predictabase.ingest.sources.fetch import recording_inputs, verify_raw
 from predictabase.ingest.sources.references import INPUT_KEY as REFERENCES_KEY
 
 
-@dataclass(frozen=True)
-class Job:
-    name: str
-    prepare: Callable[[Paths, dict], object]
-    write: Callable[[duckdb.DuckDBPyConnection, object], object] | None = None
-    finish: Callable[[object], object] | None = None
-    after: tuple[str, ...] = field(default=())  # jobs that must come first when both run
-    #: what it writes: raw tables ("raw.documents"), and outside DuckDB what `finish` writes ("parquet:token_scores").
-    #: Declared here, checked against what `prepare` returns (`tables_of`), and read by refresh, the Dagster
-    #: assets and the docs: nothing else lists them.
-    writes: tuple[str, ...] = field(default=())
-
-
-#: what each corpus job writes (the LM game also its tokens; UCL's imported surprisals are a job of their own)
-CORPUS_WRITES = {name: ("raw.documents", "raw.words") for name in corpora.NAMES}
-CORPUS_WRITES["lm_game"] = ("raw.documents", "raw.game_doc_tokens", "raw.words")
-CORPUS_WRITES["ucl_imported_surprisal"] = ("raw.imported_word_surprisal",)
-CORPUS_WRITES.update({name: ("raw.documents", "raw.reading_times", "raw.words") for name in meco.corpora()})
-
-
-def _corpus_job(name: str) -> Job:
-    loader = corpora.LOADERS[name]
-    return Job(name, prepare=lambda paths, _prepared: loader(paths), write=write_partitions, writes=CORPUS_WRITES[name])
-
-
 def _ns_documents(prepared: dict) -> tuple[dict[str, str], str] | None:
-    load: CorpusLoad | None = prepared.get("natural_stories")
+    load: CorpusLoad | None = prepared.get(natural_stories.CORPUS)
     if load is None:
         return None
     docs = next(f for t, f, _ in load.tables if t == "raw.documents")
     return dict(zip(docs["doc_id"].to_list(), docs["text"].to_list())), docs["corpus_version"][0]
 
 
-def _paths_only(load: Callable[[Paths], object]) -> Callable[[Paths, dict], object]:
-    """A job's prepare from a loader that reads its sources only, not what the jobs before it prepared."""
-    return lambda paths, _prepared: load(paths)
-
-
+_CORPUS_JOBS = corpora.corpus_jobs()
 _ALL: list[Job] = [
-    *(_corpus_job(name) for name in corpora.NAMES),
+    # every shipped corpus's jobs, from its declaration and its adapter (ingest/datasets/corpora.py)
+    *_CORPUS_JOBS,
     # the user's corpora (`predictabase corpus add`, <warehouse>/corpora.toml): texts, words, reading times,
     # cloze and frequencies of each, and raw.corpora (every corpus, shipped and the user's)
     Job("declared_corpora", user_corpus.prepare, user_corpus.write, writes=("raw.corpora", *user_corpus.TABLES)),
@@ -112,78 +78,51 @@ _ALL: list[Job] = [
         "gpt3_natural_stories",
         prepare=lambda paths, prepared: gpt3_natural_stories.prepare_gpt3(paths, _ns_documents(prepared)),
         finish=gpt3_natural_stories.write_gpt3,
-        after=("natural_stories",),
+        after=(natural_stories.CORPUS,),
         writes=("parquet:token_scores",),
     ),
     Job(
         "pairwise",
-        _paths_only(pairwise.build_frames),
+        paths_only(pairwise.build_frames),
         replace_tables_in,
         writes=("raw.pairwise_answers", "raw.pairwise_questions", "raw.pairwise_samples", "raw.pairwise_skipped_files"),
     ),
     Job(
         "wild",
-        _paths_only(wild.build_frames),
+        paths_only(wild.build_frames),
         replace_tables_in,
         writes=("raw.wild_efforts", "raw.wild_respondents", "raw.wild_scores", "raw.wild_tasks", "raw.wild_texts"),
     ),
-    Job(
-        "natural_stories_spr_means",
-        _paths_only(natural_stories_spr_means.load),
-        replace_tables_in,
-        writes=("raw.natural_stories_spr_means",),
-    ),
     # the top-1 game (Shlegeris et al. 2024, sec. 3): raw rows only; the true tokens are joined in dbt (int_top1_guesses)
-    Job("lm_game_top1", _paths_only(top1_game.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
+    Job("lm_game_top1", paths_only(top1_game.load_guesses), replace_tables_in, writes=("raw.top1_guesses",)),
     Job(
         "lm_game_model_perfs",
-        _paths_only(top1_game.load_model_perfs),
+        paths_only(top1_game.load_model_perfs),
         replace_tables_in,
         writes=("raw.top1_reference_accuracies",),
     ),
     Job(
-        "lm_game_vocabulary", _paths_only(top1_game.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)
-    ),
-    # cloze norms: raw.cloze_norms holds Provo's and UCL's rows, each job replacing its corpus's only
-    Job("provo_cloze", cloze_norms.load_provo, write_partitions, after=("provo",), writes=("raw.cloze_norms",)),
-    Job("ucl_cloze", cloze_norms.load_ucl, write_partitions, after=("ucl",), writes=("raw.cloze_norms",)),
-    Job(
-        "ucl_cloze_distributions",
-        cloze_norms.load_distributions,
-        write_partitions,
-        after=("ucl",),
-        writes=("raw.cloze_responses",),
+        "lm_game_vocabulary", paths_only(top1_game.load_vocabulary), replace_tables_in, writes=("raw.game_vocabulary",)
     ),
     # UCL published per-word reading means (all_measures.csv); compared with the derived ones in dbt
     Job(
         "ucl_published_measures",
-        _paths_only(ucl_published.load),
+        paths_only(ucl_published.load),
         replace_tables_in,
         writes=("raw.ucl_published_word_measures",),
     ),
     # de Varda et al.'s every numeric per-word column and their published results (reproduced in dbt)
     Job(
         "ucl_published_predictors",
-        _paths_only(ucl_published.load_values),
+        paths_only(ucl_published.load_values),
         replace_tables_in,
         writes=("raw.ucl_published_word_values",),
     ),
     Job(
         "ucl_published_results",
-        _paths_only(ucl_published.load_results),
+        paths_only(ucl_published.load_results),
         replace_tables_in,
         writes=("raw.ucl_published_results",),
-    ),
-    # self-paced reading per reader: raw.reading_times (every corpus's), each job replacing its corpus's rows
-    Job(
-        "natural_stories_spr",
-        self_paced_reading.load_natural_stories,
-        self_paced_reading.write,
-        after=("natural_stories",),
-        writes=("raw.reading_times",),
-    ),
-    Job(
-        "ucl_spr", self_paced_reading.load_ucl, self_paced_reading.write, after=("ucl",), writes=("raw.reading_times",)
     ),
     # wordfreq + Google Books frequency of every corpus word (raw.word_frequencies: its frequency_source 'wordfreq'
     # rows; a user's own file is declared_corpora's, frequency_source 'user')
@@ -196,27 +135,6 @@ _ALL: list[Job] = [
     ),
     # eye tracking per reader: raw.eye_tracking_fixations holds Provo's and UCL's fixations, each job
     # replacing its corpus's rows; raw.eye_tracking_measures_upstream the UCL per-reader measures as published
-    Job(
-        "provo_eye_tracking",
-        eye_tracking.load_provo,
-        write_partitions,
-        after=("provo",),
-        writes=("raw.eye_tracking_fixations",),
-    ),
-    Job(
-        "ucl_fixations",
-        eye_tracking.load_ucl_fixations,
-        write_partitions,
-        after=("ucl",),
-        writes=("raw.eye_tracking_fixations",),
-    ),
-    Job(
-        "ucl_eye_tracking",
-        eye_tracking.load_ucl_measures,
-        write_partitions,
-        after=("ucl",),
-        writes=("raw.eye_tracking_measures_upstream",),
-    ),
     # Pimentel & Meister 2024: 11 models' word surprisals (WT and LW) next to their per-word reading
     # times on Natural Stories and Provo, joined one to one to our corpus words; their published delta LLs
     Job(
@@ -228,13 +146,6 @@ _ALL: list[Job] = [
     ),
     # Wilcox et al. 2023: their rows of MECO's 11 languages (four models' surprisal and entropy, their
     # frequencies and lengths, the eye-tracking means as they merged them) and their fitted link curves
-    Job(
-        "wilcox_xlang",
-        meco.load_wilcox,
-        replace_tables_in,
-        after=tuple(meco.corpora()),
-        writes=(f"raw.{meco.WORDS_TABLE}", f"raw.{meco.CURVES_TABLE}"),
-    ),
     # the models' names for people, families and sizes, from the scoring package's model table (no source file)
     Job("model_table", model_table.load, replace_tables_in, writes=("raw.model_table",)),
     # Oh & Schuler's (2024) word-probability-sums diagnostic: a bigram LM's every word, scored by the project's Scorer
@@ -263,6 +174,9 @@ _ALL: list[Job] = [
 ]
 JOBS: dict[str, Job] = {job.name: job for job in _ALL}
 NAMES = list(JOBS)
+#: the shipped corpora's jobs that load texts (and the surprisals UCL's file publishes beside them): `ingest_corpora`
+CORPUS_TABLES = ("raw.documents", "raw.words", "raw.game_doc_tokens", "raw.imported_word_surprisal")
+CORPUS_NAMES = [j.name for j in _CORPUS_JOBS if set(j.writes) & set(CORPUS_TABLES)]
 
 
 def ordered(names: list[str]) -> list[str]:
@@ -542,10 +456,10 @@ def run_ingest(paths: Paths, names: list[str] | None = None, show_progress: bool
 def ingest_corpora(paths: Paths, names: list[str] | None = None, show_progress: bool = True) -> dict[str, object]:
     """Ingest the named corpus jobs (None: every corpus job) like `run_ingest` (validate all, then one
     transaction). Returns name -> rows written."""
-    wanted = list(corpora.NAMES) if not names else list(dict.fromkeys(names))
-    unknown = [n for n in wanted if n not in corpora.LOADERS]
+    wanted = list(CORPUS_NAMES) if not names else list(dict.fromkeys(names))
+    unknown = [n for n in wanted if n not in CORPUS_NAMES]
     if unknown:
-        raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {corpora.NAMES}")
+        raise IngestError(None, f"unknown corpus name(s) {unknown}; choose from {CORPUS_NAMES}")
     return run_ingest(paths, wanted, show_progress)
 
 
