@@ -334,7 +334,7 @@ def test_pnc_equals_numpy_and_its_interval_covers_it(reg):
         reg,
         """
         select s.surprisal_nats, c.cloze_surprisal_nats from intermediate.int_reading_surprisal s
-        join marts.mart_cloze c using (corpus, doc_id, word_index)
+        join intermediate.int_cloze c using (corpus, doc_id, word_index)
         where s.corpus = 'provo' and s.run_id = 'pimentel-meister:gpt2' and s.definition = 'lw'
           and c.cloze_surprisal_nats is not null""",
     )

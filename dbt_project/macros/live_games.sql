@@ -115,7 +115,9 @@ from per_group
 {#- The top-1 game, per answer (Shlegeris et al. 2024, sec. 3): correct when the guess is the true token; and, on the same
     position, each model's most probable next token (its own tokenizer, where a model token starts exactly where
     the question does) and whether it reads as the true token. `answers`: player_id, corpus, doc_id, position,
-    guess; `questions`: mart_live_top1_questions; `candidates`: mart_live_top1_model_candidates. -#}
+    guess; `questions`: int_live_top1_questions (the game page: mart_live_top1_questions, the same rows);
+    `candidates`: int_live_top1_model_candidates (the game page: mart_live_top1_model_candidates, which publishes
+    it). -#}
 {% macro top1_answer_outcomes(answers, questions, candidates) -%}
 select
     a.*,
@@ -130,7 +132,8 @@ left join {{ candidates }} as c on c.corpus = a.corpus and c.doc_id = a.doc_id a
 {%- endmacro %}
 
 {#- The study's players a live player is compared with (Shlegeris et al. 2024, Fig. 1): those of `player_accuracy`
-    (mart_top1_player_accuracy) with >= 50 possible answers, not excluded, on all possible questions. -#}
+    (int_top1_player_accuracy; the game page: mart_top1_player_accuracy, which publishes it) with >= 50 possible
+    answers, not excluded, on all possible questions. -#}
 {% macro top1_study_players(player_accuracy) -%}
 select * from {{ player_accuracy }}
 where subset = 'all_possible' and has_min_50_answers and not is_excluded_player

@@ -30,7 +30,7 @@ measures as (
 ),
 
 cloze as (
-    select corpus, count(*) as n_cloze_words from {{ ref('mart_cloze') }} group by corpus
+    select corpus, count(*) as n_cloze_words from {{ ref('int_cloze') }} group by corpus
 ),
 
 frequencies as (

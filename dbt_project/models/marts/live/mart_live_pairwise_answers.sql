@@ -7,7 +7,7 @@
 (select * from {{ ref('stg_pairwise_answers') }} where source = 'live')
 {%- endset %}
 with terms as (
-    {{ pairwise_answer_terms(answers, ref('mart_pairwise_game_questions'), ref('mart_pairwise_game_samples'),
+    {{ pairwise_answer_terms(answers, ref('int_pairwise_game_questions'), ref('int_pairwise_game_samples'),
                              playable_deal='true') }}
 )
 

@@ -9,7 +9,7 @@
 --   none              every row
 {%- set tolerance_ms = 1e-6 %}
 with spr as (
-    select * from {{ ref('mart_self_paced_reading') }}
+    select * from {{ ref('int_self_paced_reading') }}
 ),
 
 exclusions as (  -- the corpora whose own cleaning has a comprehension criterion (ingest/corpora.toml)

@@ -7,7 +7,7 @@ with words as (
 ),
 
 spr as (
-    select * from {{ ref('mart_self_paced_reading') }}
+    select * from {{ ref('int_self_paced_reading') }}
 ),
 
 means as (

@@ -34,7 +34,7 @@ COLUMNS = [
 
 
 def model(dbt, session):
-    d = dbt.ref("mart_delta_loglik").df()
+    d = dbt.ref("int_delta_loglik_fits").df()
     d = d[d["status"] == "ok"]
     rows = []
     for keys, g in d.groupby(["corpus", "measure", "model_key", "run_id", "run_source", "method"], sort=True):

@@ -4,12 +4,12 @@
 -- norms, and the model's family and size (the model table, stg_model_table): the model-size pattern across the Pythia
 -- and GPT-2 families (Oh & Schuler 2023; Pimentel & Meister 2024).
 with fits as (
-    select * from {{ ref('mart_delta_loglik') }}
+    select * from {{ ref('int_delta_loglik_fits') }}
     where method = 'cv_means' and status = 'ok'
 ),
 
 pnc as (
-    select corpus, run_id, definition, pnc_pearson_r from {{ ref('mart_pnc') }}
+    select corpus, run_id, definition, pnc_pearson_r from {{ ref('int_pnc') }}
 )
 
 select
@@ -17,6 +17,7 @@ select
     f.definition, f.n_words,
     exp(f.sum_surprisal_nats / f.n_words) as word_perplexity,
     f.sum_surprisal_nats / f.n_words / ln(2) as mean_surprisal_bits,
+    -- cv_means only (above): its rows are words, so its nats per row are nats per word
     f.delta_loglik_nats_per_row as delta_loglik_nats_per_word,
     f.delta_loglik_ci_low_nats_per_row as delta_loglik_ci_low_nats_per_word,
     f.delta_loglik_ci_high_nats_per_row as delta_loglik_ci_high_nats_per_word,

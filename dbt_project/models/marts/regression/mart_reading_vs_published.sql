@@ -86,6 +86,7 @@ pm_pipeline as (
         d.corpus, d.measure,
         case when d.run_source = 'imported_words' then d.run_id else d.model_key end as predictor,
         d.definition, 'delta_loglik_nats_per_word' as statistic,
+        -- cv_means only (below): its rows are words, so its nats per row are nats per word
         d.delta_loglik_nats_per_row as ours, p.published,
         abs(d.delta_loglik_nats_per_row - p.published) as abs_difference,
         1.96 * sqrt(d.delta_loglik_se_nats_per_row ^ 2 + p.published_se ^ 2) as tolerance,

@@ -11,7 +11,7 @@
 with eff as (
     select domain, domain_order, {{ pivot_columns('max', 'component', 'median_s', {
         'devising': 'd_h_s', 'wrapping': 'w_h_s', 'unwrapping': 'u_h_s', 'validating': 'v_h_s', 'solving': 'g_h_s'}) }}
-    from {{ ref('mart_wild_effort') }}
+    from {{ ref('int_wild_effort') }}
     group by all
 ),
 

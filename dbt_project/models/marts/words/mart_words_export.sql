@@ -6,7 +6,8 @@
 --     user's frequency file where the corpus has one, else wordfreq);
 --   mean_rt_<measure>_ms: int_reading_word_means (the cv_means regressions' dependent variable), NULL where the
 --     corpus has no such measure or the word no reading time;
---   cloze_probability, cloze_surprisal_nats: mart_cloze (the raw share, and -ln of the smoothed probability).
+--   cloze_probability, cloze_surprisal_nats: int_cloze (= mart_cloze: the raw share, and -ln of the smoothed
+--     probability).
 -- The run's settings (model_revision, context_length, stride, dtype) come from int_runs (NULL for imported word
 -- surprisals, which have no run of ours); bos_policy only for scored runs (NULL for imports).
 with runs as (
@@ -18,8 +19,8 @@ settings as (
     select run_id, model_revision, context_length, stride, dtype, bos_policy, source from {{ ref('int_runs') }}
 ),
 
-corpora as (
-    select corpus, title from {{ ref('mart_corpora') }}
+corpora as (  -- the corpus's title as mart_corpora gives it: the declared title, else the corpus id (below)
+    select corpus, title from {{ ref('stg_corpora') }}
 ),
 
 predictors as (
@@ -38,7 +39,7 @@ reading as (
 ),
 
 cloze as (
-    select corpus, doc_id, word_index, cloze_probability, cloze_surprisal_nats from {{ ref('mart_cloze') }}
+    select corpus, doc_id, word_index, cloze_probability, cloze_surprisal_nats from {{ ref('int_cloze') }}
 ),
 
 final as (

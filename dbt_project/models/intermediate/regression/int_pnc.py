@@ -2,13 +2,13 @@
 surprisal and the surprisal of the same word in human cloze norms, per (corpus with cloze norms, run,
 definition): PNC = r(model surprisal, cloze surprisal) over the words (Hao et al. 2020, sec. 3.3.2: "the Pearson
 correlation between surprisal values computed by a language model and surprisal values measured from human
-subjects using a Cloze task"). Every corpus with cloze norms in mart_cloze, shipped or a user's (no corpus list:
-the join to mart_cloze selects them). Cloze surprisal = -ln of the cloze probability mart_cloze gives (UCL:
+subjects using a Cloze task"). Every corpus with cloze norms in int_cloze, shipped or a user's (no corpus list:
+the join to int_cloze selects them). Cloze surprisal = -ln of the cloze probability int_cloze gives (UCL:
 Laplace, as de Varda et al. publish it; Provo and user counts: (c + 1) / (N + 2); a user probability as given,
 p = 0 having no surprisal); model surprisal of the word itself (int_reading_surprisal, nats; the unit does not
 change r). Every word with both values enters. Interval: 95% percentile bootstrap over texts
 (B = var bootstrap_replicates resamples of the texts with replacement, fixed seed), computed from per-text
-sums, so a resampled text brings all its words."""
+sums, so a resampled text brings all its words. mart_pnc publishes it as is."""
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def in_list(column: str, values) -> str:
 
 def model(dbt, session):
     B = int(dbt.config.get("bootstrap_replicates") or 1000)
-    c = dbt.ref("mart_cloze").df()[["corpus", "doc_id", "word_index", "cloze_surprisal_nats"]]
+    c = dbt.ref("int_cloze").df()[["corpus", "doc_id", "word_index", "cloze_surprisal_nats"]]
     s = dbt.ref("int_reading_surprisal").filter(in_list("corpus", c["corpus"].unique())).df()
     d = s.merge(c, on=["corpus", "doc_id", "word_index"], how="inner")
     d = d[d["cloze_surprisal_nats"].notna() & d["surprisal_nats"].notna()]
