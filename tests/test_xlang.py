@@ -511,9 +511,14 @@ def test_languages_page_in_a_browser(languages_app, languages_page):
         "Slowdown in reading by surprisal (ms)",
     ):
         assert words in main, words
+    text = pg.page.locator("div[lang]")  # the first text shown is in a script other than Latin
+    assert text.count() == 1 and text.get_attribute("lang") in {"el", "he", "ko", "ru"}
+    letters = [ch for ch in text.inner_text() if ch.isalpha()]
+    assert sum(ch.isascii() for ch in letters) < 0.1 * len(letters), text.inner_text()[:80]
+    pg.screenshot("languages")
+    pg.open(url + PAGES["languages"] + "?text_language=meco_ko")
     text = pg.page.locator('div[lang="ko"]')
     assert text.count() == 1 and any("\uac00" <= ch <= "\ud7a3" for ch in text.inner_text())  # Hangul syllables
-    pg.screenshot("languages")
     # every branch a reader can take: the other comparison, measure and definition, a Hebrew text, each in the URL
     pg.open(
         url + PAGES["languages"] + "?measure=total_reading_time&definition=lw&entropy=entropy_replaces"

@@ -26,21 +26,25 @@ SHAPE = "mart_link_shape"
 CURVES = "mart_link_curves"
 WORDS = "mart_words_export"
 PANEL_PX = 160  # one link-curve panel's plot width
-#: ISO 639-1 -> the language's name in English
+#: ISO 639-1 -> the language's name in English and its script (ISO 15924)
 LANGUAGES = {
-    "nl": "Dutch",
-    "en": "English",
-    "fi": "Finnish",
-    "de": "German",
-    "el": "Greek",
-    "he": "Hebrew",
-    "it": "Italian",
-    "ko": "Korean",
-    "ru": "Russian",
-    "es": "Spanish",
-    "tr": "Turkish",
+    "nl": ("Dutch", "Latn"),
+    "en": ("English", "Latn"),
+    "fi": ("Finnish", "Latn"),
+    "de": ("German", "Latn"),
+    "el": ("Greek", "Grek"),
+    "he": ("Hebrew", "Hebr"),
+    "it": ("Italian", "Latn"),
+    "ko": ("Korean", "Kore"),
+    "ru": ("Russian", "Cyrl"),
+    "es": ("Spanish", "Latn"),
+    "tr": ("Turkish", "Latn"),
+    "ar": ("Arabic", "Arab"),
+    "fa": ("Persian", "Arab"),
+    "ur": ("Urdu", "Arab"),
+    "yi": ("Yiddish", "Hebr"),
 }
-RIGHT_TO_LEFT = {"he", "ar", "fa", "ur", "yi"}
+RIGHT_TO_LEFT = {"Hebr", "Arab"}  # the scripts written right to left
 MEASURES = {m: full for m, (full, _short) in MEASURE_LABELS.items()}  # declared order and names for people
 DEFINITIONS = {"wt": "whitespace-trailing (WT, Oh & Schuler 2024)", "lw": "leading-whitespace (LW, common practice)"}
 COMPARISONS = {"entropy_added": "entropy added to surprisal", "entropy_replaces": "entropy in place of surprisal"}
@@ -61,7 +65,11 @@ def x100(v) -> str:
 
 
 def language(code, title) -> str:
-    return LANGUAGES.get(code) or title or code
+    return LANGUAGES.get(code, (None,))[0] or title or code
+
+
+def _script(code) -> str | None:
+    return LANGUAGES.get(code, (None, None))[1]
 
 
 def models_in_order(frame: pd.DataFrame) -> list[str]:
@@ -398,12 +406,12 @@ corpus = url_state.selectbox(
     format_func=dict(zip(corpora["corpus"], corpora["language_name"])).get,
     key="lang_text_corpus",
     param="text_language",
-    default=next((c for c, lang in zip(corpora["corpus"], corpora["language"]) if lang == "ko"), None),
+    default=next((c for c, lang in zip(corpora["corpus"], corpora["language"]) if _script(lang) != "Latn"), None),
 )  # a script other than Latin first
 run = sel.loc[sel["corpus"] == corpus, "run_id"].sort_values().iloc[0]
 words = data.rows(
     WORDS,
-    ["doc_id", "word_index", "word", "mean_rt_gaze_duration_ms"],
+    ["doc_id", "word_index", "word", f"mean_rt_{measure}_ms"],
     where={"corpus": corpus, "run_id": run},
     order_by=["doc_id", "word_index"],
 )
@@ -412,17 +420,18 @@ if words is not None and not words.empty:
     doc = url_state.selectbox("Text", docs, key="lang_text_doc", param="text")
     w = words[words["doc_id"] == doc].sort_values("word_index")
     code = corpora.set_index("corpus").loc[corpus, "language"]
-    direction = "rtl" if code in RIGHT_TO_LEFT else "ltr"
+    direction = "rtl" if _script(code) in RIGHT_TO_LEFT else "ltr"
     # aligned where its script starts (Streamlit's markdown aligns left); a Korean word never split across lines
     st.markdown(
         f'<div lang="{html.escape(str(code))}" dir="{direction}" style="font-size:1.1rem;line-height:1.7;'
         'word-break:keep-all;text-align:start">' + html.escape(" ".join(w["word"])) + "</div>",
         unsafe_allow_html=True,
     )
-    read = w["mean_rt_gaze_duration_ms"].notna()
+    read = w[f"mean_rt_{measure}_ms"].notna()
     st.caption(
         f"Text {doc} of {len(docs)} of {labels.corpus_name(corpus)}: {len(w)} words as printed, "
-        f"{int(read.sum())} of them with a mean gaze duration ({w.loc[read, 'mean_rt_gaze_duration_ms'].mean():.0f} ms "
+        f"{int(read.sum())} of them with a mean {MEASURES[measure]} "
+        f"({w.loc[read, f'mean_rt_{measure}_ms'].mean():.0f} ms "
         "on average over MECO's readers); a word nobody fixated has no time, never 0 ms."
     )
 
