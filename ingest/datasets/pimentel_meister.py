@@ -104,8 +104,19 @@ LLH_SCHEMA = {
     "fold": pl.Int32,
     "delta_loglik_nats_per_word": pl.Float64,
     "diff_full_surprisal_nats_per_word": pl.Float64,
+    "upstream_dataset": pl.String,  # their dataset, from the file name: natural_stories, provo or brown
+    "upstream_table": pl.String,  # the file, from delta_llh/ on (llh-DATASET-MODEL.tsv)
+    "upstream_measure": pl.String,  # what their dataset's times measure, in their words
+    "measure": pl.String,  # our reading measure of their dataset (DATASET_MEASURES)
     "source_path": pl.String,
     "source_sha256": pl.String,
+}
+#: their dataset -> (what its reading times measure, our measure of it): their Natural Stories and Brown times are
+#: self-paced reading; Provo's are the first-pass dwell time, which our gaze duration is (SOURCES.md)
+DATASET_MEASURES = {
+    "natural_stories": ("spr", "spr"),
+    "provo": ("first-pass dwell time", "gaze_duration"),
+    "brown": ("spr", "spr"),
 }
 #: their predictor names: the word's (or a previous word's) surprisal; `_buggy` = leading-whitespace (LW), else
 #: whitespace-trailing (WT). predictor_type 1 = the word's and the 3 previous words' surprisal (the main result);
@@ -222,6 +233,8 @@ def load_delta_llh(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.
     brown = brown_corpus(paths)
     for src in readers.sources(DELTA_LLH, paths):
         corpus, upstream = file_parts(src.path)
+        dataset = corpus
+        their_measure, measure = DATASET_MEASURES[dataset]
         if corpus == "brown" and brown:
             corpus = brown  # their Brown is this warehouse's user corpus `brown`
         seen = set()
@@ -249,6 +262,10 @@ def load_delta_llh(paths: Paths, _prepared: dict | None = None) -> dict[str, pl.
                 "diff_full_surprisal_nats_per_word": _number(
                     r.get("diff_full_surprisal", ""), src.path, f"line {k} diff_full_surprisal"
                 ),
+                "upstream_dataset": dataset,
+                "upstream_table": "delta_llh/" + src.path.rsplit("/", 1)[-1],
+                "upstream_measure": their_measure,
+                "measure": measure,
                 "source_path": src.path,
                 "source_sha256": src.sha256,
             }

@@ -302,7 +302,9 @@ def build_eye_tracking(src: Source, words: pl.DataFrame) -> CorpusLoad:
     df = eye_tracking.whole_numbers(df, "fix_dur", name, 1)
     bad = df.filter(pl.col("item").n_unique().over("sub", "seq") > 1)
     if bad.height:
-        raise IngestError(name, f"a trial (sub, seq) shows two texts: row(s) {eye_tracking.listed(bad['_row'].to_list())}")
+        raise IngestError(
+            name, f"a trial (sub, seq) shows two texts: row(s) {eye_tracking.listed(bad['_row'].to_list())}"
+        )
     bad = df.filter(pl.col("fix_num") != pl.int_range(1, pl.len() + 1).over("sub", "seq"))
     if bad.height:
         raise IngestError(

@@ -643,7 +643,9 @@ def build_eye_tracking(src: Source, docs: pl.DataFrame, words: pl.DataFrame) -> 
         )
     dup = df.filter(pl.len().over("subj", "sent_id", "word_n") > 1)
     if dup.height:
-        raise IngestError(name, f"(subj, sent_id, word_n) repeated: row(s) {eye_tracking.listed(dup['_row'].to_list())}")
+        raise IngestError(
+            name, f"(subj, sent_id, word_n) repeated: row(s) {eye_tracking.listed(dup['_row'].to_list())}"
+        )
     j = _join_sentences(df, docs, words, name)
     skipped = pl.col("RTfirstfix") == 0
     out = j.select(

@@ -19,19 +19,15 @@
 --       folds (lenient: both use the same words, so the difference varies less than two independent estimates).
 --   de Varda et al. 2023 (results_linear.csv, df_corr.csv, results_crossval.csv): int_devarda_reproduction.
 with pm_files as (
-    select
-        *,
-        coalesce(nullif(regexp_extract(source_path, 'delta_llh/[^/]+$'), ''),
-                 'delta_llh/llh-' || corpus || '-' || upstream_model || '.tsv') as published_table
+    -- their file, their dataset and its measures as the adapter read them (ingest/datasets/pimentel_meister.py)
+    select *, upstream_table as published_table, upstream_dataset as pm_dataset
     from {{ ref('stg_pimentel_meister_delta_llh') }}
     where predictor_type = 1 and predictor like '% + %'  -- the main result (three files repeat it unspaced)
 ),
 
 pm_published as (
     select
-        corpus, model_key, definition, published_table,
-        -- their dataset, from the file name (llh-DATASET-MODEL.tsv): the corpus may carry a user's name
-        regexp_extract(published_table, 'llh-(natural_stories|provo|brown)-', 1) as pm_dataset,
+        corpus, model_key, definition, published_table, pm_dataset, upstream_measure,
         avg(delta_loglik_nats_per_word) as published,
         stddev_samp(delta_loglik_nats_per_word) / sqrt(count(*)) as published_se,
         count(*) as published_folds_n,
@@ -42,7 +38,7 @@ pm_published as (
 
 pm_compared as (
     select
-        r.*, p.published, p.published_table, p.pm_dataset,
+        r.*, p.published, p.published_table, p.pm_dataset, p.upstream_measure,
         (select max(abs(f.o - f.q))
          from (select unnest(r.fold_delta_nats_per_word) as o, unnest(p.published_folds) as q) as f)
             as fold_max_abs_difference
@@ -53,9 +49,7 @@ pm_compared as (
 pm_replicated as (
     select
         'Pimentel & Meister 2024' as study, published_table,
-        -- their Natural Stories and Brown times are self-paced reading, Provo's first-pass dwell time (SOURCES.md)
-        corpus, case when pm_dataset = 'provo' then 'first-pass dwell time (their per-word means)'
-                     else 'spr (their per-word means)' end as measure,
+        corpus, upstream_measure || ' (their per-word means)' as measure,
         model_key as predictor, definition, 'delta_loglik_nats_per_word' as statistic,
         delta_loglik_nats_per_word as ours, published,
         abs(delta_loglik_nats_per_word - published) as abs_difference,
@@ -71,12 +65,12 @@ pm_replicated as (
 ),
 
 pm_linked as (
-    -- the corpora a user linked to one of their datasets, and our measure of that dataset
-    select
-        corpus, split_part(published, ':', 2) as pm_dataset,
-        case split_part(published, ':', 2) when 'provo' then 'gaze_duration' else 'spr' end as measure
-    from {{ ref('stg_corpora') }}
-    where published like 'pimentel_meister:%'
+    -- the corpora a user linked to one of their datasets, and our measure of that dataset (the adapter's)
+    select c.corpus, m.pm_dataset, m.measure
+    from {{ ref('stg_corpora') }} as c
+    inner join (select distinct pm_dataset, measure from pm_files) as m
+        on m.pm_dataset = split_part(c.published, ':', 2)
+    where c.published like 'pimentel_meister:%'
 ),
 
 pm_pipeline as (
