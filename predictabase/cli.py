@@ -663,6 +663,41 @@ def cloze(
 
 
 @command()
+@recorded("entropy")
+def entropy(
+    model: ModelOpt = DEFAULT_MODEL,
+    corpus: Annotated[
+        list[str], typer.Option("--corpus", "-c", help="corpus with reading times (repeatable; 'all' for every one)")
+    ] = ["all"],  # noqa: B006 - Typer reads the default; it is never mutated
+    samples: Annotated[int, typer.Option(help="whole words sampled per word position, 2..4096")] = 16,
+    alpha: Annotated[float, typer.Option(help="Rényi's order, > 0 and <= 10, not 1 (Pimentel et al. 2023: 0.5)")] = 0.5,
+    max_tokens: Annotated[int, typer.Option(help="a sampled word is cut at this many tokens, 1..64")] = 8,
+    seed: Annotated[int, typer.Option(help="the run's seed, 0..2^63-1 (each word's generator is derived from it)")] = 0,
+    limit: Annotated[int | None, typer.Option(help="only the first N >= 1 texts of each corpus (quick runs)")] = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = None,
+    warehouse: WarehouseOpt = None,
+    wait: WaitOpt = 0.0,
+) -> None:
+    """Each word's contextual entropy by Monte Carlo over whole words (Clark, Oh & Schuler 2025), its Rényi entropy
+    (Pimentel et al. 2023) and the first-token entropy, with standard errors, on the corpora with reading times."""
+    from predictabase.ingest.scoring.anticipation import CORPORA, EntropySettings, run_entropy
+
+    with writing("entropy", warehouse, wait) as p:
+        check_device_dtype(device, dtype)
+        wanted = list(CORPORA) if corpus == ["all"] else list(dict.fromkeys(corpus))
+        settings = EntropySettings(samples=samples, alpha=alpha, max_tokens=max_tokens, seed=seed, limit=limit)
+        settings.check()
+        done = run_entropy(p, model, wanted, settings, device=device, dtype=dtype)
+    _set_rows(sum(r["n_words"] for r in done), sum(r["n_words"] for r in done))
+    for r in done:
+        console.print(
+            f"{r['model_key']} / entropy / {r['corpus']}: {r['n_words']} words, N = {r['samples']} "
+            f"(run {r['run_id']}{', already complete' if r.get('skipped') else ''})"
+        )
+
+
+@command()
 @recorded("build")
 def build(
     select: Annotated[str | None, typer.Option(help="dbt selection (default: everything)")] = None,
@@ -962,6 +997,10 @@ def run_all(
             model=model, max_expansions=64, candidates=1, limit=None, device=None, dtype=None, **where
         ),
         "cloze": lambda: cloze(model=model, limit=None, device=None, dtype=None, **where),
+        # minutes per thousand words on a CPU: a refresh runs it for the models that ask (models.toml `entropy`)
+        "entropy": lambda: console.print(
+            "entropy: not in the main job (`predictabase entropy`, or `entropy = true` in models.toml for `refresh`)"
+        ),
         "build": lambda: build(
             select=None, allow_shrink=False, lmer=False, gam=shutil.which("Rscript") is not None, docs=True, **where
         ),

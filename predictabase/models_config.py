@@ -13,7 +13,10 @@ from predictabase.ingest import corpus_table
 
 CORPORA = corpus_table.SCORED
 DTYPES = ("float32", "bfloat16", "float16")
-KEYS = {"name", "corpora", "top1", "cloze", "context_length", "stride", "top_k", "dtype", "device"}
+KEYS = {
+    "name", "corpora", "top1", "cloze", "entropy", "entropy_samples", "entropy_alpha", "context_length", "stride",
+    "top_k", "dtype", "device",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,9 @@ class ModelEntry:
     corpora: tuple[str, ...] = CORPORA
     top1: bool = False
     cloze: bool = False
+    entropy: bool = False  # the Monte-Carlo word entropies on the corpora with reading times (`predictabase entropy`)
+    entropy_samples: int = 16  # whole words sampled per word position
+    entropy_alpha: float = 0.5  # the Rényi entropy's order
     context_length: int | None = None
     stride: int | None = None
     top_k: int = 10
@@ -54,9 +60,15 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
         corpora = e.get("corpora", list(CORPORA))
         if not isinstance(corpora, list) or not all(c in CORPORA for c in corpora):
             raise OptionError(at, f"`corpora` must be a list drawn from {', '.join(CORPORA)}")
-        for key in ("top1", "cloze"):
+        for key in ("top1", "cloze", "entropy"):
             if not isinstance(e.get(key, False), bool):
                 raise OptionError(at, f"`{key}` must be true or false")
+        samples = e.get("entropy_samples", 16)
+        if not isinstance(samples, int) or isinstance(samples, bool) or not 2 <= samples <= 4096:
+            raise OptionError(at, "`entropy_samples` must be an integer from 2 to 4096")
+        alpha = e.get("entropy_alpha", 0.5)
+        if not isinstance(alpha, int | float) or isinstance(alpha, bool) or not 0 < alpha <= 10 or alpha == 1:
+            raise OptionError(at, "`entropy_alpha` must be a number > 0 and <= 10, not 1 (Rényi's order)")
         for key, low in (("context_length", 2), ("stride", 1), ("top_k", 0)):
             v = e.get(key)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < low):
@@ -69,6 +81,9 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
                 corpora=tuple(dict.fromkeys(corpora)),
                 top1=e.get("top1", False),
                 cloze=e.get("cloze", False),
+                entropy=e.get("entropy", False),
+                entropy_samples=samples,
+                entropy_alpha=float(alpha),
                 context_length=e.get("context_length"),
                 stride=e.get("stride"),
                 top_k=e.get("top_k", 10),

@@ -57,9 +57,12 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     marts_on_disk = {p.stem for p in MARTS_DIR.rglob("mart_*") if p.suffix in (".sql", ".py")}
     assert len(marts_on_disk) >= 29 and marts_on_disk <= dbt_models  # every mart file is a dbt model ...
     assert dbt_models <= keys  # ... and every dbt model and seed an asset
-    assert {"fetch", "token_scores", "top1_predictions", "cloze_model_scores", "marts_snapshot"} <= keys
+    from predictabase.ingest.scoring.steps import STEPS
+
+    steps = {"token_scores", "top1_predictions", "cloze_model_scores", "word_entropy"}
+    assert {s.asset for s in STEPS.values()} == steps and {"fetch", *steps, "marts_snapshot"} <= keys
     assert {f"ingest/{job}" for job in JOBS} <= keys
-    assert len(keys) == len(dbt_models) + len(JOBS) + 5  # nothing else: no dangling source assets
+    assert len(keys) == len(dbt_models) + len(JOBS) + len(steps) + 2  # nothing else: no dangling source assets
 
     # lineage: every dbt source is replaced by the assets that write it
     for src in manifest["sources"].values():
@@ -99,6 +102,10 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     assert orch.defs.get_assets_def("cloze_model_scores").partitions_def.get_partition_keys() == [
         m.name for m in models if m.cloze
     ]
+    assert orch.defs.get_assets_def("word_entropy").partitions_def.get_partition_keys() == [
+        m.name for m in models if m.entropy
+    ]
+    assert parents("stg_word_entropy") == {"word_entropy", "stg_word_entropy_runs"}
 
     schedule = orch.defs.get_schedule_def("daily_refresh")
     assert schedule.cron_schedule == "17 3 * * *" and schedule.job_name == "refresh_job"

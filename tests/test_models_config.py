@@ -24,6 +24,11 @@ def test_the_repository_file_keeps_the_default_model_scored_everywhere():
         ('[[model]]\nname = "a"\ncontext_length = 1\n', "`context_length` must be an integer >= 2"),
         ('[[model]]\nname = "a"\ndtype = "fp8"\n', "`dtype` must be one of float32, bfloat16, float16"),
         ('[[model]]\nname = "a"\ntop1 = "yes"\n', "`top1` must be true or false"),
+        ('[[model]]\nname = "a"\nentropy = 1\n', "`entropy` must be true or false"),
+        ('[[model]]\nname = "a"\nentropy_samples = 1\n', "`entropy_samples` must be an integer from 2 to 4096"),
+        ('[[model]]\nname = "a"\nentropy_samples = 5000\n', "`entropy_samples` must be an integer from 2 to 4096"),
+        ('[[model]]\nname = "a"\nentropy_alpha = 1\n', "`entropy_alpha` must be a number > 0 and <= 10, not 1"),
+        ('[[model]]\nname = "a"\nentropy_alpha = 0\n', "`entropy_alpha` must be a number > 0 and <= 10, not 1"),
         ('[[model]]\nname = "a"\nlayers = 3\n', "unknown key(s) layers"),
         ('[[model]]\ncorpora = ["ucl"]\n', "`name` (a model alias, hub name or path) is required"),
         ('[[model]]\nname = "a"\n[[model]]\nname = "a"\n', "model(s) listed twice: a"),
@@ -44,10 +49,13 @@ def test_entries_keep_their_settings_and_order(tmp_path):
     f.write_text(
         '[[model]]\nname = "gemma3-270m"\ncorpora = ["ucl", "provo", "ucl"]\ntop_k = 0\n'
         '[[model]]\nname = "/models/x"\ncontext_length = 512\nstride = 256\ndtype = "bfloat16"\n'
+        "entropy = true\nentropy_samples = 64\nentropy_alpha = 2\n"
     )
     a, b = load_models_config(f)
     assert (a.name, a.corpora, a.top_k, a.top1, a.cloze) == ("gemma3-270m", ("ucl", "provo"), 0, False, False)
+    assert (a.entropy, a.entropy_samples, a.entropy_alpha) == (False, 16, 0.5)
     assert (b.corpora, b.context_length, b.stride, b.dtype) == (CORPORA, 512, 256, "bfloat16")
+    assert (b.entropy, b.entropy_samples, b.entropy_alpha) == (True, 64, 2.0)
 
 
 def test_the_cli_prints_the_entry_brackets_as_written(tmp_path):

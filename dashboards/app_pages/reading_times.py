@@ -23,6 +23,18 @@ PPL = "mart_perplexity_vs_delta_loglik"
 WTLW = "mart_delta_loglik_wt_vs_lw"
 SHAPE = "mart_surprisal_effect_shape"
 PUBLISHED = "mart_reading_vs_published"
+ANTICIPATION = "mart_anticipation_delta_loglik"
+#: the anticipation comparisons in words, in the order the chart lists them
+ANTICIPATION_COMPARISONS = {
+    "surprisal": "surprisal, over the baseline",
+    "first_token_added": "first-token entropy added to surprisal",
+    "mc_added": "word entropy (Monte Carlo) added to surprisal",
+    "renyi_added": "Rényi entropy added to surprisal",
+    "mc_vs_first_token": "word entropy instead of first-token entropy, both with surprisal",
+    "first_token_replaces": "first-token entropy in place of surprisal",
+    "mc_replaces": "word entropy in place of surprisal",
+    "renyi_replaces": "Rényi entropy in place of surprisal",
+}
 MEASURES = {m: full for m, (full, _short) in MEASURE_LABELS.items()}  # declared order and names for people
 METHODS = {
     "cv_means": "cross-validated, per-word means (default)",
@@ -402,6 +414,75 @@ if shape is not None and not shape.empty:
     st.caption(
         "Each point: the words whose surprisal falls in a 1-bit bin, their mean reading time; band = 95% "
         "interval over words. A straight rising line is the linear link surprisal theory predicts."
+    )
+
+# ------------------------------------------------------------------ anticipation (Pimentel et al. 2023)
+st.subheader("Anticipation: does the next word's entropy help?")
+ant = data.rows(ANTICIPATION, where={"corpus": corpus, "measure": measure})
+if ant is None or ant.empty:
+    st.info(
+        f"No word entropies for {labels.corpus_name(corpus)} yet: estimate them with `predictabase entropy -c {corpus}` "
+        "(or `entropy = true` for a model in models.toml, then `predictabase refresh`), then `predictabase build`."
+    )
+else:
+    names = ok.drop_duplicates("model_key").set_index("model_key")["model_name"]
+    ant = ant[ant["comparison"].isin(list(ANTICIPATION_COMPARISONS))].assign(
+        model=lambda f: f["model_key"].map(names).fillna(f["model_key"]),
+        comparison_label=lambda f: f["comparison"].map(ANTICIPATION_COMPARISONS),
+        dll=lambda f: 100 * f["delta_loglik_nats_per_word"],
+        lo=lambda f: 100 * f["delta_loglik_ci_low_nats_per_word"],
+        hi=lambda f: 100 * f["delta_loglik_ci_high_nats_per_word"],
+    )
+    head = ant[ant["comparison"] == "mc_vs_first_token"].sort_values("model").iloc[0]
+    verdict = "more than" if head["lo"] > 0 else "less than" if head["hi"] < 0 else "no more, within its interval, than"
+    st.markdown(
+        f"For {head['model']}, a word's own entropy (Monte Carlo over whole words, {int(head['n_samples'])} samples "
+        f"a word) says {verdict} its first-token stand-in about {MEASURES.get(measure, measure)}: "
+        f"{head['dll']:+.2f} × 10⁻² nats per word [{head['lo']:.2f}, {head['hi']:.2f}] over {int(head['n_words']):,} "
+        f"words. The word's entropy averages {head['mean_mc_entropy_nats']:.2f} nats against "
+        f"{head['mean_first_token_entropy_nats']:.2f} for the first token."
+    )
+    enc = alt.Chart().encode(
+        y=alt.Y(
+            "comparison_label:N",
+            title=None,
+            sort=list(ANTICIPATION_COMPARISONS.values()),
+            axis=alt.Axis(labelLimit=400),
+        ),
+        color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", direction="vertical")),
+        tooltip=[
+            alt.Tooltip("model:N", title="model"),
+            alt.Tooltip("comparison_label:N", title="comparison"),
+            alt.Tooltip("dll:Q", title="ΔLL, 10⁻² nats per word", format=".3f"),
+            alt.Tooltip("p_value:Q", title="sign-flip p", format=".3f"),
+        ],
+    )
+    zero = (
+        alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no gain"]}))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(
+            x="x:Q",
+            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+        )
+    )
+    chart = alt.layer(
+        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL (10⁻² nats per word)"), x2="hi:Q"),
+        enc.mark_point(filled=True, size=70).encode(x="dll:Q"),
+        zero,
+        data=ant[["model", "comparison_label", "dll", "lo", "hi", "p_value"]],
+    )
+    charts.show(
+        chart.properties(height=max(200, 26 * len(ANTICIPATION_COMPARISONS))),
+        "What entropy adds to surprisal, or does in its place (10⁻² nats per word)",
+        "For each comparison, the held-out log-likelihood gain of the regression of per-word mean reading times, "
+        "with a 95% interval over words; right of the dashed zero line the first design fits better.",
+        subtitle="per-word means; 10 folds of words; intervals over words",
+    )
+    st.caption(
+        "First-token entropy: the next-token entropy where the word starts, the usual stand-in. Word entropy: the "
+        "word's own entropy, estimated from whole words sampled up to the next word boundary (Clark, Oh & Schuler "
+        "2025). Rényi entropy: its generalisation of order α (Pimentel et al. 2023, *On the effect of anticipation "
+        "on reading times*). Each adds the word's and its three previous words' values."
     )
 
 # ------------------------------------------------------------------ ours vs published

@@ -74,6 +74,12 @@ select 1 as parsing
 {{ env_var('PREDICTABASE_CLOZE_SCORES', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../cloze_model_scores') | replace("'", "''") | trim | replace('\\', '/') }}
 {%- endmacro %}
 
+{#- the Monte-Carlo word-entropy directory (env PREDICTABASE_WORD_ENTROPY, the warehouse's Paths.word_entropy;
+    default: next to the token scores) -#}
+{% macro word_entropy_dir() -%}
+{{ env_var('PREDICTABASE_WORD_ENTROPY', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../word_entropy') | replace("'", "''") | trim | replace('\\', '/') }}
+{%- endmacro %}
+
 {#- number of files matching a glob (0 at parse time) -#}
 {% macro count_files(pattern) -%}
 {%- if execute -%}

@@ -1,8 +1,9 @@
 """The model steps, declared once: each step is one object that owns what it reads from the warehouse, where it
 writes its runs, its Dagster asset, which models it runs for, its code version and how it runs.
 
-`score` (token log-probabilities per corpus), `top1` (the top-1 game's most probable next word) and `cloze`
-(the probability of every cloze response). `refresh` (its plan keys and task runner), the Dagster assets (keys,
+`score` (token log-probabilities per corpus), `top1` (the top-1 game's most probable next word), `cloze`
+(the probability of every cloze response) and `entropy` (each word's entropy by Monte Carlo over whole words, on the
+corpora with reading times). `refresh` (its plan keys and task runner), the Dagster assets (keys,
 upstream ingest jobs, partitions) and the dbt sources' writers iterate these objects (the CLI's `all` runs each
 step's own command, in the pipeline's order); a
 fourth step is one more entry here plus its scorer module's `code_version()` and `run_step()`. Light on purpose:
@@ -106,6 +107,17 @@ STEPS: dict[str, ModelStep] = {
             "The model's probability of every human cloze response",
             "cloze",
             "predictabase.ingest.scoring.cloze_responses",
+        ),
+        ModelStep(
+            "entropy",
+            ("raw.documents", "raw.words"),
+            "word_entropy",
+            "*/*/*/_run.json",
+            tuple(k for k, c in corpus_table.CORPORA.items() if c.texts and c.reading),
+            "word_entropy",
+            "Each word's entropy by Monte Carlo over whole words, with its Rényi entropy and the first-token entropy",
+            "entropy",
+            "predictabase.ingest.scoring.anticipation",
         ),
     )
 }

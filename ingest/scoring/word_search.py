@@ -51,7 +51,7 @@ from predictabase.ingest.scoring.word_boundaries import log_boundary_mass
 
 
 @contextmanager
-def _quiet_cache_argument() -> Iterator[None]:
+def quiet_cache_argument() -> Iterator[None]:
     """`past_key_values=` (the KV-cache argument every transformers release of the supported range takes) without
     the newest releases' FutureWarning that it is being renamed `cache`, which users would otherwise see."""
     with warnings.catch_warnings():
@@ -401,7 +401,7 @@ class WordPredictor:
         qs = [(g, q) for g, seg in enumerate(segments) for q in seg.questions]
         keep = torch.tensor([offsets[g] + q.token_index for g, q in qs], dtype=torch.long)
         cache = DynamicCache()
-        with torch.inference_mode(), _quiet_cache_argument(), _segments(self.model, _row_groups(allowed, sg)):
+        with torch.inference_mode(), quiet_cache_argument(), _segments(self.model, _row_groups(allowed, sg)):
             out = self.model(
                 input_ids=torch.tensor([tokens], device=self.device),
                 position_ids=torch.from_numpy(pos)[None].to(self.device),
@@ -507,7 +507,7 @@ class WordPredictor:
         k_pos = np.concatenate([np.asarray(kv_pos, dtype=np.int64), new_pos])
         mask = self._masks(new_pos, allowed, k_pos)
         segment = np.fromiter((states[si].ctx_off for si, _ in batch), dtype=np.int64, count=m)
-        with torch.inference_mode(), _quiet_cache_argument(), _segments(self.model, _row_groups(allowed, segment)):
+        with torch.inference_mode(), quiet_cache_argument(), _segments(self.model, _row_groups(allowed, segment)):
             out = self.model(
                 input_ids=torch.from_numpy(tokens)[None].to(self.device),
                 position_ids=torch.from_numpy(new_pos)[None].to(self.device),

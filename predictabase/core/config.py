@@ -57,6 +57,10 @@ class Paths:
         return self.parquet / "cloze_model_scores"
 
     @property
+    def word_entropy(self) -> Path:  # Monte-Carlo word entropies (predictabase.ingest.scoring.anticipation)
+        return self.parquet / "word_entropy"
+
+    @property
     def runs_log(self) -> Path:  # one JSON line per command start and end (predictabase.runs)
         return self.warehouse / "runs.jsonl"
 

@@ -69,6 +69,9 @@ def plan_key(entry: ModelEntry, step: str, corpus: str | None, data: dict, code:
     if step == "score":
         settings.update(context_length=entry.context_length, stride=entry.stride, top_k=entry.top_k)
         data_version = (data.get("score") or {}).get(corpus)
+    elif step == "entropy":
+        settings.update(samples=entry.entropy_samples, alpha=entry.entropy_alpha)
+        data_version = data.get(step)
     else:
         data_version = data.get(step)
     return digest(

@@ -67,6 +67,7 @@ def dbt_env(paths: Paths) -> dict[str, str]:
     return {"PREDICTABASE_DUCKDB": str(paths.duckdb), "PREDICTABASE_TOKEN_SCORES": str(paths.token_scores),
             "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
             "PREDICTABASE_CLOZE_SCORES": str(paths.cloze_model_scores),
+            "PREDICTABASE_WORD_ENTROPY": str(paths.word_entropy),
             "PREDICTABASE_DECLARATIONS": json.dumps(declarations(), sort_keys=True)}
 
 
