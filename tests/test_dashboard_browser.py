@@ -654,6 +654,11 @@ def test_reading_times_view_in_the_url(views_app, views_page):
     _wait_query(pg, {"definition": ["lw"]})  # Natural Stories, the first corpus, is the default
     assert _selected(pg)["Reading measure"] == "self-paced reading time"
     pg.assert_no_exception()
+    # its anticipation section: the word's entropy against its first-token stand-in, in words, and its chart
+    main = pg.page.inner_text('[data-testid="stMain"]')
+    assert "a word's own entropy (Monte Carlo over whole words, 16 samples a word) says no more, within its " in main
+    assert "+0.14 × 10⁻² nats per word [-0.12, 0.40] over 9,245 words" in main, main[-1500:]
+    assert "What entropy adds to surprisal, or does in its place (10⁻² nats per word)" in _chart_titles(pg, 2)
 
     pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=ucl&measure=spr&regression=lmer")  # none of them here
     pg.assert_no_exception()
