@@ -99,6 +99,19 @@ def test_every_word_of_a_text_gets_its_entropies_and_a_stopped_run_resumes_to_th
     again = an.entropy_corpus(meco_en, lm, profile, "meco_en", SETTINGS)
     assert again["texts_resumed"] == 1 and _parts(directory) == before
     assert json.loads((directory / an.RUN_FILE).read_text())["run_id"] == run["run_id"]
+    # what dbt reads of the parts and the run records is what the step writes, with types that fit
+    from tests.test_token_store import arrow_fits, dbt_columns
+
+    parts = [cols for where, cols in dbt_columns("part-*.parquet").items() if "word_entropy" in where]
+    runs = [cols for where, cols in dbt_columns("_run.json").items() if "word_entropy" in where]
+    schema = pq.read_schema(next(directory.glob("part-*.parquet")))
+    record = json.loads((directory / an.RUN_FILE).read_text())
+    assert parts and runs
+    for cols in parts:
+        assert set(cols) - {"filename"} == set(schema.names)
+        assert all(arrow_fits(schema.field(c).type, duck) for c, duck in cols.items() if c != "filename")
+    for cols in runs:
+        assert set(cols) - {"filename"} <= set(record), set(cols) - set(record)
 
 
 def test_another_seed_is_another_run_with_other_samples(meco_en, tiny):
@@ -109,3 +122,20 @@ def test_another_seed_is_another_run_with_other_samples(meco_en, tiny):
     a, b = (pq.read_table(an.run_dir(meco_en, lm.model_key, "meco_en", r["run_id"])).to_pandas() for r in (one, two))
     assert not np.array_equal(a["entropy_nats"], b["entropy_nats"], equal_nan=True)
     np.testing.assert_allclose(a["first_token_entropy_nats"], b["first_token_entropy_nats"])  # exact: no sampling
+
+
+def test_a_model_with_sliding_window_layers_is_refused_in_one_line():
+    """Its cache drops the oldest keys as the samples' tokens are appended: refused, not estimated wrongly."""
+    from types import SimpleNamespace
+
+    from transformers import Gemma3TextConfig, LlamaConfig, Qwen2Config
+
+    from predictabase.core.errors import ScoringError
+
+    def lm(config, positions=32768):
+        return SimpleNamespace(model=SimpleNamespace(config=config), model_key="m", max_positions=positions)
+
+    with pytest.raises(ScoringError, match="sliding-window attention"):
+        an.window_length(lm(Gemma3TextConfig()), an.EntropySettings())
+    assert an.window_length(lm(LlamaConfig(), 8192), an.EntropySettings()) == an.MAX_CONTEXT - 8
+    assert an.window_length(lm(Qwen2Config(), 128), an.EntropySettings(max_tokens=4)) == 124  # its layers are full

@@ -141,7 +141,12 @@ def test_every_staging_model_of_a_run_record_maps_model_id_and_tokenizer() -> No
     so no run of an older scorer brings its machine's paths into the marts."""
     staging = sorted((DBT_PROJECT_DIR / "models" / "staging").rglob("*.sql"))
     readers = [p for p in staging if "['model_id', 'varchar']" in p.read_text()]
-    assert {p.stem for p in readers} == {"stg_runs", "stg_top1_word_runs", "stg_cloze_model_runs"}
+    assert {p.stem for p in readers} == {
+        "stg_runs",
+        "stg_top1_word_runs",
+        "stg_cloze_model_runs",
+        "stg_word_entropy_runs",
+    }
     for p in readers:
         text = p.read_text()
         assert "{{ portable_model_id('model_id') }} as model_id" in text, p.name

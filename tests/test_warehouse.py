@@ -71,6 +71,7 @@ def test_dbt_invocation_points_at_the_warehouse(tmp_paths):
         "PREDICTABASE_TOKEN_SCORES": str(tmp_paths.token_scores),
         "PREDICTABASE_TOP1_PREDICTIONS": str(tmp_paths.top1_predictions),
         "PREDICTABASE_CLOZE_SCORES": str(tmp_paths.cloze_model_scores),
+        "PREDICTABASE_WORD_ENTROPY": str(tmp_paths.word_entropy),
         # the shipped corpora and the reading measures (macros/declarations.sql)
         "PREDICTABASE_DECLARATIONS": env["PREDICTABASE_DECLARATIONS"],
     }

@@ -11,7 +11,8 @@ with source as (
 
 select
     * exclude ("limit", "window", finished_at, filename)
-        replace ({{ portable_model_id('model_id') }} as model_id),
+        replace ({{ portable_model_id('model_id') }} as model_id,
+                 {{ portable_tokenizer('tokenizer', 'model_id') }} as tokenizer),
     "limit" as run_limit,
     "window" as context_window_tokens,
     try_cast(finished_at as timestamptz) as finished_at,
