@@ -145,12 +145,20 @@ def word_seed(seed: int, doc_id: str, word_index: int) -> int:
 
 def window_length(lm, settings: EntropySettings) -> int:
     """The longest context (tokens, the separator included) the samples may attend to, leaving room for the
-    sampled tokens: the model's positions, its sliding window where it has one, and MAX_CONTEXT."""
-    limits = [MAX_CONTEXT, lm.max_positions or MAX_CONTEXT]
-    sliding = getattr(getattr(lm.model, "config", None), "sliding_window", None)
+    sampled tokens: the model's positions and MAX_CONTEXT."""
+    config = getattr(lm.model, "config", None)
+    types = getattr(config, "layer_types", None)  # transformers' per-layer attention kinds, where a model mixes them
+    sliding = (
+        any(t == "sliding_attention" for t in types)
+        if types
+        else bool(getattr(config, "sliding_window", None)) and getattr(config, "use_sliding_window", True)
+    )
     if sliding:
-        limits.append(int(sliding))
-    return min(limits) - settings.max_tokens
+        # a sliding-window layer's cache drops its oldest keys as the samples' tokens are appended, which the
+        # samples' attention mask does not follow
+        raise ScoringError(lm.model_key, "models with sliding-window attention (Gemma 3, Mistral) are not supported "
+                           "by the entropy step yet")  # fmt: skip
+    return min(MAX_CONTEXT, lm.max_positions or MAX_CONTEXT) - settings.max_tokens
 
 
 def _window_start(k: int, w: int) -> int:
