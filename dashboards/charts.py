@@ -59,3 +59,23 @@ def whole_number_ticks(values, most: int = 6) -> list[int]:
     step = max(1, -(-(hi - lo) // (most - 1)))
     ticks = list(range(lo, hi + 1, step))
     return ticks if ticks[-1] == hi else ticks + [hi]
+
+
+def intervals_along_x(enc: alt.Chart, value: str, low: str, high: str, x_title: str, zero_label: str, data):
+    """A point at `value` and a line from `low` to `high` for each row, along x (the other encodings in `enc`, a
+    data-less chart), and a dashed mid-grey line at 0 named `zero_label` in the legend (seen on light and dark
+    themes: Vega's default black vanished on dark), with `data` once, on the layer."""
+    zero = (
+        alt.Chart(pd.DataFrame({"x": [0.0], "what": [zero_label]}))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(
+            x="x:Q",
+            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+        )
+    )
+    return alt.layer(
+        enc.mark_rule().encode(x=alt.X(f"{low}:Q", title=x_title), x2=f"{high}:Q"),
+        enc.mark_point(filled=True, size=70).encode(x=f"{value}:Q"),
+        zero,
+        data=data,
+    )

@@ -71,7 +71,8 @@ def _run(copy: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProc
     )
 
 
-def test_meco_s_twelfth_language_is_one_declaration(tmp_path, mirror):
+def _copy_checkout(tmp_path: Path) -> Path:
+    """What of the checkout the code reads (COPIED), copied to tmp_path/checkout."""
     copy = tmp_path / "checkout"
     skip = shutil.ignore_patterns("__pycache__", "target", "logs", "dbt_packages", "sqlfluff_libs")
     for name in COPIED:
@@ -80,6 +81,11 @@ def test_meco_s_twelfth_language_is_one_declaration(tmp_path, mirror):
             shutil.copytree(src, copy / name, ignore=skip)
         else:
             shutil.copy2(src, copy / name)
+    return copy
+
+
+def test_meco_s_twelfth_language_is_one_declaration(tmp_path, mirror):
+    copy = _copy_checkout(tmp_path)
     before = _files(copy)
     toml = copy / "ingest" / "corpora.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + DECLARATION, encoding="utf-8")
@@ -164,14 +170,7 @@ print(json.dumps({
 
 
 def test_a_corpus_with_an_adapter_of_its_own_is_its_declaration_and_that_module(tmp_path, mirror):
-    copy = tmp_path / "checkout"
-    skip = shutil.ignore_patterns("__pycache__", "target", "logs", "dbt_packages", "sqlfluff_libs")
-    for name in COPIED:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, copy / name, ignore=skip)
-        else:
-            shutil.copy2(src, copy / name)
+    copy = _copy_checkout(tmp_path)
     before = _files(copy)
     toml = copy / "ingest" / "corpora.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + NEW_CORPUS, encoding="utf-8")

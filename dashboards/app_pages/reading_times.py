@@ -332,21 +332,10 @@ else:
             alt.Tooltip("p_value:Q", title="paired permutation p", format=".3f"),
         ],
     )
-    # mid grey: seen on a light and on a dark theme (Vega's default black vanished on dark)
-    zero = (
-        alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no difference"]}))
-        .mark_rule(strokeDash=[4, 4], color="#888888")
-        .encode(
-            x="x:Q",
-            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
-        )
-    )
-    chart = alt.layer(
-        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)"), x2="hi:Q"),
-        enc.mark_point(filled=True, size=70).encode(x="diff:Q"),
-        zero,
-        data=wl[["model", "better", "diff", "lo", "hi", "p_value"]],
-    )
+    chart = charts.intervals_along_x(
+        enc, "diff", "lo", "hi", "ΔLL(WT) − ΔLL(LW) (10⁻² nats per row)", "no difference",
+        wl[["model", "better", "diff", "lo", "hi", "p_value"]],
+    )  # fmt: skip
     charts.show(
         chart.properties(height=max(180, 24 * len(wl))),
         "ΔLL of WT minus ΔLL of LW (10⁻² nats per row)",
@@ -457,20 +446,10 @@ else:
             alt.Tooltip("p_value:Q", title="sign-flip p", format=".3f"),
         ],
     )
-    zero = (
-        alt.Chart(pd.DataFrame({"x": [0.0], "what": ["no gain"]}))
-        .mark_rule(strokeDash=[4, 4], color="#888888")
-        .encode(
-            x="x:Q",
-            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
-        )
-    )
-    chart = alt.layer(
-        enc.mark_rule().encode(x=alt.X("lo:Q", title="ΔLL (10⁻² nats per word)"), x2="hi:Q"),
-        enc.mark_point(filled=True, size=70).encode(x="dll:Q"),
-        zero,
-        data=ant[["model", "comparison_label", "dll", "lo", "hi", "p_value"]],
-    )
+    chart = charts.intervals_along_x(
+        enc, "dll", "lo", "hi", "ΔLL (10⁻² nats per word)", "no gain",
+        ant[["model", "comparison_label", "dll", "lo", "hi", "p_value"]],
+    )  # fmt: skip
     charts.show(
         chart.properties(height=max(200, 26 * len(ANTICIPATION_COMPARISONS))),
         "What entropy adds to surprisal, or does in its place (10⁻² nats per word)",
