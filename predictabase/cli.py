@@ -48,6 +48,7 @@ from predictabase.core.fsutil import refuse_inside_warehouse
 from predictabase.ingest import corpus_table
 from predictabase.ingest.corpus_declarations import MEASURES, scored_corpora
 from predictabase.ingest.scoring.model_table import DEFAULT_MODEL, MODEL_HELP
+from predictabase.ingest.scoring.steps import TEMPERATURES as TEMPERATURE_GRID
 from predictabase.models_config import DTYPES
 from predictabase.plan import PLAN
 
@@ -663,6 +664,50 @@ def cloze(
 
 
 @command()
+@recorded("temperature")
+def temperature(
+    model: ModelOpt = DEFAULT_MODEL,
+    corpus: Annotated[
+        list[str], typer.Option("--corpus", "-c", help="corpus with reading times (repeatable; 'all' for every one)")
+    ] = ["all"],  # noqa: B006 - Typer reads the default; it is never mutated
+    temperatures: Annotated[
+        str,
+        typer.Option(help="the grid of T, comma-separated, 1 to 32 values from 0.05 to 100, holding 1"),
+    ] = ",".join(f"{t:g}" for t in TEMPERATURE_GRID),
+    context_length: Annotated[int | None, typer.Option(help="tokens per window incl. BOS (as for score)")] = None,
+    stride: Annotated[int | None, typer.Option(help="tokens between window starts (as for score)")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N >= 1 texts of each corpus (quick runs)")] = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = None,
+    warehouse: WarehouseOpt = None,
+    wait: WaitOpt = 0.0,
+) -> None:
+    """Each token's log-probability and word-boundary mass under softmax(logits / T) for a grid of temperatures
+    (Liu, Škrjanec & Demberg 2024), from one forward pass, on the corpora with reading times."""
+    from predictabase.ingest.scoring.temperature import (
+        CORPORA,
+        TemperatureSettings,
+        parse_temperatures,
+        run_temperature,
+    )
+
+    with writing("temperature", warehouse, wait) as p:
+        check_device_dtype(device, dtype)
+        wanted = list(CORPORA) if corpus == ["all"] else list(dict.fromkeys(corpus))
+        settings = TemperatureSettings(
+            temperatures=parse_temperatures(temperatures), context_length=context_length, stride=stride, limit=limit
+        )
+        settings.check()
+        done = run_temperature(p, model, wanted, settings, device=device, dtype=dtype)
+    _set_rows(sum(r["n_tokens"] for r in done), sum(r["n_tokens"] for r in done))
+    for r in done:
+        console.print(
+            f"{r['model_key']} / temperature / {r['corpus']}: {r['n_tokens']} tokens x {len(r['temperatures'])} T "
+            f"(run {r['run_id']}{', already complete' if r.get('skipped') else ''})"
+        )
+
+
+@command()
 @recorded("entropy")
 def entropy(
     model: ModelOpt = DEFAULT_MODEL,
@@ -1000,6 +1045,17 @@ def run_all(
         # minutes per thousand words on a CPU: a refresh runs it for the models that ask (models.toml `entropy`)
         "entropy": lambda: console.print(
             "entropy: not in the main job (`predictabase entropy`, or `entropy = true` in models.toml for `refresh`)"
+        ),
+        "temperature": lambda: temperature(
+            model=model,
+            corpus=["all"],
+            temperatures=",".join(f"{t:g}" for t in TEMPERATURE_GRID),
+            context_length=None,
+            stride=None,
+            limit=None,
+            device=None,
+            dtype=None,
+            **where,
         ),
         "build": lambda: build(
             select=None, allow_shrink=False, lmer=False, gam=shutil.which("Rscript") is not None, docs=True, **where

@@ -14,8 +14,8 @@ from predictabase.ingest import corpus_table
 CORPORA = corpus_table.SCORED
 DTYPES = ("float32", "bfloat16", "float16")
 KEYS = {
-    "name", "corpora", "top1", "cloze", "entropy", "entropy_samples", "entropy_alpha", "context_length", "stride",
-    "top_k", "dtype", "device",
+    "name", "corpora", "top1", "cloze", "entropy", "entropy_samples", "entropy_alpha", "temperature", "temperatures",
+    "context_length", "stride", "top_k", "dtype", "device",
 }  # fmt: skip
 
 
@@ -28,6 +28,8 @@ class ModelEntry:
     entropy: bool = False  # the Monte-Carlo word entropies on the corpora with reading times (`predictabase entropy`)
     entropy_samples: int = 16  # whole words sampled per word position
     entropy_alpha: float = 0.5  # the Rényi entropy's order
+    temperature: bool = False  # token scores under softmax(logits / T) on the corpora with reading times
+    temperatures: tuple[float, ...] | None = None  # its grid (None: the step's default, Liu et al. 2024's range)
     context_length: int | None = None
     stride: int | None = None
     top_k: int = 10
@@ -60,7 +62,7 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
         corpora = e.get("corpora", list(CORPORA))
         if not isinstance(corpora, list) or not all(c in CORPORA for c in corpora):
             raise OptionError(at, f"`corpora` must be a list drawn from {', '.join(CORPORA)}")
-        for key in ("top1", "cloze", "entropy"):
+        for key in ("top1", "cloze", "entropy", "temperature"):
             if not isinstance(e.get(key, False), bool):
                 raise OptionError(at, f"`{key}` must be true or false")
         samples = e.get("entropy_samples", 16)
@@ -69,6 +71,20 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
         alpha = e.get("entropy_alpha", 0.5)
         if not isinstance(alpha, int | float) or isinstance(alpha, bool) or not 0 < alpha <= 10 or alpha == 1:
             raise OptionError(at, "`entropy_alpha` must be a number > 0 and <= 10, not 1 (Rényi's order)")
+        temperatures = e.get("temperatures")
+        if temperatures is not None:
+            from predictabase.ingest.scoring.temperature import TemperatureSettings
+
+            ok = isinstance(temperatures, list) and all(
+                isinstance(t, int | float) and not isinstance(t, bool) for t in temperatures
+            )
+            if not ok:
+                raise OptionError(at, "`temperatures` must be a list of numbers (the grid of T; it must hold 1)")
+            try:
+                TemperatureSettings(temperatures=tuple(float(t) for t in temperatures)).check()
+            except OptionError as exc:
+                raise OptionError(at, f"`temperatures`: {exc.problem}") from None
+            temperatures = tuple(float(t) for t in temperatures)
         for key, low in (("context_length", 2), ("stride", 1), ("top_k", 0)):
             v = e.get(key)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < low):
@@ -84,6 +100,8 @@ def load_models_config(path: str | Path | None = None) -> list[ModelEntry]:
                 entropy=e.get("entropy", False),
                 entropy_samples=samples,
                 entropy_alpha=float(alpha),
+                temperature=e.get("temperature", False),
+                temperatures=temperatures,
                 context_length=e.get("context_length"),
                 stride=e.get("stride"),
                 top_k=e.get("top_k", 10),

@@ -347,9 +347,28 @@ ANTICIPATION = [
 ]
 
 
+#: mart_temperature_delta_loglik of SmolLM2 on Natural Stories' self-paced reading: T, ΔLL, low, high, vs T = 1
+#: (nats per word; the values of the real run), and the run's best T [bootstrap interval] and cross-validated gain
+TEMPERATURE = [
+    (0.5, 0.02969, 0.02268, 0.03671, -0.00245),
+    (0.75, 0.03065, 0.02362, 0.03769, -0.00149),
+    (1.0, 0.03214, 0.02508, 0.03920, 0.0),
+    (1.25, 0.03438, 0.02715, 0.04161, 0.00223),
+    (1.5, 0.03727, 0.02963, 0.04491, 0.00513),
+    (2.0, 0.04221, 0.03342, 0.05099, 0.01006),
+    (2.5, 0.04158, 0.03230, 0.05087, 0.00944),
+    (3.0, 0.03758, 0.02848, 0.04667, 0.00544),
+    (4.0, 0.03023, 0.02192, 0.03855, -0.00191),
+    (5.0, 0.02585, 0.01812, 0.03359, -0.00629),
+    (7.5, 0.02086, 0.01388, 0.02783, -0.01129),
+    (10.0, 0.01878, 0.01214, 0.02541, -0.01337),
+]
+TEMPERATURE_BEST = (2.0, 2.0, 2.5, 0.00931, 0.00395, 0.01468)
+
+
 def add_reading_marts(path: Path) -> Path:
-    """Add mart_delta_loglik and mart_anticipation_delta_loglik (Natural Stories only) to the snapshot at `path` (the
-    page's other reading marts stay absent: it says so)."""
+    """Add mart_delta_loglik, mart_anticipation_delta_loglik and mart_temperature_delta_loglik (Natural Stories only)
+    to the snapshot at `path` (the page's other reading marts stay absent: it says so)."""
     con = duckdb.connect(str(path))
     try:
         con.execute("""CREATE TABLE mart_delta_loglik (corpus VARCHAR, measure VARCHAR, model_key VARCHAR,
@@ -391,6 +410,23 @@ def add_reading_marts(path: Path) -> Path:
                 "0.01, 3.23, 3.75, 6.80, 0.068, 0.065)",
                 [comparison, dll, (hi - lo) / 3.92, lo, hi],
             )
+        con.execute("""CREATE TABLE mart_temperature_delta_loglik (corpus VARCHAR, measure VARCHAR, model_key VARCHAR,
+            temperature_run_id VARCHAR, definition VARCHAR, temperature DOUBLE, is_best BOOLEAN, n_words BIGINT,
+            n_folds BIGINT, fold_seed BIGINT, delta_loglik_nats_per_word DOUBLE, delta_loglik_se_nats_per_word DOUBLE,
+            delta_loglik_ci_low_nats_per_word DOUBLE, delta_loglik_ci_high_nats_per_word DOUBLE, p_value DOUBLE,
+            vs_t1_delta_loglik_nats_per_word DOUBLE, vs_t1_delta_loglik_ci_low_nats_per_word DOUBLE,
+            vs_t1_delta_loglik_ci_high_nats_per_word DOUBLE, vs_t1_p_value DOUBLE, best_temperature DOUBLE,
+            best_temperature_ci_low DOUBLE, best_temperature_ci_high DOUBLE, cv_gain_nats_per_word DOUBLE,
+            cv_gain_ci_low_nats_per_word DOUBLE, cv_gain_ci_high_nats_per_word DOUBLE,
+            mean_word_surprisal_nats DOUBLE)""")
+        best, b_lo, b_hi, gain, g_lo, g_hi = TEMPERATURE_BEST
+        for t, dll, lo, hi, vs in TEMPERATURE:
+            con.execute(
+                "INSERT INTO mart_temperature_delta_loglik VALUES ('natural_stories', 'spr', 'smollm2-135m', "
+                "'t0t0t0t0t0t0t0t0', 'wt', ?, ?, 9245, 10, 42, ?, ?, ?, ?, 0.0001, ?, ?, ?, 0.01, ?, ?, ?, ?, ?, ?, 4.0)",
+                [t, t == best, dll, (hi - lo) / 3.92, lo, hi, vs, vs - 0.005, vs + 0.005, best, b_lo, b_hi, gain, g_lo,
+                 g_hi],
+            )  # fmt: skip
         describe_columns(con)
         con.execute("CHECKPOINT")
     finally:

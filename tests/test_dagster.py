@@ -59,7 +59,7 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
     assert dbt_models <= keys  # ... and every dbt model and seed an asset
     from predictabase.ingest.scoring.steps import STEPS
 
-    steps = {"token_scores", "top1_predictions", "cloze_model_scores", "word_entropy"}
+    steps = {"token_scores", "top1_predictions", "cloze_model_scores", "word_entropy", "temperature_scores"}
     assert {s.asset for s in STEPS.values()} == steps and {"fetch", *steps, "marts_snapshot"} <= keys
     assert {f"ingest/{job}" for job in JOBS} <= keys
     assert len(keys) == len(dbt_models) + len(JOBS) + len(steps) + 2  # nothing else: no dangling source assets
@@ -106,6 +106,10 @@ def test_definitions_hold_every_asset_partition_schedule_and_sensor(orch):
         m.name for m in models if m.entropy
     ]
     assert parents("stg_word_entropy") == {"word_entropy", "stg_word_entropy_runs"}
+    assert orch.defs.get_assets_def("temperature_scores").partitions_def.get_partition_keys() == [
+        m.name for m in models if m.temperature
+    ]
+    assert parents("stg_temperature_token_scores") == {"temperature_scores", "stg_temperature_runs"}
 
     schedule = orch.defs.get_schedule_def("daily_refresh")
     assert schedule.cron_schedule == "17 3 * * *" and schedule.job_name == "refresh_job"

@@ -658,7 +658,15 @@ def test_reading_times_view_in_the_url(views_app, views_page):
     main = pg.page.inner_text('[data-testid="stMain"]')
     assert "a word's own entropy (Monte Carlo over whole words, 16 samples a word) says no more, within its " in main
     assert "+0.14 × 10⁻² nats per word [-0.12, 0.40] over 9,245 words" in main, main[-1500:]
-    assert "What entropy adds to surprisal, or does in its place (10⁻² nats per word)" in _chart_titles(pg, 2)
+    assert "What entropy adds to surprisal, or does in its place (10⁻² nats per word)" in _chart_titles(pg, 3)
+    # its temperature section: the best T with its interval and the cross-validated gain, in words, and the curve
+    assert (
+        "For SmolLM2-135M-Instruct (4-bit GGUF) on self-paced reading time, a flatter distribution than the model's "
+        "own predicts reading times better: surprisal fits best at T = 2 (95% bootstrap interval 2 to 2.5), and "
+        "choosing T on other words than it is scored on gains +0.93 × 10⁻² nats per word [0.40, 1.47] over T = 1, "
+        "over 9,245 words."
+    ) in main, main[-2500:]
+    assert "ΔLL of self-paced reading time by temperature (10⁻² nats per word)" in _chart_titles(pg, 3)
 
     pg.open(views_app["url"] + PAGES["reading_times"] + "?corpus=ucl&measure=spr&regression=lmer")  # none of them here
     pg.assert_no_exception()

@@ -146,6 +146,7 @@ def test_every_staging_model_of_a_run_record_maps_model_id_and_tokenizer() -> No
         "stg_top1_word_runs",
         "stg_cloze_model_runs",
         "stg_word_entropy_runs",
+        "stg_temperature_runs",
     }
     for p in readers:
         text = p.read_text()

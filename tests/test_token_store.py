@@ -118,8 +118,8 @@ def test_every_token_column_dbt_reads_is_in_the_store_schema():
     assert reads, f"no typed column list for the token-score Parquet found under {DBT_PROJECT_DIR}"
     for where, cols in reads.items():
         assert cols, where
-        if "word_entropy" in where:  # the entropy step's parts (checked in tests/test_anticipation.py)
-            continue
+        if "word_entropy" in where or "temperature" in where:  # the entropy and temperature steps' parts
+            continue  # (checked in tests/test_anticipation.py and tests/test_temperature.py)
         for name, duck in cols.items():
             if name in PSEUDO:
                 continue
@@ -133,8 +133,8 @@ def test_every_run_column_dbt_reads_is_in_the_run_record():
     assert reads, f"no typed column list for _run.json found under {DBT_PROJECT_DIR}"
     hints = {f.name: f.type for f in fields(store.RunRecord)}
     for where, cols in reads.items():
-        if "top1" in where or "cloze" in where or "word_entropy" in where:  # the top-1 / cloze / entropy runs' own
-            continue  # records (checked in tests/test_top1_marts.py, test_cloze_vs_model.py and test_anticipation.py)
+        if any(s in where for s in ("top1", "cloze", "word_entropy", "temperature")):  # those steps' own records
+            continue  # (checked in test_top1_marts.py, test_cloze_vs_model.py, test_anticipation.py, test_temperature.py)
         for name, duck in cols.items():
             if name in PSEUDO:
                 continue

@@ -2,8 +2,9 @@
 Meister, Cotterell & Levy 2023; Siegelman et al. 2022), whether the link is linear, and anticipation.
 
 Reads only the published snapshot's `mart_xlang_delta_loglik` (ΔLL by their procedure, with the entropy
-comparisons), `mart_xlang_model_summary` (its counts and means over the languages), `mart_link_shape` (linear vs GAM), `mart_link_curves` (the fitted curves, theirs beside ours) and
-`mart_words_export` (a text in its script); computes no metric: it filters, orders, scales to x100 and formats.
+comparisons), `mart_xlang_model_summary` (its counts and means over the languages), `mart_link_shape` (linear vs GAM), `mart_link_curves` (the fitted curves, theirs beside ours),
+`mart_anticipation_delta_loglik` (our Monte-Carlo word entropies), `mart_temperature_delta_loglik` (the best
+temperature of surprisal) and `mart_words_export` (a text in its script); computes no metric: it filters, orders, scales to x100 and formats.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ SUMMARY = "mart_xlang_model_summary"
 SHAPE = "mart_link_shape"
 CURVES = "mart_link_curves"
 WORDS = "mart_words_export"
+ANTICIPATION = "mart_anticipation_delta_loglik"  # our entropies, Monte Carlo over whole words (`predictabase entropy`)
+TEMPERATURE = "mart_temperature_delta_loglik"
 PANEL_PX = 160  # one link-curve panel's plot width
 #: ISO 639-1 -> the language's name in English and its script (ISO 15924)
 LANGUAGES = {
@@ -247,6 +250,113 @@ else:
         "entropies over the word's tokens (their scripts). Ours: the entropy of the distribution the word's "
         "first token is drawn from, exact from one softmax and a lower bound on the next word's entropy; the "
         "within-word entropies after the first token are not anticipation."
+    )
+
+MODEL_NAMES = dll.drop_duplicates("model_key").set_index("model_key")["model"]
+LANGUAGE_OF = {
+    c: language(code, t)
+    for c, code, t in dll[["corpus", "language", "corpus_title"]].drop_duplicates().itertuples(False)
+}
+mc = data.table(ANTICIPATION)
+mc = (
+    mc[mc["corpus"].isin(XL) & (mc["measure"] == measure) & (mc["comparison"] == "mc_vs_first_token")]
+    if mc is not None
+    else pd.DataFrame()
+)
+missing = len(XL) - (mc["corpus"].nunique() if not mc.empty else 0)
+to_do = (
+    f" {missing} of MECO's {len(XL)} languages have no Monte-Carlo word entropies yet: `predictabase entropy` estimates "
+    "them (about a minute per thousand words on a CPU), then `predictabase build`."
+    if missing
+    else ""
+)
+if mc.empty:
+    st.info("Our word entropies by Monte Carlo over whole words are not in this snapshot." + to_do)
+else:
+    mc = mc.assign(
+        model=mc["model_key"].map(MODEL_NAMES).fillna(mc["model_key"]),
+        language_name=mc["corpus"].map(LANGUAGE_OF),
+        dll=100 * mc["delta_loglik_nats_per_word"],
+        lo=100 * mc["delta_loglik_ci_low_nats_per_word"],
+        hi=100 * mc["delta_loglik_ci_high_nats_per_word"],
+    )
+    st.markdown(
+        f"Ours, with the word's own entropy (Monte Carlo over whole words) in place of the first-token stand-in, "
+        f"both beside surprisal: better (95% interval above 0) in {int((mc['lo'] > 0).sum())} of {len(mc)} "
+        f"language–model pairs, worse in {int((mc['hi'] < 0).sum())}.{to_do}"
+    )
+    charts.show(
+        dll_layers(mc, "dll", "lo", "hi", "ΔLL, word entropy against first-token entropy (10⁻² nats per word)"),
+        "Word entropy instead of first-token entropy (10⁻² nats per word)",
+        f"For each language with our Monte-Carlo word entropies, the held-out log-likelihood of {MEASURES[measure]} "
+        "with surprisal and the word's own entropy, minus that with surprisal and the first-token entropy; above "
+        "zero the word's entropy says more.",
+        subtitle="above 0: the word's entropy says more than its stand-in; lines: 95% intervals over words",
+    )
+
+# ------------------------------------------------------------------ temperature
+st.subheader("Temperature: which distribution fits reading best?")
+temp = data.table(TEMPERATURE)
+temp = temp[temp["corpus"].isin(XL) & (temp["measure"] == measure) & temp["is_best"]] if temp is not None else None
+if temp is None or temp.empty:
+    st.info(
+        "No temperature-scaled surprisal for MECO's languages in this snapshot: `predictabase temperature` scores it "
+        "(the main job does, with the default model), then `predictabase build`."
+    )
+else:
+    temp = temp.assign(
+        model=temp["model_key"].map(MODEL_NAMES).fillna(temp["model_key"]),
+        language_name=temp["corpus"].map(LANGUAGE_OF),
+        gain=100 * temp["cv_gain_nats_per_word"],
+        gain_lo=100 * temp["cv_gain_ci_low_nats_per_word"],
+        gain_hi=100 * temp["cv_gain_ci_high_nats_per_word"],
+    )
+    flatter = int(((temp["best_temperature_ci_low"] > 1) & (temp["gain_lo"] > 0)).sum())
+    sharper = int(((temp["best_temperature_ci_high"] < 1) & (temp["gain_lo"] > 0)).sum())
+    st.markdown(
+        f"Surprisal from a flatter distribution than the model's own (T > 1, Liu, Škrjanec & Demberg 2024) predicts "
+        f"{MEASURES[measure]} better, with both intervals clear of it, in {flatter} of {len(temp)} language–model "
+        f"pairs; a sharper one (T < 1) in {sharper}. The best T ranges from {temp['best_temperature'].min():g} to "
+        f"{temp['best_temperature'].max():g} (median {temp['best_temperature'].median():g})."
+    )
+    langs = sorted(temp["language_name"].unique())
+    enc = alt.Chart().encode(
+        x=alt.X("language_name:N", sort=langs, title="language (MECO)", axis=alt.Axis(labelAngle=-30)),
+        xOffset=alt.XOffset("model:N"),
+        color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", columns=1, labelLimit=300)),
+        tooltip=[
+            alt.Tooltip("language_name:N", title="language"),
+            alt.Tooltip("model:N", title="model"),
+            alt.Tooltip("best_temperature:Q", title="best temperature T", format="g"),
+            alt.Tooltip("best_temperature_ci_low:Q", title="95% bootstrap interval low", format="g"),
+            alt.Tooltip("best_temperature_ci_high:Q", title="95% bootstrap interval high", format="g"),
+            alt.Tooltip("gain:Q", title="gain over T = 1, 10⁻² nats per word", format=".2f"),
+            alt.Tooltip("n_words:Q", title="words"),
+        ],
+    )
+    one = (
+        alt.Chart(pd.DataFrame({"y": [1.0], "what": ["the model's own distribution (T = 1)"]}))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
+    )
+    view = temp[["language_name", "model", "best_temperature", "best_temperature_ci_low", "best_temperature_ci_high",
+                 "gain", "n_words"]]  # fmt: skip
+    chart = alt.layer(
+        enc.mark_rule().encode(
+            y=alt.Y("best_temperature_ci_low:Q", title="best temperature T (log scale)", scale=alt.Scale(type="log")),
+            y2="best_temperature_ci_high:Q",
+        ),
+        enc.mark_point(filled=True, size=45).encode(y="best_temperature:Q"),
+        one,
+        data=view,
+    ).properties(height=300)
+    charts.show(
+        chart,
+        f"The temperature at which surprisal predicts {MEASURES[measure]} best, by language",
+        "For each MECO language, the temperature T whose surprisal (logits divided by T) gives the largest ΔLL, "
+        "with a 95% bootstrap interval over words; above the dashed line a flatter distribution than the model's "
+        "own fits better.",
+        subtitle="lines: 95% bootstrap intervals over words; the grid runs from 0.5 to 10",
     )
 
 # ------------------------------------------------------------------ the shape of the link

@@ -2,7 +2,8 @@
 read each word.
 
 Reads only the published snapshot's `mart_delta_loglik` (ΔLL per model with intervals),
-`mart_perplexity_vs_delta_loglik` (with each model's PNC), `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape` and
+`mart_perplexity_vs_delta_loglik` (with each model's PNC), `mart_delta_loglik_wt_vs_lw`, `mart_surprisal_effect_shape`,
+`mart_anticipation_delta_loglik` (entropy), `mart_temperature_delta_loglik` (temperature-scaled surprisal) and
 `mart_reading_vs_published`; computes no metric: it filters, orders, scales to x100 for reading and formats.
 """
 
@@ -24,6 +25,7 @@ WTLW = "mart_delta_loglik_wt_vs_lw"
 SHAPE = "mart_surprisal_effect_shape"
 PUBLISHED = "mart_reading_vs_published"
 ANTICIPATION = "mart_anticipation_delta_loglik"
+TEMPERATURE = "mart_temperature_delta_loglik"
 #: the anticipation comparisons in words, in the order the chart lists them
 ANTICIPATION_COMPARISONS = {
     "surprisal": "surprisal, over the baseline",
@@ -462,6 +464,92 @@ else:
         "word's own entropy, estimated from whole words sampled up to the next word boundary (Clark, Oh & Schuler "
         "2025). Rényi entropy: its generalisation of order α (Pimentel et al. 2023, *On the effect of anticipation "
         "on reading times*). Each adds the word's and its three previous words' values."
+    )
+
+# ------------------------------------------------------------------ temperature-scaled surprisal (Liu et al. 2024)
+st.subheader("Temperature: would a flatter distribution fit reading better?")
+temp = data.rows(TEMPERATURE, where={"corpus": corpus, "measure": measure})
+if temp is None or temp.empty:
+    st.info(
+        f"No temperature-scaled surprisal for {labels.corpus_name(corpus)} yet: score it with `predictabase "
+        f"temperature -c {corpus}` (the main job does, with the default model), then `predictabase build`."
+    )
+else:
+    names = ok.drop_duplicates("model_key").set_index("model_key")["model_name"]
+    temp = temp.assign(
+        model=lambda f: f["model_key"].map(names).fillna(f["model_key"]),
+        dll=lambda f: 100 * f["delta_loglik_nats_per_word"],
+        lo=lambda f: 100 * f["delta_loglik_ci_low_nats_per_word"],
+        hi=lambda f: 100 * f["delta_loglik_ci_high_nats_per_word"],
+    )
+    for key, run in temp.sort_values("model").groupby("model", sort=False):
+        head = run.iloc[0]
+        gain, g_lo, g_hi = (100 * head[c] for c in ("cv_gain_nats_per_word", "cv_gain_ci_low_nats_per_word",
+                                                     "cv_gain_ci_high_nats_per_word"))  # fmt: skip
+        t, t_lo, t_hi = head["best_temperature"], head["best_temperature_ci_low"], head["best_temperature_ci_high"]
+        verdict = (
+            "a flatter distribution than the model's own predicts reading times better"
+            if t_lo > 1 and g_lo > 0
+            else "a sharper distribution than the model's own predicts reading times better"
+            if t_hi < 1 and g_lo > 0
+            else "the model's own distribution (T = 1) is as good as any, within the intervals"
+        )
+        st.markdown(
+            f"For {key} on {MEASURES.get(measure, measure)}, {verdict}: surprisal fits best at T = {t:g} "
+            f"(95% bootstrap interval {t_lo:g} to {t_hi:g}), and choosing T on other words than it is scored on gains "
+            f"{gain:+.2f} × 10⁻² nats per word [{g_lo:.2f}, {g_hi:.2f}] over T = 1, over {int(head['n_words']):,} words."
+        )
+    multi = temp["model"].nunique() > 1
+    base = alt.Chart().encode(
+        x=alt.X(
+            "temperature:Q",
+            title="temperature T (logits divided by T; log scale)",
+            scale=alt.Scale(type="log"),
+            axis=alt.Axis(values=sorted(temp["temperature"].unique()), format="g", labelOverlap=True),
+        ),
+        color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", direction="vertical"))
+        if multi
+        else alt.value("#4c78a8"),
+        tooltip=[
+            alt.Tooltip("model:N", title="model"),
+            alt.Tooltip("temperature:Q", title="temperature T", format="g"),
+            alt.Tooltip("dll:Q", title="ΔLL, 10⁻² nats per word", format=".3f"),
+            alt.Tooltip("lo:Q", title="95% interval low", format=".3f"),
+            alt.Tooltip("hi:Q", title="95% interval high", format=".3f"),
+        ],
+    )
+    one = (
+        alt.Chart(pd.DataFrame({"t": [1.0], "what": ["the model's own distribution (T = 1)"]}))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(x="t:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
+    )
+    chart = alt.layer(
+        base.mark_rule().encode(y=alt.Y("lo:Q", title=DLL_AXIS), y2="hi:Q"),
+        base.mark_line(strokeWidth=1.5).encode(y="dll:Q"),
+        base.mark_point(filled=True, size=60).encode(
+            y="dll:Q",
+            shape=alt.Shape("best:N", scale=alt.Scale(domain=["best T", "other T"], range=["square", "circle"]),
+                            legend=None),
+        ),
+        one,
+        data=temp.assign(best=temp["is_best"].map({True: "best T", False: "other T"}))[
+            ["model", "temperature", "dll", "lo", "hi", "best"]
+        ],
+    ).properties(height=300)  # fmt: skip
+    charts.show(
+        chart,
+        f"ΔLL of {MEASURES.get(measure, measure)} by temperature (10⁻² nats per word)",
+        "For each temperature T, how much the word surprisal under softmax(logits / T) improves the prediction of "
+        "per-word mean reading times beyond length and frequency, with a 95% interval over words; the dashed line "
+        "is the model's own distribution.",
+        subtitle="higher is better; the best T drawn as a square; lines: 95% intervals over words",
+    )
+    st.caption(
+        "Temperature scaling (Liu, Škrjanec & Demberg 2024, *Temperature-scaling surprisal estimates improve fit to "
+        "human reading times*): the logits are divided by T before the softmax; T > 1 flattens the distribution, "
+        "T < 1 sharpens it. Whitespace-trailing word surprisal with the boundary probability under the same T. The "
+        "best T's interval is over 2,000 bootstrap resamples of the words; the gain of choosing T is scored on each "
+        "fold's words at the T best on the other folds', so it is not chosen on the words it is measured on."
     )
 
 # ------------------------------------------------------------------ ours vs published

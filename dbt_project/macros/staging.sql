@@ -80,6 +80,12 @@ select 1 as parsing
 {{ env_var('PREDICTABASE_WORD_ENTROPY', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../word_entropy') | replace("'", "''") | trim | replace('\\', '/') }}
 {%- endmacro %}
 
+{#- the temperature-scaled token-score directory (env PREDICTABASE_TEMPERATURE_SCORES, the warehouse's
+    Paths.temperature_scores; default: next to the token scores) -#}
+{% macro temperature_scores_dir() -%}
+{{ env_var('PREDICTABASE_TEMPERATURE_SCORES', env_var('PREDICTABASE_TOKEN_SCORES') ~ '/../temperature_scores') | replace("'", "''") | trim | replace('\\', '/') }}
+{%- endmacro %}
+
 {#- number of files matching a glob (0 at parse time) -#}
 {% macro count_files(pattern) -%}
 {%- if execute -%}

@@ -299,7 +299,7 @@ class Scorer:
         maxpos = max_positions(self.model.config) or PROBE_TOKENS + 1
         ids = ids[: min(PROBE_TOKENS, maxpos - 1)]
         n = len(ids)
-        ours = float(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]["logprob_nats"].sum())
+        ours = float(self._probe_logprobs(self.score_windows([ids], [[Window(0, 0, n, 0)]])[0]).sum())
         inp = torch.tensor([[self.bos_id] + ids], device=self.device)
         from transformers.utils import logging as hf_logging
 
@@ -477,23 +477,33 @@ class Scorer:
             return head(hidden)
         return torch.mm(hidden, w.t(), out=self._buffer("logits", hidden.shape[0], w.shape[0]))
 
+    def _result_arrays(self, n: int, k: int) -> dict:
+        """A document's result arrays (n real tokens), filled by `score_windows`."""
+        return {
+            "logprob_nats": np.full(n, np.nan, np.float64),
+            "rank": np.zeros(n, np.int32),
+            "entropy_nats": np.zeros(n, np.float64),
+            "logprob_word_initial_nats": np.zeros(n, np.float64),
+            "logprob_word_initial_after_nats": np.full(n, np.nan, np.float64),
+            "topk_logprobs_nats": np.zeros((n, k), np.float64),
+            "topk_token_ids": np.zeros((n, k), np.int32),
+            "context_tokens": np.full(n, -1, np.int32),
+        }
+
+    def _copied_stats(self, k: int) -> tuple[str, ...]:
+        """The statistics `_stats` returns per scored position that `score_windows` keeps."""
+        return tuple(name for name in STATS if k or not name.startswith("topk_"))
+
+    def _probe_logprobs(self, result: dict) -> np.ndarray:
+        """The log-probability of each token of a scored document (`check_probe` sums them)."""
+        return result["logprob_nats"]
+
     def score_windows(self, token_ids: list[list[int]], batches: list[list[Window]], on_batch=None) -> dict:
         """Score the windows; returns per-document arrays indexed by real-token position."""
         torch = self.torch
         k = min(self.top_k, self.vocab_size)
-        results = {}
-        for d, ids in enumerate(token_ids):
-            n = len(ids)
-            results[d] = {
-                "logprob_nats": np.full(n, np.nan, np.float64),
-                "rank": np.zeros(n, np.int32),
-                "entropy_nats": np.zeros(n, np.float64),
-                "logprob_word_initial_nats": np.zeros(n, np.float64),
-                "logprob_word_initial_after_nats": np.full(n, np.nan, np.float64),
-                "topk_logprobs_nats": np.zeros((n, k), np.float64),
-                "topk_token_ids": np.zeros((n, k), np.int32),
-                "context_tokens": np.full(n, -1, np.int32),
-            }
+        results = {d: self._result_arrays(len(ids), k) for d, ids in enumerate(token_ids)}
+        copied = self._copied_stats(k)
         with torch.inference_mode():
             for batch in batches:
                 width = batch[0].length
@@ -531,9 +541,8 @@ class Scorer:
                     sl = slice(pos, pos + m)
                     dst = slice(w.score_from, w.end)
                     r = results[w.doc]
-                    for name in STATS:
-                        if k or not name.startswith("topk_"):
-                            r[name][dst] = st[name][sl]
+                    for name in copied:
+                        r[name][dst] = st[name][sl]
                     r["context_tokens"][dst] = np.arange(w.score_from - w.begin, w.end - w.begin)
                     pos += m
                 for _, w in ends:

@@ -2,8 +2,9 @@
 writes its runs, its Dagster asset, which models it runs for, its code version and how it runs.
 
 `score` (token log-probabilities per corpus), `top1` (the top-1 game's most probable next word), `cloze`
-(the probability of every cloze response) and `entropy` (each word's entropy by Monte Carlo over whole words, on the
-corpora with reading times). `refresh` (its plan keys and task runner), the Dagster assets (keys,
+(the probability of every cloze response), `entropy` (each word's entropy by Monte Carlo over whole words, on the
+corpora with reading times) and `temperature` (token log-probabilities under softmax(logits / T) for a grid of T, on
+the same corpora). `refresh` (its plan keys and task runner), the Dagster assets (keys,
 upstream ingest jobs, partitions) and the dbt sources' writers iterate these objects (the CLI's `all` runs each
 step's own command, in the pipeline's order); a
 fourth step is one more entry here plus its scorer module's `code_version()` and `run_step()`. Light on purpose:
@@ -18,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from predictabase.ingest import corpus_table
+
+#: the `temperature` step's default grid of T: Liu, Škrjanec & Demberg (2024) scan T from below 1 to 10 and find the
+#: best fits between 2 and 3 for most corpora; 1 is the model's own distribution (the reference)
+TEMPERATURES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0)
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,17 @@ STEPS: dict[str, ModelStep] = {
             "Each word's entropy by Monte Carlo over whole words, with its Rényi entropy and the first-token entropy",
             "entropy",
             "predictabase.ingest.scoring.anticipation",
+        ),
+        ModelStep(
+            "temperature",
+            ("raw.documents",),
+            "temperature_scores",
+            "*/*/*/_run.json",
+            tuple(k for k, c in corpus_table.CORPORA.items() if c.texts and c.reading),
+            "temperature_scores",
+            "Each token's log-probability and word-boundary mass under softmax(logits / T) for a grid of temperatures",
+            "temperature",
+            "predictabase.ingest.scoring.temperature",
         ),
     )
 }

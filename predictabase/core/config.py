@@ -61,6 +61,12 @@ class Paths:
         return self.parquet / "word_entropy"
 
     @property
+    def temperature_scores(
+        self,
+    ) -> Path:  # token scores under softmax(logits / T) (predictabase.ingest.scoring.temperature)
+        return self.parquet / "temperature_scores"
+
+    @property
     def runs_log(self) -> Path:  # one JSON line per command start and end (predictabase.runs)
         return self.warehouse / "runs.jsonl"
 

@@ -72,6 +72,9 @@ def plan_key(entry: ModelEntry, step: str, corpus: str | None, data: dict, code:
     elif step == "entropy":
         settings.update(samples=entry.entropy_samples, alpha=entry.entropy_alpha)
         data_version = data.get(step)
+    elif step == "temperature":
+        settings.update(context_length=entry.context_length, stride=entry.stride, temperatures=entry.temperatures)
+        data_version = data.get(step)
     else:
         data_version = data.get(step)
     return digest(

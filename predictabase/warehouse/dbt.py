@@ -68,6 +68,7 @@ def dbt_env(paths: Paths) -> dict[str, str]:
             "PREDICTABASE_TOP1_PREDICTIONS": str(paths.top1_predictions),
             "PREDICTABASE_CLOZE_SCORES": str(paths.cloze_model_scores),
             "PREDICTABASE_WORD_ENTROPY": str(paths.word_entropy),
+            "PREDICTABASE_TEMPERATURE_SCORES": str(paths.temperature_scores),
             "PREDICTABASE_DECLARATIONS": json.dumps(declarations(), sort_keys=True)}
 
 
