@@ -16,6 +16,8 @@ FAMILIES = {
     "cloze_agreement": "Agreement with cloze answers",
     "pnc": "Correlation with cloze surprisal (PNC)",
     "delta_loglik": "Reading times (ΔLL)",
+    "temperature_gain": "Reading times: gain of the best temperature",
+    "word_entropy_gain": "Reading times: word entropy over first-token entropy",
 }
 KINDS = {
     "humans": "humans",

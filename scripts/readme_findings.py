@@ -72,6 +72,12 @@ TEMPLATES = {
         "average)[[ and, with its WT surprisal, for {default_model} in {default_above} of {default_n} "
         "({default_mean})]]."
     ),
+    "temperature": (
+        "- **Temperature.** On {corpus} ({measure}), {model}'s surprisal fits reading times best from {direction}, "
+        "T = {best} ({best_low} to {best_high}; Liu, Škrjanec & Demberg 2024): choosing T "
+        "on other words gains {gain} [{gain_low}, {gain_high}] × 10⁻² nats per word over T = 1; over all {n} corpus "
+        "× measure pairs it gains (interval above 0) in {n_gain}."
+    ),
     "wild": (
         "- **Prompts in the wild.** People's answers (Casares et al. 2022; loss 0 best, 1 worst) were worse "
         "with GPT-3 than by hand in {n_worse} of {n_domains} task domains ({worse}), better in {n_better}, "
@@ -293,6 +299,49 @@ def languages(con) -> dict | None:
     }
 
 
+def direction(t: float) -> str:
+    """Where a best temperature T lies, in words."""
+    return (
+        "a flatter distribution than its own"
+        if t > 1
+        else "a sharper distribution than its own"
+        if t < 1
+        else ("its own distribution")
+    )
+
+
+def temperature(con) -> dict | None:
+    """The featured corpus's best T for the default model (else the first model by key), and how many pairs gain."""
+    rows = _rows(
+        con,
+        """
+        SELECT corpus, model_key, best_temperature, best_temperature_ci_low, best_temperature_ci_high,
+               cv_gain_nats_per_word, cv_gain_ci_low_nats_per_word, cv_gain_ci_high_nats_per_word
+        FROM mart_temperature_delta_loglik WHERE is_best ORDER BY model_key <> ?, model_key, corpus, measure""",
+        [DEFAULT_MODEL],
+    )
+    featured = [r for r in rows if r["corpus"] == FEATURED]
+    if not featured:
+        return None
+    f = featured[0]
+    mine = [r for r in rows if r["model_key"] == f["model_key"]]
+    title = con.execute("SELECT title FROM mart_corpora WHERE corpus = ?", [FEATURED]).fetchone()
+    return {
+        "corpus": title[0] if title else FEATURED,
+        "measure": "self-paced reading",
+        "model": _display_name(con, f["model_key"]),
+        "direction": direction(f["best_temperature"]),
+        "best": f["best_temperature"],
+        "best_low": f["best_temperature_ci_low"],
+        "best_high": f["best_temperature_ci_high"],
+        "gain": f["cv_gain_nats_per_word"],
+        "gain_low": f["cv_gain_ci_low_nats_per_word"],
+        "gain_high": f["cv_gain_ci_high_nats_per_word"],
+        "n": len(mine),
+        "n_gain": sum(r["cv_gain_ci_low_nats_per_word"] > 0 for r in mine),
+    }
+
+
 def wild(con) -> dict | None:
     rows = _rows(
         con,
@@ -324,6 +373,7 @@ FINDINGS = {
     "delta_loglik": delta_loglik,
     "wt_vs_lw": wt_vs_lw,
     "languages": languages,
+    "temperature": temperature,
     "wild": wild,
 }
 #: the marts each finding reads: a snapshot without one of them has no such finding
@@ -334,6 +384,7 @@ READS = {
     "delta_loglik": ("mart_delta_loglik", "mart_corpora"),
     "wt_vs_lw": ("mart_delta_loglik_wt_vs_lw",),
     "languages": ("mart_xlang_model_summary", "mart_xlang_delta_loglik"),
+    "temperature": ("mart_temperature_delta_loglik", "mart_corpora", "mart_scoreboard_long"),
     "wild": ("mart_wild_loss",),
 }
 
@@ -380,6 +431,12 @@ FORMATS = {
     },
     "delta_loglik": {k: x100 for k in ("best_value", "worst_value", "small_value", "large_value")},
     "languages": {"best_mean": x100, "default_mean": x100},
+    "temperature": {
+        **{k: "{:g}".format for k in ("best", "best_low", "best_high")},
+        "gain": lambda v: f"{100 * v:+.2f}",
+        "gain_low": x100,
+        "gain_high": x100,
+    },
     "wild": {"worse": lambda ws: ", ".join(f"{d} {a:.2f} vs {b:.2f}" for d, a, b in ws)},
 }
 

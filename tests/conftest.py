@@ -158,7 +158,9 @@ def refreshed(mirror, tiny_gpt2_dir, tmp_path_factory):
 
         shipped = ", ".join(f'"{c}"' for c in corpus_table.CORPORA)
         models.write_text(
-            f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = [{shipped}]\ntop_k = 3\n\n'
+            f'[[model]]\nname = "{tiny_gpt2_dir}"\ncorpora = [{shipped}]\ntop_k = 3\n'
+            # its temperature-scaled surprisal on every corpus with reading times (the pages' temperature sections)
+            "temperature = true\ntemperatures = [1, 2]\n\n"
             '[[model]]\nname = "smollm2-135m"\ncorpora = []\n'
         )
         wh = make_paths(root / "warehouse")

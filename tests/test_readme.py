@@ -323,6 +323,49 @@ def expected_languages(con):
     }
 
 
+def expected_temperature(con):
+    models = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT model_key FROM mart_temperature_delta_loglik WHERE corpus = ? ORDER BY model_key",
+            [rf.FEATURED],
+        ).fetchall()
+    ]
+    if not models:
+        return None
+    model = rf.DEFAULT_MODEL if rf.DEFAULT_MODEL in models else models[0]
+    # the best T of the featured corpus's self-paced reading: the T of the largest ΔLL, recomputed from the curve
+    curve = con.execute(
+        "SELECT temperature, delta_loglik_nats_per_word, best_temperature_ci_low, best_temperature_ci_high, "
+        "cv_gain_nats_per_word, cv_gain_ci_low_nats_per_word, cv_gain_ci_high_nats_per_word "
+        "FROM mart_temperature_delta_loglik WHERE corpus = ? AND model_key = ? ORDER BY temperature",
+        [rf.FEATURED, model],
+    ).fetchall()
+    best = max(curve, key=lambda r: (r[1], -r[0]))
+    n, n_gain = one(
+        con,
+        "SELECT count(DISTINCT (corpus, measure)), count(DISTINCT (corpus, measure)) FILTER "
+        "(WHERE cv_gain_ci_low_nats_per_word > 0) FROM mart_temperature_delta_loglik WHERE model_key = ?",
+        [model],
+    )
+    return {
+        "corpus": one(con, "SELECT title FROM mart_corpora WHERE corpus = ?", [rf.FEATURED]),
+        "measure": "self-paced reading",
+        "model": name(con, model),
+        "direction": {True: "a flatter distribution than its own", False: "a sharper distribution than its own"}.get(
+            best[0] > 1 if best[0] != 1 else None, "its own distribution"
+        ),
+        "best": best[0],
+        "best_low": best[2],
+        "best_high": best[3],
+        "gain": best[4],
+        "gain_low": best[5],
+        "gain_high": best[6],
+        "n": n,
+        "n_gain": n_gain,
+    }
+
+
 def expected_wild(con):
     w = con.execute("""SELECT a.domain, a.loss_mean, b.loss_mean, a.p_value_two_sided_holm
                        FROM mart_wild_loss a JOIN mart_wild_loss b ON a.domain = b.domain
@@ -364,6 +407,7 @@ EXPECTED = {
     "delta_loglik": expected_delta_loglik,
     "wt_vs_lw": expected_wt_vs_lw,
     "languages": expected_languages,
+    "temperature": expected_temperature,
     "wild": expected_wild,
 }
 

@@ -33,6 +33,12 @@ case
             then 'Published as leading-whitespace (LW) surprisals only: without the boundary probabilities there is no WT surprisal.'
         when is_scored then 'No word surprisals of this model on ' || corpus_title || ': add the corpus to its models.toml entry and run predictabase refresh.'
         else 'Its imported word surprisals do not cover ' || corpus_title || '.' end
+    when comparison_family in ('temperature_gain', 'word_entropy_gain') then case
+        when predictor = 'humans' then 'Not computed: it needs a model''s probability of every possible next token.'
+        when is_scored and comparison_family = 'temperature_gain' then 'Not run: set temperature = true in its models.toml entry and run predictabase refresh (or predictabase temperature -c ' || corpus || ').'
+        when is_scored then 'Not estimated: set entropy = true in its models.toml entry and run predictabase refresh (or predictabase entropy -c ' || corpus || ').'
+        when predictor_kind = 'reference' then 'The LM-game authors publish no distributions of this model.'
+        else 'Needs the model''s distribution over its vocabulary at every word; only models scored here have it.' end
     else 'Not available.'
 end
 {%- endmacro %}

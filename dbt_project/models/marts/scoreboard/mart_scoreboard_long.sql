@@ -24,6 +24,13 @@
 --   delta_loglik_<corpus>_<measure>_<lw|wt>_nats_per_word
 --                               mart_delta_loglik, method cv_means: held-out ΔLL per word (Hao et al. 2020, eq. 5),
 --                               95% t interval over folds; LW/WT word surprisal (Oh & Schuler 2024, eqs. 5-6)
+--   temperature_gain_<corpus>_<measure>_nats_per_word
+--                               mart_temperature_delta_loglik: what surprisal under softmax(logits / T) gains over
+--                               T = 1, T chosen on other folds' words (Liu, Škrjanec & Demberg 2024); the best T in
+--                               the note
+--   word_entropy_gain_<corpus>_<measure>_nats_per_word
+--                               mart_anticipation_delta_loglik, mc_vs_first_token: ΔLL of the word's Monte-Carlo
+--                               entropy over its first-token entropy, both beside surprisal (Clark, Oh & Schuler 2025)
 {% set dll_method = 'cv_means' %}
 {% set game = shipped_corpora('game')[0] %}
 with corpora as (
@@ -94,6 +101,23 @@ comparisons as (
     cross join unnest(c.reading_measures) as r (measure)
     inner join measure_names as m on m.measure = r.measure
     cross join definitions as d
+    union all
+    select 'temperature_gain_' || c.corpus || '_' || m.measure || '_nats_per_word', 'temperature_gain', c.corpus,
+           c.title, m.measure, 'wt', 'Gain of the best temperature over T = 1, ' || c.title || ' ' || m.measure_label,
+           'nats per word', true, '95% interval over words (T chosen on other folds'' words)', 'words',
+           'reading-times', 10000 + 100 * c.corpus_order + m.measure_order
+    from corpora as c
+    cross join unnest(c.reading_measures) as r (measure)
+    inner join measure_names as m on m.measure = r.measure
+    union all
+    select 'word_entropy_gain_' || c.corpus || '_' || m.measure || '_nats_per_word', 'word_entropy_gain', c.corpus,
+           c.title, m.measure, 'wt',
+           'Word entropy over first-token entropy (ΔLL), ' || c.title || ' ' || m.measure_label,
+           'nats per word', true, '95% interval over words', 'words', 'reading-times',
+           20000 + 100 * c.corpus_order + m.measure_order
+    from corpora as c
+    cross join unnest(c.reading_measures) as r (measure)
+    inner join measure_names as m on m.measure = r.measure
 ),
 
 reference_names as (
@@ -182,6 +206,26 @@ delta_loglik as (
     where method = '{{ dll_method }}' and status = 'ok'
 ),
 
+temperature_gain as (
+    select model_key as predictor, 'temperature_gain_' || corpus || '_' || measure || '_nats_per_word' as comparison,
+           cv_gain_nats_per_word as value, cv_gain_ci_low_nats_per_word as ci_low,
+           cv_gain_ci_high_nats_per_word as ci_high, n_words as n, 'scored' as origin, temperature_run_id as run_id,
+           'best T = ' || format('{:g}', best_temperature) || ' (95% bootstrap interval '
+           || format('{:g}', best_temperature_ci_low) || ' to ' || format('{:g}', best_temperature_ci_high) || ')'
+               as note
+    from {{ ref('mart_temperature_delta_loglik') }}
+    where is_best
+),
+
+word_entropy_gain as (
+    select model_key as predictor, 'word_entropy_gain_' || corpus || '_' || measure || '_nats_per_word' as comparison,
+           delta_loglik_nats_per_word as value, delta_loglik_ci_low_nats_per_word as ci_low,
+           delta_loglik_ci_high_nats_per_word as ci_high, n_words as n, 'scored' as origin, entropy_run_id as run_id,
+           n_samples || ' whole words sampled a word' as note
+    from {{ ref('mart_anticipation_delta_loglik') }}
+    where comparison = 'mc_vs_first_token'
+),
+
 all_values as (
     select *, 0 as pick from bpb
     union all by name
@@ -194,6 +238,10 @@ all_values as (
     select *, 0 as pick from pnc
     union all by name
     select *, 0 as pick from delta_loglik
+    union all by name
+    select *, 0 as pick from temperature_gain
+    union all by name
+    select *, 0 as pick from word_entropy_gain
 ),
 
 ranked_values as (
