@@ -152,6 +152,12 @@ def wh(refreshed, tmp_path):
     return p
 
 
+def tp_corpora() -> tuple[str, ...]:
+    from predictabase.ingest.scoring.temperature import CORPORA
+
+    return CORPORA
+
+
 def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, tiny_gpt2_dir):
     from predictabase.ingest.datasets.registry import NAMES
     from predictabase.ingest.sources.catalog import load_catalog
@@ -161,12 +167,18 @@ def test_first_refresh_fetches_ingests_scores_builds_and_publishes(refreshed, ti
     assert s["fetch"].split(None, 2)[2].startswith(f"fetched {len(load_catalog())} file(s)")
     assert f"ingested {len(NAMES)} job(s)" in s["ingest"] and "never ingested" in s["ingest"]
     # the tiny GPT-2 scores every shipped corpus and both user corpora, SmolLM2 the user corpora (every model scores
-    # them); the step lists the first four tasks
+    # them), and the tiny GPT-2 runs the temperature step (one task over the corpora with reading times); the step
+    # lists the first four tasks
     from predictabase.ingest import corpus_table
 
     shipped = list(corpus_table.CORPORA)
     first = ", ".join(f"{tiny_gpt2_dir} / score {c}: scored" for c in shipped[:4])
-    assert s["score"].split(None, 2)[2] == (f"ran {len(shipped) + 4} task(s): {first} and {len(shipped) + 4 - 4} more")
+    n = len(shipped) + 4 + 1
+    assert s["score"].split(None, 2)[2] == (f"ran {n} task(s): {first} and {n - 4} more")
+    temperature_runs = q(
+        wh.duckdb, "SELECT count(DISTINCT corpus), min(n_temperatures) FROM staging.stg_temperature_runs"
+    )
+    assert temperature_runs == [(len(tp_corpora()), 2)]
     assert "built and published: no earlier build" in s["build"] and "(everything)" in s["build"]
     assert {r[0] for r in q(wh.duckdb, "SELECT DISTINCT job FROM raw.ingest_log")} == set(NAMES)
     assert q(wh.duckdb, "SELECT count(*) FROM raw.source_files") == [(len(load_catalog()),)]

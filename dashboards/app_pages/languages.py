@@ -337,13 +337,25 @@ else:
     one = (
         alt.Chart(pd.DataFrame({"y": [1.0], "what": ["the model's own distribution (T = 1)"]}))
         .mark_rule(strokeDash=[4, 4], color="#888888")
-        .encode(y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
+        .encode(
+            y="y:Q",
+            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+        )
+    )
+    # the axis spans the intervals and T = 1, its ticks at the values drawn (a log axis of its own picks 0.3, 0.1)
+    ticks = sorted(
+        {1.0, *temp["best_temperature"], *temp["best_temperature_ci_low"], *temp["best_temperature_ci_high"]}
     )
     view = temp[["language_name", "model", "best_temperature", "best_temperature_ci_low", "best_temperature_ci_high",
                  "gain", "n_words"]]  # fmt: skip
     chart = alt.layer(
         enc.mark_rule().encode(
-            y=alt.Y("best_temperature_ci_low:Q", title="best temperature T (log scale)", scale=alt.Scale(type="log")),
+            y=alt.Y(
+                "best_temperature_ci_low:Q",
+                title="best temperature T (log scale)",
+                scale=alt.Scale(type="log", domain=[ticks[0], ticks[-1]], nice=False),
+                axis=alt.Axis(values=ticks, format="g"),
+            ),
             y2="best_temperature_ci_high:Q",
         ),
         enc.mark_point(filled=True, size=45).encode(y="best_temperature:Q"),

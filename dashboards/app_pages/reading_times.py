@@ -504,7 +504,7 @@ else:
         x=alt.X(
             "temperature:Q",
             title="temperature T (logits divided by T; log scale)",
-            scale=alt.Scale(type="log"),
+            scale=alt.Scale(type="log", domain=[temp["temperature"].min(), temp["temperature"].max()], nice=False),
             axis=alt.Axis(values=sorted(temp["temperature"].unique()), format="g", labelOverlap=True),
         ),
         color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", direction="vertical"))
@@ -521,7 +521,10 @@ else:
     one = (
         alt.Chart(pd.DataFrame({"t": [1.0], "what": ["the model's own distribution (T = 1)"]}))
         .mark_rule(strokeDash=[4, 4], color="#888888")
-        .encode(x="t:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top-right")))
+        .encode(
+            x="t:Q",
+            strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+        )
     )
     chart = alt.layer(
         base.mark_rule().encode(y=alt.Y("lo:Q", title=DLL_AXIS), y2="hi:Q"),
