@@ -247,9 +247,11 @@ else:
     )
     st.caption(
         "Entropy: the model's uncertainty before the word. Wilcox et al.'s models: the sum of the next-token "
-        "entropies over the word's tokens (their scripts). Ours: the entropy of the distribution the word's "
-        "first token is drawn from, exact from one softmax and a lower bound on the next word's entropy; the "
-        "within-word entropies after the first token are not anticipation."
+        "entropies over the word's tokens (their scripts). Ours: the next-token entropy where the word starts, "
+        "exact from one softmax (the within-word entropies after the first token are not anticipation). It is "
+        "the usual stand-in for the next word's entropy, not a bound on it: it also spreads over tokens that "
+        "continue the previous word, such as punctuation. The word's own entropy, by Monte Carlo over whole "
+        "words, is compared with it below."
     )
 
 MODEL_NAMES = dll.drop_duplicates("model_key").set_index("model_key")["model"]

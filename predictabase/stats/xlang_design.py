@@ -67,9 +67,10 @@ def first_token_entropy(word_surprisal, token_scores, corpora: list[str]) -> pd.
     """Our models' entropy of a word, bits: the entropy of the next-token distribution the word's first
     token is drawn from, H(T | the text before the word), one softmax's exact value (int_token_scores'
     entropy_nats at the word's first token; the relations of int_word_surprisal and int_token_scores, which the
-    model file refs). It is the reader's uncertainty before the word, what anticipation is about, and a lower
-    bound on the entropy of the next word (the word fixes its first token); the next word's own entropy needs
-    a sum over every word, out of reach. Wilcox et al. sum the entropies at each of the word's tokens, which adds
+    model file refs). It is the reader's uncertainty before the word, what anticipation is about, and the usual
+    stand-in for the next word's entropy: not a bound on it, since it also spreads over tokens that continue the
+    previous word (punctuation); the `entropy` step estimates the word's own by Monte Carlo
+    (int_anticipation_delta_loglik compares the two). Wilcox et al. sum the entropies at each of the word's tokens, which adds
     the uncertainty inside the word after its first part is read and grows with the tokenizer's splits. NULL for
     a word that is not aligned or whose first token was not scored."""
     cols = ["run_id", "corpus", "doc_id", "word_index", "entropy_bits"]
