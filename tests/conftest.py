@@ -272,3 +272,28 @@ LONG_FILES = (
 def pytest_collection_modifyitems(items) -> None:
     rank = {name: i for i, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))  # stable: the rest in file order
+
+
+@pytest.fixture(scope="session")
+def meco_en(mirror, tmp_path_factory):
+    """A warehouse with MECO English ingested from the mirror (the model steps' tests on real corpus texts: each
+    writes its own step's runs)."""
+    from predictabase.core.config import paths as make_paths
+    from predictabase.ingest.datasets.registry import run_ingest
+    from predictabase.ingest.sources.fetch import fetch_and_record
+
+    p = make_paths(tmp_path_factory.mktemp("meco_en") / "warehouse")
+    fetch_and_record(p, mirror, dataset="wilcox_xlang", show_progress=False)
+    run_ingest(p, ["meco_en"], show_progress=False)
+    return p
+
+
+@pytest.fixture(scope="session")
+def tiny_on_meco_en(tiny_gpt2_dir, meco_en):
+    """(the tiny GPT-2 loaded, its tokenizer profile): 2 layers, the real tokenizer, 128 positions (a MECO text is
+    read in windows)."""
+    from predictabase.ingest.scoring.models import load_model
+    from predictabase.ingest.scoring.profile import TokenizerProfile
+
+    lm = load_model(str(tiny_gpt2_dir), meco_en)
+    return lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, str(tiny_gpt2_dir))

@@ -48,33 +48,12 @@ def test_settings_out_of_range_name_their_option():
             an.EntropySettings(**bad).check()
 
 
-@pytest.fixture(scope="module")
-def meco_en(mirror, tmp_path_factory):
-    from predictabase.core.config import paths as make_paths
-    from predictabase.ingest.datasets.registry import run_ingest
-    from predictabase.ingest.sources.fetch import fetch_and_record
-
-    p = make_paths(tmp_path_factory.mktemp("anticipation") / "warehouse")
-    fetch_and_record(p, mirror, dataset="wilcox_xlang", show_progress=False)
-    run_ingest(p, ["meco_en"], show_progress=False)
-    return p
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_gpt2_dir, meco_en):
-    from predictabase.ingest.scoring.models import load_model
-    from predictabase.ingest.scoring.profile import TokenizerProfile
-
-    lm = load_model(str(tiny_gpt2_dir), meco_en)
-    return lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, str(tiny_gpt2_dir))
-
-
 def _parts(run_dir) -> dict[str, bytes]:
     return {p.name: pq.read_table(p).to_pandas().to_json() for p in sorted(run_dir.glob("part-*.parquet"))}
 
 
-def test_every_word_of_a_text_gets_its_entropies_and_a_stopped_run_resumes_to_the_same_rows(meco_en, tiny):
-    lm, profile = tiny
+def test_every_word_of_a_text_gets_its_entropies_and_a_stopped_run_resumes_to_the_same_rows(meco_en, tiny_on_meco_en):
+    lm, profile = tiny_on_meco_en
     texts, _ = an.read_texts(meco_en, "meco_en", SETTINGS.limit)
     run = an.entropy_corpus(meco_en, lm, profile, "meco_en", SETTINGS)
     directory = an.run_dir(meco_en, lm.model_key, "meco_en", run["run_id"])
@@ -114,8 +93,8 @@ def test_every_word_of_a_text_gets_its_entropies_and_a_stopped_run_resumes_to_th
         assert set(cols) - {"filename"} <= set(record), set(cols) - set(record)
 
 
-def test_another_seed_is_another_run_with_other_samples(meco_en, tiny):
-    lm, profile = tiny
+def test_another_seed_is_another_run_with_other_samples(meco_en, tiny_on_meco_en):
+    lm, profile = tiny_on_meco_en
     one = an.entropy_corpus(meco_en, lm, profile, "meco_en", an.EntropySettings(samples=8, limit=1, seed=1))
     two = an.entropy_corpus(meco_en, lm, profile, "meco_en", an.EntropySettings(samples=8, limit=1, seed=2))
     assert one["run_id"] != two["run_id"]

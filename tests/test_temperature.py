@@ -45,35 +45,14 @@ def test_settings_out_of_range_name_their_option():
     assert tp.TemperatureSettings(temperatures=(2.0, 1.0, 0.5)).grid == (0.5, 1.0, 2.0)
 
 
-@pytest.fixture(scope="module")
-def meco_en(mirror, tmp_path_factory):
-    from predictabase.core.config import paths as make_paths
-    from predictabase.ingest.datasets.registry import run_ingest
-    from predictabase.ingest.sources.fetch import fetch_and_record
-
-    p = make_paths(tmp_path_factory.mktemp("temperature") / "warehouse")
-    fetch_and_record(p, mirror, dataset="wilcox_xlang", show_progress=False)
-    run_ingest(p, ["meco_en"], show_progress=False)
-    return p
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_gpt2_dir, meco_en):
-    from predictabase.ingest.scoring.models import load_model
-    from predictabase.ingest.scoring.profile import TokenizerProfile
-
-    lm = load_model(str(tiny_gpt2_dir), meco_en)
-    return lm, TokenizerProfile.build(lm.tokenizer, lm.model_type, lm.vocab_size, str(tiny_gpt2_dir))
-
-
 def _rows(run_dir: Path) -> pd.DataFrame:
     return pd.concat([pq.read_table(p).to_pandas() for p in sorted(run_dir.glob("part-*.parquet"))])
 
 
-def test_each_token_under_each_temperature_is_the_tempered_softmax_of_its_window(meco_en, tiny):
+def test_each_token_under_each_temperature_is_the_tempered_softmax_of_its_window(meco_en, tiny_on_meco_en):
     """ln p_T(t_i) and ln B_T before and after each token equal log_softmax(z / T) and the word-initial mass of
     z / T in float64, z the model's logits at the token's position in the window the score step gives it."""
-    lm, profile = tiny
+    lm, profile = tiny_on_meco_en
     run = tp.temperature_corpus(meco_en, lm, tp.TemperatureScorer(lm.model, profile, GRID), "meco_en", SETTINGS)
     rows = _rows(tp.run_dir(meco_en, lm.model_key, "meco_en", run["run_id"]))
     assert run["context_length"] == 128 and run["n_texts"] == 2 and run["temperatures"] == list(GRID)
@@ -107,8 +86,8 @@ def test_each_token_under_each_temperature_is_the_tempered_softmax_of_its_window
         assert abs(by_t[2.5] - by_t[1.0]) > 0.1 and abs(by_t[0.5] - by_t[1.0]) > 0.1
 
 
-def test_temperature_one_is_the_score_steps_distribution(meco_en, tiny):
-    lm, profile = tiny
+def test_temperature_one_is_the_score_steps_distribution(meco_en, tiny_on_meco_en):
+    lm, profile = tiny_on_meco_en
     run = tp.temperature_corpus(meco_en, lm, tp.TemperatureScorer(lm.model, profile, GRID), "meco_en", SETTINGS)
     rows = _rows(tp.run_dir(meco_en, lm.model_key, "meco_en", run["run_id"]))
     ones = rows[rows["temperature"] == 1.0].sort_values(["doc_id", "token_index"])
@@ -121,8 +100,8 @@ def test_temperature_one_is_the_score_steps_distribution(meco_en, tiny):
         np.testing.assert_allclose(ones[col].to_numpy(), table[col].to_numpy(), atol=1e-4)
 
 
-def test_a_stopped_run_resumes_to_the_same_rows_and_a_complete_run_is_not_redone(meco_en, tiny):
-    lm, profile = tiny
+def test_a_stopped_run_resumes_to_the_same_rows_and_a_complete_run_is_not_redone(meco_en, tiny_on_meco_en):
+    lm, profile = tiny_on_meco_en
     scorer = tp.TemperatureScorer(lm.model, profile, GRID)
     settings = tp.TemperatureSettings(temperatures=GRID, limit=3)
     run = tp.temperature_corpus(meco_en, lm, scorer, "meco_en", settings)

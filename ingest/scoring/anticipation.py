@@ -328,36 +328,16 @@ def run_entropy(
     show_progress: bool = True,
 ) -> list[dict]:
     """`predictabase entropy`: load the model once and estimate every word's entropies in each corpus."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-
-    from predictabase.core.progress import progress_bar
-    from predictabase.ingest.scoring.distributed import model_steps
+    from predictabase.ingest.scoring.steps import check_corpora, run_corpora
 
     settings.check()
-    unknown = [c for c in corpora if c not in CORPORA]
-    if unknown:
-        raise OptionError("--corpus", f"{', '.join(unknown)}: not a corpus with reading times ({', '.join(CORPORA)})")
+    check_corpora(corpora, CORPORA, "a corpus with reading times")
     for corpus in corpora:
         read_texts(paths, corpus, 1)  # fail before loading a model
-    runs = []
-    with model_steps(model_spec, paths, device, dtype, None) as (lm, profile, _pool):
-        with progress_bar(
-            TextColumn("entropy {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            show=show_progress, transient=False,
-        ) as bar:  # fmt: skip
-            for corpus in corpora:
-                task = bar.add_task(f"{lm.model_key} {corpus}", total=None)
-                runs.append(
-                    entropy_corpus(
-                        paths,
-                        lm,
-                        profile,
-                        corpus,
-                        settings,
-                        lambda d, t, _task=task: bar.update(_task, completed=d, total=t),
-                    )
-                )
-    return runs
+    return run_corpora(
+        paths, model_spec, corpora, device, dtype, "entropy", show_progress,
+        lambda lm, profile: lambda corpus, progress: entropy_corpus(paths, lm, profile, corpus, settings, progress),
+    )  # fmt: skip
 
 
 # --- the `entropy` step (predictabase.ingest.scoring.steps): its code version and its runner -------------------------
@@ -370,7 +350,7 @@ def code_version() -> list:
 def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list:
     """The `entropy` step of one models.toml entry: one run per corpus with reading times, its settings the
     entry's `entropy_samples` and `entropy_alpha`."""
-    from predictabase.ingest.scoring.steps import StepRun
+    from predictabase.ingest.scoring.steps import corpus_step_runs
 
     settings = EntropySettings(
         samples=getattr(entry, "entropy_samples", EntropySettings.samples),
@@ -378,12 +358,4 @@ def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool
     )
     wanted = [c for c in corpora if c is not None] or list(CORPORA)
     runs = run_entropy(paths, entry.name, wanted, settings, entry.device, entry.dtype, show_progress)
-    return [
-        StepRun(
-            r["corpus"],
-            run_dir(paths, r["model_key"], r["corpus"], r["run_id"]),
-            r["run_id"],
-            "already complete" if r.get("skipped") else "scored",
-        )  # fmt: skip
-        for r in runs
-    ]
+    return corpus_step_runs(runs, lambda model, corpus, run: run_dir(paths, model, corpus, run))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from predictabase.core.errors import OptionError
 from predictabase.ingest import corpus_table
 
 #: the `temperature` step's default grid of T: Liu, Škrjanec & Demberg (2024) scan T from below 1 to 10 and find the
@@ -36,6 +37,48 @@ class StepRun:
     run_id: str | None
     status: str
     exact_token: bool = False
+
+
+def check_corpora(corpora: list[str], allowed: tuple[str, ...], what: str) -> None:
+    """A one-line --corpus error for a corpus a step does not run on."""
+    unknown = [c for c in corpora if c not in allowed]
+    if unknown:
+        raise OptionError("--corpus", f"{', '.join(unknown)}: not {what} ({', '.join(allowed)})")
+
+
+def run_corpora(paths, model_spec: str, corpora: list[str], device, dtype, step: str, show_progress: bool, loaded,
+                unit: str = "") -> list[dict]:  # fmt: skip
+    """Load the model once and run one corpus after another under a progress bar: `loaded(lm, profile)` returns
+    the function `(corpus, progress) -> run record` of what is built once per model (a scorer, a mask); `progress`
+    is called with (done, total) in `unit`s."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    from predictabase.core.progress import progress_bar
+    from predictabase.ingest.scoring.distributed import model_steps
+
+    runs = []
+    with model_steps(model_spec, paths, device, dtype, None) as (lm, profile, _pool):
+        one = loaded(lm, profile)
+        columns = [TextColumn(f"{step} {{task.description}}"), BarColumn(), MofNCompleteColumn()]
+        columns += [TextColumn(unit)] if unit else []
+        with progress_bar(*columns, TimeRemainingColumn(), show=show_progress, transient=False) as bar:
+            for corpus in corpora:
+                task = bar.add_task(f"{lm.model_key} {corpus}", total=None)
+                runs.append(one(corpus, lambda d, t, _task=task: bar.update(_task, completed=d, total=t)))
+    return runs
+
+
+def corpus_step_runs(runs: list[dict], run_dir) -> list[StepRun]:
+    """The StepRun of each run record of a step with one run per corpus (`run_dir(model_key, corpus, run_id)`)."""
+    return [
+        StepRun(
+            r["corpus"],
+            run_dir(r["model_key"], r["corpus"], r["run_id"]),
+            r["run_id"],
+            "already complete" if r.get("skipped") else "scored",
+        )
+        for r in runs
+    ]
 
 
 @dataclass(frozen=True)

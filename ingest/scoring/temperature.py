@@ -277,40 +277,21 @@ def run_temperature(
     show_progress: bool = True,
 ) -> list[dict]:
     """`predictabase temperature`: load the model once and score every token of each corpus under every T."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-
-    from predictabase.core.progress import progress_bar
-    from predictabase.ingest.scoring.distributed import model_steps
+    from predictabase.ingest.scoring.steps import check_corpora, run_corpora
 
     settings.check()
-    unknown = [c for c in corpora if c not in CORPORA]
-    if unknown:
-        raise OptionError("--corpus", f"{', '.join(unknown)}: not a corpus with reading times ({', '.join(CORPORA)})")
+    check_corpora(corpora, CORPORA, "a corpus with reading times")
     for corpus in corpora:
         pipeline.load_documents(paths, corpus, pipeline.ScoreSettings(limit=1))  # fail before loading a model
-    runs = []
-    with model_steps(model_spec, paths, device, dtype, None) as (lm, profile, _pool):
+
+    def loaded(lm, profile):
         pipeline.effective_lengths(
             lm, pipeline.ScoreSettings(context_length=settings.context_length, stride=settings.stride)
-        )
+        )  # windows out of the model's range: one line, before any corpus
         scorer = TemperatureScorer(lm.model, profile, settings.grid, lm.device)
-        with progress_bar(
-            TextColumn("temperature {task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
-            TimeRemainingColumn(), show=show_progress, transient=False,
-        ) as bar:  # fmt: skip
-            for corpus in corpora:
-                task = bar.add_task(f"{lm.model_key} {corpus}", total=None)
-                runs.append(
-                    temperature_corpus(
-                        paths,
-                        lm,
-                        scorer,
-                        corpus,
-                        settings,
-                        lambda d, t, _task=task: bar.update(_task, completed=d, total=t),
-                    )
-                )
-    return runs
+        return lambda corpus, progress: temperature_corpus(paths, lm, scorer, corpus, settings, progress)
+
+    return run_corpora(paths, model_spec, corpora, device, dtype, "temperature", show_progress, loaded, "tokens")
 
 
 # --- the `temperature` step (predictabase.ingest.scoring.steps): its code version and its runner ---------------------
@@ -323,7 +304,7 @@ def code_version() -> list:
 def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool = False, engine=None) -> list:
     """The `temperature` step of one models.toml entry: one run per corpus with reading times, with the entry's
     windows (`context_length`, `stride`) and its `temperatures` grid."""
-    from predictabase.ingest.scoring.steps import StepRun
+    from predictabase.ingest.scoring.steps import corpus_step_runs
 
     settings = TemperatureSettings(
         temperatures=tuple(getattr(entry, "temperatures", None) or TEMPERATURES),
@@ -332,12 +313,4 @@ def run_step(paths: Paths, entry, corpora: list[str | None], show_progress: bool
     )
     wanted = [c for c in corpora if c is not None] or list(CORPORA)
     runs = run_temperature(paths, entry.name, wanted, settings, entry.device, entry.dtype, show_progress)
-    return [
-        StepRun(
-            r["corpus"],
-            run_dir(paths, r["model_key"], r["corpus"], r["run_id"]),
-            r["run_id"],
-            "already complete" if r.get("skipped") else "scored",
-        )  # fmt: skip
-        for r in runs
-    ]
+    return corpus_step_runs(runs, lambda model, corpus, run: run_dir(paths, model, corpus, run))
