@@ -20,7 +20,7 @@ from predictabase.ingest.scoring import engine, pipeline
 from predictabase.ingest.scoring import temperature as tp
 from predictabase.ingest.scoring.word_boundaries import log_boundary_mass_of_logits
 
-GRID = (0.5, 1.0, 2.5)
+GRID = (0.05, 0.5, 1.0, 2.5)  # 0.05: so sharp that the word-initial terms of some rows underflow in float32
 SETTINGS = tp.TemperatureSettings(temperatures=GRID, limit=2)
 
 
@@ -81,6 +81,8 @@ def test_each_token_under_each_temperature_is_the_tempered_softmax_of_its_window
             np.testing.assert_allclose(at["logprob_nats"], expected_lp, atol=2e-4)
             np.testing.assert_allclose(at["logprob_word_initial_nats"], expected_b[: len(ids)], atol=2e-4)
             np.testing.assert_allclose(at["logprob_word_initial_after_nats"], expected_b[1:], atol=2e-4)
+        # the rows whose word-initial terms underflow at T = 0.05 are there, recomputed to the same values
+        assert (mine.loc[mine["temperature"] == 0.05, "logprob_word_initial_nats"] < -69).any()
         # the grid's distributions are not one another's (a random model: its own distribution is far too sharp)
         by_t = mine.groupby("temperature")["logprob_nats"].mean()
         assert abs(by_t[2.5] - by_t[1.0]) > 0.1 and abs(by_t[0.5] - by_t[1.0]) > 0.1

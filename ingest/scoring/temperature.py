@@ -125,30 +125,45 @@ class TemperatureScorer(engine.Scorer):
         return result["logprob_nats"][:, self._one]
 
     def _stats(self, sel, targets):
-        """ln p_T(target) = z_t / T - logsumexp(z / T) and ln B_T = logsumexp over the word-initial entries of z / T
-        - logsumexp(z / T), float32 logits (whatever the weights' dtype), per block of rows."""
+        """ln p_T(target) = (z_t - max z) / T - ln sum_v exp((z_v - max z) / T) and ln B_T = ln sum over the
+        word-initial v of the same terms - that log sum, from float32 logits (whatever the weights' dtype), per block
+        of rows: each T's exponentials go into one reused buffer, summed once and multiplied by the word-initial mask
+        once (a matrix-vector product), the logs in float64. A row whose word-initial terms all underflow (a sharp
+        T < 1) is recomputed with a log-sum-exp over the word-initial logits."""
         torch = self.torch
         head = self.model.get_output_embeddings()
-        rows = max(2, BLOCK_BYTES // (4 * self.vocab_size))
+        v = self.vocab_size
+        rows = max(2, BLOCK_BYTES // (4 * v))
         lp, wi = [], []
         for s in range(0, sel.shape[0], rows):
             x = sel[s : s + rows]
             if self._split:
                 x = self._head_fp32(x) if self._head_fp32 is not None else head(x)
             x = x.float()
-            t = targets[s : s + rows, None]
-            zt = x.gather(1, t)
+            n = x.shape[0]
+            centred = torch.sub(x, x.max(dim=1, keepdim=True).values, out=self._buffer("centred", n, v))
+            target = centred.gather(1, targets[s : s + rows, None])[:, 0].double()
+            e = self._buffer("tempered", n, v)
             lp_t, wi_t = [], []
             for temp in self.temperatures:
-                z = x / temp
-                lse = torch.logsumexp(z, dim=1)
-                lp_t.append(zt[:, 0] / temp - lse)
-                wi_t.append(torch.logsumexp(z.index_select(1, self._word_initial), dim=1) - lse)
+                torch.mul(centred, 1.0 / temp, out=e)
+                e.exp_()
+                log_total = e.sum(dim=1).double().log()
+                inside = e @ self.wi_mask
+                lnb = inside.double().log() - log_total
+                tiny = inside < 1e-30
+                if bool(tiny.any()):
+                    z = centred[tiny] / temp
+                    lnb[tiny] = (
+                        torch.logsumexp(z.index_select(1, self._word_initial), dim=1) - torch.logsumexp(z, dim=1)
+                    ).double()
+                lp_t.append(target / temp - log_total)
+                wi_t.append(lnb)
             lp.append(torch.stack(lp_t, dim=1))
             wi.append(torch.stack(wi_t, dim=1))
         return {
-            "logprob_nats": torch.cat(lp).double().cpu().numpy(),
-            "logprob_word_initial_nats": torch.cat(wi).double().cpu().numpy(),
+            "logprob_nats": torch.cat(lp).cpu().numpy(),
+            "logprob_word_initial_nats": torch.cat(wi).cpu().numpy(),
         }
 
 
