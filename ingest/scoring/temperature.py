@@ -45,8 +45,9 @@ RUN_FILE = "_run.json"
 CORPORA = tuple(k for k, c in corpus_table.CORPORA.items() if c.texts and c.reading)
 MAX_TEMPERATURES = 32
 T_RANGE = (0.05, 100.0)
-#: rows of logits per block of the tempered log-softmaxes (a few MiB: the T passes read it from cache)
-BLOCK_BYTES = 1 << 23
+#: rows of logits per block (32 MiB of float32): the LM head and the T passes over whole blocks; at 8 MiB the head's small
+#: matrix products made the step 1.36 times the score step's time, at 32 MiB 1.18 (bench/temperature.py)
+BLOCK_BYTES = 1 << 25
 SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -136,35 +137,44 @@ class TemperatureScorer(engine.Scorer):
         rows = max(2, BLOCK_BYTES // (4 * v))
         lp, wi = [], []
         for s in range(0, sel.shape[0], rows):
-            x = sel[s : s + rows]
-            if self._split:
-                x = self._head_fp32(x) if self._head_fp32 is not None else head(x)
-            x = x.float()
-            n = x.shape[0]
-            centred = torch.sub(x, x.max(dim=1, keepdim=True).values, out=self._buffer("centred", n, v))
-            target = centred.gather(1, targets[s : s + rows, None])[:, 0].double()
-            e = self._buffer("tempered", n, v)
-            lp_t, wi_t = [], []
-            for temp in self.temperatures:
-                torch.mul(centred, 1.0 / temp, out=e)
-                e.exp_()
-                log_total = e.sum(dim=1).double().log()
-                inside = e @ self.wi_mask
-                lnb = inside.double().log() - log_total
-                tiny = inside < 1e-30
-                if bool(tiny.any()):
-                    z = centred[tiny] / temp
-                    lnb[tiny] = (
-                        torch.logsumexp(z.index_select(1, self._word_initial), dim=1) - torch.logsumexp(z, dim=1)
-                    ).double()
-                lp_t.append(target / temp - log_total)
-                wi_t.append(lnb)
-            lp.append(torch.stack(lp_t, dim=1))
-            wi.append(torch.stack(wi_t, dim=1))
+            with self._buffers_lock:  # the buffers are this scorer's (as in engine.Scorer._stats)
+                lp_s, wi_s = self._block(sel[s : s + rows], targets[s : s + rows], head, v)
+            lp.append(lp_s)
+            wi.append(wi_s)
         return {
             "logprob_nats": torch.cat(lp).cpu().numpy(),
             "logprob_word_initial_nats": torch.cat(wi).cpu().numpy(),
         }
+
+    def _block(self, x, targets, head, v):
+        """One block's [rows, T] ln p_T(target) and ln B_T (`_stats`)."""
+        torch = self.torch
+        if self._split:
+            if self._head_fp32 is not None:
+                x = self._head_fp32(x)
+            else:  # on the CPU into a reused buffer: fresh memory per block costs page faults (engine.Scorer)
+                x = head(x) if self.gpu else self._head_into_buffer(x)
+        x = x.float()
+        n = x.shape[0]
+        centred = torch.sub(x, x.max(dim=1, keepdim=True).values, out=self._buffer("centred", n, v))
+        target = centred.gather(1, targets[:, None])[:, 0].double()
+        e = self._buffer("tempered", n, v)
+        lp_t, wi_t = [], []
+        for temp in self.temperatures:
+            torch.mul(centred, 1.0 / temp, out=e)
+            e.exp_()
+            log_total = e.sum(dim=1).double().log()
+            inside = e @ self.wi_mask
+            lnb = inside.double().log() - log_total
+            tiny = inside < 1e-30
+            if bool(tiny.any()):
+                z = centred[tiny] / temp
+                lnb[tiny] = (
+                    torch.logsumexp(z.index_select(1, self._word_initial), dim=1) - torch.logsumexp(z, dim=1)
+                ).double()
+            lp_t.append(target / temp - log_total)
+            wi_t.append(lnb)
+        return torch.stack(lp_t, dim=1), torch.stack(wi_t, dim=1)
 
 
 def run_dir(paths: Paths, model_key: str, corpus: str, run_id: str) -> Path:
