@@ -165,7 +165,8 @@ class TemperatureScorer(engine.Scorer):
             e.exp_()
             log_total = e.sum(dim=1).double().log()
             inside = e @ self.wi_mask
-            lnb = inside.double().log() - log_total
+            # B_T <= 1: the word-initial sum (a matrix-vector product) and the total (a sum) add in different orders
+            lnb = (inside.double().log() - log_total).clamp_(max=0.0)
             tiny = inside < 1e-30
             if bool(tiny.any()):
                 z = centred[tiny] / temp
