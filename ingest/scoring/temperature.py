@@ -236,6 +236,8 @@ def temperature_corpus(
 ) -> dict:
     """Every token of one corpus under every T; returns the run record. A complete run is not redone; a stopped
     one scores only its missing parts."""
+    if tuple(scorer.temperatures) != settings.grid:
+        raise ValueError(f"the scorer's temperatures {scorer.temperatures} are not the settings' grid {settings.grid}")
     docs, version = pipeline.load_documents(paths, corpus, pipeline.ScoreSettings(limit=settings.limit))
     score_settings = pipeline.ScoreSettings(context_length=settings.context_length, stride=settings.stride)
     ctx, stride = pipeline.effective_lengths(lm, score_settings)
