@@ -1017,7 +1017,7 @@ def run_all(
     wait: WaitOpt = 0.0,
 ) -> None:
     """The main job: fetch, ingest, score every corpus with the default model (MECO's eleven languages included),
-    its top-1 words and cloze responses, dbt build, serve. Creates the warehouse when --warehouse names a new or
+    its top-1 words, cloze responses and temperature-scaled scores, dbt build, serve. Creates the warehouse when --warehouse names a new or
     empty folder."""
     with _errors():
         check_port(port)  # before the long job, not after it

@@ -1,6 +1,6 @@
 """The pipeline, in one order, which `predictabase all`, `predictabase refresh` and the Dagster definitions run.
 
-    fetch -> ingest -> score, top1, cloze (the model steps, `predictabase.ingest.scoring.steps`)
+    fetch -> ingest -> score, top1, cloze, entropy, temperature (the model steps, `predictabase.ingest.scoring.steps`)
           -> build (dbt, then publish)
 
 `all` runs every stage with the default model; `refresh` runs every stage doing only what changed; the Dagster
@@ -17,7 +17,7 @@ from predictabase.ingest.scoring.steps import STEPS as MODEL_STEPS
 
 @dataclass(frozen=True)
 class Stage:
-    name: str  # fetch | ingest | score | top1 | cloze | build
+    name: str  # fetch | ingest | score | top1 | cloze | entropy | temperature | build
     kind: str  # fetch | ingest | model | build
     group: str  # the Dagster asset group of its assets
     description: str
