@@ -495,20 +495,25 @@ def languages_page(languages_app):
 @pytest.mark.timeout(300)
 def test_languages_page_in_a_browser(languages_app, languages_page):
     """The Languages page on the refreshed warehouse (MECO's 11 languages; GAMs fitted for Korean, UCL and Brown):
-    it opens with its finding (every number from its marts), draws the ΔLL, entropy, GAM-gain and curve charts,
+    it opens with its finding (every number from its marts), draws the ΔLL, entropy, best-temperature, GAM-gain and
+    curve charts,
     shows a text in its script (Hangul; Hebrew right to left), and every pick a reader can make runs."""
     from tests.test_dashboard_browser import PAGES, _assert_opens_with_finding, _charts
 
     pg, url = languages_page, languages_app["url"]
     sentence = _assert_opens_with_finding(pg, url + PAGES["languages"], "languages", languages_app["paths"].marts)
     assert "Across MECO's 11 languages" in sentence and "language–model pairs" in sentence, sentence
-    assert _charts(pg) == 4  # ΔLL, entropy, GAM minus linear, the curves' small multiples
+    # ΔLL, entropy, the best temperature (the tiny GPT-2's temperature runs), GAM minus linear, the curves' small
+    # multiples; no chart of the word entropies (no `entropy` runs): a note saying how to make them
+    assert _charts(pg) == 5
     main = pg.page.inner_text('[data-testid="stMain"]')
     for words in (
         "ΔLL by language and model",
         "Anticipation: does entropy help?",
         "Is the link between surprisal and reading time linear?",
         "Slowdown in reading by surprisal (ms)",
+        "Temperature: which distribution fits reading best?",
+        "11 of MECO's 11 languages have no Monte-Carlo word entropies yet",
     ):
         assert words in main, words
     text = pg.page.locator("div[lang]")  # the first text shown is in a script other than Latin
