@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ import torch
 
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError, ScoringError
+from predictabase.core.fsutil import atomic_path
 from predictabase.ingest import corpus_table
 from predictabase.ingest.raw import now_iso
 from predictabase.ingest.scoring import word_entropy as we
@@ -253,9 +253,8 @@ def make_run_id(lm, profile: TokenizerProfile, corpus_version: str, settings: En
 
 
 def _write_part(directory: Path, text: Text, table: pa.Table) -> None:
-    tmp = directory / f".part-{text.doc_index:06d}.parquet.tmp"
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, directory / f"part-{text.doc_index:06d}.parquet")
+    with atomic_path(directory / f"part-{text.doc_index:06d}.parquet", suffix=".parquet") as tmp:
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def entropy_corpus(
@@ -314,7 +313,8 @@ def entropy_corpus(
         finished_at=now_iso(),
         seconds=seconds,
     )
-    (directory / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
+    with atomic_path(directory / RUN_FILE, suffix=".json") as tmp:  # a run is complete when the whole file is there
+        tmp.write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
     return run
 
 

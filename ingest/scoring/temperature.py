@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ import pyarrow.parquet as pq
 
 from predictabase.core.config import Paths
 from predictabase.core.errors import OptionError
+from predictabase.core.fsutil import atomic_path
 from predictabase.ingest import corpus_table
 from predictabase.ingest.raw import now_iso
 from predictabase.ingest.scoring import engine, pipeline
@@ -261,9 +261,8 @@ def temperature_corpus(
             windows = [w for d, (ids, _) in enumerate(g_enc) for w in engine.make_windows(d, len(ids), ctx, stride)]
             results = scorer.score_windows([ids for ids, _ in g_enc], engine.make_batches(windows, batch_tokens))
             table = part_table(run_id, lm.model_key, corpus, [docs[i] for i in group], g_enc, results, settings.grid)
-            tmp = directory / f".part-{number:06d}.parquet.tmp"
-            pq.write_table(table, tmp, compression="zstd")
-            os.replace(tmp, path)
+            with atomic_path(path, suffix=".parquet") as tmp:
+                pq.write_table(table, tmp, compression="zstd")
         done += sum(counts[i] for i in group)
         if progress:
             progress(done, total)
@@ -291,7 +290,8 @@ def temperature_corpus(
         finished_at=now_iso(),
         seconds=round(time.perf_counter() - t0, 2),
     )
-    (directory / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
+    with atomic_path(directory / RUN_FILE, suffix=".json") as tmp:  # a run is complete when the whole file is there
+        tmp.write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
     return run
 
 
